@@ -1,0 +1,3 @@
+from ktui.cli import main
+
+main()

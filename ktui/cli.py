@@ -1,0 +1,129 @@
+"""The ``ktui`` command.
+
+    ktui [WORKSPACE] [--device auto|cpu|cuda]      the interactive session (default: the current folder)
+    ktui run KERNEL_FILE [--json] [--device ...]    run the rung ladder once, headless
+
+Exit codes of ``ktui run``: 0 every rung ok (or skipped), 1 a rung failed, 2 bad usage (a one-line error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ktui import __version__
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """Bad command-line input; printed as one line, exit code 2."""
+
+
+def _device_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                   help="where kernels run: cuda when a GPU is usable (auto), or cpu (Triton interpreter)")
+
+
+def run_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ktui run", description="Run the rung ladder (compile, run, correctness, "
+                                "benchmark) on one kernel version and print one line per rung.")
+    p.add_argument("kernel", metavar="KERNEL_FILE", help="kernels/<problem>/<version>.py inside a workspace")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
+    _device_arg(p)
+    p.add_argument("--seed", type=int, default=None, help="base seed for correctness inputs (default: fresh)")
+    p.add_argument("--seeds", type=int, default=2, help="seeds per test spec (default 2)")
+    return p
+
+
+def tui_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ktui", description="A terminal assistant for writing GPU kernels: saving a "
+                                "kernel reruns its rung ladder. Subcommand: ktui run KERNEL_FILE (headless).")
+    p.add_argument("workspace", nargs="?", default=".", help="a folder with references/ and kernels/ (default .)")
+    _device_arg(p)
+    p.add_argument("--version", action="version", version=f"ktui {__version__}")
+    return p
+
+
+def cmd_run(argv: list[str]) -> int:
+    args = run_parser().parse_args(argv)
+    from ktui.device import resolve_device
+    from ktui.events import EventBus, RungFinished
+    from ktui.ladder import Ladder, LadderOptions, WorkerPool
+    from ktui.results import Status, device_label
+    from ktui.store import ResultStore
+    from ktui.worker.client import WorkerStartError
+    from ktui.workspace import Workspace, WorkspaceError
+
+    path = Path(args.kernel)
+    if not path.is_file():
+        raise UsageError(f"no such kernel file: {args.kernel}")
+    if args.seeds < 1:
+        raise UsageError("--seeds must be at least 1")
+    try:
+        ws = Workspace.find(path)
+        kernel = ws.kernel(path)
+    except WorkspaceError as exc:
+        raise UsageError(str(exc)) from None
+    device = resolve_device(args.device)
+    bus = EventBus()
+    pool = WorkerPool(ws, device, bus)
+    pool.start()
+    try:
+        try:
+            info = pool.device_info()
+        except WorkerStartError as exc:
+            raise UsageError(str(exc)) from None
+        if not args.json:
+            print(f"{kernel.key}  device: {device_label(info)}", flush=True)
+
+            def show(ev) -> None:
+                if isinstance(ev, RungFinished):
+                    r = ev.result
+                    print(r.line(), flush=True)
+                    for w in r.warnings:
+                        print(f"    warning: {w}", flush=True)
+                    if r.status is Status.FAILED and r.error and r.error.traceback and r.name != "correctness":
+                        tb = r.error.traceback.rstrip().splitlines()[-15:]
+                        print("\n".join("    " + ln for ln in tb), flush=True)
+
+            bus.subscribe(show)
+        ladder = Ladder(ws, pool, bus, LadderOptions(seeds=args.seeds, seed=args.seed), ResultStore(ws))
+        result = ladder.run(kernel)
+        ladder.close()
+    finally:
+        pool.stop()
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+    return 0 if result.ok else 1
+
+
+def cmd_tui(argv: list[str]) -> int:
+    args = tui_parser().parse_args(argv)
+    from ktui.workspace import Workspace, WorkspaceError
+
+    try:
+        ws = Workspace(args.workspace)
+    except WorkspaceError as exc:
+        raise UsageError(str(exc)) from None
+    from ktui.tui.app import KtuiApp
+
+    KtuiApp(ws, device=args.device).run()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "run":
+            code = cmd_run(argv[1:])
+        else:
+            code = cmd_tui(argv)
+    except UsageError as exc:
+        print(f"ktui: error: {exc}", file=sys.stderr)
+        code = USAGE_ERROR
+    except KeyboardInterrupt:
+        code = 130
+    sys.exit(code)

@@ -1,0 +1,63 @@
+"""Entry point of a worker process: ``python -m ktui.engine --role candidate|judge --device cpu|cuda``.
+
+Order matters here: the protocol channel is taken off stdout before anything else can print, the Triton interpreter
+is switched on before triton is imported, and torch is imported once, before the hello.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def _take_channel():
+    """Move the protocol to private file descriptors: stdout (fd 1) then points at stderr, stdin at /dev/null, so
+    neither a ``print`` nor an ``input()`` in candidate code can touch the channel."""
+    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    os.dup2(2, 1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdout = sys.stderr
+    return proto_in, proto_out
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    parser = argparse.ArgumentParser(prog="python -m ktui.engine")
+    parser.add_argument("--role", choices=("candidate", "judge", "compiler"), required=True)
+    parser.add_argument("--device", choices=("cpu", "cuda"), required=True)
+    args = parser.parse_args()
+    proto_in, proto_out = _take_channel()
+
+    from ktui.worker.protocol import encode
+
+    if args.device == "cpu":
+        # The compiler compiles for sm_90a and must see real JITFunctions; the others run the Triton interpreter.
+        if args.role == "compiler":
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = "1"
+        os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9's default, stated so it does not warn
+    try:
+        import torch
+    except ImportError as exc:
+        proto_out.write(encode({"fatal": f"the worker cannot import torch: {exc}"}))
+        sys.exit(2)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        proto_out.write(encode({"fatal": "--device cuda, but torch.cuda.is_available() is False on this machine"}))
+        sys.exit(2)
+
+    from ktui.engine.server import Server
+
+    server = Server(args.role, args.device, proto_in, proto_out)
+    server.hello(startup_s=time.perf_counter() - t0)
+    server.serve()
+
+
+if __name__ == "__main__":
+    main()

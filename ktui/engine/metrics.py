@@ -1,0 +1,185 @@
+"""Accuracy metrics of a candidate output against a reference output, and the verdict under a tolerance.
+
+Every figure is computed in float64 on the CPU. Definitions (``d = out - ref`` elementwise, ``N`` elements):
+
+- ``max_abs_err = max |d|``;  ``max_rel_err = max |d| / |ref|`` over elements where ``ref != 0``;
+- ``mse = sum(d**2) / N``;  ``rmse = sqrt(mse)``;
+- ``psnr_db = 10 log10(peak**2 / mse)`` with ``peak = max |ref|`` (the peak signal of the reference): the usual PSNR
+  for data without a fixed range (Wikipedia, "Peak signal-to-noise ratio"); ``inf`` when ``mse == 0``;
+- ``cosine = <out, ref> / (|out| |ref|)`` over the flattened tensors; 1 when both are zero vectors, 0 when exactly
+  one is (a zero output never "matches" by yielding NaN);
+- ``rel_l2_err = |d| / |ref|`` (L2 norms).
+
+Where both tensors hold NaN, or the same infinity, the element counts as equal; a NaN or infinity in only one of
+them makes ``d`` non-finite there and the max/mean figures NaN, so they cannot be skipped by a ``nan < tol`` test.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from ktui.tolerance import Tolerance
+
+
+def _f(x: torch.Tensor | float) -> float:
+    return float(x.item()) if isinstance(x, torch.Tensor) else float(x)
+
+
+def _index(flat: int, shape: tuple[int, ...]) -> list[int]:
+    idx = []
+    for s in reversed(shape):
+        idx.append(flat % s if s else 0)
+        flat = flat // s if s else 0
+    return list(reversed(idx)) if shape else []
+
+
+def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
+    """The metrics above for two tensors of the same shape (any float or integer dtype, CPU).
+
+    Returns a dict of floats and ints: max_abs_err, max_rel_err, mse, rmse, psnr_db, cosine, rel_l2_err, nan_count,
+    inf_count (in ``out``), ref_nan_count, nonfinite_mismatch (elements where exactly one side is NaN/inf or the
+    infinities differ), worst_index (of the largest |d|; non-finite counts as largest), worst_got, worst_expected.
+
+    Raises:
+        ValueError: the shapes differ.
+    """
+    if tuple(out.shape) != tuple(ref.shape):
+        raise ValueError(f"shape {tuple(out.shape)} != reference shape {tuple(ref.shape)}")
+    n = out.numel()
+    o = out.detach().to("cpu", torch.float64).reshape(-1)
+    r = ref.detach().to("cpu", torch.float64).reshape(-1)
+    if n == 0:
+        return {"max_abs_err": 0.0, "max_rel_err": 0.0, "mse": 0.0, "rmse": 0.0, "psnr_db": math.inf, "cosine": 1.0,
+                "rel_l2_err": 0.0, "nan_count": 0, "inf_count": 0, "ref_nan_count": 0, "nonfinite_mismatch": 0,
+                "worst_index": [], "worst_got": None, "worst_expected": None}
+    nan_o, nan_r = torch.isnan(o), torch.isnan(r)
+    same = (nan_o & nan_r) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
+    d = torch.where(same, torch.zeros_like(o), o - r)
+    ad = d.abs()
+    nonfinite = ~torch.isfinite(ad)
+    oc = torch.where(same, torch.zeros_like(o), o)
+    rc = torch.where(same, torch.zeros_like(r), r)
+
+    max_abs = _f(ad.max())
+    ar = r.abs()
+    nz = (ar > 0) & torch.isfinite(ar)
+    if bool(nz.any()):
+        max_rel = _f((ad[nz] / ar[nz]).max())
+        if bool(nonfinite[~nz].any()):
+            max_rel = math.nan
+    else:
+        max_rel = 0.0 if max_abs == 0 else (math.nan if math.isnan(max_abs) else math.inf)
+    mse = _f((d * d).mean())
+    finite_r = r[torch.isfinite(r)]
+    peak = _f(finite_r.abs().max()) if finite_r.numel() else 0.0
+    if math.isnan(mse):
+        psnr = math.nan
+    elif mse == 0:
+        psnr = math.inf
+    elif peak == 0:
+        psnr = -math.inf
+    else:
+        psnr = 10.0 * math.log10(peak * peak / mse)
+    no, nr = _f(torch.linalg.vector_norm(oc)), _f(torch.linalg.vector_norm(rc))
+    if math.isnan(no) or math.isnan(nr):
+        cosine = math.nan
+    elif no == 0 and nr == 0:
+        cosine = 1.0
+    elif no == 0 or nr == 0 or math.isinf(no) or math.isinf(nr):
+        cosine = 0.0
+    else:
+        cosine = _f(torch.dot(oc, rc)) / (no * nr)
+    nd = _f(torch.linalg.vector_norm(d))
+    rel_l2 = (nd / nr) if nr > 0 else (0.0 if nd == 0 else math.inf)
+
+    badness = torch.where(nonfinite, torch.full_like(ad, math.inf), ad)
+    wi = int(torch.argmax(badness).item())
+    return {
+        "max_abs_err": max_abs,
+        "max_rel_err": max_rel,
+        "mse": mse,
+        "rmse": math.sqrt(mse) if mse >= 0 else math.nan,
+        "psnr_db": psnr,
+        "cosine": cosine,
+        "rel_l2_err": rel_l2,
+        "nan_count": int(nan_o.sum()),
+        "inf_count": int(torch.isinf(o).sum()),
+        "ref_nan_count": int(nan_r.sum()),
+        "nonfinite_mismatch": int(nonfinite.sum()),
+        "worst_index": _index(wi, tuple(out.shape)),
+        "worst_got": _f(o[wi]),
+        "worst_expected": _f(r[wi]),
+    }
+
+
+def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: torch.Tensor | None = None) -> dict[str, Any]:
+    """``error_metrics`` plus the verdict under ``tol``: ``ok``, ``reason`` (one line, '' when ok), ``score`` (the
+    largest ratio of an error to its allowance: <= 1 passes; used to name the worst spec), ``outside_tol`` (elements
+    failing the elementwise test, allclose mode), ``unwritten`` (elements still holding ktui's poison pattern).
+
+    ``unwritten`` is a boolean mask of ``out``'s shape, or None when ktui did not allocate the output.
+    """
+    m = error_metrics(out, ref)
+    shape = tuple(out.shape)
+    reasons: list[str] = []
+    n_unwritten = int(unwritten.sum()) if unwritten is not None else 0
+    m["unwritten"] = n_unwritten
+    if n_unwritten:
+        first = _index(int(torch.nonzero(unwritten.reshape(-1))[0]), shape)
+        reasons.append(f"{n_unwritten} element{'s' * (n_unwritten != 1)} unwritten at {first}")
+
+    o = out.detach().to("cpu", torch.float64).reshape(-1)
+    r = ref.detach().to("cpu", torch.float64).reshape(-1)
+    if m["nonfinite_mismatch"] and not n_unwritten:
+        bad = ~torch.isfinite((o - r).abs()) & ~(torch.isnan(o) & torch.isnan(r))
+        first = _index(int(torch.nonzero(bad)[0]), shape) if bool(bad.any()) else m["worst_index"]
+        reasons.append(f"{m['nonfinite_mismatch']} NaN/inf where the reference differs, first at {first}")
+
+    score = 0.0
+    if tol.mode == "exact":
+        neq = int(((o != r) & ~(torch.isnan(o) & torch.isnan(r))).sum())
+        m["outside_tol"] = neq
+        if neq and not reasons:
+            reasons.append(f"{neq} of {o.numel()} elements differ (exact compare), worst at {m['worst_index']}: "
+                           f"got {m['worst_got']:g}, expected {m['worst_expected']:g}")
+        score = math.inf if neq else 0.0
+    elif tol.mode == "allclose":
+        allowance = tol.atol + tol.rtol * r.abs()
+        ad = torch.where(torch.isnan(o) & torch.isnan(r), torch.zeros_like(o), (o - r).abs())
+        inside = ad <= allowance
+        inside |= (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
+        outside = int((~inside).sum())
+        m["outside_tol"] = outside
+        ratio = torch.where(inside, ad / allowance.clamp_min(1e-300), torch.full_like(ad, math.inf))
+        if bool(inside.all()) and o.numel():
+            score = _f((ad / allowance.clamp_min(1e-300)).max())
+        else:
+            score = math.inf if outside else 0.0
+        if outside and not reasons:
+            wi = int(torch.argmax(torch.where(torch.isnan(ratio), torch.full_like(ratio, math.inf), ratio)))
+            reasons.append(
+                f"{outside} of {o.numel()} elements outside {tol.describe()}, worst at {_index(wi, shape)}: "
+                f"got {_f(o[wi]):.6g}, expected {_f(r[wi]):.6g}")
+    else:  # psnr
+        m["outside_tol"] = 0
+        psnr, cos = m["psnr_db"], m["cosine"]
+        if math.isnan(psnr) or math.isnan(cos):
+            score = math.inf
+        else:
+            s1 = 0.0 if psnr == math.inf else 10 ** ((tol.min_psnr_db - psnr) / 20.0)
+            s2 = (1.0 - cos) / max(1.0 - tol.min_cosine, 1e-300)
+            score = max(s1, s2)
+        if not reasons:
+            if not (psnr >= tol.min_psnr_db):
+                reasons.append(f"psnr_db {psnr:.1f} < {tol.min_psnr_db:g}")
+            if not (cos >= tol.min_cosine):
+                reasons.append(f"cosine {cos:.6f} < {tol.min_cosine:g}")
+    if reasons:
+        score = math.inf if not math.isfinite(score) or score <= 1 else score
+    m["ok"] = not reasons
+    m["reason"] = "; ".join(reasons)
+    m["score"] = score
+    return m

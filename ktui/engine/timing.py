@@ -1,0 +1,121 @@
+"""GPU timing: CUDA events around each call, the L2 cache flushed between calls, medians and spread.
+
+The method follows what ``triton.testing.do_bench`` does (warm-up, cache flush by writing a buffer larger than L2,
+one event pair per repetition, repetitions sized to a time budget) and adds the statistics ktui reports: median,
+quartiles, min and max over all repetitions, and a host-side wall clock around the synchronized loop.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable
+
+import torch
+
+_FLUSH: dict[str, torch.Tensor] = {}
+
+
+def flush_buffer(device: str = "cuda") -> torch.Tensor:
+    """A byte buffer twice the device's L2 cache (256 MiB when the size is unknown), allocated once per process."""
+    if device not in _FLUSH:
+        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or (128 << 20)
+        _FLUSH[device] = torch.empty(2 * l2, dtype=torch.uint8, device=device)
+    return _FLUSH[device]
+
+
+def quantile(sorted_xs: list[float], q: float) -> float:
+    """Linear-interpolation quantile of an already sorted list (numpy's default method)."""
+    if not sorted_xs:
+        return float("nan")
+    pos = (len(sorted_xs) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_xs) - 1)
+    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
+
+
+def summarize(times_us: list[float]) -> dict[str, Any]:
+    """median, p25, p75, iqr (p75 - p25), min, max and mean of per-call times in microseconds."""
+    xs = sorted(times_us)
+    p25, p75 = quantile(xs, 0.25), quantile(xs, 0.75)
+    return {
+        "median_us": statistics.median(xs),
+        "p25_us": p25,
+        "p75_us": p75,
+        "iqr_us": p75 - p25,
+        "min_us": xs[0],
+        "max_us": xs[-1],
+        "mean_us": statistics.fmean(xs),
+        "reps": len(xs),
+    }
+
+
+def bench(
+    fn: Callable[[], Any],
+    device: str = "cuda",
+    *,
+    target_ms: float = 300.0,
+    warmup_ms: float = 30.0,
+    min_reps: int = 10,
+    max_reps: int = 2000,
+    flush_l2: bool = True,
+) -> dict[str, Any]:
+    """Time ``fn()`` on ``device`` (CUDA only).
+
+    One untimed call first (compilation, allocator warm-up); three calls estimate the time per call; then
+    ``warmup_ms`` of untimed calls and ``clamp(target_ms / estimate, min_reps, max_reps)`` timed ones, each between
+    its own pair of CUDA events recorded on the current stream, each preceded by a write of ``flush_buffer`` so that
+    inputs come from HBM, not L2. Returns ``summarize`` of the per-call times (us) plus ``host_us_per_call``: wall time
+    of the whole synchronized timed loop (flushes included) divided by the repetitions.
+    """
+    if not device.startswith("cuda"):
+        raise ValueError("bench() times CUDA work; timing under the Triton interpreter is not meaningful")
+    buf = flush_buffer(device) if flush_l2 else None
+
+    def one(n: int) -> list[float]:
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        for i in range(n):
+            if buf is not None:
+                buf.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize(device)
+        return [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)]
+
+    fn()
+    torch.cuda.synchronize(device)
+    est_us = max(statistics.median(one(3)), 1.0)
+    for _ in range(max(1, min(200, int(warmup_ms * 1e3 / est_us)))):
+        fn()
+    reps = max(min_reps, min(max_reps, int(target_ms * 1e3 / est_us)))
+    torch.cuda.synchronize(device)
+    t0 = time.perf_counter()
+    times = one(reps)
+    host = (time.perf_counter() - t0) * 1e6 / reps
+    return {**summarize(times), "host_us_per_call": host}
+
+
+def measure_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:
+    """Device memory bandwidth in GB/s (1e9 B/s): a device-to-device copy of ``nbytes``, counting bytes read plus
+    bytes written, median over repetitions. On an H200 this reads about 4,250 GB/s (shared/device/README.md)."""
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(1.0)
+    dst = torch.empty_like(src)
+    stats = bench(lambda: dst.copy_(src), device, target_ms=100.0, flush_l2=False)
+    del src, dst
+    return 2 * nbytes / (stats["median_us"] * 1e-6) / 1e9
+
+
+def measure_peak_tflops(dtype: torch.dtype, device: str = "cuda", n: int = 8192) -> float:
+    """Matrix-multiply throughput in TFLOP/s of ``torch.matmul`` on random ``n x n`` operands of ``dtype``
+    (2 n^3 flops per product; float32 with TF32 off), median over repetitions: the measured compute ceiling."""
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        a = torch.randn(n, n, device=device).to(dtype)
+        b = torch.randn(n, n, device=device).to(dtype)
+        stats = bench(lambda: torch.matmul(a, b), device, target_ms=150.0, flush_l2=False)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+    return 2 * n**3 / (stats["median_us"] * 1e-6) / 1e12

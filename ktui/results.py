@@ -1,0 +1,194 @@
+"""Results of the rung ladder: plain data, JSON in and out, and the one-line text form.
+
+A rung reports ``ok`` with its figures, ``FAILED`` with the error, or ``skipped`` with the reason (a benchmark on the
+CPU, say). Figures are JSON values: the TUI, ``ktui run --json`` and session logs all read the same dicts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+# The rungs of issue 2 in order; later rungs (dumps, profile) append here.
+RUNG_ORDER: tuple[str, ...] = ("compile", "run", "correctness", "benchmark")
+# A failure of these stops the ladder: nothing after them can mean anything.
+STOPPING_RUNGS: frozenset[str] = frozenset({"compile", "run"})
+
+
+class Status(str, Enum):
+    OK = "ok"
+    FAILED = "FAILED"
+    SKIPPED = "skipped"
+
+
+@dataclass
+class ErrorInfo:
+    """An exception from a rung: its type, message and (trimmed) traceback."""
+
+    type: str
+    message: str
+    traceback: str = ""
+
+    def one_line(self) -> str:
+        """The first line of the message, prefixed by the type unless the message already names it."""
+        msg = self.message.strip().splitlines()
+        if not msg:
+            return self.type
+        return msg[0] if f"{self.type}:" in msg[0] else f"{self.type}: {msg[0]}"
+
+
+@dataclass
+class RungResult:
+    name: str
+    status: Status
+    seconds: float = 0.0
+    summary: str = ""  # the figures in one line, e.g. "worst=(1, 129) max_abs_err=2.4e-07 ..."
+    figures: dict[str, Any] = field(default_factory=dict)
+    error: ErrorInfo | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True unless the rung failed (a skipped rung is not a failure)."""
+        return self.status is not Status.FAILED
+
+    def line(self) -> str:
+        """``[name] ok  summary`` / ``[name] FAILED message`` / ``[name] skipped reason``."""
+        text = self.summary or (self.error.one_line() if self.error else "")
+        return f"[{self.name}] {self.status.value}  {text}".rstrip()
+
+    def to_json(self) -> dict[str, Any]:
+        d = {
+            "name": self.name,
+            "ok": self.ok,
+            "status": self.status.value,
+            "seconds": round(self.seconds, 4),
+            "summary": self.summary,
+            **json_safe(self.figures),
+        }
+        if self.error:
+            d["error"] = asdict(self.error)
+        if self.warnings:
+            d["warnings"] = list(self.warnings)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "RungResult":
+        reserved = {"name", "ok", "status", "seconds", "summary", "error", "warnings"}
+        return cls(
+            name=d["name"],
+            status=Status(d["status"]),
+            seconds=d.get("seconds", 0.0),
+            summary=d.get("summary", ""),
+            figures={k: v for k, v in d.items() if k not in reserved},
+            error=ErrorInfo(**d["error"]) if d.get("error") else None,
+            warnings=list(d.get("warnings", [])),
+        )
+
+
+@dataclass
+class LadderResult:
+    """Every rung that ran for one version, with what identifies the run (source hashes, device)."""
+
+    problem: str
+    version: str
+    kernel: str  # path relative to the workspace
+    device: dict[str, Any]
+    rungs: list[RungResult] = field(default_factory=list)
+    source_sha256: str = ""
+    reference_sha256: str = ""
+    started_at: float = 0.0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.rungs) and all(r.ok for r in self.rungs)
+
+    @property
+    def key(self) -> str:
+        return f"{self.problem}/{self.version}"
+
+    def rung(self, name: str) -> RungResult | None:
+        return next((r for r in self.rungs if r.name == name), None)
+
+    @property
+    def failed_rung(self) -> RungResult | None:
+        return next((r for r in self.rungs if r.status is Status.FAILED), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "problem": self.problem,
+            "version": self.version,
+            "kernel": self.kernel,
+            "device": self.device,
+            "ok": self.ok,
+            "source_sha256": self.source_sha256,
+            "reference_sha256": self.reference_sha256,
+            "started_at": self.started_at,
+            "seconds": round(self.seconds, 4),
+            "rungs": [r.to_json() for r in self.rungs],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "LadderResult":
+        return cls(
+            problem=d["problem"],
+            version=d["version"],
+            kernel=d["kernel"],
+            device=d.get("device", {}),
+            rungs=[RungResult.from_json(r) for r in d.get("rungs", [])],
+            source_sha256=d.get("source_sha256", ""),
+            reference_sha256=d.get("reference_sha256", ""),
+            started_at=d.get("started_at", 0.0),
+            seconds=d.get("seconds", 0.0),
+        )
+
+
+def device_label(device: dict[str, Any]) -> str:
+    """``cpu (interpreter)`` or ``cuda: NVIDIA H200 (sm_90)``: never lets an interpreter pass pass for a GPU pass."""
+    if device.get("type") == "cuda":
+        cap = device.get("capability")
+        arch = f" (sm_{cap[0]}{cap[1]})" if cap else ""
+        return f"cuda: {device.get('name', '?')}{arch}"
+    return "cpu (interpreter)"
+
+
+def json_safe(x: Any) -> Any:
+    """Replace NaN/inf floats by the strings "nan"/"inf"/"-inf" (in nested dicts and lists) for strict JSON."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {str(k): json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    return x
+
+
+def json_float(x: Any) -> float:
+    """The inverse of the NaN/inf encoding above: a JSON figure back to a float."""
+    if isinstance(x, str):
+        return float(x)
+    return float(x) if x is not None else math.nan
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    """A figure for a table cell or a summary line: ``2.38e-07``, ``48.1``, ``nan``, ``inf``, ``-``."""
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e5:
+        return f"{x:.{digits}g}" if abs(x) < 1 else f"{x:.{max(digits - 2, 1)}f}".rstrip("0").rstrip(".")
+    return f"{x:.{digits - 1}e}"

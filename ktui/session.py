@@ -1,0 +1,94 @@
+"""A live ktui session: workers, ladder, run queue, file watcher and result store, wired to one event bus.
+
+The TUI draws what this publishes; a headless driver (tests, scripts) can use it the same way. Nothing here imports
+torch or Textual.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ktui.device import resolve_device
+from ktui.events import EventBus, FileChanged, Notice
+from ktui.ladder import Ladder, LadderOptions, WorkerPool
+from ktui.results import LadderResult
+from ktui.scheduler import Scheduler
+from ktui.store import ResultStore
+from ktui.watcher import DEFAULT_DEBOUNCE_S, Watcher
+from ktui.workspace import KernelRef, Workspace
+
+
+class Session:
+    """Everything a ``ktui`` process runs besides the screen.
+
+    Args:
+        workspace: the folder being worked on.
+        device: ``auto``, ``cpu`` or ``cuda``.
+        watch: start the file watcher (saving a kernel reruns its ladder; a reference reruns all its versions).
+    """
+
+    def __init__(self, workspace: Workspace, device: str = "auto", bus: EventBus | None = None,
+                 options: LadderOptions | None = None, watch: bool = True,
+                 debounce_s: float = DEFAULT_DEBOUNCE_S):
+        self.ws = workspace
+        self.device = resolve_device(device)
+        self.bus = bus or EventBus()
+        self.store = ResultStore(workspace)
+        self.pool = WorkerPool(workspace, self.device, self.bus)
+        self.ladder = Ladder(workspace, self.pool, self.bus, options, self.store)
+        self.scheduler = Scheduler(self.ladder.run, self.bus)
+        self.watcher = Watcher(workspace, self._on_file, debounce_s) if watch else None
+        self._started = False
+
+    def start(self) -> None:
+        """Spawn the workers (torch imports in the background), start the queue and the watcher. Returns at once."""
+        if self._started:
+            return
+        self._started = True
+        self.pool.start()
+        self.scheduler.start()
+        if self.watcher:
+            self.watcher.start()
+
+    def stop(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        if self.watcher:
+            self.watcher.stop()
+        self.scheduler.stop()
+        self.ladder.close()
+        self.pool.stop()
+
+    # -- actions -----------------------------------------------------------------------------------------------
+    def submit(self, kernel: KernelRef) -> None:
+        """Queue a run of ``kernel``'s ladder."""
+        self.scheduler.submit(kernel)
+
+    def submit_problem(self, problem: str) -> None:
+        for k in self.ws.versions(problem):
+            self.scheduler.submit(k)
+
+    def latest(self, kernel: KernelRef) -> LadderResult | None:
+        return self.store.load(kernel.problem, kernel.version)
+
+    def new_version(self, source: KernelRef) -> KernelRef:
+        """Copy ``source`` to the next free ``vN.py`` (the watcher then runs it)."""
+        return self.ws.new_version(source)
+
+    # -- file events -------------------------------------------------------------------------------------------
+    def _on_file(self, path: Path, deleted: bool) -> None:
+        what = self.ws.classify(path)
+        if what is None:
+            return
+        self.bus.publish(FileChanged(path=str(path)))
+        if deleted:
+            return
+        problem, version = what
+        if not self.ws.reference_path(problem).is_file():
+            self.bus.publish(Notice(level="warning", message=f"{path.name}: no references/{problem}.py, not run"))
+            return
+        if version is None:
+            self.submit_problem(problem)
+        else:
+            self.scheduler.submit(KernelRef(problem, version, self.ws.root))

@@ -1,0 +1,84 @@
+"""Files ktui keeps in ``.ktui/``: content-addressed source snapshots and the latest result of each version.
+
+Writes are atomic (a temporary file in the same folder, then ``os.replace``), so a crash mid-write leaves the old
+file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ktui.results import LadderResult
+from ktui.workspace import Workspace
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and ``os.replace`` (fsync'd before the rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Snapshots:
+    """Immutable copies of the sources a run uses: ``.ktui/snapshots/<problem>/<stem>-<sha12>.py``.
+
+    The worker imports the snapshot, not the file being edited, so a save during a run cannot mix two versions, and
+    every result names the exact source it came from.
+    """
+
+    def __init__(self, workspace: Workspace):
+        self.root = workspace.state_dir / "snapshots"
+
+    def take(self, problem: str, source: Path) -> tuple[Path, str]:
+        """Snapshot ``source`` now; returns (snapshot path, sha256 of its content).
+
+        Raises:
+            OSError: the file cannot be read (deleted between the save and the run, say).
+        """
+        data = source.read_bytes()
+        digest = sha256(data)
+        path = self.root / problem / f"{source.stem}-{digest[:12]}.py"
+        if not path.exists():
+            atomic_write(path, data)
+        return path, digest
+
+
+class ResultStore:
+    """The latest ``LadderResult`` of each version: ``.ktui/results/<problem>/<version>.json``."""
+
+    def __init__(self, workspace: Workspace):
+        self.root = workspace.state_dir / "results"
+
+    def path(self, problem: str, version: str) -> Path:
+        return self.root / problem / f"{version}.json"
+
+    def save(self, result: LadderResult) -> None:
+        atomic_write(self.path(result.problem, result.version), json.dumps(result.to_json(), indent=1).encode())
+
+    def load(self, problem: str, version: str) -> LadderResult | None:
+        """The stored result, or None when there is none or it cannot be read (a file from an older ktui)."""
+        try:
+            d: dict[str, Any] = json.loads(self.path(problem, version).read_text())
+            return LadderResult.from_json(d)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None

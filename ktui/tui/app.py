@@ -1,0 +1,267 @@
+"""The ktui app: kernel tree, rung ladder, accuracy and timings tables, and the place of the chat pane.
+
+The app never imports torch: the ``Session`` it drives runs every kernel in worker processes and publishes what
+happens on its event bus; the app turns those events into messages and updates its panels in place.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane, Tree
+
+from ktui.events import Event, LadderFinished, LadderStarted, RungFinished, RungStarted
+from ktui.results import device_label
+from ktui.session import Session
+from ktui.store import ResultStore
+from ktui.tui.messages import FileUpdate, LadderUpdate, NoticeUpdate, QueueUpdate, WorkerUpdate, message_for
+from ktui.tui.state import VersionState
+from ktui.tui.widgets import AccuracyTable, KernelTree, LadderTable, QueuePanel, TimingsTable, details_text
+from ktui.workspace import KernelRef, Workspace
+
+CHAT_PLACEHOLDER = ("Chat with an LLM lands here (issue 4). Meanwhile edit kernels in your editor: every save "
+                    "reruns the ladder.")
+
+
+class KtuiApp(App):
+    """``ktui [WORKSPACE]``: saving a kernel reruns its ladder; the panels show every version's verdict.
+
+    Args:
+        workspace: the workspace to show.
+        device: ``auto``, ``cpu`` or ``cuda`` (ignored when ``session`` is given).
+        session: a ready-made session (tests); by default one is created and started on mount.
+        start_session: False shows stored results only, with no workers and no watcher (snapshot tests).
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "ktui"
+    BINDINGS = [
+        Binding("r", "rerun", "Rerun"),
+        Binding("a", "run_problem", "Run all"),
+        Binding("right_square_bracket", "next_version", "Next"),
+        Binding("left_square_bracket", "previous_version", "Prev"),
+        Binding("n", "new_version", "New version"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self, workspace: Workspace, device: str = "auto", session: Session | None = None,
+                 start_session: bool = True):
+        super().__init__()
+        self.ws = workspace
+        self._device_choice = device
+        self.session = session
+        self.start_session = start_session
+        self.store = session.store if session else ResultStore(workspace)
+        self.states: dict[str, VersionState] = {}
+        self.selected: KernelRef | None = None
+        self.worker_states: dict[str, str] = {}
+        self._queue_state: tuple[str | None, str | None, tuple[str, ...]] = (None, None, ())
+        self._unsubscribe = None
+
+    # -- layout ------------------------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield KernelTree(self.ws, id="tree")
+                yield QueuePanel(id="queue")
+            with Vertical(id="right"):
+                yield LadderTable(id="ladder")
+                with TabbedContent(id="tabs"):
+                    with TabPane("Accuracy", id="tab-accuracy"):
+                        yield AccuracyTable(id="accuracy")
+                    with TabPane("Timings", id="tab-timings"):
+                        yield TimingsTable(id="timings")
+                    with TabPane("Details", id="tab-details"):
+                        with VerticalScroll():
+                            yield Static(id="details")
+                yield Static(CHAT_PLACEHOLDER, id="chat")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.ws.root.name
+        self.query_one("#tree").border_title = "kernels"
+        self.query_one("#queue").border_title = "queue"
+        self.query_one("#ladder").border_title = "rung ladder"
+        self.query_one("#chat").border_title = "chat"
+        for k in self.ws.all_versions():
+            st = self.states[k.key] = VersionState(k.key)
+            st.result = self.store.load(k.problem, k.version)
+        tree = self.query_one(KernelTree)
+        tree.rebuild(self.states)
+        keys = tree.version_keys()
+        if keys:
+            self.select(self._ref(keys[0]))
+            tree.select_key(keys[0])
+        if self.start_session:
+            if self.session is None:
+                self.session = Session(self.ws, self._device_choice)
+                self.store = self.session.store
+            self._unsubscribe = self.session.bus.subscribe(self._on_core_event)
+            self.sub_title = f"{self.ws.root.name} · device: {device_label({'type': self.session.device})}"
+            self.session.start()
+        self._show_queue()
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe:
+            self._unsubscribe()
+        if self.session and self.start_session:
+            self.session.stop()
+
+    def _on_core_event(self, event: Event) -> None:
+        msg = message_for(event)
+        if msg is not None:
+            self.post_message(msg)
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+    def _ref(self, key: str) -> KernelRef:
+        problem, version = key.split("/", 1)
+        return KernelRef(problem, version, self.ws.root)
+
+    def state(self, key: str) -> VersionState:
+        if key not in self.states:
+            self.states[key] = VersionState(key)
+        return self.states[key]
+
+    def select(self, k: KernelRef | None) -> None:
+        self.selected = k
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        k = self.selected
+        st = self.states.get(k.key) if k else None
+        self.query_one(LadderTable).show(st)
+        self.query_one(AccuracyTable).show(st.result if st else None)
+        self._show_timings()
+        self.query_one("#details", Static).update(details_text(k, st))
+        self.query_one("#ladder").border_subtitle = k.key if k else ""
+
+    def _show_timings(self) -> None:
+        k = self.selected
+        if k is None:
+            return
+        rows = [(v, self.state(v.key)) for v in self.ws.versions(k.problem)]
+        self.query_one(TimingsTable).show(k.problem, rows)
+
+    def _show_queue(self) -> None:
+        running, rung, waiting = self._queue_state
+        self.query_one(QueuePanel).render_state(running, rung, waiting, self.worker_states)
+
+    # -- core events -------------------------------------------------------------------------------------------
+    def on_ladder_update(self, message: LadderUpdate) -> None:
+        ev = message.event
+        st = self.state(ev.key)
+        if isinstance(ev, LadderStarted):
+            st.start(ev.rungs)
+        elif isinstance(ev, RungStarted):
+            st.running_rung = ev.rung
+        elif isinstance(ev, RungFinished):
+            st.live[ev.result.name] = ev.result
+        elif isinstance(ev, LadderFinished):
+            st.finish(ev.result)
+        k = self._ref(ev.key)
+        self.query_one(KernelTree).update_version(k, st)
+        if self.selected and self.selected.key == ev.key:
+            self.query_one(LadderTable).show(st)
+            if isinstance(ev, LadderFinished):
+                self.query_one(AccuracyTable).show(st.result)
+                self.query_one("#details", Static).update(details_text(k, st))
+        if isinstance(ev, LadderFinished) and self.selected and self.selected.problem == k.problem:
+            self._show_timings()
+
+    def on_queue_update(self, message: QueueUpdate) -> None:
+        ev = message.event
+        tree = self.query_one(KernelTree)
+        for key, st in self.states.items():
+            queued = key in ev.waiting
+            if st.queued != queued:
+                st.queued = queued
+                tree.update_version(self._ref(key), st)
+        self._queue_state = (ev.running, ev.rung, ev.waiting)
+        self._show_queue()
+
+    def on_worker_update(self, message: WorkerUpdate) -> None:
+        ev = message.event
+        self.worker_states[ev.role] = ev.state
+        if ev.state == "restarting":
+            self.notify(f"{ev.role} worker restarted: {ev.detail}", severity="warning", timeout=6)
+        self._show_queue()
+
+    def on_file_update(self, message: FileUpdate) -> None:
+        tree = self.query_one(KernelTree)
+        for k in self.ws.all_versions():
+            self.state(k.key)
+        tree.rebuild(self.states)
+        if self.selected and not self.selected.path.exists():
+            keys = tree.version_keys()
+            self.select(self._ref(keys[0]) if keys else None)
+        else:
+            self._show_timings()
+
+    def on_notice_update(self, message: NoticeUpdate) -> None:
+        sev = {"error": "error", "warning": "warning"}.get(message.event.level, "information")
+        self.notify(message.event.message, severity=sev)
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        if isinstance(event.node.data, KernelRef):
+            self.select(event.node.data)
+
+    # -- actions -----------------------------------------------------------------------------------------------
+    def action_rerun(self) -> None:
+        """Run the selected version's ladder again."""
+        if self.selected and self.session and self.start_session:
+            self.session.submit(self.selected)
+
+    def action_run_problem(self) -> None:
+        """Run every version of the selected problem."""
+        if self.selected and self.session and self.start_session:
+            self.session.submit_problem(self.selected.problem)
+
+    def _step(self, delta: int) -> None:
+        tree = self.query_one(KernelTree)
+        keys = tree.version_keys()
+        if not keys:
+            return
+        i = keys.index(self.selected.key) if self.selected and self.selected.key in keys else -delta
+        key = keys[(i + delta) % len(keys)]
+        tree.select_key(key)
+        self.select(self._ref(key))
+
+    def action_next_version(self) -> None:
+        """Select the next version in the tree."""
+        self._step(1)
+
+    def action_previous_version(self) -> None:
+        """Select the previous version in the tree."""
+        self._step(-1)
+
+    def action_new_version(self) -> None:
+        """Copy the selected version to the next free vN.py (the watcher then runs it)."""
+        if self.selected is None:
+            return
+        try:
+            new = self.ws.new_version(self.selected)
+        except OSError as exc:
+            self.notify(f"could not copy {self.selected.key}: {exc}", severity="error")
+            return
+        self.state(new.key)
+        tree = self.query_one(KernelTree)
+        tree.rebuild(self.states)
+        tree.select_key(new.key)
+        self.select(new)
+        self.notify(f"{new.key} created from {Path(self.selected.path).name}")
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Rerun", "Run the selected version's ladder again (r)", self.action_rerun)
+        yield SystemCommand("Run all versions", "Run every version of the selected problem (a)",
+                            self.action_run_problem)
+        yield SystemCommand("Next version", "Select the next version (])", self.action_next_version)
+        yield SystemCommand("Previous version", "Select the previous version ([)", self.action_previous_version)
+        yield SystemCommand("New version", "Copy the selected version to the next free vN.py (n)",
+                            self.action_new_version)

@@ -1,0 +1,232 @@
+"""The panels of the main screen. Each draws from ``VersionState``s; none runs anything."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable, Static, Tree
+from textual.widgets.tree import TreeNode
+
+from ktui.results import LadderResult, RungResult, Status, device_label, fmt
+from ktui.tui.state import VersionState, rung_names
+from ktui.workspace import KernelRef, Workspace
+
+STATUS_STYLE = {"ok": "bold green", "FAILED": "bold red", "skipped": "dim", "running": "bold yellow",
+                "waiting": "yellow", "stale": "dim italic", "-": "dim"}
+
+
+class KernelTree(Tree):
+    """Problems and their versions, each version with its latest verdict."""
+
+    def __init__(self, workspace: Workspace, **kw: Any):
+        super().__init__("kernels", **kw)
+        self.ws = workspace
+        self.show_root = False
+        self.guide_depth = 2
+        self._leaves: dict[str, TreeNode] = {}
+        self._problems: dict[str, TreeNode] = {}
+
+    def rebuild(self, states: dict[str, VersionState]) -> None:
+        """Add problems and versions that appeared on disk and drop those that went (keeping the cursor)."""
+        problems = self.ws.problems()
+        for name in problems:
+            if name not in self._problems:
+                self._problems[name] = self.root.add(Text(name, style="bold"), data=name, expand=True)
+        for name in list(self._problems):
+            if name not in problems:
+                self._problems.pop(name).remove()
+        for name, node in self._problems.items():
+            versions = self.ws.versions(name)
+            keys = [k.key for k in versions]
+            current = [c.data.key for c in node.children if isinstance(c.data, KernelRef)]
+            if current == keys:
+                continue
+            for child in list(node.children):
+                if isinstance(child.data, KernelRef):
+                    self._leaves.pop(child.data.key, None)
+                    child.remove()
+            for k in versions:
+                self._leaves[k.key] = node.add_leaf(self._label(k, states.get(k.key)), data=k)
+
+    def _label(self, k: KernelRef, state: VersionState | None) -> Text:
+        text, style = state.badge() if state else ("· not run", "dim")
+        return Text.assemble((f"{k.version:<4} ", ""), (text, style))
+
+    def update_version(self, k: KernelRef, state: VersionState) -> None:
+        node = self._leaves.get(k.key)
+        if node is not None:
+            node.set_label(self._label(k, state))
+
+    def select_key(self, key: str) -> None:
+        node = self._leaves.get(key)
+        if node is not None:
+            self.move_cursor(node)
+
+    def version_keys(self) -> list[str]:
+        return list(self._leaves)
+
+
+class LadderTable(DataTable):
+    """The rungs of the selected version: status, time, figures in one line."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.add_column("rung", key="rung", width=12)
+        self.add_column("status", key="status", width=8)
+        self.add_column("time", key="time", width=7)
+        self.add_column("figures", key="figures")
+
+    def show(self, state: VersionState | None) -> None:
+        names = rung_names(state)
+        if [str(k.value) for k in self.rows] != list(names):
+            self.clear()
+            for n in names:
+                self.add_row(n, "", "", "", key=n)
+        for n in names:
+            st, r = state.rung(n) if state else ("-", None)
+            self.update_cell(n, "status", Text(st, style=STATUS_STYLE.get(st, "")))
+            self.update_cell(n, "time", f"{r.seconds:.2f}s" if r else "")
+            line = r.summary or (r.error.one_line() if r and r.error else "") if r else ""
+            self.update_cell(n, "figures", Text(line, style="red" if r and r.status is Status.FAILED else ""))
+
+
+ACC_COLUMNS = (("spec", 16), ("ok", 4), ("max_abs", 9), ("max_rel", 9), ("mse", 9), ("rmse", 9), ("psnr_db", 8),
+               ("cosine", 10), ("nan/inf", 7), ("unwritten", 9), ("worst at", 12))
+
+
+class AccuracyTable(DataTable):
+    """Per test spec, the worst seed's accuracy figures."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        for name, width in ACC_COLUMNS:
+            self.add_column(name, key=name, width=width)
+
+    def show(self, result: LadderResult | None) -> None:
+        rung = result.rung("correctness") if result else None
+        specs = rung.figures.get("specs", []) if rung else []
+        labels = [s["label"] for s in specs]
+        if [str(k.value) for k in self.rows] != labels:
+            self.clear()
+            for s in specs:
+                self.add_row(*self._cells(s), key=s["label"])
+            return
+        for s in specs:
+            for (name, _), cell in zip(ACC_COLUMNS, self._cells(s)):
+                self.update_cell(s["label"], name, cell)
+
+    @staticmethod
+    def _cells(s: dict[str, Any]) -> list[Any]:
+        ok = Text("ok", "green") if s.get("ok") else Text("FAIL", "bold red")
+        nan_inf = f"{s.get('nan_count') or 0}/{s.get('inf_count') or 0}"
+        where = str(s.get("worst_index")) if s.get("worst_index") is not None else "-"
+        return [s["label"], ok, fmt(s.get("max_abs_err")), fmt(s.get("max_rel_err")), fmt(s.get("mse")),
+                fmt(s.get("rmse")), fmt(s.get("psnr_db")), fmt(s.get("cosine"), 7), nan_inf,
+                str(s.get("unwritten") or 0), where]
+
+
+TIME_COLUMNS = (("version", 8), ("spec", 18), ("median us", 10), ("IQR us", 8), ("ref us", 10), ("speedup", 8),
+                ("GB/s", 7), ("TFLOP/s", 8), ("% SOL", 6), ("verdict", 12))
+
+
+class TimingsTable(DataTable):
+    """Every version of the selected problem: benchmark medians against the reference."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        for name, width in TIME_COLUMNS:
+            self.add_column(name, key=name, width=width)
+        self._problem: str | None = None
+
+    def show(self, problem: str | None, states: list[tuple[KernelRef, VersionState]]) -> None:
+        rows: list[tuple[str, list[Any]]] = []
+        for k, st in states:
+            rows.extend(self._rows(k, st))
+        keys = [key for key, _ in rows]
+        if problem != self._problem or [str(r.value) for r in self.rows] != keys:
+            self._problem = problem
+            self.clear()
+            for key, cells in rows:
+                self.add_row(*cells, key=key)
+            return
+        for key, cells in rows:
+            for (name, _), cell in zip(TIME_COLUMNS, cells):
+                self.update_cell(key, name, cell)
+
+    @staticmethod
+    def _rows(k: KernelRef, st: VersionState) -> list[tuple[str, list[Any]]]:
+        res = st.result
+        bench = res.rung("benchmark") if res else None
+        verdict_text, style = st.badge()
+        verdict = Text(verdict_text, style)
+        if bench is None or bench.status is not Status.OK:
+            note = bench.summary.split(":")[0] if bench and bench.status is Status.SKIPPED else "-"
+            return [(k.version, [k.version, note[:18], "-", "-", "-", "-", "-", "-", "-", verdict])]
+        out = []
+        for s in bench.figures.get("specs", []):
+            out.append((f"{k.version}:{s['label']}", [
+                k.version, s["label"], fmt(s.get("median_us"), 4), fmt(s.get("iqr_us"), 2),
+                fmt(s.get("ref_median_us"), 4),
+                Text(f"{s['speedup']:.2f}x", "bold green" if s["speedup"] >= 1 else "yellow") if s.get("speedup")
+                else "-",
+                f"{s['gbps']:.0f}" if s.get("gbps") is not None else "-",
+                f"{s['tflops']:.1f}" if s.get("tflops") is not None else "-",
+                f"{s['sol_pct']:.0f}" if s.get("sol_pct") is not None else "-",
+                verdict,
+            ]))
+        return out or [(k.version, [k.version, "-", "-", "-", "-", "-", "-", "-", "-", verdict])]
+
+
+def details_text(k: KernelRef | None, st: VersionState | None) -> Text:
+    """The Details tab: device, source hash, compile launches, warnings, and the failure with its traceback."""
+    if k is None:
+        return Text("Select a version in the tree.", style="dim")
+    res = st.result if st else None
+    t = Text()
+    t.append(f"{k.key}", style="bold")
+    t.append(f"  {k.path.relative_to(k.root)}\n")
+    if res is None:
+        t.append("Not run yet: press r to run it, or save the file.\n", style="dim")
+        return t
+    t.append(f"device: {device_label(res.device)}   source sha256: {res.source_sha256[:12]}   "
+             f"reference: {res.reference_sha256[:12]}   {res.seconds:.1f} s\n")
+    comp = res.rung("compile")
+    for rec in (comp.figures.get("launches", []) if comp else []):
+        sig = ", ".join(f"{a}:{v}" for a, v in (rec.get("signature") or {}).items())
+        t.append(f"  {rec.get('language')} {rec.get('kernel')} [{rec.get('target')}] "
+                 f"warps={rec.get('num_warps')} stages={rec.get('num_stages')}  {sig}\n", style="cyan")
+    for r in res.rungs:
+        for w in r.warnings:
+            t.append(f"warning [{r.name}]: {w}\n", style="yellow")
+    failed: RungResult | None = res.failed_rung
+    if failed and failed.error:
+        t.append(f"\n[{failed.name}] FAILED  {failed.error.one_line()}\n", style="bold red")
+        if failed.error.traceback:
+            t.append(failed.error.traceback.rstrip() + "\n")
+    return t
+
+
+class QueuePanel(Static):
+    """What runs now, what waits, and the workers' states."""
+
+    def render_state(self, running: str | None, rung: str | None, waiting: tuple[str, ...],
+                     workers: dict[str, str]) -> None:
+        t = Text()
+        if running:
+            t.append("▶ ", "bold yellow")
+            t.append(f"{running}", "bold")
+            t.append(f" · {rung or 'starting'}\n")
+        else:
+            t.append("idle\n", "dim")
+        t.append(f"waiting: {', '.join(waiting)}\n" if waiting else "nothing waiting\n",
+                 "yellow" if waiting else "dim")
+        for role, state in sorted(workers.items()):
+            mark, style = WORKER_MARK.get(state, ("?", "dim"))
+            t.append(f"{role[:4]} ", "dim")
+            t.append(f"{mark} ", style)
+        self.update(t)
+
+
+WORKER_MARK = {"ready": ("✓", "green"), "starting": ("…", "yellow"), "restarting": ("↻", "bold yellow"),
+               "failed": ("✗", "bold red"), "stopped": ("-", "dim")}

@@ -1,0 +1,92 @@
+"""A watchdog observer on ``kernels/`` and ``references/`` that reports each saved ``.py`` file once per burst.
+
+Editors save in bursts (write, then chmod; or write a temporary file and rename it over the original): events for
+one path within ``debounce_s`` collapse into one call, made ``debounce_s`` after the last of them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from ktui.workspace import KERNELS, REFERENCES, Workspace
+
+DEFAULT_DEBOUNCE_S = 0.1
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: "Watcher"):
+        self.watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = [event.src_path]
+        if getattr(event, "dest_path", ""):
+            paths = [event.dest_path] if event.event_type == "moved" else paths + [event.dest_path]
+        for p in paths:
+            p = p.decode() if isinstance(p, bytes) else p
+            if p.endswith(".py"):
+                self.watcher._touch(Path(p), deleted=event.event_type == "deleted")
+
+
+class Watcher:
+    """Calls ``on_change(path, deleted)`` on a background thread for every ``.py`` file saved or deleted under
+    ``kernels/`` or ``references/`` (debounced)."""
+
+    def __init__(self, workspace: Workspace, on_change: Callable[[Path, bool], None],
+                 debounce_s: float = DEFAULT_DEBOUNCE_S):
+        self.ws = workspace
+        self.on_change = on_change
+        self.debounce_s = debounce_s
+        self._pending: dict[Path, tuple[float, bool]] = {}
+        self._cv = threading.Condition()
+        self._stopped = False
+        self._observer = Observer()
+        self._thread = threading.Thread(target=self._loop, name="ktui-watcher", daemon=True)
+
+    def start(self) -> None:
+        handler = _Handler(self)
+        self._observer.schedule(handler, str(self.ws.root / KERNELS), recursive=True)
+        self._observer.schedule(handler, str(self.ws.root / REFERENCES), recursive=False)
+        self._observer.start()
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cv:
+            self._stopped = True
+            self._cv.notify_all()
+        self._observer.stop()
+        self._observer.join(timeout=5)
+        self._thread.join(timeout=5)
+
+    def _touch(self, path: Path, deleted: bool) -> None:
+        with self._cv:
+            self._pending[path] = (time.monotonic() + self.debounce_s, deleted)
+            self._cv.notify_all()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cv:
+                if self._stopped:
+                    return
+                if not self._pending:
+                    self._cv.wait()
+                    continue
+                now = time.monotonic()
+                due = [(p, d) for p, (t, d) in self._pending.items() if t <= now]
+                if not due:
+                    self._cv.wait(min(t for t, _ in self._pending.values()) - now)
+                    continue
+                for p, _ in due:
+                    del self._pending[p]
+            for p, deleted in due:
+                try:
+                    self.on_change(p, deleted and not p.exists())
+                except Exception:  # noqa: BLE001 - a failing callback must not stop the watcher
+                    pass

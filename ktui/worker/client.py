@@ -1,0 +1,303 @@
+"""ktui's side of a worker process: start it, send it requests, survive its crashes and hangs.
+
+A worker is ``python -m ktui.engine --role ROLE --device DEVICE``. It imports torch (and triton) once, then serves
+requests until told to stop. A kernel that segfaults, calls ``os._exit`` or hangs takes down only the worker: the
+call raises ``WorkerCrashed`` or ``WorkerTimeout`` with what the worker printed last, and the next call starts a
+fresh worker.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable
+
+from ktui.results import ErrorInfo
+from ktui.worker.protocol import decode, encode
+
+DEFAULT_START_TIMEOUT_S = 120.0
+
+
+class WorkerError(Exception):
+    """Base class: a request did not produce a result."""
+
+    def __init__(self, message: str, info: ErrorInfo | None = None):
+        super().__init__(message)
+        self.info = info or ErrorInfo(type(self).__name__, message)
+
+
+class RemoteError(WorkerError):
+    """The request raised inside the worker; ``info`` carries its type, message and traceback."""
+
+
+class WorkerCrashed(WorkerError):
+    """The worker process died while serving the request (segfault, ``os._exit``, killed by the OOM killer...)."""
+
+
+class WorkerTimeout(WorkerError):
+    """The request took longer than its time limit; the worker was killed."""
+
+
+class WorkerStartError(WorkerError):
+    """The worker could not start (bad device, torch missing...)."""
+
+
+def describe_exit(code: int | None) -> str:
+    """``exit code 3`` / ``signal SIGSEGV (segmentation fault)``."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        extra = {"SIGSEGV": " (segmentation fault)", "SIGKILL": " (killed)", "SIGABRT": " (aborted)",
+                 "SIGBUS": " (bus error)"}.get(name, "")
+        return f"signal {name}{extra}"
+    return f"exit code {code}"
+
+
+class WorkerProcess:
+    """One worker process, restarted on demand. Calls are serialized by a lock: one request at a time.
+
+    Args:
+        role: ``candidate`` (runs kernel versions) or ``judge`` (runs references and decides verdicts).
+        device: ``cpu`` or ``cuda``.
+        log_dir: where the worker's stderr goes (``<role>.log``, appended); its tail is quoted when it dies.
+        on_state: called with (role, state, detail) on ``starting``, ``ready``, ``restarting``, ``stopped``.
+    """
+
+    def __init__(
+        self,
+        role: str,
+        device: str,
+        log_dir: Path,
+        env: dict[str, str] | None = None,
+        on_state: Callable[[str, str, str], None] | None = None,
+        start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+    ):
+        self.role = role
+        self.device = device
+        self.log_dir = Path(log_dir)
+        self.env = env or {}
+        self.on_state = on_state or (lambda role, state, detail: None)
+        self.start_timeout_s = start_timeout_s
+        self.hello: dict[str, Any] | None = None
+        self.last_hello: dict[str, Any] | None = None  # survives restarts: what the device was
+        self.starts = 0
+        self._proc: subprocess.Popen | None = None
+        self._buf = b""
+        self._next_id = 0
+        self._lock = threading.RLock()
+        self._log_path = self.log_dir / f"{role}.log"
+        self._log_file = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        """Spawn the process if it is not running; returns at once (``ensure_ready`` waits for its hello)."""
+        with self._lock:
+            if self.alive():
+                return
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            self._log_file = open(self._log_path, "ab", buffering=0)
+            self._log_file.write(f"\n=== ktui {self.role} worker start {time.strftime('%H:%M:%S')} ===\n".encode())
+            env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
+            cmd = [sys.executable, "-m", "ktui.engine", "--role", self.role, "--device", self.device]
+            self._proc = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log_file, env=env,
+                start_new_session=True,  # a kill reaches the worker's own children too
+            )
+            os.set_blocking(self._proc.stdout.fileno(), False)
+            self._buf = b""
+            self.hello = None
+            self.starts += 1
+            self.on_state(self.role, "starting", f"pid {self._proc.pid}")
+
+    def ensure_ready(self, timeout_s: float | None = None) -> dict[str, Any]:
+        """Start if needed and wait for the worker's hello (device, versions). Returns the hello.
+
+        Raises:
+            WorkerStartError: the worker exited or said it cannot serve (e.g. ``--device cuda`` without a GPU).
+        """
+        with self._lock:
+            if self.hello is not None and self.alive():
+                return self.hello
+            self.start()
+            deadline = time.monotonic() + (timeout_s or self.start_timeout_s)
+            try:
+                msg = self._read_message(deadline)
+            except WorkerCrashed as exc:
+                self.on_state(self.role, "failed", str(exc))
+                raise WorkerStartError(f"the {self.role} worker did not start: {exc}") from None
+            except WorkerTimeout:
+                self.kill()
+                self.on_state(self.role, "failed", "no hello")
+                raise WorkerStartError(f"the {self.role} worker did not start within {timeout_s} s") from None
+            if "fatal" in msg:
+                self.kill()
+                self.on_state(self.role, "failed", msg["fatal"])
+                raise WorkerStartError(msg["fatal"])
+            self.hello = self.last_hello = msg.get("hello", {})
+            self.on_state(self.role, "ready", f"pid {self.pid}, started in {self.hello.get('startup_s', 0):.1f} s")
+            return self.hello
+
+    def kill(self) -> None:
+        """Kill the process group (no grace period: this runs after a crash or a hang)."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+            self.hello = None
+            if proc is None:
+                return
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    proc.kill()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            for f in (proc.stdin, proc.stdout):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+            if self._log_file:
+                self._log_file.close()
+                self._log_file = None
+
+    def restart(self, reason: str) -> None:
+        """Kill and spawn again at once, so the next call finds torch already imported."""
+        self.on_state(self.role, "restarting", reason)
+        self.kill()
+        self.start()
+
+    def stop(self) -> None:
+        """Ask the worker to exit; kill it if it does not within 3 s."""
+        with self._lock:
+            if self.alive():
+                try:
+                    self._proc.stdin.write(encode({"id": -1, "method": "shutdown", "params": {}}))
+                    self._proc.stdin.flush()
+                    self._proc.wait(timeout=3)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            self.kill()
+            self.on_state(self.role, "stopped", "")
+
+    # -- requests ----------------------------------------------------------------------------------------------
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        timeout_s: float = 60.0,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        """Send one request and wait for its result.
+
+        Raises:
+            RemoteError: the request raised inside the worker (the worker lives on, unless it asked to restart).
+            WorkerCrashed: the worker died; it is restarted before this raises.
+            WorkerTimeout: no result within ``timeout_s``; the worker is killed and restarted before this raises.
+            WorkerStartError: the worker could not start.
+        """
+        with self._lock:
+            self.ensure_ready()
+            self._next_id += 1
+            rid = self._next_id
+            try:
+                self._proc.stdin.write(encode({"id": rid, "method": method, "params": params or {}}))
+                self._proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                code = self._proc.poll() if self._proc else None
+                tail = self.log_tail()
+                self.restart(f"died before {method}")
+                raise WorkerCrashed(f"the {self.role} worker died ({describe_exit(code)}){tail}") from None
+            deadline = time.monotonic() + timeout_s
+            while True:
+                try:
+                    msg = self._read_message(deadline)
+                except WorkerTimeout:
+                    self.restart(f"{method} timed out after {timeout_s:g} s")
+                    raise WorkerTimeout(
+                        f"timed out after {timeout_s:g} s (the kernel may hang); the {self.role} worker was restarted"
+                    ) from None
+                except WorkerCrashed as exc:
+                    self.restart(f"crashed during {method}")
+                    raise WorkerCrashed(f"{exc}; the {self.role} worker was restarted") from None
+                if msg.get("id") != rid:
+                    continue  # a stale line from an earlier, abandoned request
+                if "progress" in msg:
+                    if on_progress:
+                        on_progress(msg["progress"])
+                    continue
+                if "error" in msg:
+                    err = msg["error"]
+                    info = ErrorInfo(err.get("type", "Error"), err.get("message", ""), err.get("traceback", ""))
+                    if msg.get("restart"):
+                        self.restart(msg.get("restart_reason", "the CUDA context is unusable"))
+                    raise RemoteError(info.one_line(), info)
+                if msg.get("restart"):
+                    self.restart(msg.get("restart_reason", "asked to restart"))
+                return msg.get("result", {})
+
+    # -- plumbing ----------------------------------------------------------------------------------------------
+    def _read_message(self, deadline: float) -> dict[str, Any]:
+        proc = self._proc
+        assert proc is not None
+        while True:
+            nl = self._buf.find(b"\n")
+            if nl >= 0:
+                line, self._buf = self._buf[:nl], self._buf[nl + 1:]
+                if not line.strip():
+                    continue
+                try:
+                    return decode(line)
+                except ValueError:
+                    continue  # not ours: cannot happen unless the channel was written by other code
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WorkerTimeout("timed out")
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                ready = sel.select(min(remaining, 0.5))
+            if ready:
+                try:
+                    chunk = proc.stdout.read(1 << 16)
+                except BlockingIOError:
+                    chunk = None
+                if chunk:
+                    self._buf += chunk
+                    continue
+                if chunk == b"":  # EOF: the process is gone or going
+                    try:
+                        code = proc.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        code = None
+                    raise WorkerCrashed(f"the {self.role} worker died ({describe_exit(code)}){self.log_tail()}")
+            elif proc.poll() is not None:
+                raise WorkerCrashed(f"the {self.role} worker died ({describe_exit(proc.returncode)}){self.log_tail()}")
+
+    def log_tail(self, lines: int = 12) -> str:
+        """The last lines the worker wrote to stderr since its latest start, as ``: ...`` text, or ''."""
+        try:
+            data = self._log_path.read_bytes()[-16384:].decode(errors="replace")
+        except OSError:
+            return ""
+        data = data.rsplit("=== ktui ", 1)[-1].split("\n", 1)[-1] if "=== ktui " in data else data
+        tail = [ln for ln in data.splitlines() if ln.strip()][-lines:]
+        return (":\n" + "\n".join(tail)) if tail else ""

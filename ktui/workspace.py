@@ -1,0 +1,151 @@
+"""The workspace: a folder with ``references/<problem>.py`` and ``kernels/<problem>/<version>.py``.
+
+Nothing here imports torch: the workspace is read by ktui's own process, the worker imports the modules.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+REFERENCES = "references"
+KERNELS = "kernels"
+STATE = ".ktui"
+
+_VERSION_RE = re.compile(r"^v(\d+)$")
+
+
+class WorkspaceError(Exception):
+    """A path is not part of a ktui workspace, or a problem or version does not exist. The message is one line."""
+
+
+@dataclass(frozen=True, order=True)
+class KernelRef:
+    """One candidate version: ``kernels/<problem>/<version>.py`` inside ``root``."""
+
+    problem: str
+    version: str
+    root: Path
+
+    @property
+    def path(self) -> Path:
+        return self.root / KERNELS / self.problem / f"{self.version}.py"
+
+    @property
+    def key(self) -> str:
+        """``problem/version``: the name used on screen, in events and in stored results."""
+        return f"{self.problem}/{self.version}"
+
+
+def version_sort_key(name: str) -> tuple[int, int, str]:
+    """Sort ``v2`` before ``v10``; names that are not ``vN`` come after, alphabetically."""
+    m = _VERSION_RE.match(name)
+    return (0, int(m.group(1)), "") if m else (1, 0, name)
+
+
+class Workspace:
+    """A ktui workspace rooted at ``root``.
+
+    Raises:
+        WorkspaceError: ``root`` has no ``references/`` or no ``kernels/`` folder.
+    """
+
+    def __init__(self, root: Path | str):
+        root = Path(root).resolve()
+        missing = [d for d in (REFERENCES, KERNELS) if not (root / d).is_dir()]
+        if missing:
+            raise WorkspaceError(
+                f"{root} is not a ktui workspace: it has no {' and no '.join(d + '/' for d in missing)} folder"
+            )
+        self.root = root
+
+    # -- discovery ---------------------------------------------------------------------------------------------
+    @classmethod
+    def find(cls, start: Path | str) -> "Workspace":
+        """The nearest folder at or above ``start`` that holds both ``references/`` and ``kernels/``.
+
+        Raises:
+            WorkspaceError: no such folder above ``start``.
+        """
+        p = Path(start).resolve()
+        for d in [p, *p.parents] if p.is_dir() else list(p.parents):
+            if (d / REFERENCES).is_dir() and (d / KERNELS).is_dir():
+                return cls(d)
+        raise WorkspaceError(f"no ktui workspace (a folder with references/ and kernels/) above {start}")
+
+    @property
+    def state_dir(self) -> Path:
+        """``.ktui/`` inside the workspace: snapshots, logs and cached results (git-ignored)."""
+        return self.root / STATE
+
+    def problems(self) -> list[str]:
+        """Problem names: every ``references/<name>.py`` (files starting with ``_`` are helpers, not problems)."""
+        return sorted(p.stem for p in (self.root / REFERENCES).glob("*.py") if not p.name.startswith("_"))
+
+    def reference_path(self, problem: str) -> Path:
+        return self.root / REFERENCES / f"{problem}.py"
+
+    def versions(self, problem: str) -> list[KernelRef]:
+        """The problem's versions in order (``v1``, ``v2``, ..., ``v10``), or [] when it has no kernel folder."""
+        d = self.root / KERNELS / problem
+        if not d.is_dir():
+            return []
+        names = [p.stem for p in d.glob("*.py") if not p.name.startswith("_")]
+        return [KernelRef(problem, n, self.root) for n in sorted(names, key=version_sort_key)]
+
+    def all_versions(self) -> list[KernelRef]:
+        return [k for p in self.problems() for k in self.versions(p)]
+
+    def kernel(self, path: Path | str) -> KernelRef:
+        """The version a kernel file belongs to.
+
+        Raises:
+            WorkspaceError: the file is not ``kernels/<problem>/<version>.py`` here, or its problem has no reference.
+        """
+        p = Path(path).resolve()
+        try:
+            rel = p.relative_to(self.root / KERNELS)
+        except ValueError:
+            raise WorkspaceError(f"{path} is not under {self.root / KERNELS}") from None
+        if len(rel.parts) != 2 or p.suffix != ".py":
+            raise WorkspaceError(f"{path} is not a kernel file: expected kernels/<problem>/<version>.py")
+        problem = rel.parts[0]
+        if not self.reference_path(problem).is_file():
+            known = ", ".join(self.problems()) or "none"
+            raise WorkspaceError(
+                f"unknown problem {problem!r}: there is no references/{problem}.py (problems: {known})"
+            )
+        return KernelRef(problem, p.stem, self.root)
+
+    def classify(self, path: Path | str) -> tuple[str, str | None] | None:
+        """What a changed file means: ``(problem, version)`` for a kernel, ``(problem, None)`` for a reference,
+        ``None`` for anything else (not a ``.py`` file, a helper, outside the workspace)."""
+        p = Path(path)
+        if p.suffix != ".py" or p.name.startswith("_"):
+            return None
+        try:
+            rel = p.resolve().relative_to(self.root)
+        except ValueError:
+            return None
+        parts = rel.parts
+        if len(parts) == 2 and parts[0] == REFERENCES:
+            return (p.stem, None)
+        if len(parts) == 3 and parts[0] == KERNELS:
+            return (parts[1], p.stem)
+        return None
+
+    # -- changes -------------------------------------------------------------------------------------------------
+    def next_version_name(self, problem: str) -> str:
+        """The first free ``vN`` after the highest existing one."""
+        nums = [int(m.group(1)) for k in self.versions(problem) if (m := _VERSION_RE.match(k.version))]
+        return f"v{max(nums, default=0) + 1}"
+
+    def new_version(self, source: KernelRef) -> KernelRef:
+        """Copy ``source`` to the next free ``vN.py`` of its problem and return the new version."""
+        target = KernelRef(source.problem, self.next_version_name(source.problem), self.root)
+        tmp = target.path.with_suffix(".py.tmp")
+        shutil.copyfile(source.path, tmp)
+        tmp.replace(target.path)
+        return target
