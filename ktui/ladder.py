@@ -33,6 +33,7 @@ class LadderOptions:
 
     seeds: int = 2
     seed: int | None = None
+    rungs: tuple[str, ...] = RUNG_ORDER
     timeouts: dict[str, float] = field(
         default_factory=lambda: {"compile": 240.0, "run": 120.0, "correctness": 300.0, "benchmark": 600.0}
     )
@@ -82,9 +83,13 @@ class WorkerPool:
         """The candidate worker's device description (waits for its hello)."""
         return dict(self.candidate.ensure_ready().get("device", {"type": self.device}))
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = 3.0) -> None:
+        """Ask every worker to exit, then give them ``grace_s`` together before killing the rest."""
         for w in self.workers:
-            w.stop()
+            w.request_shutdown()
+        deadline = time.monotonic() + grace_s
+        for w in self.workers:
+            w.stop(grace_s=max(0.0, deadline - time.monotonic()))
 
 
 class _RungFailed(Exception):
@@ -112,8 +117,9 @@ class Ladder:
         self._exec = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ktui-judge")
 
     # -- public ------------------------------------------------------------------------------------------------
-    def run(self, kernel: KernelRef, rungs: tuple[str, ...] = RUNG_ORDER) -> LadderResult:
-        """Run ``rungs`` (in ladder order) on ``kernel`` and return the result; never raises for a kernel's fault.
+    def run(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> LadderResult:
+        """Run ``rungs`` (default: the options' rungs, in ladder order) on ``kernel`` and return the result; never
+        raises for a kernel's fault.
 
         A failed ``compile`` or ``run`` stops the ladder. The result is also published (``LadderFinished``) and saved
         in the result store when there is one.
@@ -121,7 +127,8 @@ class Ladder:
         with self._lock:
             self._run_id += 1
             run_id = self._run_id
-            return self._run(kernel, tuple(r for r in RUNG_ORDER if r in rungs), run_id)
+            wanted = rungs or self.options.rungs
+            return self._run(kernel, tuple(r for r in RUNG_ORDER if r in wanted), run_id)
 
     def close(self) -> None:
         self._exec.shutdown(wait=False, cancel_futures=True)

@@ -38,7 +38,7 @@ class KtuiApp(App):
         start_session: False shows stored results only, with no workers and no watcher (snapshot tests).
     """
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "ktui"
     BINDINGS = [
         Binding("r", "rerun", "Rerun"),
@@ -62,6 +62,7 @@ class KtuiApp(App):
         self.worker_states: dict[str, str] = {}
         self._queue_state: tuple[str | None, str | None, tuple[str, ...]] = (None, None, ())
         self._unsubscribe = None
+        self._owns_session = False  # a session passed in (tests) is stopped by whoever made it
 
     # -- layout ------------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -98,19 +99,24 @@ class KtuiApp(App):
         if keys:
             self.select(self._ref(keys[0]))
             tree.select_key(keys[0])
-        if self.start_session:
-            if self.session is None:
-                self.session = Session(self.ws, self._device_choice)
-                self.store = self.session.store
-            self._unsubscribe = self.session.bus.subscribe(self._on_core_event)
-            self.sub_title = f"{self.ws.root.name} · device: {device_label({'type': self.session.device})}"
-            self.session.start()
         self._show_queue()
+        if self.start_session:
+            # Workers import torch for seconds on every core: spawn them once the first screen is drawn.
+            self.call_after_refresh(self._start_session)
+
+    def _start_session(self) -> None:
+        if self.session is None:
+            self.session = Session(self.ws, self._device_choice)
+            self.store = self.session.store
+            self._owns_session = True
+        self._unsubscribe = self.session.bus.subscribe(self._on_core_event)
+        self.sub_title = f"{self.ws.root.name} · device: {device_label({'type': self.session.device})}"
+        self.session.start()
 
     def on_unmount(self) -> None:
         if self._unsubscribe:
             self._unsubscribe()
-        if self.session and self.start_session:
+        if self.session and self._owns_session:
             self.session.stop()
 
     def _on_core_event(self, event: Event) -> None:

@@ -96,6 +96,7 @@ class WorkerProcess:
         self._buf = b""
         self._next_id = 0
         self._lock = threading.RLock()
+        self._closed = False
         self._log_path = self.log_dir / f"{role}.log"
         self._log_file = None
 
@@ -112,6 +113,8 @@ class WorkerProcess:
         with self._lock:
             if self.alive():
                 return
+            if self._closed:
+                raise WorkerStartError(f"the {self.role} worker was stopped")
             self.log_dir.mkdir(parents=True, exist_ok=True)
             self._log_file = open(self._log_path, "ab", buffering=0)
             self._log_file.write(f"\n=== ktui {self.role} worker start {time.strftime('%H:%M:%S')} ===\n".encode())
@@ -156,48 +159,61 @@ class WorkerProcess:
             return self.hello
 
     def kill(self) -> None:
-        """Kill the process group (no grace period: this runs after a crash or a hang)."""
-        with self._lock:
-            proc, self._proc = self._proc, None
-            self.hello = None
-            if proc is None:
-                return
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    proc.kill()
+        """Kill the process group now (no grace period: after a crash or a hang, or at shutdown). Safe to call from
+        another thread while a call waits on the worker: that call then fails with ``WorkerCrashed``."""
+        proc, self._proc = self._proc, None
+        self.hello = None
+        if proc is None:
+            return
+        if proc.poll() is None:
             try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (proc.stdin, proc.stdout):
+            try:
+                f.close()
+            except OSError:
                 pass
-            for f in (proc.stdin, proc.stdout):
-                try:
-                    f.close()
-                except OSError:
-                    pass
-            if self._log_file:
-                self._log_file.close()
-                self._log_file = None
+        log, self._log_file = self._log_file, None
+        if log:
+            log.close()
 
     def restart(self, reason: str) -> None:
-        """Kill and spawn again at once, so the next call finds torch already imported."""
+        """Kill and spawn again at once, so the next call finds torch already imported (not after ``stop``)."""
+        if self._closed:
+            self.kill()
+            return
         self.on_state(self.role, "restarting", reason)
         self.kill()
         self.start()
 
-    def stop(self) -> None:
-        """Ask the worker to exit; kill it if it does not within 3 s."""
-        with self._lock:
-            if self.alive():
-                try:
-                    self._proc.stdin.write(encode({"id": -1, "method": "shutdown", "params": {}}))
-                    self._proc.stdin.flush()
-                    self._proc.wait(timeout=3)
-                except (OSError, subprocess.TimeoutExpired):
-                    pass
-            self.kill()
-            self.on_state(self.role, "stopped", "")
+    def request_shutdown(self) -> None:
+        """Ask the worker to exit after its current request, without waiting (see ``stop``)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.stdin.write(encode({"id": -1, "method": "shutdown", "params": {}}))
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                pass
+
+    def stop(self, grace_s: float = 3.0) -> None:
+        """Ask the worker to exit; kill it if it has not within ``grace_s``. The worker is not restarted after."""
+        self._closed = True
+        self.request_shutdown()
+        proc = self._proc
+        if proc is not None and self.hello is not None:  # still importing torch: nothing to wait for
+            try:
+                proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+        self.on_state(self.role, "stopped", "")
 
     # -- requests ----------------------------------------------------------------------------------------------
     def call(
@@ -272,14 +288,19 @@ class WorkerProcess:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WorkerTimeout("timed out")
-            with selectors.DefaultSelector() as sel:
-                sel.register(proc.stdout, selectors.EVENT_READ)
-                ready = sel.select(min(remaining, 0.5))
+            try:
+                with selectors.DefaultSelector() as sel:
+                    sel.register(proc.stdout, selectors.EVENT_READ)
+                    ready = sel.select(min(remaining, 0.5))
+            except (ValueError, OSError):  # closed under us by kill() from another thread
+                raise WorkerCrashed(f"the {self.role} worker was killed") from None
             if ready:
                 try:
                     chunk = proc.stdout.read(1 << 16)
                 except BlockingIOError:
                     chunk = None
+                except (ValueError, OSError):
+                    raise WorkerCrashed(f"the {self.role} worker was killed") from None
                 if chunk:
                     self._buf += chunk
                     continue
