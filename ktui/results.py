@@ -57,7 +57,8 @@ class RungResult:
     def line(self) -> str:
         """``[name] ok  summary`` / ``[name] FAILED message`` / ``[name] skipped reason``."""
         text = self.summary or (self.error.one_line() if self.error else "")
-        return f"[{self.name}] {self.status.value}  {text}".rstrip()
+        sep = "  " if self.status is Status.OK else " "
+        return f"[{self.name}] {self.status.value}{sep}{text}".rstrip()
 
     def to_json(self) -> dict[str, Any]:
         d = {

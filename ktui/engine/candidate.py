@@ -21,6 +21,26 @@ from ktui.engine.timing import bench
 Progress = Callable[[dict[str, Any]], None]
 
 
+def _spec_size(spec: dict[str, Any]) -> int:
+    """The product of a spec's integer values: a proxy for its size that needs no input data."""
+    size = 1
+    for v in spec.values():
+        if isinstance(v, int) and not isinstance(v, bool):
+            size *= max(v, 1)
+    return size
+
+
+COMPILER_MODULES = ("triton.compiler", "triton.language", "triton.backends", "cutlass", "mlir")
+
+
+def is_compile_error(exc: BaseException) -> bool:
+    """An exception raised by a compiler (Triton's frontend, ptxas, CuTeDSL) rather than by host code."""
+    for cls in type(exc).__mro__:
+        if cls.__module__.startswith(COMPILER_MODULES) or cls.__name__ in ("CompilationError", "PTXASError"):
+            return True
+    return "ptxas" in str(exc).lower()
+
+
 class KernelError(Exception):
     """The kernel module does not have what ktui needs (``custom_kernel``)."""
 
@@ -65,26 +85,31 @@ class Candidate:
 
     # -- rungs -------------------------------------------------------------------------------------------------
     def do_compile(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-        """Import the version and call ``custom_kernel`` once in dry mode on the first test spec: every launch is
-        compiled (for this GPU, or for sm_90a from the CPU) and none runs. Returns the launches and timings."""
+        """Import the version and call ``custom_kernel`` once in dry mode on the largest test spec (sizes of 1 would
+        make Triton compile a special case): every launch is compiled (for this GPU, or for sm_90a from the CPU) and
+        none runs. Returns the launches and timings."""
         problem = self.problems.get(params["reference"])
         t0 = time.perf_counter()
         fn = self._load(params["kernel"])
         import_s = time.perf_counter() - t0
-        spec = problem.tests[0]
+        spec = max(problem.tests, key=_spec_size)
         data = problem.generate(params["seed"], spec, self.device)
         cap = capture.Capture(dry=True, cross=self.cross)
         t1 = time.perf_counter()
+        host_error = None
         try:
             with capture.capturing(cap):
                 fn(data)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            raise CaseFailed(f"spec={spec_label(spec)}: {type(exc).__name__}: {exc}") from exc
+            if is_compile_error(exc):
+                raise CaseFailed(f"spec={spec_label(spec)}: {type(exc).__name__}: {exc}") from exc
+            # Host code failed, not a compiler: the run rung runs it for real and reports it there.
+            host_error = f"custom_kernel raised {type(exc).__name__} during the dry call: {str(exc)[:200]}"
         self._sync()
-        warnings = list(cap.warnings)
-        if not cap.launches:
+        warnings = list(cap.warnings) + ([host_error] if host_error else [])
+        if not cap.launches and not host_error:
             warnings.append("no Triton or CuTeDSL launch recorded: custom_kernel runs host code only")
         return {
             "import_s": round(import_s, 4),

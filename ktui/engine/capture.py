@@ -117,7 +117,7 @@ def _triton_record(jf, kernel, kwargs: dict, seconds: float, target: str) -> dic
         rec["signature"] = {str(k): str(v) for k, v in sig.items()}
     consts = getattr(src, "constants", None) or getattr(src, "constexprs", None)
     if consts:
-        rec["constexprs"] = {str(k): _plain(v) for k, v in consts.items()}
+        rec["constexprs"] = _named(jf, consts)
     shared = getattr(meta, "shared", None)
     if shared is not None:
         rec["shared_bytes"] = shared
@@ -130,6 +130,18 @@ def _triton_record(jf, kernel, kwargs: dict, seconds: float, target: str) -> dic
 
 def _plain(v: Any) -> Any:
     return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
+
+
+def _named(jf: Any, consts: dict) -> dict[str, Any]:
+    """Triton keys constexprs by argument path, ``(3,)``; name them after the kernel's parameters instead."""
+    names = list(getattr(jf, "arg_names", []) or [])
+    out = {}
+    for k, v in consts.items():
+        if isinstance(k, tuple) and len(k) == 1 and isinstance(k[0], int) and k[0] < len(names):
+            out[names[k[0]]] = _plain(v)
+        else:
+            out[str(k)] = _plain(v)
+    return out
 
 
 _CROSS: dict[str, Any] = {}
@@ -166,7 +178,7 @@ def _cross_compile(cap: Capture, jf: Any, args: tuple, kwargs: dict) -> None:
     kernel = triton.compile(ASTSource(jf, signature, constexprs, attrs), target=target, options=options.__dict__)
     rec = _triton_record(jf, kernel, kw, time.perf_counter() - t0, target="sm_90a")
     rec["signature"] = {str(k): str(v) for k, v in signature.items()}
-    rec["constexprs"] = {str(k): _plain(v) for k, v in constexprs.items()}
+    rec["constexprs"] = _named(jf, constexprs)
     rec["_key"] = key
     cap.launches.append(rec)
 

@@ -147,19 +147,16 @@ def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: tor
                            f"got {m['worst_got']:g}, expected {m['worst_expected']:g}")
         score = math.inf if neq else 0.0
     elif tol.mode == "allclose":
-        allowance = tol.atol + tol.rtol * r.abs()
-        ad = torch.where(torch.isnan(o) & torch.isnan(r), torch.zeros_like(o), (o - r).abs())
-        inside = ad <= allowance
-        inside |= (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
+        same = (torch.isnan(o) & torch.isnan(r)) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
+        ad = torch.where(same, torch.zeros_like(o), (o - r).abs())
+        allowance = torch.where(same, torch.ones_like(r), tol.atol + tol.rtol * r.abs()).clamp_min(1e-300)
+        inside = same | (ad <= allowance)
         outside = int((~inside).sum())
         m["outside_tol"] = outside
-        ratio = torch.where(inside, ad / allowance.clamp_min(1e-300), torch.full_like(ad, math.inf))
-        if bool(inside.all()) and o.numel():
-            score = _f((ad / allowance.clamp_min(1e-300)).max())
-        else:
-            score = math.inf if outside else 0.0
+        ratio = torch.where(inside, ad / allowance, torch.full_like(ad, math.inf))
+        score = _f(ratio.max()) if o.numel() else 0.0
         if outside and not reasons:
-            wi = int(torch.argmax(torch.where(torch.isnan(ratio), torch.full_like(ratio, math.inf), ratio)))
+            wi = int(torch.argmax(ratio))
             reasons.append(
                 f"{outside} of {o.numel()} elements outside {tol.describe()}, worst at {_index(wi, shape)}: "
                 f"got {_f(o[wi]):.6g}, expected {_f(r[wi]):.6g}")

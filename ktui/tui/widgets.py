@@ -91,8 +91,8 @@ class LadderTable(DataTable):
             self.update_cell(n, "figures", Text(line, style="red" if r and r.status is Status.FAILED else ""))
 
 
-ACC_COLUMNS = (("spec", 16), ("ok", 4), ("max_abs", 9), ("max_rel", 9), ("mse", 9), ("rmse", 9), ("psnr_db", 8),
-               ("cosine", 10), ("nan/inf", 7), ("unwritten", 9), ("worst at", 12))
+ACC_COLUMNS = (("spec", 14), ("ok", 4), ("max_abs", 8), ("max_rel", 8), ("psnr_db", 7), ("cosine", 9), ("mse", 8),
+               ("rmse", 8), ("nan/inf", 7), ("unwritten", 9), ("worst at", 12))
 
 
 class AccuracyTable(DataTable):
@@ -121,8 +121,8 @@ class AccuracyTable(DataTable):
         ok = Text("ok", "green") if s.get("ok") else Text("FAIL", "bold red")
         nan_inf = f"{s.get('nan_count') or 0}/{s.get('inf_count') or 0}"
         where = str(s.get("worst_index")) if s.get("worst_index") is not None else "-"
-        return [s["label"], ok, fmt(s.get("max_abs_err")), fmt(s.get("max_rel_err")), fmt(s.get("mse")),
-                fmt(s.get("rmse")), fmt(s.get("psnr_db")), fmt(s.get("cosine"), 7), nan_inf,
+        return [s["label"], ok, fmt(s.get("max_abs_err")), fmt(s.get("max_rel_err")), fmt(s.get("psnr_db")),
+                fmt(s.get("cosine"), 7), fmt(s.get("mse")), fmt(s.get("rmse")), nan_inf,
                 str(s.get("unwritten") or 0), where]
 
 

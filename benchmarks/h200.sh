@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
+#   bash benchmarks/h200.sh STEP...      steps: info examples latency tests
+# Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step).
+# Logs and JSON go under $OUT (or ./h200-out); the last lines printed are the summary tables.
+set -uo pipefail
+OUT=${OUT:-$PWD/h200-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+S=$PWD/.device/site
+if [ -f .device/cute-dsl.tar.xz ] && [ ! -d "$S" ]; then mkdir -p "$S" && tar xJf .device/cute-dsl.tar.xz -C "$S"; fi
+[ -d "$S" ] && export PYTHONPATH=$S:$S/nvidia_cutlass_dsl/dsl_packages:${PYTHONPATH:-}
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+fi
+export PYTHONPATH=$PWD:${PYTHONPATH:-}
+
+for step in "$@"; do
+  case $step in
+    info)
+      nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/info.txt"
+      python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/info.txt"
+      python3 -c "import cutlass; print('cutlass dsl ok')" 2>&1 | tail -1 | tee -a "$OUT/info.txt" ;;
+    examples)
+      python3 benchmarks/examples_table.py --device cuda --out "$OUT/examples" 2>&1 | tee "$OUT/examples.log" ;;
+    latency)
+      python3 benchmarks/loop_latency.py --device cuda --n 10 --skip-startup 2>&1 | tee "$OUT/latency.log" ;;
+    tests)
+      python3 -m pytest -q -m gpu tests -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
+    *) echo "unknown step $step" ;;
+  esac
+done

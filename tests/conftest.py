@@ -1,0 +1,95 @@
+"""Shared fixtures: temporary workspaces built from the repository's examples and the bad kernels in
+``tests/kernels``, and worker pools that stay warm across tests (torch imports once per pool)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from ktui.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD = Path(__file__).resolve().parent / "kernels"
+
+
+def cuda_available() -> bool:
+    from ktui.device import cuda_available as probe
+
+    return probe()
+
+
+def pytest_collection_modifyitems(config, items):
+    if cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+MakeWorkspace = Callable[..., Workspace]
+
+
+@pytest.fixture
+def make_ws(tmp_path) -> MakeWorkspace:
+    """``make_ws(problems, kernels)``: a workspace in ``tmp_path/ws`` with the repository's references for
+    ``problems`` and ``kernels`` = {"problem/version": source text, or a path to copy}; with ``kernels`` None, the
+    repository's own versions of those problems."""
+
+    def make(problems: list[str], kernels: dict[str, str | Path] | None = None, name: str = "ws") -> Workspace:
+        root = tmp_path / name
+        (root / "references").mkdir(parents=True, exist_ok=True)
+        (root / "kernels").mkdir(exist_ok=True)
+        for p in problems:
+            shutil.copy(ROOT / "references" / f"{p}.py", root / "references" / f"{p}.py")
+            if kernels is None:
+                shutil.copytree(ROOT / "kernels" / p, root / "kernels" / p, dirs_exist_ok=True)
+        for key, src in (kernels or {}).items():
+            problem, version = key.split("/")
+            d = root / "kernels" / problem
+            d.mkdir(parents=True, exist_ok=True)
+            text = src.read_text() if isinstance(src, Path) else src
+            (d / f"{version}.py").write_text(text)
+        return Workspace(root)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def pool_ws(tmp_path_factory) -> Workspace:
+    root = tmp_path_factory.mktemp("pool")
+    (root / "references").mkdir()
+    (root / "kernels").mkdir()
+    return Workspace(root)
+
+
+@pytest.fixture(scope="session")
+def cpu_pool(pool_ws):
+    """Candidate, judge and compiler workers on the CPU, shared by every test that asks (a crash test restarts the
+    worker it crashed; the pool comes back by itself)."""
+    from ktui.ladder import WorkerPool
+
+    pool = WorkerPool(pool_ws, "cpu")
+    pool.start()
+    yield pool
+    pool.stop()
+
+
+@pytest.fixture
+def ladder_for(cpu_pool):
+    """``ladder_for(ws, **options)``: a Ladder on the shared CPU pool."""
+    from ktui.ladder import Ladder, LadderOptions
+
+    made = []
+
+    def make(ws: Workspace, **opts) -> "Ladder":
+        lad = Ladder(ws, cpu_pool, options=LadderOptions(**opts))
+        made.append(lad)
+        return lad
+
+    yield make
+    for lad in made:
+        lad.close()

@@ -1,0 +1,6 @@
+"""BAD: never returns."""
+
+
+def custom_kernel(data):
+    while True:
+        pass

@@ -1,0 +1,5 @@
+"""BAD: forgot custom_kernel."""
+
+
+def kernel(data):
+    return data

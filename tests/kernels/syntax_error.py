@@ -1,0 +1,4 @@
+"""BAD: does not parse."""
+
+def custom_kernel(data)
+    return data

@@ -1,0 +1,81 @@
+"""``ktui run`` end to end, through the installed console script, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import BAD
+
+
+def ktui(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    exe = shutil.which("ktui") or str(Path(sys.executable).with_name("ktui"))
+    assert Path(exe).exists(), "the ktui console script is not installed (pip install -e .)"
+    env = {**os.environ, "KTUI_FORCE_CPU": os.environ.get("KTUI_FORCE_CPU", "1")}
+    return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
+
+
+def test_run_json_has_problem_kernel_device_and_rungs(make_ws):
+    ws = make_ws(["vector_add"])
+    p = ktui("run", str(ws.root / "kernels/vector_add/v1.py"), "--json", "--device", "cpu")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["problem"] == "vector_add" and d["kernel"] == "kernels/vector_add/v1.py"
+    assert d["device"]["type"] == "cpu" and d["device"]["interpreter"] is True
+    assert [r["name"] for r in d["rungs"]] == ["compile", "run", "correctness", "benchmark"]
+    assert all(r["ok"] for r in d["rungs"])
+    corr = d["rungs"][2]
+    assert len(corr["specs"]) == 8
+    for spec in corr["specs"]:
+        assert {"max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine"} <= set(spec)
+    assert d["rungs"][3]["status"] == "skipped"
+
+
+def test_run_lines_and_exit_code_1_on_a_failed_rung(make_ws):
+    ws = make_ws(["softmax"], {"softmax/v1": BAD / "softmax_no_tail.py"})
+    p = ktui("run", str(ws.root / "kernels/softmax/v1.py"), "--device", "cpu", "--seed", "7")
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == "softmax/v1  device: cpu (interpreter)"
+    assert lines[1].startswith("[compile] ok  triton: softmax_kernel")
+    assert lines[2].startswith("[run] ok  ")
+    assert lines[3].startswith("[correctness] FAILED spec=(")
+    assert " seed=7: " in lines[3] or " seed=8: " in lines[3]
+    assert lines[4].startswith("[benchmark] skipped")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "no/such/file.py"], "no such kernel file"),
+    (["run"], "the following arguments are required"),
+])
+def test_bad_usage_exits_2_with_one_line(args, message):
+    p = ktui(*args)
+    assert p.returncode == 2
+    assert message in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_unknown_problem_exits_2(make_ws):
+    ws = make_ws(["vector_add"], {"nosuch/v1": "def custom_kernel(d):\n    return d\n"})
+    p = ktui("run", str(ws.root / "kernels/nosuch/v1.py"))
+    assert p.returncode == 2
+    assert p.stderr.strip() == (f"ktui: error: unknown problem 'nosuch': there is no references/nosuch.py "
+                                f"(problems: vector_add)")
+
+
+def test_file_outside_a_workspace_exits_2(tmp_path):
+    f = tmp_path / "k.py"
+    f.write_text("def custom_kernel(d):\n    return d\n")
+    p = ktui("run", str(f))
+    assert p.returncode == 2 and "no ktui workspace" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_tui_on_a_folder_that_is_not_a_workspace_exits_2(tmp_path):
+    p = ktui(str(tmp_path))
+    assert p.returncode == 2 and "is not a ktui workspace" in p.stderr

@@ -1,0 +1,135 @@
+"""The rung ladder on the CPU: every example, and kernels that fail each rung in each way.
+
+The workers are shared (``cpu_pool``): a test that crashes or hangs the candidate worker also shows that the next
+ladder on the same pool runs again.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ktui.results import Status
+
+from .conftest import BAD, ROOT
+
+EXAMPLES = ["vector_add/v1", "vector_add/v2", "softmax/v1", "softmax/v2", "matmul/v1", "matmul/v2"]
+SHORT = {"compile": 180.0, "run": 20.0, "correctness": 120.0, "benchmark": 60.0}
+
+
+def _kernel(ws, key):
+    problem, version = key.split("/")
+    return ws.kernel(ws.root / "kernels" / problem / f"{version}.py")
+
+
+@pytest.fixture(scope="module")
+def examples_ws(tmp_path_factory):
+    import shutil
+
+    from ktui.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("examples")
+    shutil.copytree(ROOT / "references", root / "references")
+    shutil.copytree(ROOT / "kernels", root / "kernels")
+    return Workspace(root)
+
+
+@pytest.mark.parametrize("key", EXAMPLES)
+def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
+    res = ladder_for(examples_ws, seeds=2).run(_kernel(examples_ws, key))
+    by = {r.name: r for r in res.rungs}
+    assert [r.name for r in res.rungs] == ["compile", "run", "correctness", "benchmark"]
+    for name in ("compile", "run", "correctness"):
+        assert by[name].status is Status.OK, (name, by[name].line(), by[name].error)
+    # The CPU never pretends to time anything, and every result says where it ran.
+    assert by["benchmark"].status is Status.SKIPPED
+    assert "not meaningful" in by["benchmark"].summary
+    assert res.device["type"] == "cpu" and res.device["interpreter"] is True
+    # compile cross-compiled the real launch for sm_90a
+    launches = by["compile"].figures["launches"]
+    assert launches and all(rec["target"] == "sm_90a" for rec in launches)
+    # correctness covers every test spec for two seeds, with the six metrics per spec
+    specs = by["correctness"].figures["specs"]
+    assert len(specs) == len(by["correctness"].figures["specs"])
+    assert all(len(s["seeds"]) == 2 for s in specs)
+    for s in specs:
+        for metric in ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine"):
+            assert s[metric] is not None
+        assert s["ok"]
+    assert by["correctness"].summary.startswith("worst=(")
+
+
+def test_cutedsl_example_compiles_then_says_it_needs_a_gpu(examples_ws, ladder_for):
+    pytest.importorskip("cutlass")
+    res = ladder_for(examples_ws).run(_kernel(examples_ws, "vector_add/v3"))
+    comp, run = res.rungs[0], res.rungs[1]
+    assert comp.status is Status.OK and comp.figures["languages"] == ["cutedsl"]
+    assert run.status is Status.FAILED
+    assert "needs a CUDA GPU" in run.error.message
+    assert len(res.rungs) == 2  # a failed run stops the ladder
+
+
+def test_no_tail_mask_fails_correctness_on_the_tail_specs(make_ws, ladder_for):
+    ws = make_ws(["softmax"], {"softmax/v1": BAD / "softmax_no_tail.py"})
+    res = ladder_for(ws, seeds=2).run(_kernel(ws, "softmax/v1"))
+    corr = res.rung("correctness")
+    assert corr.status is Status.FAILED
+    verdicts = {s["label"]: s["ok"] for s in corr.figures["specs"]}
+    # widths up to the block pass; every width past it fails, in both dtypes
+    assert verdicts["(1, 1, fp32)"] and verdicts["(7, 127, fp32)"] and verdicts["(33, 64, bf16)"]
+    for label in ("(1, 129, fp32)", "(5, 257, fp32)", "(3, 1025, bf16)", "(2, 4099, bf16)"):
+        assert verdicts[label] is False, label
+    assert corr.summary.startswith("spec=(")
+    failing = [s for s in corr.figures["specs"] if not s["ok"]]
+    assert all(int(s["label"].split(",")[1]) > 128 for s in failing)
+
+
+@pytest.mark.parametrize("bad, rung, needle", [
+    ("raises.py", "run", "ValueError"),
+    ("syntax_error.py", "compile", "SyntaxError"),
+    ("no_entry.py", "compile", "does not define custom_kernel"),
+    ("dot_too_small.py", "compile", "CompilationError"),
+])
+def test_kernel_errors_fail_their_rung_with_the_exception(make_ws, ladder_for, bad, rung, needle):
+    problem = "matmul" if bad == "dot_too_small.py" else "vector_add"
+    ws = make_ws([problem], {f"{problem}/v1": BAD / bad})
+    res = ladder_for(ws, timeouts=SHORT).run(_kernel(ws, f"{problem}/v1"))
+    failed = res.failed_rung
+    assert failed is not None and failed.name == rung, [r.line() for r in res.rungs]
+    text = failed.error.type + " " + failed.error.message + failed.error.traceback
+    assert needle in text
+    assert res.rungs[-1] is failed  # compile and run failures stop the ladder
+    if bad == "raises.py":
+        assert "boom: this kernel refuses to run" in failed.error.message
+        assert f"kernels/{problem}/v1.py" in failed.error.traceback  # the user's path, not the snapshot's
+
+
+def test_wrong_shape_fails_correctness_naming_the_shapes(make_ws, ladder_for):
+    ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "wrong_shape.py"})
+    res = ladder_for(ws, timeouts=SHORT).run(_kernel(ws, "vector_add/v1"))
+    corr = res.rung("correctness")
+    assert corr.status is Status.FAILED
+    assert "has shape" in corr.summary and "expected" in corr.summary
+
+
+@pytest.mark.parametrize("bad, needle", [
+    ("exits.py", "exit code 3"),
+    ("segfaults.py", "SIGSEGV"),
+    ("hangs.py", "timed out after 6 s"),
+])
+def test_crashing_and_hanging_kernels_fail_and_the_worker_comes_back(make_ws, ladder_for, cpu_pool, bad, needle):
+    """Host code runs first in compile's dry call (in the compiler worker on the CPU, in the candidate on a GPU):
+    the crash or hang fails the rung it happens in, that worker is restarted, and the next version runs."""
+    ws = make_ws(["vector_add"], {"vector_add/v1": BAD / bad, "vector_add/v2": ROOT / "kernels/vector_add/v2.py"})
+    starts = {w.role: w.starts for w in cpu_pool.workers}
+    ladder = ladder_for(ws, timeouts={**SHORT, "compile": 6.0, "run": 6.0})
+    res = ladder.run(_kernel(ws, "vector_add/v1"))
+    failed = res.failed_rung
+    assert failed is not None and failed.name in ("compile", "run")
+    assert needle in failed.error.message, failed.error.message
+    role = "compiler" if failed.name == "compile" else "candidate"
+    assert f"the {role} worker was restarted" in failed.error.message
+    assert {w.role: w.starts for w in cpu_pool.workers}[role] == starts[role] + 1
+    assert res.rungs[-1] is failed
+    # the same pool runs a good kernel right after
+    good = ladder_for(ws, timeouts=SHORT).run(_kernel(ws, "vector_add/v2"))
+    assert good.ok, [r.line() for r in good.rungs]

@@ -1,0 +1,123 @@
+"""Accuracy metrics against values computed by hand."""
+
+import math
+
+import pytest
+import torch
+
+from ktui.engine import metrics
+from ktui.engine.tensors import poison_, poisoned_mask
+from ktui.tolerance import Tolerance, resolve
+
+
+def test_known_psnr_mse_and_errors():
+    ref = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    out = torch.tensor([1.0, 2.0, 3.0, 4.5])
+    m = metrics.error_metrics(out, ref)
+    # mse = 0.5^2 / 4 = 0.0625; peak = 4; psnr = 10 log10(16 / 0.0625) = 10 log10(256) = 24.0824 dB
+    assert m["mse"] == pytest.approx(0.0625)
+    assert m["rmse"] == pytest.approx(0.25)
+    assert m["psnr_db"] == pytest.approx(24.08239965, abs=1e-6)
+    assert m["max_abs_err"] == pytest.approx(0.5)
+    assert m["max_rel_err"] == pytest.approx(0.125)
+    assert m["worst_index"] == [3]
+    # rel L2 = 0.5 / sqrt(1 + 4 + 9 + 16) = 0.5 / sqrt(30)
+    assert m["rel_l2_err"] == pytest.approx(0.5 / math.sqrt(30))
+
+
+def test_known_cosine():
+    ref = torch.tensor([1.0, 0.0])
+    out = torch.tensor([1.0, 1.0])
+    # cos 45 degrees
+    assert metrics.error_metrics(out, ref)["cosine"] == pytest.approx(1 / math.sqrt(2))
+    assert metrics.error_metrics(-ref, ref)["cosine"] == pytest.approx(-1.0)
+
+
+def test_exact_match_is_infinite_psnr_and_unit_cosine():
+    x = torch.randn(100)
+    m = metrics.error_metrics(x.clone(), x)
+    assert m["psnr_db"] == math.inf and m["mse"] == 0 and m["cosine"] == pytest.approx(1.0)
+
+
+def test_zero_output_against_nonzero_reference_has_cosine_zero_not_nan():
+    ref = torch.full((1000,), 4e-6)
+    m = metrics.error_metrics(torch.zeros(1000), ref)
+    assert m["cosine"] == 0.0
+    assert m["rel_l2_err"] == pytest.approx(1.0)
+    v = metrics.verdict(torch.zeros(1000), ref, resolve("bfloat16", None))
+    assert not v["ok"] and "cosine" in v["reason"]
+
+
+def test_nan_in_output_makes_figures_nan_and_fails_allclose():
+    ref = torch.ones(10)
+    out = torch.ones(10)
+    out[7] = float("nan")
+    v = metrics.verdict(out, ref, Tolerance("allclose", atol=1.0, rtol=1.0))
+    assert math.isnan(v["max_abs_err"]) and math.isnan(v["mse"])
+    assert v["nan_count"] == 1 and v["nonfinite_mismatch"] == 1
+    assert not v["ok"] and "[7]" in v["reason"]
+
+
+def test_matching_nan_and_inf_count_as_equal():
+    ref = torch.tensor([float("nan"), float("inf"), 1.0])
+    out = torch.tensor([float("nan"), float("inf"), 1.0])
+    v = metrics.verdict(out, ref, resolve("float32", None))
+    assert v["ok"], v["reason"]
+    assert v["max_abs_err"] == 0.0
+
+
+def test_allclose_verdict_names_worst_element():
+    ref = torch.zeros(3, 4)
+    out = ref.clone()
+    out[2, 1] = 1e-3
+    v = metrics.verdict(out, ref, Tolerance("allclose", atol=1e-5, rtol=1e-5))
+    assert not v["ok"]
+    assert v["outside_tol"] == 1
+    assert "[2, 1]" in v["reason"]
+    ok = metrics.verdict(ref + 1e-6, ref, Tolerance("allclose", atol=1e-5, rtol=1e-5))
+    assert ok["ok"] and ok["score"] == pytest.approx(0.1, rel=1e-3)
+
+
+def test_unwritten_elements_are_counted_from_the_poison_pattern():
+    for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int32):
+        out = torch.empty(2, 129, dtype=dtype)
+        poison_(out)
+        out[:, :128] = 1
+        mask = poisoned_mask(out)
+        assert int(mask.sum()) == 2, dtype
+        assert bool(mask[0, 128]) and bool(mask[1, 128])
+    out = torch.empty(2, 129)
+    poison_(out)
+    out[:, :128] = 1
+    v = metrics.verdict(out, torch.ones(2, 129), resolve("float32", None), poisoned_mask(out))
+    assert not v["ok"] and v["unwritten"] == 2
+    assert v["reason"].startswith("2 elements unwritten at [0, 128]")
+
+
+def test_a_computed_nan_is_not_mistaken_for_unwritten():
+    out = torch.zeros(4) / torch.zeros(4)  # canonical NaNs produced by arithmetic
+    assert int(poisoned_mask(out).sum()) == 0
+
+
+def test_low_precision_verdict_uses_psnr_and_cosine():
+    torch.manual_seed(0)
+    ref = torch.randn(4096, dtype=torch.float64)
+    good = ref.to(torch.bfloat16)  # one bf16 rounding: ~59 dB and up
+    v = metrics.verdict(good, ref, resolve("bfloat16", None))
+    assert v["ok"] and v["psnr_db"] > 50
+    noisy = (ref + 0.05 * torch.randn(4096, dtype=torch.float64)).to(torch.bfloat16)
+    bad = metrics.verdict(noisy, ref, resolve("bfloat16", None))
+    assert not bad["ok"] and "psnr_db" in bad["reason"]
+
+
+def test_integer_outputs_compare_exactly():
+    ref = torch.arange(10, dtype=torch.int32)
+    out = ref.clone()
+    out[3] += 1
+    v = metrics.verdict(out, ref, resolve("int32", None))
+    assert not v["ok"] and v["outside_tol"] == 1
+
+
+def test_shape_mismatch_raises():
+    with pytest.raises(ValueError, match="shape"):
+        metrics.error_metrics(torch.zeros(3), torch.zeros(4))

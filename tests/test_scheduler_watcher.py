@@ -1,0 +1,91 @@
+"""The run queue (latest save wins, nothing dropped) and the file watcher (debounced, fast)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from ktui.events import EventBus, QueueChanged
+from ktui.scheduler import Scheduler
+from ktui.watcher import Watcher
+from ktui.workspace import KernelRef
+
+
+def test_saves_during_a_run_queue_once_and_the_running_file_runs_again(make_ws):
+    ws = make_ws(["vector_add"])
+    a, b = ws.versions("vector_add")[:2]
+    gate = threading.Event()
+    ran: list[tuple[str, str]] = []
+
+    def run(k: KernelRef):
+        ran.append((k.key, k.path.read_text()))
+        if len(ran) == 1:
+            gate.wait(10)
+
+    bus = EventBus()
+    waiting_seen: list[tuple[str, ...]] = []
+    bus.subscribe(lambda ev: waiting_seen.append(ev.waiting) if isinstance(ev, QueueChanged) else None)
+    s = Scheduler(run, bus)
+    s.start()
+    try:
+        s.submit(a)
+        deadline = time.monotonic() + 5
+        while s.running != a.key and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # While `a` runs: two saves of b and one of a arrive.
+        b.path.write_text("# b, first save\n")
+        s.submit(b)
+        b.path.write_text("# b, second save\n")
+        s.submit(b)
+        a.path.write_text("# a, saved during its own run\n")
+        s.submit(a)
+        assert s.waiting == (b.key, a.key)  # b once, a queued again behind it
+        gate.set()
+        assert s.wait_idle(10)
+    finally:
+        s.stop()
+    assert [key for key, _ in ran] == [a.key, b.key, a.key]
+    assert ran[1][1] == "# b, second save\n"  # the latest content of b ran
+    assert ran[2][1] == "# a, saved during its own run\n"
+    assert (b.key, a.key) in waiting_seen  # the screen was told what waits
+
+
+def test_watcher_reports_a_save_once_within_half_a_second(make_ws):
+    ws = make_ws(["vector_add"])
+    seen: list[tuple[str, float]] = []
+    w = Watcher(ws, lambda p, deleted: seen.append((p.name, time.monotonic())), debounce_s=0.1)
+    w.start()
+    try:
+        time.sleep(0.3)
+        path = ws.root / "kernels/vector_add/v1.py"
+        t0 = time.monotonic()
+        for i in range(5):  # an editor's burst of writes
+            path.write_text(path.read_text() + f"# {i}\n")
+        (ws.root / "kernels/vector_add/notes.txt").write_text("not python\n")
+        deadline = time.monotonic() + 3
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.4)
+    finally:
+        w.stop()
+    assert [name for name, _ in seen] == ["v1.py"]
+    assert seen[0][1] - t0 < 0.5
+
+
+def test_watcher_sees_atomic_rename_saves(make_ws):
+    ws = make_ws(["vector_add"])
+    seen = []
+    w = Watcher(ws, lambda p, deleted: seen.append((p.name, deleted)), debounce_s=0.05)
+    w.start()
+    try:
+        time.sleep(0.3)
+        tmp = ws.root / "kernels/vector_add/.v2.py.swp"
+        tmp.write_text("def custom_kernel(d):\n    return d\n")
+        tmp.replace(ws.root / "kernels/vector_add/v2.py")
+        deadline = time.monotonic() + 3
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+    finally:
+        w.stop()
+    assert ("v2.py", False) in seen

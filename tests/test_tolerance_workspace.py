@@ -1,0 +1,58 @@
+"""The tolerance policy and the workspace layout."""
+
+import pytest
+
+from ktui.tolerance import resolve
+from ktui.workspace import Workspace, WorkspaceError
+
+
+def test_defaults_by_precision():
+    assert resolve("float32", None).mode == "allclose"
+    assert resolve("bfloat16", None).mode == "psnr"
+    assert resolve("int64", None).mode == "exact"
+    assert resolve("float8_e4m3fnuz", None).mode == "psnr"  # no own default: falls back by class
+
+
+def test_overrides_and_bad_fields():
+    t = resolve("float32", {"float32": {"atol": 1e-3}})
+    assert t.atol == 1e-3 and t.rtol == 1e-5
+    t = resolve("bfloat16", {"bfloat16": {"min_psnr_db": 50}})
+    assert t.min_psnr_db == 50 and t.mode == "psnr"
+    with pytest.raises(ValueError, match="unknown field"):
+        resolve("float32", {"float32": {"atool": 1}})
+
+
+def test_workspace_discovery_and_versions(make_ws):
+    ws = make_ws(["vector_add"])
+    assert ws.problems() == ["vector_add"]
+    assert [k.version for k in ws.versions("vector_add")] == ["v1", "v2", "v3"]
+    k = ws.kernel(ws.root / "kernels/vector_add/v2.py")
+    assert (k.problem, k.version) == ("vector_add", "v2")
+    assert Workspace.find(ws.root / "kernels/vector_add/v2.py").root == ws.root
+    assert ws.classify(ws.root / "kernels/vector_add/v9.py") == ("vector_add", "v9")
+    assert ws.classify(ws.root / "references/vector_add.py") == ("vector_add", None)
+    assert ws.classify(ws.root / "kernels/vector_add/notes.txt") is None
+
+
+def test_versions_sort_numerically(make_ws):
+    ws = make_ws(["vector_add"], {"vector_add/v10": "x = 1\n", "vector_add/v9": "x = 1\n"})
+    assert [k.version for k in ws.versions("vector_add")][-2:] == ["v9", "v10"]
+    assert ws.next_version_name("vector_add") == "v11"
+
+
+def test_new_version_copies_to_next_free_name(make_ws):
+    ws = make_ws(["vector_add"])
+    src = ws.kernel(ws.root / "kernels/vector_add/v1.py")
+    new = ws.new_version(src)
+    assert new.version == "v4"
+    assert new.path.read_text() == src.path.read_text()
+
+
+def test_errors_name_the_problem(make_ws, tmp_path):
+    ws = make_ws(["vector_add"], {"nope/v1": "x = 1\n"})
+    with pytest.raises(WorkspaceError, match="unknown problem 'nope'"):
+        ws.kernel(ws.root / "kernels/nope/v1.py")
+    with pytest.raises(WorkspaceError, match="not a ktui workspace"):
+        Workspace(tmp_path)
+    with pytest.raises(WorkspaceError, match="no ktui workspace"):
+        Workspace.find(tmp_path)

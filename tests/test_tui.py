@@ -1,0 +1,176 @@
+"""The TUI driven as a user drives it: Textual's Pilot presses keys while real files are saved and real workers run
+the ladder on the CPU; and a snapshot of the main screen."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+
+import pytest
+
+from ktui.ladder import LadderOptions
+from ktui.results import ErrorInfo, LadderResult, RungResult, Status
+from ktui.session import Session
+from ktui.store import ResultStore
+from ktui.tui.app import KtuiApp
+from ktui.tui.messages import LadderUpdate
+from ktui.tui.widgets import AccuracyTable, KernelTree, LadderTable, TimingsTable
+
+from .conftest import ROOT
+
+FAST = LadderOptions(seeds=1, timeouts={"compile": 120.0, "run": 60.0, "correctness": 60.0, "benchmark": 60.0})
+
+
+async def wait_for(pilot, predicate, timeout: float = 90.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.fixture
+def session_ws(make_ws):
+    ws = make_ws(["vector_add"], {"vector_add/v1": ROOT / "kernels/vector_add/v1.py",
+                                  "vector_add/v2": ROOT / "kernels/vector_add/v2.py"})
+    session = Session(ws, "cpu", options=FAST, debounce_s=0.05)
+    session.start()
+    for w in session.pool.workers:
+        w.ensure_ready()
+    yield ws, session
+    session.stop()
+
+
+def cell_text(table, row: str, col: str) -> str:
+    return str(table.get_cell(row, col))
+
+
+def test_saving_a_file_reruns_its_ladder_and_the_tables_update(session_ws):
+    ws, session = session_ws
+    seen: list[LadderUpdate] = []
+
+    async def go():
+        app = KtuiApp(ws, session=session)
+        async with app.run_test(size=(100, 30), message_hook=lambda m: seen.append(m)
+                                if isinstance(m, LadderUpdate) else None) as pilot:
+            await pilot.pause(0.3)
+            ladder = app.query_one(LadderTable)
+            assert app.selected.key == "vector_add/v1"
+            assert cell_text(ladder, "compile", "status") == "-"  # never run in this workspace
+            path = ws.root / "kernels/vector_add/v1.py"
+            text = path.read_text() + "\n# saved by the test\n"
+            path.write_text(text)
+            await wait_for(pilot, lambda: (r := app.states["vector_add/v1"].result) is not None
+                           and r.source_sha256 == sha(text), what="the ladder after the save")
+            await pilot.pause(0.2)
+            for rung in ("compile", "run", "correctness"):
+                assert cell_text(ladder, rung, "status") == "ok"
+            assert cell_text(ladder, "benchmark", "status") == "skipped"
+            acc = app.query_one(AccuracyTable)
+            assert acc.row_count == 8
+            assert cell_text(acc, "(300007,)", "ok") == "ok"
+            tree = app.query_one(KernelTree)
+            assert "✓" in str(tree._leaves["vector_add/v1"].label)
+            assert "not run" in str(tree._leaves["vector_add/v2"].label)
+            timings = app.query_one(TimingsTable)
+            assert timings.row_count == 2  # one row per version; the CPU has no times
+            kinds = [type(m.event).__name__ for m in seen]
+            assert kinds[0] == "LadderStarted" and kinds[-1] == "LadderFinished"
+            assert kinds.count("RungFinished") == 4
+
+    asyncio.run(go())
+
+
+def test_two_quick_saves_run_the_latest_content(session_ws):
+    ws, session = session_ws
+
+    async def go():
+        app = KtuiApp(ws, session=session)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause(0.3)
+            path = ws.root / "kernels/vector_add/v2.py"
+            good = path.read_text()
+            wrong = good.replace("a + b", "a - b")
+            assert wrong != good
+            latest = good + "\n# the second save\n"
+            path.write_text(wrong)
+            path.write_text(latest)
+            await wait_for(pilot, lambda: (r := app.states["vector_add/v2"].result) is not None
+                           and r.source_sha256 == sha(latest), what="the latest save's result")
+            res = app.states["vector_add/v2"].result
+            assert res.ok, [r.line() for r in res.rungs]
+            assert session.scheduler.wait_idle(30)
+
+    asyncio.run(go())
+
+
+def test_keys_select_versions_queue_a_rerun_and_copy_a_version(session_ws):
+    ws, session = session_ws
+
+    async def go():
+        app = KtuiApp(ws, session=session)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause(0.3)
+            assert app.selected.key == "vector_add/v1"
+            await pilot.press("right_square_bracket")
+            assert app.selected.key == "vector_add/v2"
+            await pilot.press("left_square_bracket")
+            assert app.selected.key == "vector_add/v1"
+            await pilot.press("r")
+            await wait_for(pilot, lambda: app.states["vector_add/v1"].result is not None, what="rerun")
+            await pilot.press("n")
+            assert (ws.root / "kernels/vector_add/v3.py").read_text() == (ws.root / "kernels/vector_add/v1.py").read_text()
+            assert app.selected.key == "vector_add/v3"
+            # the watcher runs the new file
+            await wait_for(pilot, lambda: app.states["vector_add/v3"].result is not None, what="the new version")
+            assert app.states["vector_add/v3"].result.ok
+            assert session.scheduler.wait_idle(30)
+
+    asyncio.run(go())
+
+
+def _result(version: str, ok: bool) -> LadderResult:
+    specs = [{"label": f"({n},)", "spec": {"n": n}, "ok": ok or n < 129, "seeds": [11, 12], "worst_seed": 12,
+              "max_abs_err": 2.38e-07 if (ok or n < 129) else float("nan"), "max_rel_err": 5.96e-08,
+              "mse": 1.1e-15, "rmse": 3.3e-08, "psnr_db": 164.2, "cosine": 1.0, "nan_count": 0, "inf_count": 0,
+              "unwritten": 0 if (ok or n < 129) else 1, "worst_index": [n - 1]} for n in (1, 127, 129, 1025)]
+    corr = (RungResult("correctness", Status.OK, 0.05, "worst=(1025,) max_abs_err=2.38e-07 max_rel_err=5.96e-08 "
+                       "psnr_db=164.2 cosine=1", {"specs": specs})
+            if ok else
+            RungResult("correctness", Status.FAILED, 0.05, "spec=(129,) seed=12: 1 element unwritten at [128]; "
+                       "max_abs_err=nan", {"specs": specs},
+                       error=ErrorInfo("CorrectnessError", "spec=(129,) seed=12: 1 element unwritten at [128]")))
+    bench = RungResult("benchmark", Status.OK, 2.1, "(268435456,): 741.3 us (IQR 1.8), ref 741.7 us, 1.00x, "
+                       "4346 GB/s (102% SOL)", {"specs": [{"label": "(268435456,)", "median_us": 741.25,
+                                                           "iqr_us": 1.8, "ref_median_us": 741.66,
+                                                           "speedup": 1.0005, "gbps": 4346.0, "sol_pct": 102.3}]})
+    rungs = [RungResult("compile", Status.OK, 0.61, "triton: add_kernel(w=4,s=3)"),
+             RungResult("run", Status.OK, 0.02, "8 calls ok on 4 specs, first 0.00869 s, total 0.0512 s"), corr]
+    if ok:
+        rungs.append(bench)
+    return LadderResult("vector_add", version, f"kernels/vector_add/{version}.py",
+                        {"type": "cuda", "name": "NVIDIA H200", "capability": [9, 0]}, rungs,
+                        source_sha256="ab" * 32, reference_sha256="cd" * 32, started_at=0.0, seconds=3.2)
+
+
+def test_main_screen_snapshot(tmp_path, snap_compare):
+    """What you should see at 100x30: the tree with v1 passing (1.00x), v2 failing correctness and v3 never run;
+    v1 selected with its four rungs ok, its accuracy table per spec, and the chat pane's placeholder."""
+    import shutil
+
+    from ktui.workspace import Workspace
+
+    root = tmp_path / "demo"
+    (root / "references").mkdir(parents=True)
+    shutil.copy(ROOT / "references/vector_add.py", root / "references")
+    shutil.copytree(ROOT / "kernels/vector_add", root / "kernels/vector_add")
+    ws = Workspace(root)
+    store = ResultStore(ws)
+    store.save(_result("v1", ok=True))
+    store.save(_result("v2", ok=False))
+    assert snap_compare(KtuiApp(ws, start_session=False), terminal_size=(100, 30))
