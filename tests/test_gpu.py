@@ -1,0 +1,74 @@
+"""On a CUDA GPU: every example passes every rung, and CUDA faults and GPU hangs fail their rung while the worker
+comes back. Skipped without a GPU (run them with `bash benchmarks/h200.sh tests`)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from ktui.ladder import Ladder, LadderOptions, WorkerPool
+from ktui.results import Status
+from ktui.workspace import Workspace
+
+from .conftest import BAD, ROOT
+
+pytestmark = pytest.mark.gpu
+EXAMPLES = ["vector_add/v1", "vector_add/v2", "vector_add/v3", "softmax/v1", "softmax/v2", "matmul/v1", "matmul/v2"]
+
+
+@pytest.fixture(scope="module")
+def gpu_ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gpu")
+    shutil.copytree(ROOT / "references", root / "references")
+    shutil.copytree(ROOT / "kernels", root / "kernels")
+    for name, problem in (("illegal_address.py", "vector_add"), ("gpu_spin.py", "vector_add")):
+        shutil.copy(BAD / name, root / "kernels" / problem / f"bad_{name}")
+    return Workspace(root)
+
+
+@pytest.fixture(scope="module")
+def gpu_pool(gpu_ws):
+    pool = WorkerPool(gpu_ws, "cuda")
+    pool.start()
+    yield pool
+    pool.stop()
+
+
+def _k(ws, key):
+    problem, version = key.split("/")
+    return ws.kernel(ws.root / "kernels" / problem / f"{version}.py")
+
+
+@pytest.mark.parametrize("key", EXAMPLES)
+def test_every_example_passes_every_rung_on_the_gpu(gpu_ws, gpu_pool, key):
+    if key.endswith("v3"):
+        pytest.importorskip("cutlass")
+    res = Ladder(gpu_ws, gpu_pool).run(_k(gpu_ws, key))
+    assert [r.status for r in res.rungs] == [Status.OK] * 4, [r.line() for r in res.rungs]
+    assert res.device["type"] == "cuda" and res.device["interpreter"] is False
+    bench = res.rung("benchmark").figures["specs"]
+    assert all(s["median_us"] > 0 and s["speedup"] > 0 for s in bench)
+
+
+def test_illegal_address_fails_run_and_the_worker_restarts(gpu_ws, gpu_pool):
+    starts = gpu_pool.candidate.starts
+    lad = Ladder(gpu_ws, gpu_pool)
+    res = lad.run(_k(gpu_ws, "vector_add/bad_illegal_address"))
+    run = res.rung("run")
+    assert run is not None and run.status is Status.FAILED, [r.line() for r in res.rungs]
+    assert "illegal memory access" in run.error.message.lower() or "illegal address" in run.error.message.lower()
+    assert gpu_pool.candidate.starts == starts + 1
+    assert lad.run(_k(gpu_ws, "vector_add/v1")).ok
+
+
+def test_gpu_hang_times_out_and_the_worker_restarts(gpu_ws, gpu_pool):
+    starts = gpu_pool.candidate.starts
+    lad = Ladder(gpu_ws, gpu_pool, options=LadderOptions(timeouts={"compile": 60.0, "run": 8.0,
+                                                                   "correctness": 60.0, "benchmark": 60.0}))
+    res = lad.run(_k(gpu_ws, "vector_add/bad_gpu_spin"))
+    run = res.rung("run")
+    assert run is not None and run.status is Status.FAILED, [r.line() for r in res.rungs]
+    assert "timed out after 8 s" in run.error.message
+    assert gpu_pool.candidate.starts == starts + 1
+    assert Ladder(gpu_ws, gpu_pool).run(_k(gpu_ws, "vector_add/v2")).ok
