@@ -16,6 +16,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# The foundation issue's performance targets on an H200, checked when the benchmark rung ran.
+TARGETS = {
+    "vector_add/v2": ("gbps", 3500.0, "GB/s at 2^28 fp32 elements"),
+    "matmul/v2": ("speedup", 0.6, "x torch's speed at 4096^3 bf16"),
+}
 sys.path.insert(0, str(ROOT))
 
 from ktui.workspace import Workspace  # noqa: E402
@@ -33,6 +38,7 @@ def main() -> int:
         out.mkdir(parents=True, exist_ok=True)
     rows = []
     bad = 0
+    checks = []
     for k in ws.all_versions():
         if args.only and k.key not in args.only.split(","):
             continue
@@ -55,6 +61,11 @@ def main() -> int:
         rows.append((k.key, res["device"].get("name", "?"), verdicts, corr.get("summary", ""),
                      bench.get("summary", "") if bench.get("status") == "ok" else bench.get("status", "-"),
                      f"{wall:.1f}s"))
+        if k.key in TARGETS and bench.get("status") == "ok":
+            field, floor, what = TARGETS[k.key]
+            value = min(s.get(field) or 0.0 for s in bench["specs"])
+            checks.append(f"{'PASS' if value >= floor else 'FAIL'} {k.key}: {value:.2f} {what} (target >= {floor:g})")
+            bad += value < floor
         failed = [r for r in res["rungs"] if r["status"] == "FAILED"]
         for r in failed:
             print(f"--- {k.key} [{r['name']}] {r.get('summary') or r.get('error', {}).get('message', '')}")
@@ -66,6 +77,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+    for c in checks:
+        print(c)
     return 1 if bad else 0
 
 

@@ -15,8 +15,8 @@ def ref_kernel(data: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
     return a + b
 
 
-# Tails around the usual block sizes (127/129, 1023/1025), 1, primes, and one large size.
-tests = [{"n": n} for n in (1, 127, 129, 1023, 1025, 4099, 65_537, 300_007)]
+# Tails around the usual block sizes (127/129, 1023/1025), 1, and primes (4099, 65537).
+tests = [{"n": n} for n in (1, 127, 129, 1023, 1025, 4099, 65_537)]
 benchmarks = [{"n": 1 << 28}]
 
 # out = a + b is a single rounding: fp32 results must match to a few ulp.

@@ -72,8 +72,8 @@ def test_saving_a_file_reruns_its_ladder_and_the_tables_update(session_ws):
                 assert cell_text(ladder, rung, "status") == "ok"
             assert cell_text(ladder, "benchmark", "status") == "skipped"
             acc = app.query_one(AccuracyTable)
-            assert acc.row_count == 8
-            assert cell_text(acc, "(300007,)", "ok") == "ok"
+            assert acc.row_count == 7
+            assert cell_text(acc, "(65537,)", "ok") == "ok"
             tree = app.query_one(KernelTree)
             assert "✓" in str(tree._leaves["vector_add/v1"].label)
             assert "not run" in str(tree._leaves["vector_add/v2"].label)
