@@ -133,3 +133,54 @@ def test_crashing_and_hanging_kernels_fail_and_the_worker_comes_back(make_ws, la
     # the same pool runs a good kernel right after
     good = ladder_for(ws, timeouts=SHORT).run(_kernel(ws, "vector_add/v2"))
     assert good.ok, [r.line() for r in good.rungs]
+
+
+FILL_REFERENCE = '''
+import torch
+
+def generate_input(seed, n):
+    x = torch.randn(n)
+    out = torch.empty(n)          # the output buffer lives in data: ktui fills it with NaN before each call
+    return x, out
+
+def ref_kernel(data):
+    x, out = data
+    return x * 2
+
+tests = [{"n": n} for n in (1, 129, 1025)]
+outputs = (1,)
+'''
+
+FILL_KERNEL = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def twice(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < tl.minimum(n, LIMIT)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+LIMIT = tl.constexpr({limit})
+
+def custom_kernel(data):
+    x, out = data
+    twice[(1,)](x, out, x.numel(), BLOCK=2048)
+    return out
+'''
+
+
+def test_declared_output_buffers_are_poisoned_and_unwritten_elements_counted(make_ws, ladder_for):
+    ws = make_ws([], {"fill/v1": FILL_KERNEL.format(limit=128), "fill/v2": FILL_KERNEL.format(limit=4096)})
+    (ws.root / "references" / "fill.py").write_text(FILL_REFERENCE)
+    lad = ladder_for(ws, seeds=2, seed=5)
+    bad = lad.run(_kernel(ws, "fill/v1"))
+    corr = bad.rung("correctness")
+    assert corr.status is Status.FAILED
+    by = {s["label"]: s for s in corr.figures["specs"]}
+    assert by["(1,)"]["ok"] and by["(1,)"]["unwritten"] == 0
+    assert by["(129,)"]["unwritten"] == 1 and by["(129,)"]["worst_index"] == [128]
+    assert by["(1025,)"]["unwritten"] == 1025 - 128
+    assert "unwritten at [128]" in corr.summary
+    good = lad.run(_kernel(ws, "fill/v2"))
+    assert good.ok, [r.line() for r in good.rungs]

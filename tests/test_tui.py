@@ -174,3 +174,26 @@ def test_main_screen_snapshot(tmp_path, snap_compare):
     store.save(_result("v1", ok=True))
     store.save(_result("v2", ok=False))
     assert snap_compare(KtuiApp(ws, start_session=False), terminal_size=(100, 30))
+
+
+def test_every_action_is_in_the_command_palette(tmp_path):
+    import shutil
+
+    from ktui.workspace import Workspace
+
+    root = tmp_path / "ws"
+    (root / "references").mkdir(parents=True)
+    shutil.copy(ROOT / "references/vector_add.py", root / "references")
+    shutil.copytree(ROOT / "kernels/vector_add", root / "kernels/vector_add")
+
+    async def go():
+        app = KtuiApp(Workspace(root), start_session=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            titles = {c.title for c in app.get_system_commands(app.screen)}
+            assert {"Rerun", "Run all versions", "Next version", "Previous version", "New version", "Quit"} <= titles
+            footer_keys = {b.key for b in app.BINDINGS}
+            assert {"r", "a", "right_square_bracket", "left_square_bracket", "n", "q"} <= footer_keys
+            await pilot.press("right_square_bracket")
+            assert app.selected.key == "vector_add/v2"
+
+    asyncio.run(go())
