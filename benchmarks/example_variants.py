@@ -79,7 +79,7 @@ def main() -> None:
             kern[(triton.cdiv(n, block),)](a, b, out, n, BLOCK=block, num_warps=warps)
         fn()
         assert torch.equal(out, ref)
-        med = bench(fn)["median_us"]
+        med = bench(fn)[0]["median_us"]
         print(f"  {kern.__name__} BLOCK={block:5d} warps={warps:2d}: {med:8.1f} us {12 * n / med / 1e3:6.0f} GB/s")
     del a, b, out, ref
     for dtype in (torch.float32, torch.bfloat16):
@@ -96,7 +96,7 @@ def main() -> None:
         for name, fn in variants:
             fn()
             err = (o.float() - ref.float()).abs().max().item()
-            med = bench(fn)["median_us"]
+            med = bench(fn)[0]["median_us"]
             print(f"  {name:28s}: {med:8.1f} us {nbytes / med / 1e3:6.0f} GB/s  max err {err:.2e}")
 
 

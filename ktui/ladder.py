@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from ktui.events import EventBus, LadderFinished, LadderStarted, RungFinished, RungStarted, WorkerState
 from ktui.results import RUNG_ORDER, STOPPING_RUNGS, ErrorInfo, LadderResult, RungResult, Status, fmt, json_float
+from ktui.scan import scan_source
 from ktui.store import ResultStore, Snapshots
 from ktui.worker.client import WorkerError, WorkerProcess
 from ktui.workspace import KernelRef, Workspace
@@ -34,6 +35,9 @@ class LadderOptions:
     seeds: int = 2
     seed: int | None = None
     rungs: tuple[str, ...] = RUNG_ORDER
+    distributions: bool = True  # one extra case per spec for each input distribution the problem allows
+    layouts: bool = True  # transposed / offset / expanded inputs on the largest specs (unless contiguous_only)
+    repeat: bool = True  # the first case of each spec runs twice on identical inputs (nondeterminism)
     timeouts: dict[str, float] = field(
         default_factory=lambda: {"compile": 240.0, "run": 120.0, "correctness": 300.0, "benchmark": 600.0}
     )
@@ -158,6 +162,7 @@ class Ladder:
                                        rungs=rungs))
         ctx.out_dir = Path(tempfile.mkdtemp(prefix="ktui-out-", dir=_tmp_root()))
         self._current = ctx
+        self._ensure_clean()
         try:
             for name in rungs:
                 self.bus.publish(RungStarted(key=kernel.key, run_id=run_id, rung=name))
@@ -171,6 +176,9 @@ class Ladder:
             if ctx.prepare is not None:
                 ctx.prepare.cancel()
             self._current = None
+            if ctx.tampered:
+                for w in {id(w): w for w in (self.pool.candidate, self.pool.compiler)}.values():
+                    w.restart(f"{kernel.key} patched {', '.join(ctx.tampered[:3])}")
         hello = self.pool.candidate.last_hello
         if hello:
             result.device = dict(hello.get("device", result.device))
@@ -185,6 +193,20 @@ class Ladder:
                 pass  # the result is still published; a full disk must not stop the session
         self.bus.publish(LadderFinished(key=result.key, run_id=run_id, result=result))
         return result
+
+    def _ensure_clean(self) -> None:
+        """Replace any candidate-side worker that candidate code has patched (cases.md poisoned-worker): a check must
+        never run where an earlier version left hooks. Verdicts are the judge's anyway; this protects timings and
+        the inputs every later version sees."""
+        for w in {id(w): w for w in (self.pool.candidate, self.pool.compiler)}.values():
+            if w.hello is None:
+                continue
+            try:
+                dirty = w.call("integrity", {}, timeout_s=30).get("tampered", [])
+            except WorkerError:
+                continue  # it restarted itself; a fresh worker is clean
+            if dirty:
+                w.restart(f"patched by an earlier version: {', '.join(dirty[:3])}")
 
     def _base_seed(self) -> int:
         return self.options.seed if self.options.seed is not None else random.SystemRandom().randrange(1, 2**31 - 64)
@@ -229,12 +251,16 @@ class Ladder:
         t = self.options.timeouts
         desc = self.pool.judge.call("describe", self._params(ctx), timeout_s=t["compile"])
         ctx.describe = desc
-        ctx.cases = [{"spec_index": i, "seed": ctx.seed + s} for i in range(len(desc["tests"]))
-                     for s in range(self.options.seeds)]
+        ctx.cases = make_cases(desc, self.options, ctx.seed)
         # The judge prepares the references while the candidate compiles.
         params = self._params(ctx, cases=ctx.cases)
         ctx.prepare = self._exec.submit(self.pool.judge.call, "prepare", params, t["correctness"])
+        findings = scan_source(ctx.kernel_snap.read_text(errors="replace"))
         res = self.pool.compiler.call("compile", self._params(ctx, seed=ctx.seed), timeout_s=t["compile"])
+        configs = int(res.get("autotune_configs") or 0)
+        if configs > 1:  # every autotune config is checked alone, on its own inputs and output
+            ctx.cases += [{"spec_index": i, "seed": ctx.seed, "config": c}
+                          for c in range(1, configs) for i in range(len(desc["tests"]))]
         launches = res.get("launches", [])
         names = []
         for rec in launches:
@@ -248,9 +274,13 @@ class Ladder:
         summary = f"{langs}: {', '.join(names) or 'no launches'}"
         if any("sm_90a" in x for x in targets):
             summary += " [sm_90a]"
+        if configs > 1:
+            summary += f" autotune: {configs} configs"
         figures = {"languages": res.get("languages", []), "launches": launches, "import_s": res.get("import_s"),
-                   "compile_s": res.get("compile_s")}
-        return RungResult("compile", Status.OK, summary=summary, figures=figures, warnings=res.get("warnings", []))
+                   "compile_s": res.get("compile_s"), "autotune_configs": configs,
+                   "scan": [{"kind": f.kind, "line": f.line, "text": f.text} for f in findings]}
+        warnings = [f.message() for f in findings] + res.get("warnings", [])
+        return RungResult("compile", Status.OK, summary=summary, figures=figures, warnings=warnings)
 
     def _rung_run(self, ctx: "_Context") -> RungResult:
         if ctx.cases is None:
@@ -258,12 +288,19 @@ class Ladder:
         res = self.pool.candidate.call("execute", self._params(ctx, cases=ctx.cases, out_dir=str(ctx.out_dir)),
                                        timeout_s=self.options.timeouts["run"])
         ctx.executed = res["cases"]
-        secs = [c["seconds"] for c in ctx.executed]
-        summary = f"{len(secs)} calls ok on {len(ctx.describe['tests'])} specs, first {fmt(secs[0])} s, " \
+        ctx.tampered = list(res.get("tampered", []))
+        secs = [c["seconds"] for c in ctx.executed if "seconds" in c]
+        n_specs = len(ctx.describe["tests"])
+        summary = f"{len(ctx.executed)} cases ok on {n_specs} specs, first {fmt(secs[0])} s, " \
                   f"total {fmt(sum(secs))} s" if secs else "no calls"
-        return RungResult("run", Status.OK, summary=summary,
-                          figures={"calls": len(secs), "first_call_s": secs[0] if secs else None,
-                                   "total_s": sum(secs), "seeds": sorted({c["seed"] for c in ctx.cases})})
+        warnings = []
+        if ctx.tampered:
+            warnings.append(f"this version patched {', '.join(ctx.tampered[:5])}: the worker is replaced before "
+                            "the next check")
+        return RungResult("run", Status.OK, summary=summary, warnings=warnings,
+                          figures={"calls": len(ctx.executed), "first_call_s": secs[0] if secs else None,
+                                   "total_s": sum(secs), "seeds": sorted({c["seed"] for c in ctx.cases}),
+                                   "tampered": ctx.tampered})
 
     def _rung_correctness(self, ctx: "_Context") -> RungResult:
         if ctx.executed is None:
@@ -289,13 +326,48 @@ class Ladder:
                               figures={"reason": "no benchmarks"})
         t = self.options.timeouts["benchmark"]
         idx = list(range(len(desc["benchmarks"])))
-        cand = self.pool.candidate.call("benchmark", self._params(ctx, spec_indices=idx, seed=BENCH_SEED),
-                                        timeout_s=t)
+        seed = random.SystemRandom().randrange(1, 2**30)
+        cand = self.pool.candidate.call("benchmark", self._params(ctx, spec_indices=idx, seed=seed), timeout_s=t)
+        recheck = self._recheck_timed_outputs(ctx, cand["specs"], t)
+        host = {s["spec_index"]: self._host_us_per_call(ctx, s, t) for s in cand["specs"]}
         ref = self.pool.judge.call("time_reference", self._params(ctx, spec_indices=idx, seed=BENCH_SEED),
                                    timeout_s=t)
         dtypes = sorted({r["dtype"] for r in ref["specs"] if r.get("flops")})
         roof = self.pool.judge.call("roofline", {"dtypes": dtypes}, timeout_s=t)
-        return benchmark_result(cand["specs"], ref["specs"], roof, desc)
+        return benchmark_result(cand["specs"], ref["specs"], roof, desc, host=host, recheck=recheck)
+
+    def _recheck_timed_outputs(self, ctx: "_Context", specs: list[dict[str, Any]], t: float) -> list[dict]:
+        """Sample elements of each spec's last timed output at indices drawn now (after the timing, so the kernel
+        cannot know them) and have the judge check them against the reference on that call's inputs."""
+        rnd = random.SystemRandom()
+        items = []
+        for s in specs:
+            indices = {}
+            for leaf in s["leaves"]:
+                n = leaf["numel"]
+                picks = {0, n - 1} | {rnd.randrange(n) for _ in range(min(n, 4096))}
+                indices[leaf["path"]] = sorted(picks)
+            items.append({"spec_index": s["spec_index"], "indices": indices})
+        sampled = self.pool.candidate.call("bench_sample", {"specs": items, "out_dir": str(ctx.out_dir)},
+                                           timeout_s=t)
+        for item, got in zip(items, sampled["specs"]):
+            item.update(seed=got["seed"], files=got["files"])
+        return self.pool.judge.call("check_samples", self._params(ctx, specs=items, out_dir=str(ctx.out_dir)),
+                                    timeout_s=t)["specs"]
+
+    def _host_us_per_call(self, ctx: "_Context", spec: dict[str, Any], t: float) -> float:
+        """Per-call time of back-to-back calls ended by a device synchronize, timed from this process: the
+        difference of two requests (N calls, 0 calls) cancels set-up and IPC. Nothing in the candidate's process
+        (a side stream, a patched timer) can shorten it."""
+        calls = int(max(10, min(5000, 100_000 / max(spec["median_us"], 1.0))))
+        params = self._params(ctx, spec_index=spec["spec_index"], seed=BENCH_SEED)
+        times = []
+        for n in (0, calls, 0, calls):
+            t0 = time.perf_counter()
+            self.pool.candidate.call("host_loop", {**params, "calls": n}, timeout_s=t)
+            times.append(time.perf_counter() - t0)
+        loop = min(times[1], times[3]) - min(times[0], times[2])
+        return max(loop, 0.0) * 1e6 / calls
 
 
 @dataclass
@@ -312,6 +384,7 @@ class _Context:
     cases: list[dict[str, Any]] | None = None
     executed: list[dict[str, Any]] | None = None
     prepare: Future | None = None
+    tampered: list[str] = field(default_factory=list)
 
 
 def _tmp_root() -> str | None:
@@ -319,57 +392,115 @@ def _tmp_root() -> str | None:
 
 
 METRIC_KEYS = ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine", "rel_l2_err", "nan_count",
-               "inf_count", "unwritten", "outside_tol", "worst_index", "worst_got", "worst_expected",
-               "baseline_psnr_db", "path")
+               "inf_count", "unwritten", "outside_tol", "worst_index", "worst_got", "worst_expected", "where",
+               "baseline_psnr_db", "expected_rel_l2_fp32", "expected_rel_l2_tf32", "run_to_run_spread", "path")
+LAYOUTS = ("transposed", "offset", "expanded")
+MAX_WARNINGS = 8
+
+
+def _spec_size(spec: dict[str, Any]) -> int:
+    size = 1
+    for v in spec.values():
+        if isinstance(v, int) and not isinstance(v, bool):
+            size *= max(v, 1)
+    return size
+
+
+def make_cases(describe: dict[str, Any], options: LadderOptions, seed: int) -> list[dict[str, Any]]:
+    """The correctness cases of one run (see ``ktui.engine.cases``): per test spec, ``options.seeds`` seeds of the
+    reference's own inputs (the first run twice on identical inputs); then, walking the specs back from the largest
+    (so that a size cached by an earlier call shows both ways), one case per other input distribution the problem
+    allows; and the transposed, offset and expanded layouts on the two largest specs."""
+    tests = describe["tests"]
+    cases: list[dict[str, Any]] = []
+    for i in range(len(tests)):
+        for k in range(options.seeds):
+            c: dict[str, Any] = {"spec_index": i, "seed": seed + k}
+            if k == 0 and options.repeat:
+                c["repeat"] = 2
+            cases.append(c)
+    if options.distributions:  # in the opposite spec order: sizes both grow and shrink within one process
+        for i in reversed(range(len(tests))):
+            for j, dist in enumerate(d for d in describe.get("distributions", ["native"]) if d != "native"):
+                cases.append({"spec_index": i, "seed": seed + 101 + j, "dist": dist})
+    if options.layouts and not describe.get("contiguous_only"):
+        largest = sorted(range(len(tests)), key=lambda i: _spec_size(tests[i]), reverse=True)[:2]
+        cases += [{"spec_index": i, "seed": seed + 7, "layout": lay} for i in sorted(largest) for lay in LAYOUTS]
+    return cases
 
 
 def correctness_result(cases: list[dict[str, Any]], describe: dict[str, Any]) -> RungResult:
-    """Fold per-(spec, seed) verdicts into the correctness rung: per spec the worst seed's metrics, the worst spec
-    named in the summary, the first failing case's reason as the error."""
+    """Fold per-case verdicts into the correctness rung: per spec the worst case's metrics, the worst spec named in
+    the summary, the worst failing case (spec, seed, distribution, layout) and its reason as the error; unsupported
+    layouts and per-case warnings (precision, nondeterminism within tolerance, scale) as rung warnings."""
     by_spec: dict[int, list[dict[str, Any]]] = {}
     for c in cases:
         by_spec.setdefault(c["spec_index"], []).append(c)
     specs = []
+    warnings: list[str] = []
     for i, cs in sorted(by_spec.items()):
-        worst = max(cs, key=lambda c: json_float(c.get("score", 0.0)))
+        judged = [c for c in cs if not c.get("unsupported")]
+        worst = max(judged or cs, key=lambda c: json_float(c.get("score", 0.0)))
         entry = {"label": describe["labels"][i], "spec": describe["tests"][i],
-                 "ok": all(c["ok"] for c in cs), "seeds": [c["seed"] for c in cs], "worst_seed": worst["seed"],
+                 "ok": all(c["ok"] for c in cs), "seeds": sorted({c["seed"] for c in cs}), "cases": len(cs),
+                 "worst_seed": worst["seed"], "worst_case": worst.get("case", ""),
                  "reason": worst.get("reason", ""), "tolerance": worst.get("tolerance"),
-                 "precision": worst.get("precision"), "score": worst.get("score")}
+                 "precision": worst.get("precision"), "score": worst.get("score"),
+                 "unsupported_layouts": sorted({c["layout"] for c in cs if c.get("unsupported")})}
         entry.update({k: worst.get(k) for k in METRIC_KEYS})
         specs.append(entry)
+        for c in cs:
+            if c.get("unsupported"):
+                warnings.append(f"spec={entry['label']} layout={c['layout']} unsupported: {c['unsupported']}")
+            for w in c.get("warnings", []):
+                warnings.append(f"spec={entry['label']}: {w}")
+    unique = list(dict.fromkeys(warnings))
+    if len(unique) > MAX_WARNINGS:
+        unique = unique[:MAX_WARNINGS] + [f"... and {len(unique) - MAX_WARNINGS} more warnings"]
     worst_spec = max(specs, key=lambda s: json_float(s.get("score", 0.0))) if specs else None
     figures = {"specs": specs, "worst": worst_spec["label"] if worst_spec else None, "cases": len(cases)}
-    failing = [s for s in specs if not s["ok"]]
+    failing = [c for c in cases if not c["ok"]]
     if failing:
-        f = max(failing, key=lambda s: json_float(s.get("score", math.inf)))
-        detail = f"spec={f['label']} seed={f['worst_seed']}: {f['reason']}"
+        f = max(failing, key=lambda c: json_float(c.get("score", math.inf)))
+        detail = f"{f.get('case') or 'spec=' + f['label']}: {f['reason']}"
         if f.get("max_abs_err") is not None:
             detail += f"; max_abs_err={fmt(f['max_abs_err'])}"
-        n_fail = len(failing)
+        n_fail = sum(not s["ok"] for s in specs)
         suffix = f" ({n_fail} of {len(specs)} specs failed)" if n_fail > 1 else ""
         return RungResult("correctness", Status.FAILED, summary=detail + suffix, figures=figures,
-                          error=ErrorInfo("CorrectnessError", detail + suffix))
+                          error=ErrorInfo("CorrectnessError", detail + suffix), warnings=unique)
     w = worst_spec
     summary = (f"worst={w['label']} max_abs_err={fmt(w['max_abs_err'])} max_rel_err={fmt(w['max_rel_err'])} "
                f"psnr_db={fmt(w['psnr_db'])} cosine={fmt(w['cosine'], 7)}") if w else "no specs"
-    return RungResult("correctness", Status.OK, summary=summary, figures=figures)
+    return RungResult("correctness", Status.OK, summary=summary + f" ({len(cases)} cases)", figures=figures,
+                      warnings=unique)
+
+
+SOL_SLACK = 0.8  # a time under 80% of the roofline floor cannot be real: the measured ceilings are within a few %
 
 
 def benchmark_result(cand: list[dict[str, Any]], ref: list[dict[str, Any]], roof: dict[str, Any],
-                     describe: dict[str, Any]) -> RungResult:
+                     describe: dict[str, Any], host: dict[int, float] | None = None,
+                     recheck: list[dict[str, Any]] | None = None) -> RungResult:
     """Per benchmark spec: the candidate's median and spread, the reference's median, the speedup, achieved GB/s
-    and TFLOP/s, and % of the measured roofline ``max(bytes / bandwidth, flops / peak)`` ("speed of light")."""
+    and TFLOP/s, and % of the measured roofline ``max(bytes / bandwidth, flops / peak)`` ("speed of light").
+
+    Fails, naming the spec, when the output of the last timed call is wrong (``recheck``), when a time is faster
+    than the speed of light, or when the host-synchronized time per call (``host``) is far above the CUDA-event
+    median (work that escapes the events: a side stream, say). A milder gap is a warning (host-bound calls).
+    """
     refs = {r["spec_index"]: r for r in ref}
     bw = json_float(roof.get("bandwidth_gbps"))
-    specs = []
+    host = host or {}
+    specs, problems, warnings = [], [], []
     for c in cand:
         i = c["spec_index"]
         r = refs.get(i, {})
         med = c["median_us"]
-        e: dict[str, Any] = {"label": describe["benchmark_labels"][i], "spec": describe["benchmarks"][i],
+        label = describe["benchmark_labels"][i]
+        e: dict[str, Any] = {"label": label, "spec": describe["benchmarks"][i],
                              **{k: c[k] for k in ("median_us", "p25_us", "p75_us", "iqr_us", "min_us", "max_us",
-                                                  "reps", "host_us_per_call")}}
+                                                  "reps")}}
         e["ref_median_us"] = r.get("median_us")
         e["speedup"] = (r["median_us"] / med) if r.get("median_us") and med > 0 else None
         floors = []
@@ -384,7 +515,25 @@ def benchmark_result(cand: list[dict[str, Any]], ref: list[dict[str, Any]], roof
         if floors:
             e["roofline_us"] = max(floors)
             e["sol_pct"] = 100.0 * e["roofline_us"] / med
+            if med < SOL_SLACK * e["roofline_us"]:
+                problems.append(f"spec={label}: impossible: {med:.4g} us is faster than the speed of light "
+                                f"{e['roofline_us']:.4g} us (declared bytes/flops over the measured ceilings); the "
+                                "kernel skips work or the timer misses it")
+        h = host.get(i)
+        if h is not None:
+            e["host_us_per_call"] = h
+            gap = h - med
+            if h > 3 * med and gap > 100:
+                problems.append(f"spec={label}: timing escapes the events: CUDA events give {med:.4g} us but a "
+                                f"device-synchronized host loop takes {h:.4g} us per call (work on another stream?)")
+            elif h > 2 * med and gap > 20:
+                warnings.append(f"spec={label}: host-synchronized time {h:.4g} us per call against {med:.4g} us on "
+                                "the events: host-bound calls, or work the events do not see")
         specs.append(e)
+    for rc in recheck or []:
+        if not rc["ok"]:
+            problems.append(f"spec={rc['label']}: the output of the last timed call is wrong ({rc['reason']}): a "
+                            "kernel must compute on every call; timed calls get fresh inputs")
     parts = []
     for e in specs:
         s = f"{e['label']}: {fmt(e['median_us'], 4)} us (IQR {fmt(e['iqr_us'], 2)})"
@@ -397,5 +546,9 @@ def benchmark_result(cand: list[dict[str, Any]], ref: list[dict[str, Any]], roof
         if e.get("sol_pct") is not None:
             s += f" ({e['sol_pct']:.0f}% SOL)"
         parts.append(s)
-    figures = {"specs": specs, "bandwidth_gbps": roof.get("bandwidth_gbps"), "peak_tflops": roof.get("peak_tflops")}
-    return RungResult("benchmark", Status.OK, summary="; ".join(parts), figures=figures)
+    figures = {"specs": specs, "bandwidth_gbps": roof.get("bandwidth_gbps"), "peak_tflops": roof.get("peak_tflops"),
+               "recheck": recheck or []}
+    if problems:
+        return RungResult("benchmark", Status.FAILED, summary=problems[0], figures=figures, warnings=warnings,
+                          error=ErrorInfo("TimingIntegrityError", "; ".join(problems)))
+    return RungResult("benchmark", Status.OK, summary="; ".join(parts), figures=figures, warnings=warnings)

@@ -47,10 +47,12 @@ def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
     # compile cross-compiled the real launch for sm_90a
     launches = by["compile"].figures["launches"]
     assert launches and all(rec["target"] == "sm_90a" for rec in launches)
-    # correctness covers every test spec for two seeds, with the six metrics per spec
+    # correctness covers every test spec: two seeds of the reference's inputs and one case per other input
+    # distribution (normal, uniform, heavy-tailed, constant), plus three layouts on the two largest specs
     specs = by["correctness"].figures["specs"]
-    assert len(specs) == len(by["correctness"].figures["specs"])
-    assert all(len(s["seeds"]) == 2 for s in specs)
+    assert all(s["cases"] >= 2 + 4 and len(s["seeds"]) >= 6 for s in specs)
+    assert sum(s["cases"] for s in specs) == by["correctness"].figures["cases"] == 6 * len(specs) + 6
+    assert not any(s["unsupported_layouts"] for s in specs)
     for s in specs:
         for metric in ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine"):
             assert s[metric] is not None
@@ -149,6 +151,7 @@ def ref_kernel(data):
 
 tests = [{"n": n} for n in (1, 129, 1025)]
 outputs = (1,)
+contiguous_only = True
 '''
 
 FILL_KERNEL = '''

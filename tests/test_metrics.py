@@ -61,9 +61,18 @@ def test_nan_in_output_makes_figures_nan_and_fails_allclose():
 def test_matching_nan_and_inf_count_as_equal():
     ref = torch.tensor([float("nan"), float("inf"), 1.0])
     out = torch.tensor([float("nan"), float("inf"), 1.0])
-    v = metrics.verdict(out, ref, resolve("float32", None))
+    v = metrics.verdict(out, ref, resolve("float32", None), allow_nan=True)
     assert v["ok"], v["reason"]
     assert v["max_abs_err"] == 0.0
+    strict = metrics.verdict(out, ref, resolve("float32", None))
+    assert not strict["ok"] and strict["reason"].startswith("reference invalid: 1 NaN in the reference")
+
+
+def test_nan_is_no_wildcard():
+    ref = torch.tensor([1.0, 2.0, 3.0])
+    out = torch.tensor([1.0, float("nan"), 3.0])
+    v = metrics.verdict(out, ref, Tolerance("allclose", atol=1e9, rtol=1e9))
+    assert not v["ok"] and "NaN positions must match" in v["reason"] and "[1]" in v["reason"]
 
 
 def test_allclose_verdict_names_worst_element():
@@ -116,6 +125,24 @@ def test_integer_outputs_compare_exactly():
     out[3] += 1
     v = metrics.verdict(out, ref, resolve("int32", None))
     assert not v["ok"] and v["outside_tol"] == 1
+
+
+def test_bad_elements_are_located_by_rows_and_columns():
+    ref = torch.ones(7, 129)
+    out = ref.clone()
+    out[:, 128] = 0.0  # the tail column
+    v = metrics.verdict(out, ref, resolve("float32", None))
+    assert v["where"] == "rows 0..6 of 7, cols 128..128 of 129"
+    assert "bad elements in rows 0..6 of 7, cols 128..128 of 129" in v["reason"]
+
+
+def test_atol_larger_than_the_output_scale_warns():
+    ref = torch.full((1000,), 4e-6)
+    v = metrics.verdict(torch.zeros(1000), ref, resolve("float32", {"float32": {"atol": 1e-5}}))
+    assert v["outside_tol"] == 0  # the elementwise test alone is fooled ...
+    assert not v["ok"] and v["rel_l2_err"] == pytest.approx(1.0)  # ... the whole-tensor check is not
+    assert "rel_l2_err 1 > 0.001" in v["reason"]
+    assert v["warnings"] and "larger than the output's scale" in v["warnings"][0]
 
 
 def test_shape_mismatch_raises():

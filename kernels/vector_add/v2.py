@@ -10,18 +10,18 @@ import triton.language as tl
 
 
 @triton.jit
-def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+def add_kernel(a_ptr, b_ptr, out_ptr, n, a_stride, b_stride, BLOCK: tl.constexpr):
     pid = tl.program_id(0).to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    a = tl.load(a_ptr + offs, mask=mask)
-    b = tl.load(b_ptr + offs, mask=mask)
+    a = tl.load(a_ptr + offs * a_stride, mask=mask)
+    b = tl.load(b_ptr + offs * b_stride, mask=mask)
     tl.store(out_ptr + offs, a + b, mask=mask)
 
 
 def custom_kernel(data):
     a, b = data
-    out = torch.empty_like(a)
+    out = torch.empty(a.shape, dtype=a.dtype, device=a.device)  # contiguous whatever a's layout
     n = a.numel()
-    add_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024, num_warps=4)
+    add_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, a.stride(0), b.stride(0), BLOCK=1024, num_warps=4)
     return out

@@ -35,6 +35,11 @@ def _t(x: torch.Tensor):
 
 def custom_kernel(data):
     a, b = data
+    for name, t in (("a", a), ("b", b)):
+        if not t.is_contiguous() or t.data_ptr() % 16:
+            # This version assumes dense, 16-byte aligned vectors: say so instead of computing garbage.
+            raise ValueError(f"unsupported layout: {name} must be contiguous and 16-byte aligned "
+                             f"(stride {t.stride()}, address {t.data_ptr():#x})")
     out = torch.empty_like(a)
     n = a.numel()
     fn = _compiled.get(a.dtype)

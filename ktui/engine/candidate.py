@@ -1,7 +1,7 @@
 """The candidate worker: imports a kernel version, compiles it, runs it, times it. It never sees a reference output.
 
 Requests (``params`` keys): every request names the ``reference`` snapshot (``problem``, ``path``, ``sha``,
-``search_dir``); ``compile`` also names the ``kernel`` snapshot (``name``, ``path``, ``sha``, ``search_dir``).
+``search_dir``) and the ``kernel`` snapshot (``name``, ``path``, ``sha``, ``search_dir``).
 """
 
 from __future__ import annotations
@@ -13,12 +13,23 @@ from typing import Any, Callable
 import torch
 
 from ktui.engine import capture
+from ktui.engine.cases import build_input, case_label
 from ktui.engine.problem import ProblemCache, inputs_only, load_module, spec_label
 from ktui.engine.server import CaseFailed
-from ktui.engine.tensors import hash_data, poison_, save_outputs
+from ktui.engine.tensors import flatten, hash_data, poison_, save_outputs, tensor_bytes
 from ktui.engine.timing import bench
 
 Progress = Callable[[dict[str, Any]], None]
+
+COMPILER_MODULES = ("triton.compiler", "triton.language", "triton.backends", "cutlass", "mlir")
+
+
+def is_compile_error(exc: BaseException) -> bool:
+    """An exception raised by a compiler (Triton's frontend, ptxas, CuTeDSL) rather than by host code."""
+    for cls in type(exc).__mro__:
+        if cls.__module__.startswith(COMPILER_MODULES) or cls.__name__ in ("CompilationError", "PTXASError"):
+            return True
+    return "ptxas" in str(exc).lower()
 
 
 def _spec_size(spec: dict[str, Any]) -> int:
@@ -30,15 +41,23 @@ def _spec_size(spec: dict[str, Any]) -> int:
     return size
 
 
-COMPILER_MODULES = ("triton.compiler", "triton.language", "triton.backends", "cutlass", "mlir")
-
-
-def is_compile_error(exc: BaseException) -> bool:
-    """An exception raised by a compiler (Triton's frontend, ptxas, CuTeDSL) rather than by host code."""
-    for cls in type(exc).__mro__:
-        if cls.__module__.startswith(COMPILER_MODULES) or cls.__name__ in ("CompilationError", "PTXASError"):
-            return True
-    return "ptxas" in str(exc).lower()
+def aliases(out: Any, inputs: Any) -> list[str]:
+    """``out[0] aliases in[1]`` for every output tensor whose storage overlaps an input tensor's storage."""
+    spans = []
+    for path, t in flatten(inputs, "in"):
+        if isinstance(t, torch.Tensor) and t.numel():
+            s = t.untyped_storage()
+            spans.append((path, s.data_ptr(), s.data_ptr() + s.nbytes(), t.device))
+    found = []
+    for path, t in flatten(out):
+        if not isinstance(t, torch.Tensor) or not t.numel():
+            continue
+        s = t.untyped_storage()
+        lo, hi = s.data_ptr(), s.data_ptr() + s.nbytes()
+        for ipath, ilo, ihi, dev in spans:
+            if dev == t.device and lo < ihi and ilo < hi:
+                found.append(f"{path} aliases {ipath}")
+    return found
 
 
 class KernelError(Exception):
@@ -55,11 +74,14 @@ class Candidate:
         self.problems = ProblemCache()
         self.module = None
         self.kernel_sha: str | None = None
+        self.bench_last: dict[int, dict[str, Any]] = {}
         capture.install_triton()
+        capture.install_autotune_hooks()
         if device == "cpu" and not cross:
             from ktui.engine import interp_fixes
 
             interp_fixes.install()
+        self.baseline = capture.fingerprint()
 
     def _sync(self) -> None:
         if self.device == "cuda":
@@ -83,11 +105,16 @@ class Candidate:
             return self._load(k)
         return self.module.custom_kernel
 
+    # -- integrity -----------------------------------------------------------------------------------------------
+    def do_integrity(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+        """What candidate code patched in this process since it started (torch, time, CUDA events...)."""
+        return {"tampered": capture.tampered(self.baseline)}
+
     # -- rungs -------------------------------------------------------------------------------------------------
     def do_compile(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         """Import the version and call ``custom_kernel`` once in dry mode on the largest test spec (sizes of 1 would
         make Triton compile a special case): every launch is compiled (for this GPU, or for sm_90a from the CPU) and
-        none runs. Returns the launches and timings."""
+        none runs. Returns the launches, the autotune config count and timings."""
         problem = self.problems.get(params["reference"])
         t0 = time.perf_counter()
         fn = self._load(params["kernel"])
@@ -116,65 +143,146 @@ class Candidate:
             "compile_s": round(time.perf_counter() - t1, 4),
             "languages": cap.languages,
             "launches": [{k: v for k, v in rec.items() if not k.startswith("_")} for rec in cap.launches],
+            "autotune_configs": cap.autotune_configs,
             "warnings": warnings,
         }
 
-    def do_execute(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-        """Call ``custom_kernel`` on each case (``spec_index``, ``seed``) and write its outputs under ``out_dir``.
+    def _call(self, fn, data, case: dict[str, Any]) -> tuple[Any, float]:
+        self._sync()
+        t0 = time.perf_counter()
+        with capture.poisoned_allocations(), capture.pinned_config(case.get("config", 0)):
+            out = fn(data)
+        self._sync()
+        return out, time.perf_counter() - t0
 
-        Declared output buffers are filled with the poison NaN first. Each case reports the input hash before and
-        after the call (the judge compares them with its own) and the call's wall time (synchronized).
+    def do_execute(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+        """Call ``custom_kernel`` on each case and write its outputs under ``out_dir``.
+
+        Declared output buffers are filled with the poison NaN first, and so is any memory the kernel allocates with
+        ``torch.empty*`` during the call. Each case reports the input hash before and after the call (the judge
+        compares them with its own), the call's wall time (synchronized), outputs that alias inputs, and for
+        ``repeat: 2`` a second output from identical inputs. A case with a non-contiguous ``layout`` that raises is
+        reported as an unsupported layout instead of failing the rung.
         """
         problem = self.problems.get(params["reference"])
-        fn = self._fn(params)
+        # A fresh import: host-side state that the dry call left (a cached size, a cached output) must not carry
+        # into the checks (cases.md stale-cache). Compiled kernels come back from Triton's cache.
+        fn = self._load(params["kernel"])
         out_dir = Path(params["out_dir"])
         results = []
         cases = params["cases"]
         for i, case in enumerate(cases):
-            spec = problem.tests[case["spec_index"]]
-            seed = case["seed"]
-            data = problem.generate(seed, spec, self.device)
-            for buf in problem.output_buffers(data):
-                poison_(buf)
-            h_before = hash_data(inputs_only(problem, data))
-            self._sync()
-            t0 = time.perf_counter()
-            try:
-                out = fn(data)
-                self._sync()
-            except BaseException as exc:
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                raise CaseFailed(f"spec={spec_label(spec)} seed={seed}: {type(exc).__name__}: {exc}") from exc
-            seconds = time.perf_counter() - t0
-            results.append({
-                "spec_index": case["spec_index"],
-                "seed": seed,
-                "seconds": round(seconds, 6),
-                "input_hash_before": h_before,
-                "input_hash_after": hash_data(inputs_only(problem, data)),
-                "outputs": save_outputs(out, out_dir / f"case{i}"),
-            })
+            label = case_label(spec_label(problem.tests[case["spec_index"]]), case)
+            entry: dict[str, Any] = dict(case)
+            for rep in range(case.get("repeat", 1)):
+                data = build_input(problem, case, self.device)
+                for buf in problem.output_buffers(data):
+                    poison_(buf)
+                inputs = inputs_only(problem, data)
+                h_before = hash_data(inputs)
+                try:
+                    out, seconds = self._call(fn, data, case)
+                except BaseException as exc:
+                    if isinstance(exc, KeyboardInterrupt):
+                        raise
+                    if case.get("layout", "contiguous") != "contiguous" and not isinstance(exc, SystemExit):
+                        self._sync()
+                        entry["unsupported"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}" \
+                            if str(exc) else type(exc).__name__
+                        break
+                    raise CaseFailed(f"{label}: {type(exc).__name__}: {exc}") from exc
+                folder = out_dir / f"case{i}" / (f"repeat{rep}" if rep else "")
+                leaves = save_outputs(out, folder)
+                if rep == 0:
+                    entry.update(seconds=round(seconds, 6), input_hash_before=h_before,
+                                 input_hash_after=hash_data(inputs), outputs=leaves, aliases=aliases(out, inputs))
+                else:
+                    entry["repeat_outputs"] = leaves
+                    entry["repeat_dir"] = f"repeat{rep}"
+                del out, data
+            results.append(entry)
             progress({"done": i + 1, "total": len(cases)})
-        return {"cases": results}
+        return {"cases": results, "tampered": capture.tampered(self.baseline)}
 
+    # -- benchmark -----------------------------------------------------------------------------------------------
     def do_benchmark(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-        """Time ``custom_kernel`` on each benchmark spec (CUDA only): see ``ktui.engine.timing.bench``."""
+        """Time ``custom_kernel`` on each benchmark spec (CUDA only): see ``ktui.engine.timing.bench``.
+
+        Every timed call gets fresh input contents, generated outside the timed region from a new seed and copied
+        into the same buffers (a kernel that caches its output by input pointer or content cannot replay it); the
+        output of the last timed call is kept for ``bench_sample`` (the re-check) with the seed that made its
+        inputs.
+        """
         problem = self.problems.get(params["reference"])
         fn = self._fn(params)
         results = []
+        self.bench_last.clear()
         for n, idx in enumerate(params["spec_indices"]):
             spec = problem.benchmarks[idx]
-            data = problem.generate(params["seed"], spec, self.device)
+            base = params["seed"]
+            data = problem.generate(base, spec, self.device)
+            state = {"seed": base}
+
+            def refresh(rep: int, spec=spec, data=data, base=base, state=state) -> None:
+                state["seed"] = base + 1 + rep
+                copy_into(data, problem.generate(state["seed"], spec, self.device))
+
             try:
-                stats = bench(lambda: fn(data), self.device)
+                stats, last = bench(lambda: fn(data), self.device, before=refresh)
             except BaseException as exc:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 raise CaseFailed(f"benchmark spec={spec_label(spec)}: {type(exc).__name__}: {exc}") from exc
-            results.append({"spec_index": idx, **stats})
+            self.bench_last[idx] = {"seed": state["seed"], "out": last}
+            leaves = [{"path": p, "shape": list(t.shape), "numel": t.numel()}
+                      for p, t in flatten(last) if isinstance(t, torch.Tensor)]
+            results.append({"spec_index": idx, **stats, "final_seed": state["seed"], "leaves": leaves})
             del data
             progress({"done": n + 1, "total": len(params["spec_indices"])})
-        if self.device == "cuda":
-            torch.cuda.empty_cache()
         return {"specs": results}
+
+    def do_bench_sample(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+        """The elements at ``indices`` (flat, per output leaf) of each spec's last timed output, as raw files."""
+        out_dir = Path(params["out_dir"])
+        samples = []
+        for item in params["specs"]:
+            kept = self.bench_last.get(item["spec_index"])
+            if kept is None:
+                raise KeyError(f"no benchmark output kept for spec {item['spec_index']}")
+            leaves = dict((p, t) for p, t in flatten(kept["out"]) if isinstance(t, torch.Tensor))
+            files = {}
+            for path, idx in item["indices"].items():
+                t = leaves[path]
+                picked = t.reshape(-1)[torch.tensor(idx, dtype=torch.int64, device=t.device)]
+                f = out_dir / f"bench{item['spec_index']}_{len(files)}.bin"
+                f.write_bytes(tensor_bytes(picked))
+                files[path] = {"file": f.name, "dtype": str(t.dtype).removeprefix("torch.")}
+            samples.append({"spec_index": item["spec_index"], "seed": kept["seed"], "files": files})
+        self.bench_last.clear()
+        torch.cuda.empty_cache()
+        return {"specs": samples}
+
+    def do_host_loop(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+        """``calls`` back-to-back calls on one input set, then a device synchronize: ktui's own process times this
+        request from outside, so neither events on the wrong stream nor a patched timer can hide the work."""
+        problem = self.problems.get(params["reference"])
+        fn = self._fn(params)
+        spec = problem.benchmarks[params["spec_index"]]
+        data = problem.generate(params["seed"], spec, self.device)
+        fn(data)
+        self._sync()
+        t_ready = time.perf_counter()
+        for _ in range(params["calls"]):
+            fn(data)
+        self._sync()
+        return {"calls": params["calls"], "inner_s": time.perf_counter() - t_ready}
+
+    def do_ping(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+        return {}
+
+
+def copy_into(dst: Any, src: Any) -> None:
+    """Copy every tensor of ``src`` into the tensor at the same place in ``dst`` (same structure)."""
+    for (_, d), (_, s) in zip(flatten(dst), flatten(src)):
+        if isinstance(d, torch.Tensor) and isinstance(s, torch.Tensor):
+            d.copy_(s)

@@ -41,6 +41,7 @@ class Capture:
     cross: bool = False  # compile Triton launches for sm_90a instead of the (absent) device
     launches: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    autotune_configs: int = 0  # the most configs of any autotuned kernel launched
 
     @property
     def languages(self) -> list[str]:
@@ -234,3 +235,130 @@ def install_cute(has_gpu: bool) -> bool:
 
     CompileCallable.__call__ = compile_call
     return True
+
+
+# -- correctness-time hooks ----------------------------------------------------------------------------------------
+_PIN: int | None = None
+
+
+@contextlib.contextmanager
+def pinned_config(index: int | None) -> Iterator[None]:
+    """While active, every autotuned kernel launches config ``index`` (modulo its number of configs) without
+    benchmarking: each config is checked alone, on its own inputs and output (cases.md autotune-mutation)."""
+    global _PIN
+    prev, _PIN = _PIN, index
+    try:
+        yield
+    finally:
+        _PIN = prev
+
+
+def install_autotune_hooks() -> None:
+    """Config pinning, config counting in dry mode, and restored inputs around each config's benchmark."""
+    if "autotune" in _INSTALLED:
+        return
+    _INSTALLED.add("autotune")
+    import torch
+    from triton.runtime import autotuner
+
+    inner_run = autotuner.Autotuner.run  # already wrapped by install_triton for dry mode
+
+    def run(self, *args, **kwargs):
+        cap = _ACTIVE
+        if cap is not None and cap.dry:
+            cap.autotune_configs = max(cap.autotune_configs, len(self.configs))
+        if _PIN is not None and (cap is None or not cap.dry):
+            config = self.configs[_PIN % len(self.configs)]
+            if config.pre_hook is not None:
+                config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config.all_kwargs()})
+            return self.fn.run(*args, **kwargs, **config.all_kwargs())
+        return inner_run(self, *args, **kwargs)
+
+    autotuner.Autotuner.run = run
+
+    orig_bench = getattr(autotuner.Autotuner, "_bench", None)
+    if orig_bench is not None:
+        def bench(self, *args, config, **meta):
+            saved = [(a, a.clone()) for a in args if isinstance(a, torch.Tensor)]
+            try:
+                return orig_bench(self, *args, config=config, **meta)
+            finally:
+                for a, copy in saved:
+                    a.copy_(copy)
+
+        autotuner.Autotuner._bench = bench
+
+
+_ALLOCATORS = ("empty", "empty_like", "empty_strided")
+
+
+@contextlib.contextmanager
+def poisoned_allocations() -> Iterator[None]:
+    """While active, ``torch.empty``, ``torch.empty_like``, ``torch.empty_strided`` and ``Tensor.new_empty`` return
+    memory filled with ktui's poison NaN, so an output element a kernel never writes is found as unwritten even when
+    the kernel allocated the output itself (cases.md unwritten, result-reuse)."""
+    import torch
+
+    from ktui.engine.tensors import poison_
+
+    originals = {name: getattr(torch, name) for name in _ALLOCATORS}
+    orig_new_empty = torch.Tensor.new_empty
+
+    def wrap(fn):
+        def poisoned(*args, **kwargs):
+            t = fn(*args, **kwargs)
+            if isinstance(t, torch.Tensor) and t.numel():
+                poison_(t)
+            return t
+        return poisoned
+
+    for name, fn in originals.items():
+        setattr(torch, name, wrap(fn))
+    torch.Tensor.new_empty = wrap(orig_new_empty)
+    try:
+        yield
+    finally:
+        for name, fn in originals.items():
+            setattr(torch, name, fn)
+        torch.Tensor.new_empty = orig_new_empty
+
+
+# -- worker integrity -----------------------------------------------------------------------------------------------
+def fingerprint() -> dict[str, int]:
+    """Identity of every callable a candidate could patch to fool later checks: the functions of torch,
+    torch.cuda, torch.nn.functional, time, triton.testing and builtins, and every method (inherited ones too) of
+    torch.Tensor and torch.cuda.Event."""
+    import builtins
+    import time as time_mod
+
+    import torch
+    import torch.nn.functional as F
+
+    modules: list[tuple[str, Any]] = [("torch", torch), ("torch.cuda", torch.cuda), ("F", F), ("time", time_mod),
+                                      ("builtins", builtins)]
+    try:
+        import triton.testing
+
+        modules.append(("triton.testing", triton.testing))
+    except ImportError:
+        pass
+    out: dict[str, int] = {}
+    for prefix, mod in modules:
+        for k, v in list(vars(mod).items()):
+            if callable(v) and not isinstance(v, type(mod)):
+                out[f"{prefix}.{k}"] = id(v)
+    for prefix, cls in (("torch.Tensor", torch.Tensor), ("torch.cuda.Event", torch.cuda.Event)):
+        for klass in reversed(cls.__mro__):  # the raw attribute that lookup finds: subclasses override bases
+            for k, v in vars(klass).items():
+                if k not in ("__dict__", "__doc__", "__module__", "__weakref__"):
+                    out[f"{prefix}.{k}"] = id(v)
+    return out
+
+
+def tampered(baseline: dict[str, int]) -> list[str]:
+    """Names whose object changed since ``baseline`` (``fingerprint()`` at worker start); for torch.Tensor and
+    torch.cuda.Event, names that appeared count too (a patched ``Tensor.__sub__`` shadows the inherited one)."""
+    now = fingerprint()
+    changed = [k for k, v in now.items() if k in baseline and baseline[k] != v]
+    appeared = [k for k in now if k not in baseline and k.startswith(("torch.Tensor.", "torch.cuda.Event."))]
+    return sorted(changed + appeared)

@@ -1,10 +1,13 @@
 """Fixes to the Triton interpreter that ktui's CPU path depends on.
 
-bf16 ``tl.dot``: the interpreter stores bfloat16 as ``uint16`` (numpy has no bfloat16) and its ``create_dot`` hands
-those integers to ``np.matmul`` (Triton 3.9: ``runtime/interpreter.py``), so every bf16 matmul kernel computes
-garbage on the CPU. The fix widens bf16 operands to float32 exactly (a bf16 value is the top 16 bits of the float32
-with the same value) before the product; the accumulator's dtype is unchanged, so "bf16 in, fp32 accumulate" kernels
-get what the GPU computes up to summation order.
+The interpreter stores bfloat16 as ``uint16`` (numpy has no bfloat16) and hands those integers to numpy as they are
+(Triton 3.9: ``runtime/interpreter.py``): ``tl.dot`` on bf16 and every bf16 arithmetic op (``acc += x``, ``a * b``,
+``tl.exp``...) compute on the bit patterns, i.e. garbage, and a correct bf16 kernel fails on the CPU.
+
+The fixes widen bf16 operands to float32 exactly (a bf16 value is the top 16 bits of the float32 with the same
+value), compute in float32, and round results that are bf16 back to nearest-even, as the GPU's ``cvt.rn.bf16.f32``
+does. ``tl.dot`` keeps the accumulator's dtype: "bf16 in, fp32 accumulate" gets what the GPU computes up to
+summation order, and a bf16 accumulator rounds after every step, as on the GPU (cases.md bf16-accum).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ def _f32_to_bf16(data: np.ndarray) -> np.ndarray:
 
 
 def install() -> None:
-    """Patch ``InterpreterBuilder.create_dot`` (idempotent; a no-op on Triton releases without it)."""
+    """Patch ``InterpreterBuilder`` (idempotent; a no-op on Triton releases without these methods)."""
     global _DONE
     if _DONE:
         return
@@ -36,18 +39,49 @@ def install() -> None:
         from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
     except ImportError:
         return
-    orig = getattr(InterpreterBuilder, "create_dot", None)
-    if orig is None:
-        return
+    bf16 = tl.bfloat16
 
-    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
-        if a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16:
-            a_data = _bf16_to_f32(a.data) if a.dtype.scalar == tl.bfloat16 else a.data
-            b_data = _bf16_to_f32(b.data) if b.dtype.scalar == tl.bfloat16 else b.data
-            prod = np.matmul(a_data, b_data, dtype=np.float32)
-            if d.dtype.scalar == tl.bfloat16:
-                return TensorHandle(_f32_to_bf16(prod + _bf16_to_f32(d.data)), d.dtype.scalar)
-            return TensorHandle(prod.astype(d.data.dtype) + d.data, d.dtype.scalar)
-        return orig(self, a, b, d, input_precision, max_num_imprecise_acc)
+    def widen(h):
+        return TensorHandle(_bf16_to_f32(h.data), tl.float32) if h.dtype.scalar == bf16 else h
 
-    InterpreterBuilder.create_dot = create_dot
+    def narrow(res, want_bf16: bool):
+        if want_bf16 and res.dtype.scalar == tl.float32 and res.data.dtype == np.float32:
+            return TensorHandle(_f32_to_bf16(res.data), bf16)
+        return res
+
+    orig_dot = getattr(InterpreterBuilder, "create_dot", None)
+    if orig_dot is not None:
+        def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+            if bf16 in (a.dtype.scalar, b.dtype.scalar, d.dtype.scalar):
+                prod = np.matmul(widen(a).data, widen(b).data, dtype=np.float32)
+                if d.dtype.scalar == bf16:
+                    return TensorHandle(_f32_to_bf16(prod + _bf16_to_f32(d.data)), bf16)
+                return TensorHandle(prod.astype(d.data.dtype) + d.data, d.dtype.scalar)
+            return orig_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+        InterpreterBuilder.create_dot = create_dot
+
+    for name, nargs in (("binary_op", 2), ("unary_op", 1), ("ternary_op", 3)):
+        orig = getattr(InterpreterBuilder, name, None)
+        if orig is None:
+            continue
+
+        def make(orig, nargs):
+            def op(self, *args):
+                handles, fn = args[:nargs], args[nargs]
+                if not any(h.dtype.scalar == bf16 for h in handles):
+                    return orig(self, *args)
+                result_is_bf16 = handles[-1 if nargs == 3 else 0].dtype.scalar == bf16
+                return narrow(orig(self, *[widen(h) for h in handles], fn), result_is_bf16)
+            return op
+
+        setattr(InterpreterBuilder, name, make(orig, nargs))
+
+    orig_fma = getattr(InterpreterBuilder, "create_fma", None)
+    if orig_fma is not None:
+        def create_fma(self, x, y, z):
+            if bf16 in (x.dtype.scalar, y.dtype.scalar, z.dtype.scalar):
+                return narrow(orig_fma(self, widen(x), widen(y), widen(z)), z.dtype.scalar == bf16)
+            return orig_fma(self, x, y, z)
+
+        InterpreterBuilder.create_fma = create_fma

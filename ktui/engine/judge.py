@@ -1,7 +1,8 @@
 """The judge worker: runs only trusted reference code, and decides verdicts.
 
 No candidate code ever runs in this process, so a kernel that patches torch in its own worker cannot change how its
-outputs (or anyone's) are judged. It generates the same inputs as the candidate from the same seeds, computes the
+outputs (or anyone's) are judged, and the reference's outputs never sit in memory a candidate can reach. The judge
+rebuilds each case's inputs from the same description as the candidate (``ktui.engine.cases``), computes the
 reference in float64, and compares the candidate's outputs, which arrive as raw bytes.
 """
 
@@ -14,10 +15,11 @@ from typing import Any, Callable
 import torch
 
 from ktui.engine import metrics
-from ktui.engine.problem import ProblemCache, inputs_only, policy_dtype, spec_label
-from ktui.engine.tensors import describe, flatten, hash_data, load_output, poisoned_mask
+from ktui.engine.cases import build_input, case_label, round_to_tf32
+from ktui.engine.problem import ProblemCache, _map, inputs_only, policy_dtype, spec_label
+from ktui.engine.tensors import describe, flatten, hash_data, load_output, poisoned_mask, tensor_from_bytes
 from ktui.engine.timing import bench, measure_bandwidth, measure_peak_tflops
-from ktui.tolerance import resolve
+from ktui.tolerance import Tolerance, resolve
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -32,21 +34,35 @@ def _cpu(obj: Any) -> Any:
     return obj
 
 
+def _key(problem, case: dict[str, Any]) -> tuple:
+    return (problem.sha, case["spec_index"], case["seed"], case.get("dist", "native"),
+            case.get("layout", "contiguous"))
+
+
+def _rel_l2(a: torch.Tensor, ref: torch.Tensor) -> float:
+    d = (a.double() - ref.double())
+    nr = float(torch.linalg.vector_norm(ref.double()))
+    nd = float(torch.linalg.vector_norm(d))
+    return nd / nr if nr > 0 else (0.0 if nd == 0 else math.inf)
+
+
 class Judge:
     def __init__(self, device: str):
         self.device = device
         self.problems = ProblemCache()
-        self.prepared: dict[tuple[str, int, int], dict[str, Any]] = {}
-        self.ref_times: dict[tuple[str, int, int], dict[str, Any]] = {}
+        self.prepared: dict[tuple, dict[str, Any]] = {}
+        self.ref_times: dict[tuple, dict[str, Any]] = {}
         self.roof: dict[str, Any] = {}
 
     def do_describe(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         return self.problems.get(params["reference"]).describe()
 
     # -- correctness -------------------------------------------------------------------------------------------
-    def _prepare_one(self, problem, spec_index: int, seed: int) -> dict[str, Any]:
-        spec = problem.tests[spec_index]
-        data = problem.generate(seed, spec, self.device)
+    def _prepare_one(self, problem, case: dict[str, Any]) -> dict[str, Any]:
+        key = _key(problem, case)
+        if key in self.prepared:
+            return self.prepared[key]
+        data = build_input(problem, case, self.device)
         inputs = inputs_only(problem, data)
         expected = problem.reference_native(data)
         ref, precision = problem.reference(data)
@@ -57,46 +73,61 @@ class Judge:
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
         }
-        self.prepared[(problem.sha, spec_index, seed)] = entry
+        if entry["policy_dtype"] == "float32" and precision == "float64":
+            # What float32 and TF32 arithmetic each cost against the float64 truth (cases.md tf32): the native
+            # reference is plain fp32; TF32 is emulated by rounding the floating inputs to 10 mantissa bits.
+            tf32_data = _map(data, lambda x: round_to_tf32(x) if isinstance(x, torch.Tensor)
+                             and x.dtype == torch.float32 else x)
+            tf32_out = _cpu(problem.reference_native(tf32_data))
+            entry["expected_rel_l2"] = {
+                p: {"float32": _rel_l2(e, dict(flatten(entry["ref"]))[p]),
+                    "tf32": _rel_l2(dict(flatten(tf32_out))[p], dict(flatten(entry["ref"]))[p])}
+                for p, e in flatten(entry["expected"]) if isinstance(e, torch.Tensor) and e.is_floating_point()}
+        self.prepared[key] = entry
         return entry
 
     def do_prepare(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-        """Generate each case's inputs and compute its reference output (float64 where the op allows it) and the
+        """Build each case's inputs and compute its reference output (float64 where the op allows it) and the
         native-precision reference (for the expected dtypes and shapes). Keeps them for ``compare``."""
         problem = self.problems.get(params["reference"])
         self.prepared.clear()
         out = []
         for i, case in enumerate(params["cases"]):
-            e = self._prepare_one(problem, case["spec_index"], case["seed"])
+            e = self._prepare_one(problem, case)
             out.append({"input_hash": e["input_hash"], "expected": describe(e["expected"]),
                         "precision": e["precision"], "policy_dtype": e["policy_dtype"]})
             progress({"done": i + 1, "total": len(params["cases"])})
         return {"cases": out}
 
     def do_compare(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-        """Judge each executed case: inputs unchanged and identical to the judge's, outputs of the expected
-        structure, shapes and dtypes, and every output within tolerance (``ktui.engine.metrics.verdict``)."""
+        """Judge each executed case: inputs unchanged and identical to the judge's, no output aliasing an input,
+        outputs of the expected structure, shapes and dtypes, every output within tolerance
+        (``ktui.engine.metrics.verdict``), and a repeated call on identical inputs giving the same answer."""
         problem = self.problems.get(params["reference"])
         out_dir = Path(params["out_dir"])
         results = []
         for i, case in enumerate(params["cases"]):
-            key = (problem.sha, case["spec_index"], case["seed"])
-            prep = self.prepared.get(key) or self._prepare_one(problem, case["spec_index"], case["seed"])
+            prep = self._prepare_one(problem, case)
             results.append(self._judge_case(problem, prep, case, out_dir / f"case{i}"))
             progress({"done": i + 1, "total": len(params["cases"])})
         return {"cases": results}
 
     def _judge_case(self, problem, prep: dict[str, Any], case: dict[str, Any], folder: Path) -> dict[str, Any]:
         spec = problem.tests[case["spec_index"]]
-        base = {"spec_index": case["spec_index"], "seed": case["seed"], "label": spec_label(spec),
-                "precision": prep["precision"], "policy_dtype": prep["policy_dtype"]}
+        base = {k: case[k] for k in ("spec_index", "seed", "dist", "layout", "config", "repeat") if k in case}
+        base.update(label=spec_label(spec), case=case_label(spec_label(spec), case), precision=prep["precision"],
+                    policy_dtype=prep["policy_dtype"], warnings=[])
 
         def fail(reason: str) -> dict[str, Any]:
             return {**base, "ok": False, "reason": reason, "score": math.inf}
 
+        if case.get("unsupported"):
+            return {**base, "ok": True, "reason": "", "score": 0.0, "unsupported": case["unsupported"]}
         if case["input_hash_before"] != prep["input_hash"]:
-            return fail("the candidate's inputs differ from the judge's for the same seed: generate_input is not "
+            return fail("the candidate's inputs differ from the judge's for the same case: generate_input is not "
                         "deterministic, or the candidate worker was tampered with")
+        if case.get("aliases"):
+            return fail(f"output aliases input: {', '.join(case['aliases'])} (the output must be memory of its own)")
         if case["input_hash_after"] != case["input_hash_before"]:
             return fail("input modified: the kernel wrote into its input tensors")
         want = flatten(prep["expected"])
@@ -117,31 +148,85 @@ class Judge:
             elif g["kind"] != "tensor":
                 return fail(f"{path} is a {g['type']}, expected a tensor")
             else:
-                if g["dtype"] != str(exp.dtype).removeprefix("torch."):
-                    return fail(f"{path} has dtype {g['dtype']}, expected {str(exp.dtype).removeprefix('torch.')}")
+                exp_dtype = str(exp.dtype).removeprefix("torch.")
+                if g["dtype"] != exp_dtype:
+                    return fail(f"{path} has dtype {g['dtype']}, expected {exp_dtype}")
                 if list(g["shape"]) != list(exp.shape):
                     return fail(f"{path} has shape {tuple(g['shape'])}, expected {tuple(exp.shape)}")
                 out = load_output(folder, g)
-            m = metrics.verdict(out, ref, tol, unwritten=poisoned_mask(out))
+            m = metrics.verdict(out, ref, tol, unwritten=poisoned_mask(out), allow_nan=problem.allow_nan)
             m["baseline_psnr_db"] = metrics.error_metrics(exp, ref)["psnr_db"] if prep["precision"] != "native" else None
             m["path"] = path
+            self._precision_check(prep, path, m)
+            if case.get("repeat_outputs"):
+                self._determinism_check(folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m)
             leaves.append(m)
         worst = max(leaves, key=lambda m: m["score"]) if leaves else {"ok": True, "reason": "", "score": 0.0}
+        warnings = [w for m in leaves for w in m.get("warnings", [])]
         return {**base, **worst, "ok": all(m["ok"] for m in leaves), "tolerance": tol.describe(),
-                "outputs": len(leaves)}
+                "outputs": len(leaves), "warnings": warnings}
+
+    @staticmethod
+    def _precision_check(prep: dict[str, Any], path: str, m: dict[str, Any]) -> None:
+        exp = (prep.get("expected_rel_l2") or {}).get(path)
+        if not exp:
+            return
+        m["expected_rel_l2_fp32"], m["expected_rel_l2_tf32"] = exp["float32"], exp["tf32"]
+        measured = m["rel_l2_err"]
+        if math.isfinite(measured) and measured > 10 * max(exp["float32"], 1e-7) and measured >= 0.3 * exp["tf32"]:
+            m["warnings"].append(
+                f"precision lower than declared float32: rel_l2_err {measured:.2g} is at the TF32 level (expected "
+                f"{exp['float32']:.2g} for fp32, {exp['tf32']:.2g} for tf32); is a tl.dot running in TF32?")
+
+    @staticmethod
+    def _determinism_check(folder: Path, repeat: list[dict[str, Any]], leaf: dict[str, Any], out: torch.Tensor,
+                           ref: Any, tol: Tolerance, m: dict[str, Any]) -> None:
+        other = next((r for r in repeat if r["path"] == leaf["path"]), None)
+        if other is None or other.get("kind") != "tensor" or other["shape"] != leaf["shape"]:
+            m["ok"], m["score"] = False, math.inf
+            m["reason"] = "nondeterministic: the second call on identical inputs returned a different structure"
+            return
+        again = load_output(folder, other)
+        if torch.equal(out.contiguous().view(torch.uint8), again.contiguous().view(torch.uint8)):
+            return
+        a, b = out.double(), again.double()
+        differ = int((a != b).logical_and(~(a.isnan() & b.isnan())).sum())
+        spread = float((a - b).abs().nan_to_num(math.inf).max())
+        m["nondeterministic_elements"], m["run_to_run_spread"] = differ, spread
+        exact = not out.is_floating_point() or tol.mode == "exact"
+        allowance = (tol.atol + tol.rtol * ref.double().abs()) if tol.mode == "allclose" else None
+        too_far = exact or (allowance is not None and bool(((a - b).abs() > allowance).any())) or \
+            (tol.mode == "psnr" and metrics.error_metrics(again, ref)["psnr_db"] < tol.min_psnr_db)
+        text = (f"nondeterministic: {differ} element(s) differ between two calls on identical inputs, "
+                f"spread {spread:.3g}")
+        if too_far:
+            m["ok"], m["score"] = False, math.inf
+            m["reason"] = (m["reason"] + "; " if m["reason"] else "") + text + \
+                (" (exact compare for integer outputs)" if exact else " (beyond the tolerance)")
+        else:
+            m["warnings"].append(text + " (within the tolerance: float atomics or a race?)")
 
     # -- benchmark ---------------------------------------------------------------------------------------------
     def do_time_reference(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-        """Time ``ref_kernel`` (native precision) on each benchmark spec, once per reference source and spec, and
-        report the spec's declared flops and bytes and its lowest input precision (for the roofline)."""
+        """Time ``ref_kernel`` (native precision) on each benchmark spec the same way as the candidate (fresh
+        inputs per call, L2 flushed), once per reference source and spec; report the spec's declared flops and bytes
+        and its lowest input precision (for the roofline)."""
         problem = self.problems.get(params["reference"])
         out = []
         for n, idx in enumerate(params["spec_indices"]):
             key = (problem.sha, idx, params["seed"])
             if key not in self.ref_times:
                 spec = problem.benchmarks[idx]
-                data = problem.generate(params["seed"], spec, self.device)
-                stats = bench(lambda: problem.module.ref_kernel(data), self.device)
+                base = params["seed"]
+                data = problem.generate(base, spec, self.device)
+
+                def refresh(rep: int, spec=spec, data=data, base=base) -> None:
+                    src = problem.generate(base + 1 + rep, spec, self.device)
+                    for (_, d), (_, s) in zip(flatten(data), flatten(src)):
+                        if isinstance(d, torch.Tensor):
+                            d.copy_(s)
+
+                stats, _ = bench(lambda: problem.module.ref_kernel(data), self.device, before=refresh)
                 self.ref_times[key] = {
                     "spec_index": idx, **stats,
                     "flops": problem.flops(spec), "bytes": problem.bytes_moved(spec),
@@ -152,6 +237,36 @@ class Judge:
             progress({"done": n + 1, "total": len(params["spec_indices"])})
         torch.cuda.empty_cache()
         return {"specs": out}
+
+    def do_check_samples(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+        """Re-check the output of the candidate's last timed call: the sampled elements (``indices`` per output
+        leaf, chosen by ktui after the timing) against the reference on the inputs of that call's seed."""
+        problem = self.problems.get(params["reference"])
+        folder = Path(params["out_dir"])
+        results = []
+        for item in params["specs"]:
+            spec = problem.benchmarks[item["spec_index"]]
+            data = problem.generate(item["seed"], spec, self.device)
+            expected = problem.reference_native(data)
+            ref, _ = problem.reference(data)
+            tol = resolve(policy_dtype(inputs_only(problem, data), expected), problem.tolerance)
+            refs = dict(flatten(ref))
+            reasons = []
+            for path, f in item["files"].items():
+                idx = torch.tensor(item["indices"][path], dtype=torch.int64)
+                got = tensor_from_bytes((folder / f["file"]).read_bytes(), f["dtype"], [len(idx)])
+                want = refs[path].reshape(-1)[idx.to(refs[path].device)].cpu()
+                if tol.mode == "psnr":  # elementwise stand-in for PSNR: 2**-6 relative, 1% of the RMS absolute
+                    rms = float(want.double().pow(2).mean().sqrt())
+                    tol = Tolerance("allclose", atol=1e-2 * rms, rtol=2.0 ** -6)
+                v = metrics.verdict(got, want, tol, allow_nan=problem.allow_nan)
+                if not v["ok"]:
+                    reasons.append(f"{path}: {v['reason']}")
+            results.append({"spec_index": item["spec_index"], "ok": not reasons, "reason": "; ".join(reasons),
+                            "label": spec_label(spec)})
+            del data, expected, ref
+        torch.cuda.empty_cache()
+        return {"specs": results}
 
     def do_roofline(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         """The measured ceilings: device bandwidth (GB/s) and matmul peak (TFLOP/s) for each dtype asked."""

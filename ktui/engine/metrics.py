@@ -115,32 +115,59 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
     }
 
 
-def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: torch.Tensor | None = None) -> dict[str, Any]:
+def where_bad(bad: torch.Tensor) -> str:
+    """Where the bad elements of an output sit: ``rows 0..6, cols 128..128 of 129`` (last two dimensions), or
+    ``indices 128..128 of 129`` for 1-D; '' when there are none."""
+    idx = torch.nonzero(bad)
+    if idx.numel() == 0:
+        return ""
+    shape = tuple(bad.shape)
+    if bad.ndim == 1:
+        return f"indices {int(idx[:, 0].min())}..{int(idx[:, 0].max())} of {shape[0]}"
+    r, c = idx[:, -2], idx[:, -1]
+    return f"rows {int(r.min())}..{int(r.max())} of {shape[-2]}, cols {int(c.min())}..{int(c.max())} of {shape[-1]}"
+
+
+def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: torch.Tensor | None = None,
+            allow_nan: bool = False) -> dict[str, Any]:
     """``error_metrics`` plus the verdict under ``tol``: ``ok``, ``reason`` (one line, '' when ok), ``score`` (the
     largest ratio of an error to its allowance: <= 1 passes; used to name the worst spec), ``outside_tol`` (elements
-    failing the elementwise test, allclose mode), ``unwritten`` (elements still holding ktui's poison pattern).
+    failing the elementwise test, allclose mode), ``unwritten`` (elements still holding ktui's poison pattern),
+    ``where`` (the rows/cols of the bad elements) and ``warnings`` (a tolerance larger than the output's scale).
 
-    ``unwritten`` is a boolean mask of ``out``'s shape, or None when ktui did not allocate the output.
+    ``unwritten`` is a boolean mask of ``out``'s shape, or None when nothing was poisoned. A NaN in the reference
+    fails as "reference invalid" unless ``allow_nan`` (the problem declares NaN a valid result).
     """
     m = error_metrics(out, ref)
     shape = tuple(out.shape)
     reasons: list[str] = []
+    m["warnings"] = []
+    if m["ref_nan_count"] and not allow_nan:
+        reasons.append(f"reference invalid: {m['ref_nan_count']} NaN in the reference output (set allow_nan = True "
+                       f"in the reference if NaN is a valid result)")
+    bad_mask = torch.zeros(shape, dtype=torch.bool)
     n_unwritten = int(unwritten.sum()) if unwritten is not None else 0
     m["unwritten"] = n_unwritten
     if n_unwritten:
         first = _index(int(torch.nonzero(unwritten.reshape(-1))[0]), shape)
         reasons.append(f"{n_unwritten} element{'s' * (n_unwritten != 1)} unwritten at {first}")
+        bad_mask |= unwritten.reshape(shape)
 
     o = out.detach().to("cpu", torch.float64).reshape(-1)
     r = ref.detach().to("cpu", torch.float64).reshape(-1)
+    nonfinite = ~torch.isfinite((o - r).abs()) & ~(torch.isnan(o) & torch.isnan(r))
+    if m["nonfinite_mismatch"]:
+        bad_mask |= nonfinite.reshape(shape) & ~(torch.isinf(o) & torch.isinf(r) & (o == r)).reshape(shape)
     if m["nonfinite_mismatch"] and not n_unwritten:
-        bad = ~torch.isfinite((o - r).abs()) & ~(torch.isnan(o) & torch.isnan(r))
-        first = _index(int(torch.nonzero(bad)[0]), shape) if bool(bad.any()) else m["worst_index"]
-        reasons.append(f"{m['nonfinite_mismatch']} NaN/inf where the reference differs, first at {first}")
+        first = _index(int(torch.nonzero(nonfinite)[0]), shape) if bool(nonfinite.any()) else m["worst_index"]
+        reasons.append(f"{m['nonfinite_mismatch']} NaN/inf where the reference differs (NaN positions must match "
+                       f"the reference's), first at {first}")
 
     score = 0.0
     if tol.mode == "exact":
-        neq = int(((o != r) & ~(torch.isnan(o) & torch.isnan(r))).sum())
+        neq_mask = (o != r) & ~(torch.isnan(o) & torch.isnan(r))
+        neq = int(neq_mask.sum())
+        bad_mask |= neq_mask.reshape(shape)
         m["outside_tol"] = neq
         if neq and not reasons:
             reasons.append(f"{neq} of {o.numel()} elements differ (exact compare), worst at {m['worst_index']}: "
@@ -151,10 +178,21 @@ def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: tor
         ad = torch.where(same, torch.zeros_like(o), (o - r).abs())
         allowance = torch.where(same, torch.ones_like(r), tol.atol + tol.rtol * r.abs()).clamp_min(1e-300)
         inside = same | (ad <= allowance)
+        bad_mask |= (~inside).reshape(shape)
         outside = int((~inside).sum())
+        finite_ref = r[torch.isfinite(r)]
+        scale = _f(finite_ref.abs().max()) if finite_ref.numel() else 0.0
+        if 0 < scale <= tol.atol:
+            m["warnings"].append(f"atol={tol.atol:g} is larger than the output's scale (max |ref| = {scale:.3g}): "
+                                 f"any answer near zero passes the elementwise test; rel_l2_err="
+                                 f"{m['rel_l2_err']:.3g}")
         m["outside_tol"] = outside
         ratio = torch.where(inside, ad / allowance, torch.full_like(ad, math.inf))
         score = _f(ratio.max()) if o.numel() else 0.0
+        if math.isfinite(tol.max_rel_l2) and m["rel_l2_err"] > tol.max_rel_l2 and not outside and not reasons:
+            reasons.append(f"rel_l2_err {m['rel_l2_err']:.3g} > {tol.max_rel_l2:g}: the output is wrong as a whole "
+                           f"although every element is within atol={tol.atol:g}")
+            score = math.inf
         if outside and not reasons:
             wi = int(torch.argmax(ratio))
             reasons.append(
@@ -174,6 +212,11 @@ def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: tor
                 reasons.append(f"psnr_db {psnr:.1f} < {tol.min_psnr_db:g}")
             if not (cos >= tol.min_cosine):
                 reasons.append(f"cosine {cos:.6f} < {tol.min_cosine:g}")
+            if math.isfinite(tol.max_rel_l2) and not (m["rel_l2_err"] <= tol.max_rel_l2):
+                reasons.append(f"rel_l2_err {m['rel_l2_err']:.3g} > {tol.max_rel_l2:g}")
+    m["where"] = where_bad(bad_mask) if reasons else ""
+    if reasons and m["where"]:
+        reasons[0] += f" ({'bad elements in ' + m['where']})"
     if reasons:
         score = math.inf if not math.isfinite(score) or score <= 1 else score
     m["ok"] = not reasons

@@ -11,7 +11,10 @@ The module (``references/<problem>.py``) defines, with GPU MODE's names:
 - ``benchmarks``: specs timed by the benchmark rung;
 - optionally ``tolerance`` (see ``ktui.tolerance``), ``flops(spec)`` and ``bytes_moved(spec)`` (for TFLOP/s, GB/s and
   the roofline), and ``outputs``: indices (tuple data) or keys (dict data) of output buffers inside ``data`` that
-  ktui fills with NaN before each call.
+  ktui fills with NaN before each call;
+- optionally ``input_distributions`` (default all of ``ktui.engine.cases.DISTRIBUTIONS``; ``["native"]`` when the
+  op needs the inputs exactly as generated, e.g. probabilities or sorted keys), ``contiguous_only = True`` (skip the
+  transposed/offset/expanded layout cases) and ``allow_nan = True`` (NaN is a valid reference result).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Any, Callable
 import torch
 
 from ktui.engine.tensors import dtype_name, flatten
+
+DISTRIBUTIONS = ("native", "normal", "uniform", "heavy", "constant")
 
 REQUIRED = ("generate_input", "ref_kernel", "tests")
 
@@ -81,6 +86,12 @@ class Problem:
         self.tolerance: dict[str, Any] = dict(getattr(self.module, "tolerance", {}) or {})
         self.float64 = bool(getattr(self.module, "reference_float64", True))
         self.outputs = tuple(getattr(self.module, "outputs", ()) or ())
+        self.distributions = list(getattr(self.module, "input_distributions", None) or DISTRIBUTIONS)
+        unknown = [d for d in self.distributions if d not in DISTRIBUTIONS]
+        if unknown:
+            raise ProblemError(f"references/{name}.py: unknown input_distributions {unknown}; known: {DISTRIBUTIONS}")
+        self.contiguous_only = bool(getattr(self.module, "contiguous_only", False))
+        self.allow_nan = bool(getattr(self.module, "allow_nan", False))
         self._flops: Callable | None = getattr(self.module, "flops", None)
         self._bytes: Callable | None = getattr(self.module, "bytes_moved", None)
 
@@ -101,6 +112,8 @@ class Problem:
             "has_flops": self._flops is not None,
             "has_bytes": self._bytes is not None,
             "outputs": list(self.outputs),
+            "distributions": self.distributions,
+            "contiguous_only": self.contiguous_only,
         }
 
     # -- data --------------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """GPU timing: CUDA events around each call, the L2 cache flushed between calls, medians and spread.
 
 The method follows what ``triton.testing.do_bench`` does (warm-up, cache flush by writing a buffer larger than L2,
-one event pair per repetition, repetitions sized to a time budget) and adds the statistics ktui reports: median,
-quartiles, min and max over all repetitions, and a host-side wall clock around the synchronized loop.
+one event pair per repetition, repetitions sized to a time budget) and adds what ktui reports: median, quartiles,
+min and max over all repetitions, and a hook that gives every timed call fresh inputs outside the timed region.
 """
 
 from __future__ import annotations
@@ -54,47 +54,51 @@ def bench(
     fn: Callable[[], Any],
     device: str = "cuda",
     *,
+    before: Callable[[int], None] | None = None,
     target_ms: float = 300.0,
     warmup_ms: float = 30.0,
     min_reps: int = 10,
     max_reps: int = 2000,
     flush_l2: bool = True,
-) -> dict[str, Any]:
-    """Time ``fn()`` on ``device`` (CUDA only).
+) -> tuple[dict[str, Any], Any]:
+    """Time ``fn()`` on ``device`` (CUDA only). Returns (statistics, the output of the last timed call).
 
     One untimed call first (compilation, allocator warm-up); three calls estimate the time per call; then
     ``warmup_ms`` of untimed calls and ``clamp(target_ms / estimate, min_reps, max_reps)`` timed ones, each between
-    its own pair of CUDA events recorded on the current stream, each preceded by a write of ``flush_buffer`` so that
-    inputs come from HBM, not L2. Returns ``summarize`` of the per-call times (us) plus ``host_us_per_call``: wall time
-    of the whole synchronized timed loop (flushes included) divided by the repetitions.
+    its own pair of CUDA events recorded on the current stream, each preceded by ``before(rep)`` (fresh inputs,
+    untimed) and a write of ``flush_buffer`` so that inputs come from HBM, not L2. Statistics are ``summarize``'s
+    of the per-call times in microseconds.
     """
     if not device.startswith("cuda"):
         raise ValueError("bench() times CUDA work; timing under the Triton interpreter is not meaningful")
     buf = flush_buffer(device) if flush_l2 else None
+    counter = {"rep": 0}
 
-    def one(n: int) -> list[float]:
+    def one(n: int) -> tuple[list[float], Any]:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        out = None
         for i in range(n):
+            if before is not None:
+                before(counter["rep"])
+                counter["rep"] += 1
             if buf is not None:
                 buf.zero_()
             starts[i].record()
-            fn()
+            out = fn()
             ends[i].record()
         torch.cuda.synchronize(device)
-        return [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)]
+        return [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)], out
 
     fn()
     torch.cuda.synchronize(device)
-    est_us = max(statistics.median(one(3)), 1.0)
+    est_us = max(statistics.median(one(3)[0]), 1.0)
     for _ in range(max(1, min(200, int(warmup_ms * 1e3 / est_us)))):
         fn()
     reps = max(min_reps, min(max_reps, int(target_ms * 1e3 / est_us)))
     torch.cuda.synchronize(device)
-    t0 = time.perf_counter()
-    times = one(reps)
-    host = (time.perf_counter() - t0) * 1e6 / reps
-    return {**summarize(times), "host_us_per_call": host}
+    times, last = one(reps)
+    return summarize(times), last
 
 
 def measure_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:
@@ -102,7 +106,7 @@ def measure_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:
     bytes written, median over repetitions. On an H200 this reads about 4,250 GB/s (shared/device/README.md)."""
     src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(1.0)
     dst = torch.empty_like(src)
-    stats = bench(lambda: dst.copy_(src), device, target_ms=100.0, flush_l2=False)
+    stats, _ = bench(lambda: dst.copy_(src), device, target_ms=100.0, flush_l2=False)
     del src, dst
     return 2 * nbytes / (stats["median_us"] * 1e-6) / 1e9
 
@@ -115,7 +119,7 @@ def measure_peak_tflops(dtype: torch.dtype, device: str = "cuda", n: int = 8192)
     try:
         a = torch.randn(n, n, device=device).to(dtype)
         b = torch.randn(n, n, device=device).to(dtype)
-        stats = bench(lambda: torch.matmul(a, b), device, target_ms=150.0, flush_l2=False)
+        stats, _ = bench(lambda: torch.matmul(a, b), device, target_ms=150.0, flush_l2=False)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = prev
     return 2 * n**3 / (stats["median_us"] * 1e-6) / 1e12

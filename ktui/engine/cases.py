@@ -1,0 +1,144 @@
+"""Correctness cases: the inputs of one check, rebuilt identically in the candidate and the judge.
+
+A case is a JSON dict: ``spec_index``, ``seed`` and optionally ``dist`` (input distribution), ``layout`` (memory
+layout of the inputs), ``config`` (autotune config to pin) and ``repeat`` (calls on identical inputs, to catch
+nondeterminism). Both processes call ``build_input(problem, case, device)`` and get the same tensors, bit for bit.
+
+Distributions refill every floating input tensor (never integer tensors, which often hold indices, and never declared
+output buffers), from a generator seeded by the case seed:
+
+- ``native``: what ``generate_input`` made;
+- ``normal``: mean ~ U(-2, 2), scale ~ 10**U(-1, 1), then mean + scale * N(0, 1);
+- ``uniform``: 10**U(-1, 1) * U[0, 1) (all positive: sums grow, cancellation cannot hide errors);
+- ``heavy``: Student's t with 2 degrees of freedom (rare values far out), clamped to +-1e4;
+- ``constant``: every element 1.0 (a long bf16 accumulation of ones stalls at 256; cases.md bf16-accum).
+
+Layouts give the same values in other memory layouts (cases.md strides): ``transposed`` (column-major storage for
+2-D and up, stride 2 for 1-D), ``offset`` (a view one element into a larger buffer: misaligned for vector loads),
+``expanded`` (stride 0 along the first dimension, every row equal to the first).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import torch
+
+from ktui.engine.problem import DISTRIBUTIONS
+
+__all__ = ["DISTRIBUTIONS", "LAYOUTS", "build_input", "case_label", "layout_of", "round_to_tf32"]
+LAYOUTS = ("transposed", "offset", "expanded")
+
+
+def case_label(spec_label: str, case: dict[str, Any]) -> str:
+    """``spec=(4, 129) seed=5 dist=heavy layout=offset config=1``: how failures name the case."""
+    parts = [f"spec={spec_label}", f"seed={case['seed']}"]
+    for key in ("dist", "layout", "config"):
+        if case.get(key) not in (None, "native", "contiguous"):
+            parts.append(f"{key}={case[key]}")
+    return " ".join(parts)
+
+
+def _generator(device: str | torch.device, seed: int, salt: str) -> torch.Generator:
+    g = torch.Generator(device=device)
+    g.manual_seed((seed * 1_000_003 + int(hashlib.sha256(salt.encode()).hexdigest()[:8], 16)) % (2**63 - 1))
+    return g
+
+
+def _refill(t: torch.Tensor, dist: str, seed: int, salt: str) -> None:
+    g = _generator(t.device, seed, f"{dist}:{salt}")
+    shape, dev = t.shape, t.device
+
+    def u(*s):
+        return torch.rand(s or shape, generator=g, device=dev, dtype=torch.float32)
+
+    if dist == "normal":
+        mean = float(u(1)) * 4 - 2
+        scale = 10 ** (float(u(1)) * 2 - 1)
+        vals = mean + scale * torch.randn(shape, generator=g, device=dev, dtype=torch.float32)
+    elif dist == "uniform":
+        vals = 10 ** (float(u(1)) * 2 - 1) * u()
+    elif dist == "heavy":
+        z = torch.randn(shape, generator=g, device=dev, dtype=torch.float32)
+        chi2_over_2 = -torch.log(u().clamp_min(1e-12))  # chi-squared(2) / 2 = Exp(1)
+        vals = (z / chi2_over_2.sqrt()).clamp(-1e4, 1e4)
+    elif dist == "constant":
+        vals = torch.ones(shape, device=dev, dtype=torch.float32)
+    else:
+        raise ValueError(f"unknown input distribution {dist!r}; known: {', '.join(DISTRIBUTIONS)}")
+    t.copy_(vals.to(t.dtype))
+
+
+def _relayout(t: torch.Tensor, layout: str) -> torch.Tensor:
+    if t.ndim == 0 or t.numel() == 0:
+        return t
+    if layout == "transposed":
+        if t.ndim >= 2:
+            return t.transpose(-1, -2).contiguous().transpose(-1, -2)
+        buf = torch.empty(2 * t.numel(), dtype=t.dtype, device=t.device)
+        return buf[::2].copy_(t)
+    if layout == "offset":
+        buf = torch.empty(t.numel() + 1, dtype=t.dtype, device=t.device)
+        return buf[1:].view(t.shape).copy_(t)
+    if layout == "expanded":
+        return t[:1].expand(t.shape)
+    raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
+
+
+def _map_inputs(data: Any, outputs: tuple, fn, path: str = "") -> Any:
+    """Apply ``fn(tensor, path)`` to every tensor of ``data`` except declared output buffers."""
+    if isinstance(data, (tuple, list)):
+        n = len(data)
+        out = [v if (i in outputs or i - n in outputs) and not path else _map_inputs(v, outputs, fn, f"{path}[{i}]")
+               for i, v in enumerate(data)]
+        return type(data)(out) if isinstance(data, tuple) else out
+    if isinstance(data, dict):
+        return {k: v if k in outputs and not path else _map_inputs(v, outputs, fn, f"{path}[{k!r}]")
+                for k, v in data.items()}
+    if isinstance(data, torch.Tensor):
+        return fn(data, path)
+    return data
+
+
+def build_input(problem, case: dict[str, Any], device: str) -> Any:
+    """The inputs of ``case``: ``generate_input(seed, **spec)``, refilled for its distribution, re-laid-out.
+
+    Raises:
+        ProblemError: generate_input raised.
+        ValueError: an unknown distribution or layout.
+    """
+    spec = problem.tests[case["spec_index"]]
+    seed = case["seed"]
+    data = problem.generate(seed, spec, device)
+    dist = case.get("dist", "native")
+    if dist != "native":
+        def refill(t: torch.Tensor, path: str) -> torch.Tensor:
+            if t.is_floating_point():
+                _refill(t, dist, seed, path)
+            return t
+        data = _map_inputs(data, problem.outputs, refill)
+    layout = case.get("layout", "contiguous")
+    if layout != "contiguous":
+        data = _map_inputs(data, problem.outputs, lambda t, path: _relayout(t, layout))
+    return data
+
+
+def round_to_tf32(t: torch.Tensor) -> torch.Tensor:
+    """float32 values rounded to TF32 (10 explicit mantissa bits, as the tensor cores read fp32 operands in TF32
+    mode; NVIDIA A100 whitepaper). Round half away from zero on the magnitude; NaN and inf pass through."""
+    x = t.to(torch.float32).contiguous()
+    bits = x.view(torch.int32)
+    rounded = ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+    return torch.where(torch.isfinite(x), rounded, x)
+
+
+def layout_of(t: torch.Tensor) -> str:
+    """``contiguous``, ``transposed``, ``offset``, ``expanded`` or ``strided``: for messages."""
+    if 0 in t.stride() and t.numel() > 1:
+        return "expanded"
+    if t.storage_offset():
+        return "offset"
+    if t.is_contiguous():
+        return "contiguous"
+    return "transposed" if t.ndim >= 2 else "strided"

@@ -1,0 +1,174 @@
+"""A static scan of a kernel version before it runs: the habits that let a kernel fool its checks or its timer.
+
+Each finding is a warning in the ladder, not a verdict: a side stream can be legitimate, and a torch fallback is
+allowed but has to be seen ("falls back to torch for torch.softmax (line 12)"). The verdicts themselves come from the
+judge, which no candidate code can reach. Pure Python (``ast``): runs in ktui's own process.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+# torch calls that allocate, describe or move memory: not compute, never reported.
+TORCH_ALLOWED = {
+    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
+    "arange", "tensor", "as_strided", "device", "dtype", "Size", "is_tensor", "manual_seed", "Generator",
+    "get_device_properties", "current_device", "current_stream", "is_available", "device_count", "synchronize",
+    "finfo", "iinfo", "no_grad", "inference_mode", "cdiv",
+}
+TENSOR_METHODS_ALLOWED = {
+    "contiguous", "view", "reshape", "stride", "size", "numel", "dim", "data_ptr", "is_contiguous", "element_size",
+    "to", "cuda", "cpu", "t", "T", "transpose", "permute", "unsqueeze", "squeeze", "flatten", "expand", "new_empty",
+    "new_zeros", "new_full", "item", "storage_offset", "untyped_storage", "detach", "clone", "copy_", "fill_",
+    "zero_", "type", "float", "half", "bfloat16", "int", "long", "narrow", "select", "chunk", "split", "unbind",
+}
+STREAM_NAMES = {"Stream", "stream", "ExternalStream", "set_stream", "StreamContext"}
+THREAD_MODULES = {"threading", "concurrent", "multiprocessing", "asyncio", "_thread"}
+PATCHED_ROOTS = {"torch", "time", "triton", "ktui", "builtins", "gc", "sys", "F"}
+INTROSPECTION = {"_getframe", "get_objects", "get_referrers", "currentframe", "stack"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # stream | thread | monkeypatch | fallback | torch-op | introspection
+    line: int
+    text: str
+
+    def message(self) -> str:
+        return f"{self.text} (line {self.line})"
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _is_jit(fn: ast.FunctionDef) -> bool:
+    for d in fn.decorator_list:
+        name = _dotted(d.func if isinstance(d, ast.Call) else d)
+        if name.split(".")[-1] in ("jit", "kernel", "autotune", "heuristics"):
+            return True
+    return False
+
+
+class _Scanner(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self.torch_aliases = {"torch"}
+        self.functional_aliases = {"F"}
+        self._in_handler = 0
+
+    def add(self, kind: str, node: ast.AST, text: str) -> None:
+        self.findings.append(Finding(kind, getattr(node, "lineno", 0), text))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            root = a.name.split(".")[0]
+            if root in THREAD_MODULES:
+                self.add("thread", node, f"imports {a.name}: work on another thread can escape the timer")
+            if a.name == "torch":
+                self.torch_aliases.add(a.asname or "torch")
+            if a.name == "torch.nn.functional" and a.asname:
+                self.functional_aliases.add(a.asname)
+            if root == "gc":
+                self.add("introspection", node, "imports gc: can reach objects it was not given")
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        root = (node.module or "").split(".")[0]
+        if root in THREAD_MODULES:
+            self.add("thread", node, f"imports from {node.module}: work on another thread can escape the timer")
+        if node.module == "torch.nn" and any(a.name == "functional" for a in node.names):
+            self.functional_aliases |= {a.asname or "functional" for a in node.names if a.name == "functional"}
+        if root in ("ktui", "references") or (node.module or "").startswith("ktui"):
+            self.add("monkeypatch", node, f"imports {node.module}: a kernel has no business with ktui or the "
+                                          "reference")
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if _is_jit(node):
+            return  # device code: torch is not reachable there
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _check_target(self, target: ast.AST, node: ast.AST) -> None:
+        name = _dotted(target)
+        root = name.split(".")[0] if name else ""
+        if isinstance(target, ast.Attribute) and (root in PATCHED_ROOTS or root in self.torch_aliases):
+            self.add("monkeypatch", node, f"assigns {name}: patching torch, time, triton or ktui fools later checks")
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for t in node.targets:
+            self._check_target(t, node)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._check_target(node.target, node)
+        self.generic_visit(node)
+
+    def visit_Try(self, node: ast.Try) -> None:
+        for stmt in node.body:
+            self.visit(stmt)
+        for handler in node.handlers:
+            calls = [_dotted(n.func) for n in ast.walk(handler) if isinstance(n, ast.Call)]
+            torch_calls = [c for c in calls if c.split(".")[0] in self.torch_aliases | self.functional_aliases
+                           and c.split(".")[-1] not in TORCH_ALLOWED]
+            if torch_calls:
+                self.add("fallback", handler, f"except handler falls back to {torch_calls[0]}: a failing kernel "
+                                              "would silently be replaced by torch")
+            self._in_handler += 1
+            for stmt in handler.body:
+                self.visit(stmt)
+            self._in_handler -= 1
+        for stmt in node.orelse + node.finalbody:
+            self.visit(stmt)
+
+    visit_TryStar = visit_Try
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.MatMult):
+            self.add("torch-op", node, "falls back to torch for the @ operator")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _dotted(node.func)
+        parts = name.split(".") if name else []
+        if parts:
+            last = parts[-1]
+            if last in STREAM_NAMES and (parts[0] in self.torch_aliases or "cuda" in parts):
+                self.add("stream", node, f"calls {name}: work on another stream escapes events on the current one")
+            elif parts[0] in ("setattr", "delattr") and node.args and \
+                    _dotted(node.args[0]).split(".")[0] in PATCHED_ROOTS | self.torch_aliases:
+                self.add("monkeypatch", node, f"{parts[0]}({_dotted(node.args[0])}, ...): patching fools later checks")
+            elif last in INTROSPECTION:
+                self.add("introspection", node, f"calls {name}: can reach objects it was not given")
+            elif parts[0] in self.torch_aliases | self.functional_aliases and len(parts) >= 2 and \
+                    last not in TORCH_ALLOWED and "cuda" not in parts[:-1] and not last[:1].isupper():
+                self.add("torch-op", node, f"falls back to torch for {name}")
+        self.generic_visit(node)
+
+
+def scan_source(source: str) -> list[Finding]:
+    """Findings for a kernel module's source, in line order. A module that does not parse gives [] (the compile
+    rung reports the SyntaxError)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    s = _Scanner()
+    s.visit(tree)
+    seen = set()
+    out = []
+    for f in sorted(s.findings, key=lambda f: f.line):
+        if (f.kind, f.text) not in seen:
+            seen.add((f.kind, f.text))
+            out.append(f)
+    return out
