@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
-#   bash benchmarks/h200.sh STEP...      steps: info examples latency tests variants
+#   bash benchmarks/h200.sh STEP...      steps: info examples latency tests cases variants
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step).
 # Logs and JSON go under $OUT (or ./h200-out); the last lines printed are the summary tables.
 set -uo pipefail
@@ -27,6 +27,8 @@ for step in "$@"; do
       python3 benchmarks/loop_latency.py --device cuda --n 10 --skip-startup 2>&1 | tee "$OUT/latency.log" ;;
     tests)
       python3 -m pytest -q tests/test_gpu.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
+    cases)
+      python3 -m pytest -q -rA tests/test_gpu_cases.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-cases.log" | tail -40 ;;
     variants)
       python3 benchmarks/example_variants.py 2>&1 | tee "$OUT/variants.log" ;;
     *) echo "unknown step $step" ;;

@@ -388,7 +388,13 @@ class _Context:
 
 
 def _tmp_root() -> str | None:
-    return "/dev/shm" if Path("/dev/shm").is_dir() else None
+    """Where candidate outputs travel to the judge: memory (/dev/shm) when it has room for large outputs."""
+    try:
+        if shutil.disk_usage("/dev/shm").free > 16 << 30:
+            return "/dev/shm"
+    except OSError:
+        pass
+    return None
 
 
 METRIC_KEYS = ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine", "rel_l2_err", "nan_count",
@@ -407,26 +413,35 @@ def _spec_size(spec: dict[str, Any]) -> int:
 
 
 def make_cases(describe: dict[str, Any], options: LadderOptions, seed: int) -> list[dict[str, Any]]:
-    """The correctness cases of one run (see ``ktui.engine.cases``): per test spec, ``options.seeds`` seeds of the
-    reference's own inputs (the first run twice on identical inputs); then, walking the specs back from the largest
-    (so that a size cached by an earlier call shows both ways), one case per other input distribution the problem
-    allows; and the transposed, offset and expanded layouts on the two largest specs."""
+    """The correctness cases of one run (see ``ktui.engine.cases``), in two phases, each from a freshly imported
+    module so that state a kernel keeps between calls (a cached size, grid or output) shows in both directions
+    (cases.md stale-cache):
+
+    1. sizes growing: per test spec, ``options.seeds`` seeds of the reference's own inputs, the first one called
+       twice on identical inputs (nondeterminism);
+    2. sizes shrinking: one case per other input distribution the problem allows, then the transposed, offset and
+       expanded layouts on the two largest specs.
+    """
     tests = describe["tests"]
+    up = sorted(range(len(tests)), key=lambda i: _spec_size(tests[i]))
     cases: list[dict[str, Any]] = []
-    for i in range(len(tests)):
+    for i in up:
         for k in range(options.seeds):
             c: dict[str, Any] = {"spec_index": i, "seed": seed + k}
             if k == 0 and options.repeat:
                 c["repeat"] = 2
             cases.append(c)
-    if options.distributions:  # in the opposite spec order: sizes both grow and shrink within one process
-        for i in reversed(range(len(tests))):
+    phase2: list[dict[str, Any]] = []
+    if options.distributions:
+        for i in reversed(up):
             for j, dist in enumerate(d for d in describe.get("distributions", ["native"]) if d != "native"):
-                cases.append({"spec_index": i, "seed": seed + 101 + j, "dist": dist})
+                phase2.append({"spec_index": i, "seed": seed + 101 + j, "dist": dist})
     if options.layouts and not describe.get("contiguous_only"):
-        largest = sorted(range(len(tests)), key=lambda i: _spec_size(tests[i]), reverse=True)[:2]
-        cases += [{"spec_index": i, "seed": seed + 7, "layout": lay} for i in sorted(largest) for lay in LAYOUTS]
-    return cases
+        phase2 += [{"spec_index": i, "seed": seed + 7, "layout": lay} for i in list(reversed(up))[:2]
+                   for lay in LAYOUTS]
+    if phase2:
+        phase2[0]["fresh"] = True
+    return cases + phase2
 
 
 def correctness_result(cases: list[dict[str, Any]], describe: dict[str, Any]) -> RungResult:

@@ -132,8 +132,18 @@ def test_bad_elements_are_located_by_rows_and_columns():
     out = ref.clone()
     out[:, 128] = 0.0  # the tail column
     v = metrics.verdict(out, ref, resolve("float32", None))
-    assert v["where"] == "rows 0..6 of 7, cols 128..128 of 129"
-    assert "bad elements in rows 0..6 of 7, cols 128..128 of 129" in v["reason"]
+    assert v["where"] == "cols 128 entirely (of 7 x 129)"
+    assert "bad elements in cols 128 entirely (of 7 x 129)" in v["reason"]
+    gemm = torch.ones(65, 65)
+    bad = gemm.clone()
+    bad[64, :] = 0
+    bad[:, 64] = 0
+    assert metrics.verdict(bad, gemm, resolve("float32", None))["where"] == "rows 64 and cols 64 entirely (of 65 x 65)"
+    scattered = gemm.clone()
+    scattered[3, 5] = scattered[9, 7] = 0
+    assert metrics.verdict(scattered, gemm, resolve("float32", None))["where"] == "rows 3, 9 of 65, cols 5, 7 of 65"
+    one_d = metrics.verdict(torch.tensor([1.0, 2.0, 0.0]), torch.tensor([1.0, 2.0, 3.0]), resolve("float32", None))
+    assert one_d["where"] == "indices 2 of 3"
 
 
 def test_atol_larger_than_the_output_scale_warns():
@@ -148,3 +158,28 @@ def test_atol_larger_than_the_output_scale_warns():
 def test_shape_mismatch_raises():
     with pytest.raises(ValueError, match="shape"):
         metrics.error_metrics(torch.zeros(3), torch.zeros(4))
+
+
+@pytest.mark.parametrize("kind", ["good", "nan", "unwritten", "off"])
+def test_chunked_verdict_agrees_with_the_full_one(kind):
+    torch.manual_seed(1)
+    ref = torch.randn(10_000, dtype=torch.float64)
+    out = ref.to(torch.float32)
+    if kind == "nan":
+        out[7777] = float("nan")
+    elif kind == "unwritten":
+        poison_(out[9000:])
+    elif kind == "off":
+        out[1234] += 1.0
+    tol = resolve("float32", None)
+    full = metrics.verdict(out, ref, tol, unwritten=poisoned_mask(out))
+    chunked = metrics.verdict_large(out, ref, tol, chunk=999)
+    assert chunked["ok"] == full["ok"]
+    for key in ("outside_tol", "unwritten", "nan_count", "nonfinite_mismatch", "worst_index"):
+        assert chunked[key] == full[key], key
+    for key in ("max_abs_err", "mse", "psnr_db", "cosine", "rel_l2_err", "max_rel_err"):
+        a, b = chunked[key], full[key]
+        assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-9), key
+    if kind == "unwritten":
+        assert chunked["reason"].startswith("1000 elements unwritten at [9000]")
+        assert chunked["where"] == "flat indices 9000..9999 of 10000"

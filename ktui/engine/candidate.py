@@ -172,6 +172,8 @@ class Candidate:
         results = []
         cases = params["cases"]
         for i, case in enumerate(cases):
+            if case.get("fresh"):
+                fn = self._load(params["kernel"])  # a second phase, from a fresh module again
             label = case_label(spec_label(problem.tests[case["spec_index"]]), case)
             entry: dict[str, Any] = dict(case)
             for rep in range(case.get("repeat", 1)):

@@ -79,7 +79,7 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
         psnr = math.nan
     elif mse == 0:
         psnr = math.inf
-    elif peak == 0:
+    elif peak == 0 or math.isinf(mse):
         psnr = -math.inf
     else:
         psnr = 10.0 * math.log10(peak * peak / mse)
@@ -115,17 +115,42 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
     }
 
 
+def _ranges(xs: list[int], limit: int = 3) -> str:
+    """``[0, 1, 2, 5, 7, 8]`` -> ``0..2, 5, 7..8`` (at most ``limit`` ranges, then an ellipsis)."""
+    out: list[str] = []
+    start = prev = xs[0]
+    for x in xs[1:] + [None]:
+        if x is not None and x == prev + 1:
+            prev = x
+            continue
+        out.append(str(start) if start == prev else f"{start}..{prev}")
+        if x is not None:
+            start = prev = x
+    return ", ".join(out[:limit]) + (", ..." if len(out) > limit else "")
+
+
 def where_bad(bad: torch.Tensor) -> str:
-    """Where the bad elements of an output sit: ``rows 0..6, cols 128..128 of 129`` (last two dimensions), or
-    ``indices 128..128 of 129`` for 1-D; '' when there are none."""
-    idx = torch.nonzero(bad)
-    if idx.numel() == 0:
+    """Where the bad elements of an output sit, over its last two dimensions: ``rows 64 and cols 64 entirely`` when
+    they fill whole rows and columns (a missed tile row or column), else ``rows 0..6 of 7, cols 128 of 129``;
+    ``indices 128 of 129`` for 1-D. '' when there are none."""
+    if not bool(bad.any()):
         return ""
-    shape = tuple(bad.shape)
     if bad.ndim == 1:
-        return f"indices {int(idx[:, 0].min())}..{int(idx[:, 0].max())} of {shape[0]}"
-    r, c = idx[:, -2], idx[:, -1]
-    return f"rows {int(r.min())}..{int(r.max())} of {shape[-2]}, cols {int(c.min())}..{int(c.max())} of {shape[-1]}"
+        return f"indices {_ranges(torch.nonzero(bad)[:, 0].tolist())} of {bad.shape[0]}"
+    b2 = bad.reshape(-1, bad.shape[-2], bad.shape[-1]).any(dim=0)
+    rows_n, cols_n = b2.shape
+    full_rows = torch.nonzero(b2.all(dim=1))[:, 0].tolist()
+    full_cols = torch.nonzero(b2.all(dim=0))[:, 0].tolist()
+    covered = torch.zeros_like(b2)
+    covered[full_rows, :] = True
+    covered[:, full_cols] = True
+    if (full_rows or full_cols) and bool((covered == b2).all()) and bool(b2.sum() < b2.numel()):
+        parts = ([f"rows {_ranges(full_rows)}"] if full_rows else []) + \
+                ([f"cols {_ranges(full_cols)}"] if full_cols else [])
+        return " and ".join(parts) + f" entirely (of {rows_n} x {cols_n})"
+    r = torch.nonzero(b2.any(dim=1))[:, 0].tolist()
+    c = torch.nonzero(b2.any(dim=0))[:, 0].tolist()
+    return f"rows {_ranges(r)} of {rows_n}, cols {_ranges(c)} of {cols_n}"
 
 
 def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: torch.Tensor | None = None,
@@ -223,3 +248,138 @@ def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: tor
     m["reason"] = "; ".join(reasons)
     m["score"] = score
     return m
+
+
+LARGE = 1 << 26  # outputs with more elements than this are judged in chunks (memory stays bounded)
+
+
+def verdict_large(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_nan: bool = False,
+                  device: str = "cpu", chunk: int = 1 << 24) -> dict[str, Any]:
+    """``verdict`` for outputs too large to hold several float64 copies of (more than 2**26 elements, e.g. the
+    >2**31-element tensors of cases.md int32-overflow): the same figures and rules, accumulated over chunks of
+    ``chunk`` elements on ``device``. ``where`` gives the flat index range of the bad elements.
+
+    Raises:
+        ValueError: the shapes differ.
+    """
+    if tuple(out.shape) != tuple(ref.shape):
+        raise ValueError(f"shape {tuple(out.shape)} != reference shape {tuple(ref.shape)}")
+    of, rf = out.reshape(-1), ref.reshape(-1)
+    n = of.numel()
+    a = {"max_abs": 0.0, "max_abs_i": 0, "max_rel": 0.0, "sq": 0.0, "dot": 0.0, "no2": 0.0, "nr2": 0.0, "peak": 0.0,
+         "nan_o": 0, "inf_o": 0, "nan_r": 0, "nonfinite": 0, "unwritten": 0, "outside": 0, "ratio": 0.0,
+         "ratio_i": 0, "first_bad": None, "last_bad": None, "first_unwritten": None, "nan_seen": False}
+    for s in range(0, n, chunk):
+        raw = of[s:s + chunk]
+        o = raw.to(device=device, dtype=torch.float64)
+        r = rf[s:s + chunk].to(device=device, dtype=torch.float64)
+        nan_o, nan_r = torch.isnan(o), torch.isnan(r)
+        same = (nan_o & nan_r) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
+        d = torch.where(same, torch.zeros_like(o), o - r)
+        ad = d.abs()
+        nonfinite = ~torch.isfinite(ad)
+        oc, rc = torch.where(same, 0.0, o), torch.where(same, 0.0, r)
+        a["nan_o"] += int(nan_o.sum())
+        a["inf_o"] += int(torch.isinf(o).sum())
+        a["nan_r"] += int(nan_r.sum())
+        a["nonfinite"] += int(nonfinite.sum())
+        a["nan_seen"] |= bool(nonfinite.any())
+        badness = torch.where(nonfinite, torch.full_like(ad, math.inf), ad)
+        i = int(torch.argmax(badness))
+        if float(badness[i]) > a["max_abs"] or (s == 0):
+            a["max_abs"], a["max_abs_i"] = float(badness[i]), s + i
+        ar = r.abs()
+        nz = (ar > 0) & torch.isfinite(ar)
+        if bool(nz.any()):
+            rel = float((ad[nz] / ar[nz]).max())  # NaN propagates, as in the full verdict
+            a["max_rel"] = math.nan if math.isnan(rel) or math.isnan(a["max_rel"]) else max(a["max_rel"], rel)
+        a["sq"] += float((d * d).sum())
+        a["dot"] += float((oc * rc).sum())
+        a["no2"] += float((oc * oc).sum())
+        a["nr2"] += float((rc * rc).sum())
+        fr = r[torch.isfinite(r)]
+        if fr.numel():
+            a["peak"] = max(a["peak"], float(fr.abs().max()))
+        unwritten = poisoned_chunk(raw).to(device)
+        a["unwritten"] += int(unwritten.sum())
+        if a["first_unwritten"] is None and bool(unwritten.any()):
+            a["first_unwritten"] = s + int(torch.nonzero(unwritten)[0])
+        if tol.mode == "allclose":
+            allowance = torch.where(same, torch.ones_like(r), tol.atol + tol.rtol * ar).clamp_min(1e-300)
+            inside = same | (ad <= allowance)
+        elif tol.mode == "exact":
+            inside = same | (o == r)
+        else:
+            inside = ~nonfinite
+        bad = ~inside | unwritten | nonfinite
+        a["outside"] += int((~inside).sum())
+        if tol.mode == "allclose":
+            ratio = torch.where(inside, ad / allowance, torch.full_like(ad, math.inf))
+            j = int(torch.argmax(ratio))
+            if float(ratio[j]) > a["ratio"]:
+                a["ratio"], a["ratio_i"] = float(ratio[j]), s + j
+        if bool(bad.any()):
+            idx = torch.nonzero(bad)[:, 0]
+            a["first_bad"] = s + int(idx[0]) if a["first_bad"] is None else a["first_bad"]
+            a["last_bad"] = s + int(idx[-1])
+    mse = a["sq"] / max(n, 1)
+    no, nr = math.sqrt(a["no2"]), math.sqrt(a["nr2"])
+    if math.isnan(no) or math.isnan(nr):
+        cosine = math.nan
+    elif no == 0 and nr == 0:
+        cosine = 1.0
+    elif no == 0 or nr == 0 or math.isinf(no) or math.isinf(nr):
+        cosine = 0.0
+    else:
+        cosine = a["dot"] / (no * nr)
+    nd = math.sqrt(a["sq"])
+    rel_l2 = nd / nr if nr > 0 else (0.0 if nd == 0 else math.inf)
+    if math.isnan(mse):
+        psnr = math.nan
+    elif mse == 0:
+        psnr = math.inf
+    elif a["peak"] == 0 or math.isinf(mse):
+        psnr = -math.inf
+    else:
+        psnr = 10 * math.log10(a["peak"] ** 2 / mse)
+    wi = a["max_abs_i"]
+    m: dict[str, Any] = {
+        "max_abs_err": math.nan if math.isnan(mse) else a["max_abs"], "max_rel_err": a["max_rel"], "mse": mse,
+        "rmse": math.sqrt(mse) if mse == mse else math.nan, "psnr_db": psnr, "cosine": cosine, "rel_l2_err": rel_l2,
+        "nan_count": a["nan_o"], "inf_count": a["inf_o"], "ref_nan_count": a["nan_r"],
+        "nonfinite_mismatch": a["nonfinite"], "worst_index": _index(wi, tuple(out.shape)),
+        "worst_got": float(of[wi]), "worst_expected": float(rf[wi]), "unwritten": a["unwritten"],
+        "outside_tol": a["outside"], "warnings": [], "chunked": True,
+    }
+    reasons = []
+    if a["nan_r"] and not allow_nan:
+        reasons.append(f"reference invalid: {a['nan_r']} NaN in the reference output")
+    if a["unwritten"]:
+        reasons.append(f"{a['unwritten']} elements unwritten at {_index(a['first_unwritten'], tuple(out.shape))}")
+    elif a["nonfinite"]:
+        reasons.append(f"{a['nonfinite']} NaN/inf where the reference differs (NaN positions must match the "
+                       f"reference's)")
+    if tol.mode in ("allclose", "exact") and a["outside"] and not reasons:
+        reasons.append(f"{a['outside']} of {n} elements outside {tol.describe()}, worst at "
+                       f"{_index(a['ratio_i'] if tol.mode == 'allclose' else wi, tuple(out.shape))}")
+    if tol.mode == "psnr" and not reasons:
+        if not (psnr >= tol.min_psnr_db):
+            reasons.append(f"psnr_db {psnr:.1f} < {tol.min_psnr_db:g}")
+        if not (cosine >= tol.min_cosine):
+            reasons.append(f"cosine {cosine:.6f} < {tol.min_cosine:g}")
+    if math.isfinite(tol.max_rel_l2) and not (rel_l2 <= tol.max_rel_l2) and not reasons:
+        reasons.append(f"rel_l2_err {rel_l2:.3g} > {tol.max_rel_l2:g}")
+    m["where"] = f"flat indices {a['first_bad']}..{a['last_bad']} of {n}" if reasons and a["first_bad"] is not None \
+        else ""
+    if reasons and m["where"]:
+        reasons[0] += f" (bad elements in {m['where']})"
+    m["ok"] = not reasons
+    m["reason"] = "; ".join(reasons)
+    m["score"] = math.inf if reasons else (a["ratio"] if tol.mode == "allclose" else 0.0)
+    return m
+
+
+def poisoned_chunk(raw: torch.Tensor) -> torch.Tensor:
+    from ktui.engine.tensors import poisoned_mask
+
+    return poisoned_mask(raw.cpu().contiguous())

@@ -1,0 +1,24 @@
+"""Honest, narrow (strides): the flat-offset softmax, but it says so instead of computing garbage."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(x_ptr + row * n_cols + offs, mask=mask, other=-float("inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * n_cols + offs, (e / tl.sum(e, axis=0)).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def custom_kernel(x):
+    if not x.is_contiguous():
+        raise ValueError(f"unsupported layout: contiguous rows only (strides {x.stride()})")
+    rows, cols = x.shape
+    out = torch.empty_like(x)
+    softmax_kernel[(rows,)](x, out, cols, BLOCK=triton.next_power_of_2(cols))
+    return out

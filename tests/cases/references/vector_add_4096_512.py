@@ -1,0 +1,17 @@
+"""Vector add with two sizes in the order (4096, 512) (cases.md stale-cache)."""
+
+import torch
+
+
+def generate_input(seed, n):
+    return torch.randn(n), torch.randn(n)
+
+
+def ref_kernel(data):
+    a, b = data
+    return a + b
+
+
+tests = [{"n": n} for n in (4096, 512)]
+input_distributions = ["native", "uniform"]
+contiguous_only = True

@@ -1,0 +1,239 @@
+"""Every kind of wrong kernel in shared/cases.md, each with its honest twin, through the real ladder on the CPU.
+
+Each test asserts ktui's verdict and the words of its message, for the bad kernel and for the twin. The kernels are
+in ``tests/cases/kernels`` (and ``tests/kernels``); the references that the repository's examples do not cover are
+in ``tests/cases/references``. The cases that need a GPU (side stream, int32 overflow, real TF32, cached outputs on
+timed calls, float atomics) are in ``tests/test_gpu_cases.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ktui.results import Status
+
+from .conftest import BAD, ROOT
+
+CASES = Path(__file__).resolve().parent / "cases"
+K = CASES / "kernels"
+
+
+def run(make_ws, ladder_for, problem: str, kernel: Path, *, reference: Path | None = None, version: str = "v1",
+        **options):
+    """The ladder on ``kernel`` as ``kernels/<problem>/<version>.py`` in a fresh workspace with the reference."""
+    if reference is None:
+        ws = make_ws([problem], {f"{problem}/{version}": kernel})
+    else:
+        ws = make_ws([], {f"{problem}/{version}": kernel})
+        (ws.root / "references" / f"{problem}.py").write_text(reference.read_text())
+    k = ws.kernel(ws.root / "kernels" / problem / f"{version}.py")
+    return ladder_for(ws, **options).run(k)
+
+
+def corr(res):
+    r = res.rung("correctness")
+    assert r is not None, [x.line() for x in res.rungs]
+    return r
+
+
+def good(res):
+    assert res.ok, [r.line() for r in res.rungs]
+    return res
+
+
+# -- tail-mask ----------------------------------------------------------------------------------------------------
+def test_tail_mask_softmax_fails_on_the_tail_and_names_the_last_column(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "softmax", BAD / "softmax_no_tail.py", seed=11))
+    assert bad.status is Status.FAILED
+    assert "unwritten at [0, 128]" in bad.summary or "unwritten at [" in bad.summary
+    failing = {s["label"] for s in bad.figures["specs"] if not s["ok"]}
+    assert failing == {"(1, 129, fp32)", "(5, 257, fp32)", "(3, 1025, fp32)", "(2, 4099, fp32)",
+                       "(1, 129, bf16)", "(5, 257, bf16)", "(3, 1025, bf16)", "(2, 4099, bf16)"}
+    spec = next(s for s in bad.figures["specs"] if s["label"] == "(7, 127, fp32)")
+    assert spec["ok"]  # widths within the block pass
+    good(run(make_ws, ladder_for, "softmax", ROOT / "kernels/softmax/v2.py"))
+
+
+def test_tail_mask_gemm_fails_on_block_plus_one_in_the_last_tile(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "matmul", K / "gemm_tail_bad.py", seed=3, distributions=False,
+                   layouts=False))
+    assert bad.status is Status.FAILED
+    spec = next(s for s in bad.figures["specs"] if s["label"] == "(65, 65, 65)")
+    assert not spec["ok"]
+    assert spec["unwritten"] == 65 + 64
+    assert spec["where"] == "rows 64 and cols 64 entirely (of 65 x 65)"
+    assert next(s for s in bad.figures["specs"] if s["label"] == "(64, 256, 320)")["ok"]  # whole tiles pass
+    good(run(make_ws, ladder_for, "matmul", ROOT / "kernels/matmul/v1.py", distributions=False, layouts=False))
+
+
+# -- vector-tail --------------------------------------------------------------------------------------------------
+def test_vector_tail_fails_with_the_error_in_the_last_elements(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "vector_add", K / "vector_tail_bad.py"))
+    assert bad.status is Status.FAILED
+    by = {s["label"]: s for s in bad.figures["specs"]}
+    assert by["(129,)"]["unwritten"] == 1 and by["(129,)"]["where"] == "indices 128 of 129"
+    assert by["(1025,)"]["where"] == "indices 1024 of 1025"
+    assert by["(4099,)"]["where"] == "indices 4096..4098 of 4099"
+    assert not by["(1,)"]["ok"] and by["(1023,)"]["where"] == "indices 1020..1022 of 1023"
+    good(run(make_ws, ladder_for, "vector_add", ROOT / "kernels/vector_add/v2.py"))
+
+
+# -- strides ------------------------------------------------------------------------------------------------------
+def test_strides_flat_offsets_fail_naming_the_layout(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "softmax", K / "strides_bad.py", distributions=False))
+    assert bad.status is Status.FAILED
+    assert "layout=transposed" in bad.summary or "layout=expanded" in bad.summary
+    native = [s for s in bad.figures["specs"] if s["label"] in ("(1, 1, fp32)", "(7, 127, fp32)")]
+    assert all(s["ok"] for s in native)  # contiguous inputs are right
+
+
+def test_strides_an_unsupported_layout_error_is_accepted_and_shown(make_ws, ladder_for):
+    res = run(make_ws, ladder_for, "softmax", K / "strides_refuses.py", distributions=False)
+    c = good(res).rung("correctness")
+    shown = [w for w in c.warnings if "unsupported" in w]
+    assert any("layout=transposed unsupported: ValueError: unsupported layout" in w for w in shown)
+    assert any("layout=expanded" in w for w in shown)
+    assert not any("layout=offset" in w for w in shown)  # an offset view is still contiguous: it ran, and passed
+
+
+def test_strides_the_honest_kernel_handles_every_layout(make_ws, ladder_for):
+    c = good(run(make_ws, ladder_for, "softmax", ROOT / "kernels/softmax/v2.py", distributions=False))
+    c = c.rung("correctness")
+    assert not any("unsupported" in w for w in c.warnings)
+    assert sum(s["cases"] for s in c.figures["specs"]) == c.figures["cases"]
+
+
+# -- stale-cache, unwritten, result-reuse ---------------------------------------------------------------------------
+@pytest.mark.parametrize("order", ["vector_add_512_4096", "vector_add_4096_512"])
+def test_stale_cache_fails_on_the_second_shape_in_both_orders(make_ws, ladder_for, order):
+    ref = CASES / "references" / f"{order}.py"
+    bad = corr(run(make_ws, ladder_for, order, K / "stale_cache_bad.py", reference=ref, repeat=False))
+    assert bad.status is Status.FAILED
+    spec = next(s for s in bad.figures["specs"] if s["label"] == "(4096,)")
+    assert not spec["ok"] and spec["unwritten"] == 4096 - 512
+    assert f"{4096 - 512} elements unwritten at [512]" in bad.summary
+    good(run(make_ws, ladder_for, order, ROOT / "kernels/vector_add/v2.py", reference=ref))
+
+
+def test_unwritten_elements_are_counted(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "vector_add", K / "unwritten_bad.py", seed=5))
+    assert bad.status is Status.FAILED
+    by = {s["label"]: s for s in bad.figures["specs"]}
+    assert by["(1025,)"]["unwritten"] == 512 and by["(65537,)"]["unwritten"] == 32768
+    assert "elements unwritten at [1]" in bad.summary
+
+
+def test_result_reuse_gets_poisoned_memory_not_the_reference_answer(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "vector_add", K / "result_reuse_bad.py"))
+    assert bad.status is Status.FAILED
+    assert all(s["unwritten"] == int(s["label"].strip("(,)")) for s in bad.figures["specs"])
+
+
+# -- zeros-pass, nan-wildcard ---------------------------------------------------------------------------------------
+def test_zeros_pass_fails_by_relative_l2_and_warns_about_atol(make_ws, ladder_for):
+    ref = CASES / "references" / "softmax_wide.py"
+    bad = corr(run(make_ws, ladder_for, "softmax_wide", K / "zeros_bad.py", reference=ref, repeat=False))
+    assert bad.status is Status.FAILED
+    assert "rel_l2_err 1 > 0.05" in bad.summary
+    spec = bad.figures["specs"][0]
+    assert spec["rel_l2_err"] == pytest.approx(1.0) and spec["cosine"] == 0.0
+    assert any("larger than the output's scale" in w for w in bad.warnings)
+    good(run(make_ws, ladder_for, "softmax_wide", ROOT / "kernels/softmax/v1.py", reference=ref, repeat=False))
+
+
+def test_nan_is_no_wildcard(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "vector_add", K / "nan_wildcard_bad.py"))
+    assert bad.status is Status.FAILED
+    assert "NaN positions must match" in bad.summary
+
+
+def test_a_reference_that_yields_nan_is_invalid_unless_it_says_so(make_ws, ladder_for):
+    refs = CASES / "references"
+    bad = corr(run(make_ws, ladder_for, "log_nan", K / "log_kernel.py", reference=refs / "log_nan.py"))
+    assert bad.status is Status.FAILED and "reference invalid" in bad.summary
+    good(run(make_ws, ladder_for, "log_nan_allowed", K / "log_kernel.py", reference=refs / "log_nan_allowed.py"))
+
+
+# -- tf32, bf16-accum ---------------------------------------------------------------------------------------------
+def test_tf32_error_is_shown_beside_the_expected_errors_and_flagged(make_ws, ladder_for):
+    ref = CASES / "references" / "matmul_fp32.py"
+    res = run(make_ws, ladder_for, "matmul_fp32", K / "matmul_fp32_tf32_bad.py", reference=ref, repeat=False)
+    c = corr(res)
+    assert c.status is Status.FAILED
+    spec = c.figures["specs"][0]
+    assert spec["expected_rel_l2_fp32"] < 1e-6 < 1e-5 < spec["expected_rel_l2_tf32"]
+    assert spec["rel_l2_err"] > 10 * spec["expected_rel_l2_fp32"]
+    assert any("precision lower than declared float32" in w for w in c.warnings)
+    twin = good(run(make_ws, ladder_for, "matmul_fp32", K / "matmul_fp32_good.py", reference=ref, repeat=False))
+    assert not any("precision lower" in w for w in twin.rung("correctness").warnings)
+
+
+def test_bf16_accumulation_of_ones_stalls_at_256(make_ws, ladder_for):
+    ref = CASES / "references" / "row_sum_bf16.py"
+    bad = corr(run(make_ws, ladder_for, "row_sum_bf16", K / "row_sum_bf16.py", reference=ref, repeat=False))
+    assert bad.status is Status.FAILED
+    spec = bad.figures["specs"][0]
+    assert "dist=constant" in spec["worst_case"]
+    assert spec["worst_got"] == 256.0 and spec["worst_expected"] == 512.0
+    good(run(make_ws, ladder_for, "row_sum_bf16", K / "row_sum_fp32.py", reference=ref, repeat=False))
+
+
+# -- integrity: input-mutation, aliasing ----------------------------------------------------------------------------
+def test_input_mutation_fails_as_input_modified(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "vector_add", K / "input_mutation_bad.py"))
+    assert bad.status is Status.FAILED and "input modified" in bad.summary
+
+
+def test_an_output_that_is_an_input_fails_as_aliasing(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "vector_add", K / "aliasing_bad.py"))
+    assert bad.status is Status.FAILED
+    assert "output aliases input: out aliases in[0]" in bad.summary
+
+
+# -- autotune-mutation ----------------------------------------------------------------------------------------------
+def test_each_autotune_config_is_checked_alone(make_ws, ladder_for):
+    res = run(make_ws, ladder_for, "vector_add", K / "autotune_half_bad.py", distributions=False, layouts=False)
+    assert "autotune: 2 configs" in res.rung("compile").summary
+    bad = corr(res)
+    assert bad.status is Status.FAILED and "unwritten" in bad.summary
+    twin = good(run(make_ws, ladder_for, "vector_add", K / "autotune_good.py", distributions=False, layouts=False))
+    assert "autotune: 2 configs" in twin.rung("compile").summary
+    assert twin.rung("correctness").figures["cases"] == 7 * 2 + 7  # every spec once more with config 1
+
+
+# -- interp-only ----------------------------------------------------------------------------------------------------
+def test_a_cpu_pass_is_labelled_interpreter_and_never_a_gpu_pass(make_ws, ladder_for):
+    from ktui.results import device_label
+
+    res = good(run(make_ws, ladder_for, "vector_add", ROOT / "kernels/vector_add/v2.py", distributions=False))
+    assert res.device["type"] == "cpu" and res.device["interpreter"] is True
+    assert device_label(res.device) == "cpu (interpreter)"
+    assert res.rung("benchmark").status is Status.SKIPPED
+
+
+# -- nondeterminism -------------------------------------------------------------------------------------------------
+def test_two_calls_on_the_same_inputs_must_agree(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "vector_add", K / "nondeterministic_bad.py", distributions=False,
+                   layouts=False))
+    assert bad.status is Status.FAILED
+    assert "nondeterministic: 1 element(s) differ between two calls on identical inputs" in bad.summary
+
+
+# -- poisoned-worker ------------------------------------------------------------------------------------------------
+def test_a_patching_kernel_cannot_fool_its_verdict_nor_the_next_versions(make_ws, ladder_for, cpu_pool):
+    ws = make_ws(["vector_add"], {"vector_add/v1": K / "poisoned_worker_bad.py",
+                                  "vector_add/v2": ROOT / "kernels/vector_add/v2.py"})
+    lad = ladder_for(ws)
+    starts = cpu_pool.candidate.starts
+    bad = lad.run(ws.kernel(ws.root / "kernels/vector_add/v1.py"))
+    c = bad.rung("correctness")
+    assert c.status is Status.FAILED  # judged where no patch reaches: the zeros are wrong
+    assert next(s for s in c.figures["specs"] if s["label"] == "(65537,)")["rel_l2_err"] == pytest.approx(1.0)
+    run_rung = bad.rung("run")
+    assert any("patched" in w and "torch.Tensor.__sub__" in w and "torch.allclose" in w for w in run_rung.warnings)
+    assert any("assigns torch.Tensor.__sub__" in w for w in bad.rung("compile").warnings)  # the static scan saw it
+    assert cpu_pool.candidate.starts == starts + 1  # replaced before anything else ran there
+    assert good(lad.run(ws.kernel(ws.root / "kernels/vector_add/v2.py")))
+    assert cpu_pool.candidate.call("integrity", {})["tampered"] == []

@@ -1,0 +1,97 @@
+"""The cases of shared/cases.md that need a GPU, each with its honest twin (skipped without one; run them with
+`bash benchmarks/h200.sh cases`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ktui.ladder import Ladder, LadderOptions, WorkerPool
+from ktui.results import Status
+from ktui.workspace import Workspace
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.gpu
+CASES = Path(__file__).resolve().parent / "cases"
+K = CASES / "kernels"
+
+
+@pytest.fixture(scope="module")
+def gpu_pool(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gpu-cases")
+    (root / "references").mkdir()
+    (root / "kernels").mkdir()
+    pool = WorkerPool(Workspace(root), "cuda")
+    pool.start()
+    yield pool
+    pool.stop()
+
+
+def run(tmp_path, pool, problem: str, kernel: Path, reference: Path | None = None, version: str = "v1", **opts):
+    root = tmp_path / f"ws-{problem}-{version}-{kernel.stem}"
+    (root / "references").mkdir(parents=True)
+    (root / "kernels" / problem).mkdir(parents=True)
+    shutil.copy(reference or ROOT / "references" / f"{problem}.py", root / "references" / f"{problem}.py")
+    shutil.copy(kernel, root / "kernels" / problem / f"{version}.py")
+    ws = Workspace(root)
+    return Ladder(ws, pool, options=LadderOptions(**opts)).run(ws.kernel(root / "kernels" / problem / f"{version}.py"))
+
+
+def test_side_stream_work_is_flagged_by_the_host_synchronized_timer(tmp_path, gpu_pool):
+    ref = CASES / "references" / "matmul_fp32.py"
+    bad = run(tmp_path, gpu_pool, "matmul_fp32", K / "side_stream_bad.py", ref)
+    assert bad.rung("correctness").status is Status.OK  # the result is checked after a full device sync
+    bench = bad.rung("benchmark")
+    assert bench.status is Status.FAILED and "timing escapes the events" in bench.summary
+    assert any("another stream" in w for w in bad.rung("compile").warnings)  # the static scan saw it too
+    twin = run(tmp_path, gpu_pool, "matmul_fp32", K / "side_stream_good.py", ref)
+    assert twin.rung("benchmark").status is Status.OK, twin.rung("benchmark").line()
+
+
+def test_cached_output_fails_on_the_recheck_of_timed_calls(tmp_path, gpu_pool):
+    ref = CASES / "references" / "matmul_fp32.py"
+    bad = run(tmp_path, gpu_pool, "matmul_fp32", K / "cached_output_bad.py", ref)
+    failed = bad.failed_rung
+    assert failed is not None and failed.name in ("correctness", "benchmark"), [r.line() for r in bad.rungs]
+    if failed.name == "benchmark":
+        assert "output of the last timed call is wrong" in failed.summary
+
+
+def test_real_tf32_is_flagged_against_the_expected_errors(tmp_path, gpu_pool):
+    ref = CASES / "references" / "matmul_fp32.py"
+    os.environ["KTUI_REAL_TF32"] = "1"  # inherited by a restarted worker; the module reads it at import
+    gpu_pool.candidate.restart("KTUI_REAL_TF32 for this test")
+    try:
+        bad = run(tmp_path, gpu_pool, "matmul_fp32", K / "matmul_fp32_tf32_bad.py", ref)
+    finally:
+        del os.environ["KTUI_REAL_TF32"]
+        gpu_pool.candidate.restart("back to normal")
+    c = bad.rung("correctness")
+    assert c.status is Status.FAILED
+    assert any("precision lower than declared float32" in w for w in c.warnings)
+    twin = run(tmp_path, gpu_pool, "matmul_fp32", K / "matmul_fp32_good.py", ref)
+    assert twin.rung("correctness").status is Status.OK
+
+
+def test_float_atomics_are_caught_as_run_to_run_spread(tmp_path, gpu_pool):
+    ref = CASES / "references" / "scatter_add.py"
+    res = run(tmp_path, gpu_pool, "scatter_add", K / "scatter_add_atomic.py", ref, seeds=3)
+    c = res.rung("correctness")
+    texts = c.warnings + [c.summary]
+    assert any("nondeterministic" in t for t in texts), texts  # a spread, within tolerance or not, is reported
+
+
+def test_int32_overflow_fails_naming_the_shape_and_int64_passes(tmp_path, gpu_pool):
+    ref = CASES / "references" / "big_copy.py"
+    opts = dict(seeds=1, repeat=False, timeouts={"compile": 300.0, "run": 300.0, "correctness": 600.0,
+                                                 "benchmark": 60.0})
+    bad = run(tmp_path, gpu_pool, "big_copy", K / "big_copy_i32.py", ref, **opts)
+    failed = bad.failed_rung
+    assert failed is not None and failed.name in ("run", "correctness"), [r.line() for r in bad.rungs]
+    assert "2147487744" in failed.line()  # the spec that broke it: 2**31 + 4096
+    twin = run(tmp_path, gpu_pool, "big_copy", K / "big_copy_i64.py", ref, **opts)
+    assert twin.rung("correctness").status is Status.OK, twin.rung("correctness").line()

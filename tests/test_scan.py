@@ -1,0 +1,69 @@
+"""The static scan: what it reports for the habits cases.md warns about, and that honest kernels stay quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from ktui.scan import scan_source
+
+from .conftest import ROOT
+
+SOURCE = '''
+import threading
+import time
+import torch
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+time.perf_counter = lambda: 0.0
+torch.cuda.Event.elapsed_time = lambda self, end: 1e-3
+
+
+@triton.jit
+def k(x_ptr):
+    tl.store(x_ptr, tl.load(x_ptr) + 1)
+
+
+def custom_kernel(data):
+    a, b = data
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        out = torch.empty_like(a)
+    try:
+        k[(1,)](out)
+    except Exception:
+        return torch.softmax(a, dim=-1)
+    setattr(torch, "allclose", lambda *x, **y: True)
+    return F.relu(a @ b) + torch.matmul(a, b)
+'''
+
+
+def kinds(findings):
+    return [(f.kind, f.line) for f in findings]
+
+
+def test_every_habit_is_found_with_its_line():
+    found = scan_source(SOURCE)
+    text = [f.message() for f in found]
+    assert ("thread", 2) in kinds(found)
+    assert ("monkeypatch", 9) in kinds(found) and ("monkeypatch", 10) in kinds(found)
+    assert any(f.kind == "stream" and f.line == 20 and "torch.cuda.Stream" in f.text for f in found)
+    assert any(f.kind == "stream" and f.line == 21 for f in found)
+    assert any(f.kind == "fallback" and "torch.softmax" in f.text for f in found)
+    assert any(f.kind == "monkeypatch" and "setattr(torch" in f.text for f in found)
+    assert "falls back to torch for F.relu (line 28)" in text
+    assert "falls back to torch for torch.matmul (line 28)" in text
+    assert "falls back to torch for the @ operator (line 28)" in text
+    # allocations are not compute, device code is not scanned
+    assert not any("empty_like" in t for t in text)
+    assert not any(f.line in (15, 16) for f in found)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "kernels").glob("*/*.py")))
+def test_the_examples_are_clean(path):
+    assert scan_source(path.read_text()) == []
+
+
+def test_a_module_that_does_not_parse_gives_no_findings():
+    assert scan_source("def custom_kernel(:\n") == []
