@@ -359,14 +359,18 @@ class Ladder:
         """Per-call time of back-to-back calls ended by a device synchronize, timed from this process: the
         difference of two requests (N calls, 0 calls) cancels set-up and IPC. Nothing in the candidate's process
         (a side stream, a patched timer) can shorten it."""
-        calls = int(max(10, min(5000, 100_000 / max(spec["median_us"], 1.0))))
         params = self._params(ctx, spec_index=spec["spec_index"], seed=BENCH_SEED)
-        times = []
-        for n in (0, calls, 0, calls):
+
+        def timed(n: int) -> float:
             t0 = time.perf_counter()
             self.pool.candidate.call("host_loop", {**params, "calls": n}, timeout_s=t)
-            times.append(time.perf_counter() - t0)
-        loop = min(times[1], times[3]) - min(times[0], times[2])
+            return time.perf_counter() - t0
+
+        base = timed(0)
+        probe = max(timed(10) - base, 0.0) / 10  # seconds per call, roughly: sizes the real loop to ~100 ms
+        calls = int(max(10, min(5000, 0.1 / max(probe, 1e-6))))
+        times = [timed(0), timed(calls), timed(0), timed(calls)]
+        loop = min(times[1], times[3]) - min(base, times[0], times[2])
         return max(loop, 0.0) * 1e6 / calls
 
 

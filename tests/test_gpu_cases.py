@@ -46,7 +46,7 @@ def test_side_stream_work_is_flagged_by_the_host_synchronized_timer(tmp_path, gp
     bad = run(tmp_path, gpu_pool, "matmul_fp32", K / "side_stream_bad.py", ref)
     assert bad.rung("correctness").status is Status.OK  # the result is checked after a full device sync
     bench = bad.rung("benchmark")
-    assert bench.status is Status.FAILED and "timing escapes the events" in bench.summary
+    assert bench.status is Status.FAILED and "timing escapes the events" in bench.error.message
     assert any("another stream" in w for w in bad.rung("compile").warnings)  # the static scan saw it too
     twin = run(tmp_path, gpu_pool, "matmul_fp32", K / "side_stream_good.py", ref)
     assert twin.rung("benchmark").status is Status.OK, twin.rung("benchmark").line()
@@ -58,7 +58,7 @@ def test_cached_output_fails_on_the_recheck_of_timed_calls(tmp_path, gpu_pool):
     failed = bad.failed_rung
     assert failed is not None and failed.name in ("correctness", "benchmark"), [r.line() for r in bad.rungs]
     if failed.name == "benchmark":
-        assert "output of the last timed call is wrong" in failed.summary
+        assert "output of the last timed call is wrong" in failed.error.message
 
 
 def test_real_tf32_is_flagged_against_the_expected_errors(tmp_path, gpu_pool):

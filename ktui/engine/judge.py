@@ -179,7 +179,7 @@ class Judge:
         m["expected_rel_l2_fp32"], m["expected_rel_l2_tf32"] = exp["float32"], exp["tf32"]
         measured = m["rel_l2_err"]
         if math.isfinite(measured) and measured > 10 * max(exp["float32"], 1e-7) and \
-                0.3 * exp["tf32"] <= measured <= 10 * exp["tf32"]:
+                0.3 * exp["tf32"] <= measured <= 100 * exp["tf32"]:  # hardware may truncate, not round
             m["warnings"].append(
                 f"precision lower than declared float32: rel_l2_err {measured:.2g} is at the TF32 level (expected "
                 f"{exp['float32']:.2g} for fp32, {exp['tf32']:.2g} for tf32); is a tl.dot running in TF32?")
