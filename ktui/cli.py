@@ -1,9 +1,11 @@
 """The ``ktui`` command.
 
-    ktui [WORKSPACE] [--device auto|cpu|cuda]      the interactive session (default: the current folder)
-    ktui run KERNEL_FILE [--json] [--device ...]    run the rung ladder once, headless
+    ktui [WORKSPACE] [--device auto|cpu|cuda] [--model M]   the interactive session (default: this folder)
+    ktui run KERNEL_FILE [--json] [--device ...]             run the rung ladder once, headless
+    ktui agent PROBLEM -m MESSAGE [--model M] [--max-rounds N] [--yes]   the agent loop, headless
 
 Exit codes of ``ktui run``: 0 every rung ok (or skipped), 1 a rung failed, 2 bad usage (a one-line error).
+``ktui agent``: 0 the exchange ended normally, 1 the model request failed, 2 bad usage or no model configured.
 """
 
 from __future__ import annotations
@@ -38,11 +40,54 @@ def run_parser() -> argparse.ArgumentParser:
     return p
 
 
+def agent_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ktui agent", description="Send one message to the agent about PROBLEM and "
+                                "run the loop (model turns, kernel writes, ladder results) without the TUI; prints "
+                                "the transcript.")
+    p.add_argument("problem", metavar="PROBLEM", help="a problem of the workspace (references/<PROBLEM>.py)")
+    p.add_argument("-m", "--message", required=True, help="what to ask")
+    p.add_argument("--model", default=None, help="a litellm model name (default: KTUI_MODEL or ktui.toml)")
+    p.add_argument("--max-rounds", type=int, default=None, help="automatic ladder-result rounds (default 3)")
+    p.add_argument("--yes", action="store_true", help="apply writes without asking")
+    p.add_argument("--workspace", default=".", help="the workspace (default: the current folder)")
+    _device_arg(p)
+    return p
+
+
+def cmd_agent(argv: list[str]) -> int:
+    args = agent_parser().parse_args(argv)
+    from dataclasses import replace
+
+    from ktui.agent.config import SETUP_HINT, ConfigError, load_config
+    from ktui.workspace import Workspace, WorkspaceError
+
+    try:
+        ws = Workspace(args.workspace)
+        config = load_config(ws.root, args.model)
+    except (WorkspaceError, ConfigError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.problem not in ws.problems():
+        raise UsageError(f"unknown problem {args.problem!r} (problems: {', '.join(ws.problems()) or 'none'})")
+    if not config.configured:
+        raise UsageError(SETUP_HINT)
+    if args.max_rounds is not None:
+        if args.max_rounds < 0:
+            raise UsageError("--max-rounds must be 0 or more")
+        config = replace(config, max_rounds=args.max_rounds)
+    if args.yes:
+        config = replace(config, approve="auto")
+    from ktui.agent.transcript import run_headless
+
+    return run_headless(ws, config, args.problem, args.message, args.device)
+
+
 def tui_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ktui", description="A terminal assistant for writing GPU kernels: saving a "
                                 "kernel reruns its rung ladder. Subcommand: ktui run KERNEL_FILE (headless).")
     p.add_argument("workspace", nargs="?", default=".", help="a folder with references/ and kernels/ (default .)")
     _device_arg(p)
+    p.add_argument("--model", default=None, help="a litellm model name for the chat (default: KTUI_MODEL or "
+                   "ktui.toml)")
     p.add_argument("--version", action="version", version=f"ktui {__version__}")
     return p
 
@@ -108,9 +153,15 @@ def cmd_tui(argv: list[str]) -> int:
         ws = Workspace(args.workspace)
     except WorkspaceError as exc:
         raise UsageError(str(exc)) from None
+    from ktui.agent.config import ConfigError, load_config
+
+    try:
+        config = load_config(ws.root, args.model)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
     from ktui.tui.app import KtuiApp
 
-    KtuiApp(ws, device=args.device).run()
+    KtuiApp(ws, device=args.device, agent_config=config).run()
     return 0
 
 
@@ -119,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] == "run":
             code = cmd_run(argv[1:])
+        elif argv and argv[0] == "agent":
+            code = cmd_agent(argv[1:])
         else:
             code = cmd_tui(argv)
     except UsageError as exc:

@@ -127,3 +127,79 @@ class EventBus:
                 import sys
 
                 print(f"ktui: event subscriber {fn!r} failed on {event.kind}: {exc!r}", file=sys.stderr)
+
+
+# -- the agent -----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ChatMessage(Event):
+    """A whole message in the chat: the human's (``user``), or a complete reply of the model (``assistant``)."""
+
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ChatDelta(Event):
+    """A piece of the model's reply as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ChatReplyDone(Event):
+    """The model's reply ended. Tokens of this turn and of the session; cost in USD (None: litellm has no price)."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    session_tokens: int
+    session_cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class ChatReplyReset(Event):
+    """The streamed part of a reply is void (the connection dropped; the request is being retried)."""
+
+
+@dataclass(frozen=True)
+class ToolCallEvent(Event):
+    """The model called a tool: ``state`` is ``running``, ``done`` or ``error`` (``detail`` says what happened)."""
+
+    call_id: str
+    name: str
+    summary: str
+    state: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ApprovalRequest(Event):
+    """A write waits for the human: y applies it, n refuses it."""
+
+    request_id: int
+    path: str
+    diff: str
+    new_file: bool
+
+
+@dataclass(frozen=True)
+class ApprovalDecided(Event):
+    request_id: int
+    approved: bool
+
+
+@dataclass(frozen=True)
+class AgentNotice(Event):
+    """One line for the chat: a retry, a failure, a refused tool call, the setup hint."""
+
+    level: str  # info | warning | error
+    text: str
+
+
+@dataclass(frozen=True)
+class AgentState(Event):
+    """``idle``, ``thinking``, ``tool``, ``approval``, ``ladder`` (waiting for results), ``stopped``."""
+
+    state: str
+    detail: str = ""

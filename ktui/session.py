@@ -6,14 +6,16 @@ torch or Textual.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 from ktui.device import resolve_device
-from ktui.events import EventBus, FileChanged, Notice
+from ktui.events import EventBus, FileChanged, LadderFinished, Notice
 from ktui.ladder import Ladder, LadderOptions, WorkerPool
 from ktui.results import LadderResult
 from ktui.scheduler import Scheduler
-from ktui.store import ResultStore
+from ktui.store import ResultStore, sha256
 from ktui.watcher import DEFAULT_DEBOUNCE_S, Watcher
 from ktui.workspace import KernelRef, Workspace
 
@@ -39,6 +41,9 @@ class Session:
         self.scheduler = Scheduler(self.ladder.run, self.bus)
         self.watcher = Watcher(workspace, self._on_file, debounce_s) if watch else None
         self._started = False
+        self._latest: dict[str, LadderResult] = {}
+        self._cv = threading.Condition()
+        self.bus.subscribe(self._remember)
 
     def start(self) -> None:
         """Spawn the workers (torch imports in the background), start the queue and the watcher. Returns at once."""
@@ -70,7 +75,56 @@ class Session:
             self.scheduler.submit(k)
 
     def latest(self, kernel: KernelRef) -> LadderResult | None:
-        return self.store.load(kernel.problem, kernel.version)
+        with self._cv:
+            r = self._latest.get(kernel.key)
+        return r or self.store.load(kernel.problem, kernel.version)
+
+    def results(self) -> dict[str, LadderResult]:
+        """The latest result of every version (this session's runs first, then the stored ones)."""
+        out = {}
+        for k in self.ws.all_versions():
+            r = self.latest(k)
+            if r is not None:
+                out[k.key] = r
+        return out
+
+    def _remember(self, ev) -> None:
+        if isinstance(ev, LadderFinished):
+            with self._cv:
+                self._latest[ev.key] = ev.result
+                self._cv.notify_all()
+
+    def result_for(self, kernel: KernelRef, timeout_s: float = 1800.0) -> LadderResult:
+        """The ladder result of ``kernel``'s current content: the latest one when it ran on that content already,
+        else the run the watcher queued after the save, else a run queued now. Blocks until it finishes.
+
+        Raises:
+            TimeoutError: no result within ``timeout_s``.
+        """
+        sha = sha256(kernel.path.read_bytes())
+
+        def current() -> LadderResult | None:
+            r = self._latest.get(kernel.key)
+            return r if r is not None and r.source_sha256 == sha else None
+
+        deadline = time.monotonic() + timeout_s
+        with self._cv:
+            if current():
+                return current()
+        # The watcher queues a saved file within its debounce; queue it ourselves if it did not.
+        time.sleep(0.3 if self.watcher else 0.0)
+        if kernel.key not in self.scheduler.waiting and self.scheduler.running != kernel.key:
+            self.scheduler.submit(kernel)
+        with self._cv:
+            while not current():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"no ladder result for {kernel.key} within {timeout_s:g} s")
+                self._cv.wait(min(left, 1.0))
+                if kernel.key not in self.scheduler.waiting and self.scheduler.running != kernel.key \
+                        and not current():
+                    self.scheduler.submit(kernel)  # e.g. it ran on older content just before the save
+            return current()
 
     def new_version(self, source: KernelRef) -> KernelRef:
         """Copy ``source`` to the next free ``vN.py`` (the watcher then runs it)."""

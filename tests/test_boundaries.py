@@ -9,7 +9,8 @@ import sys
 import pytest
 
 CORE = ["ktui.workspace", "ktui.results", "ktui.events", "ktui.ladder", "ktui.scheduler", "ktui.session",
-        "ktui.watcher", "ktui.store", "ktui.tolerance", "ktui.worker.client", "ktui.cli"]
+        "ktui.watcher", "ktui.store", "ktui.tolerance", "ktui.worker.client", "ktui.cli", "ktui.scan",
+        "ktui.agent.agent", "ktui.agent.config", "ktui.agent.tools", "ktui.agent.transcript"]
 
 
 def _modules_after(code: str) -> set[str]:
@@ -23,9 +24,10 @@ def test_core_imports_neither_textual_nor_torch(module):
     mods = _modules_after(f"import {module}")
     assert "textual" not in mods
     assert "torch" not in mods and "triton" not in mods
+    assert "litellm" not in mods  # seconds to import: only when a model is configured, off the UI thread
 
 
 def test_the_tui_app_does_not_import_torch():
     mods = _modules_after("import ktui.tui.app")
     assert "textual" in mods
-    assert "torch" not in mods and "triton" not in mods and "numpy" not in mods
+    assert "torch" not in mods and "triton" not in mods and "numpy" not in mods and "litellm" not in mods

@@ -160,7 +160,8 @@ def _result(version: str, ok: bool) -> LadderResult:
 
 def test_main_screen_snapshot(tmp_path, snap_compare):
     """What you should see at 100x30: the tree with v1 passing (1.00x), v2 failing correctness and v3 never run;
-    v1 selected with its four rungs ok, its accuracy table per spec, and the chat pane's placeholder."""
+    v1 selected with its four rungs ok, its accuracy table per spec, and the chat pane saying in one line how to
+    configure a model (none is configured), with its input line."""
     import shutil
 
     from ktui.workspace import Workspace
@@ -195,5 +196,90 @@ def test_every_action_is_in_the_command_palette(tmp_path):
             assert {"r", "a", "right_square_bracket", "left_square_bracket", "n", "q"} <= footer_keys
             await pilot.press("right_square_bracket")
             assert app.selected.key == "vector_add/v2"
+
+    asyncio.run(go())
+
+
+def test_chat_streams_a_reply_into_the_pane(session_ws):
+    import os
+
+    from textual.widgets import Input, Markdown
+
+    from ktui.agent.config import AgentConfig
+    from ktui.tui.chat import ChatPane
+
+    from .scripted_llm import Reply, ScriptedLLM
+
+    ws, session = session_ws
+    reply = "Use **128-bit loads**:\n\n```python\nBLOCK = 1024\n```\n"
+    os.environ.setdefault("OPENAI_API_KEY", "scripted")
+
+    async def go():
+        with ScriptedLLM([Reply(reply, chunk=3, delay_s=0.005)]) as llm:
+            config = AgentConfig(model="openai/scripted", api_base=llm.api_base, context_tokens=32768)
+            app = KtuiApp(ws, session=session, agent_config=config)
+            async with app.run_test(size=(100, 30)) as pilot:
+                await wait_for(pilot, lambda: app.agent is not None, what="the agent")
+                box = app.query_one("#chat-input", Input)
+                box.focus()
+                box.value = "how do I make v1 faster?"
+                await pilot.press("enter")
+                chat = app.query_one(ChatPane)
+                await wait_for(pilot, lambda: "session" in str(chat.border_subtitle), what="the reply")
+                await pilot.pause(0.2)
+                assert chat.reply_text == reply
+                md = chat.query(Markdown).last()
+                assert "128-bit loads" in md.source and "BLOCK = 1024" in md.source
+                lines = [str(w.render()) for w in chat.query(".chat-line")]
+                assert any("100 in + 20 out tokens, cost n/a" in ln for ln in lines)
+                assert any("how do I make v1 faster?" in str(w.render()) for w in chat.query(".chat-user"))
+                assert llm.requests[0]["messages"][-1]["content"] == "how do I make v1 faster?"
+
+    asyncio.run(go())
+
+
+def test_chat_approval_prompt_takes_y_and_n(session_ws):
+    import os
+
+    from textual.widgets import Input
+
+    from ktui.agent.config import AgentConfig
+    from ktui.tui.chat import ApprovalBar
+
+    from .scripted_llm import Call, Reply, ScriptedLLM
+
+    ws, session = session_ws
+    src = (ROOT / "kernels/vector_add/v2.py").read_text()
+    os.environ.setdefault("OPENAI_API_KEY", "scripted")
+    script = [Reply("First try.", tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": src})]),
+              Reply("Second try.", tool_calls=[Call("write_kernel", {"problem": "vector_add",
+                                                                     "source": src + "\n# second\n"})]),
+              Reply("Done.")]
+
+    async def go():
+        with ScriptedLLM(script) as llm:
+            config = AgentConfig(model="openai/scripted", api_base=llm.api_base, context_tokens=32768,
+                                 approve="ask", max_rounds=0)
+            app = KtuiApp(ws, session=session, agent_config=config)
+            async with app.run_test(size=(100, 30)) as pilot:
+                await wait_for(pilot, lambda: app.agent is not None, what="the agent")
+                box = app.query_one("#chat-input", Input)
+                box.focus()
+                box.value = "write a faster version"
+                await pilot.press("enter")
+                bar = app.query_one(ApprovalBar)
+                await wait_for(pilot, lambda: bar.display and bar.has_focus, what="the first approval prompt")
+                await pilot.press("n")
+                await wait_for(pilot, lambda: len(llm.requests) >= 2 and bar.display and bar.has_focus,
+                               what="the second approval prompt")
+                assert not (ws.root / "kernels/vector_add/v3.py").exists()
+                await pilot.press("y")
+                await wait_for(pilot, lambda: len(llm.requests) >= 3, what="the model's last turn")
+                await wait_for(pilot, lambda: not app._agent_busy, what="the end of the exchange")
+                assert (ws.root / "kernels/vector_add/v3.py").read_text().endswith("# second\n")
+                refused = [m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"]
+                assert refused[-1].startswith("the human refused this write to vector_add/v3")
+                assert box.has_focus  # back to typing
+            assert session.scheduler.wait_idle(60)
 
     asyncio.run(go())

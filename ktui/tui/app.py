@@ -6,6 +6,8 @@ happens on its event bus; the app turns those events into messages and updates i
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from pathlib import Path
 from typing import Iterable
 
@@ -13,19 +15,20 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane, Tree
+from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane, Tree
 
+from ktui.agent.config import SETUP_HINT, AgentConfig
 from ktui.events import Event, LadderFinished, LadderStarted, RungFinished, RungStarted
 from ktui.results import device_label
 from ktui.session import Session
 from ktui.store import ResultStore
+from ktui.tui.chat import AGENT_EVENTS, AgentUpdate, ApprovalBar, ChatPane
 from ktui.tui.messages import FileUpdate, LadderUpdate, NoticeUpdate, QueueUpdate, WorkerUpdate, message_for
 from ktui.tui.state import VersionState
 from ktui.tui.widgets import AccuracyTable, KernelTree, LadderTable, QueuePanel, TimingsTable, details_text
 from ktui.workspace import KernelRef, Workspace
 
-CHAT_PLACEHOLDER = ("Chat with an LLM lands here (issue 4). Meanwhile edit kernels in your editor: every save "
-                    "reruns the ladder.")
+ROUNDS = (0, 1, 3, 5, 10)
 
 
 class KtuiApp(App):
@@ -36,6 +39,7 @@ class KtuiApp(App):
         device: ``auto``, ``cpu`` or ``cuda`` (ignored when ``session`` is given).
         session: a ready-made session (tests); by default one is created and started on mount.
         start_session: False shows stored results only, with no workers and no watcher (snapshot tests).
+        agent_config: the chat's model and loop settings (``ktui.agent.config.load_config``); None: no model.
     """
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -47,11 +51,21 @@ class KtuiApp(App):
         Binding("left_square_bracket", "previous_version", "Prev"),
         Binding("n", "new_version", "New version"),
         Binding("q", "quit", "Quit"),
+        Binding("escape", "stop_agent", "Stop agent", priority=True),
+        Binding("ctrl+t", "toggle_auto", "Auto-apply", show=False),
+        Binding("ctrl+r", "cycle_rounds", "Rounds", show=False),
+        Binding("1", "show_tab('tab-accuracy')", "Accuracy", show=False),
+        Binding("2", "show_tab('tab-timings')", "Timings", show=False),
+        Binding("3", "show_tab('tab-details')", "Details", show=False),
     ]
 
     def __init__(self, workspace: Workspace, device: str = "auto", session: Session | None = None,
-                 start_session: bool = True):
+                 start_session: bool = True, agent_config: AgentConfig | None = None):
         super().__init__()
+        self.agent_config = agent_config or AgentConfig()
+        self.agent = None
+        self._outbox: deque[str] = deque()  # messages typed while the agent works: none is lost
+        self._agent_busy = False
         self.ws = workspace
         self._device_choice = device
         self.session = session
@@ -81,7 +95,7 @@ class KtuiApp(App):
                     with TabPane("Details", id="tab-details"):
                         with VerticalScroll():
                             yield Static(id="details")
-                yield Static(CHAT_PLACEHOLDER, id="chat")
+                yield ChatPane(id="chat")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -89,7 +103,9 @@ class KtuiApp(App):
         self.query_one("#tree").border_title = "kernels"
         self.query_one("#queue").border_title = "queue"
         self.query_one("#ladder").border_title = "rung ladder"
-        self.query_one("#chat").border_title = "chat"
+        chat = self.query_one(ChatPane)
+        chat.border_title = "chat"
+        chat.border_subtitle = self._agent_status()
         for k in self.ws.all_versions():
             st = self.states[k.key] = VersionState(k.key)
             st.result = self.store.load(k.problem, k.version)
@@ -100,6 +116,8 @@ class KtuiApp(App):
             self.select(self._ref(keys[0]))
             tree.select_key(keys[0])
         self._show_queue()
+        if not self.agent_config.configured:
+            self.call_after_refresh(lambda: self.run_worker(chat.add_line(SETUP_HINT, "yellow")))
         if self.start_session:
             # Workers import torch for seconds on every core: spawn them once the first screen is drawn.
             self.call_after_refresh(self._start_session)
@@ -112,6 +130,13 @@ class KtuiApp(App):
         self._unsubscribe = self.session.bus.subscribe(self._on_core_event)
         self.sub_title = f"{self.ws.root.name} · device: {device_label({'type': self.session.device})}"
         self.session.start()
+        if self.agent_config.configured:
+            from ktui.agent.agent import Agent
+            from ktui.agent.llm import preload
+
+            self.agent = Agent(self.ws, self.agent_config, self.session.bus, run_ladder=self.session.result_for,
+                               results=self.session.results)
+            threading.Thread(target=preload, name="ktui-litellm-import", daemon=True).start()
 
     def on_unmount(self) -> None:
         if self._unsubscribe:
@@ -120,7 +145,7 @@ class KtuiApp(App):
             self.session.stop()
 
     def _on_core_event(self, event: Event) -> None:
-        msg = message_for(event)
+        msg = AgentUpdate(event) if isinstance(event, AGENT_EVENTS) else message_for(event)
         if msg is not None:
             self.post_message(msg)
 
@@ -213,11 +238,82 @@ class KtuiApp(App):
         sev = {"error": "error", "warning": "warning"}.get(message.event.level, "information")
         self.notify(message.event.message, severity=sev)
 
+    # -- chat ----------------------------------------------------------------------------------------------------
+    def _agent_status(self) -> str:
+        c = self.agent_config
+        if not c.configured:
+            return "no model"
+        return f"{c.model} · {c.approve} · rounds {c.max_rounds}"
+
+    async def on_agent_update(self, message: AgentUpdate) -> None:
+        await self.query_one(ChatPane).handle(message.event)
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "chat-input":
+            return
+        text = event.value.strip()
+        event.input.value = ""
+        if not text:
+            return
+        chat = self.query_one(ChatPane)
+        if self.agent is None:
+            await chat.add_user(text)
+            await chat.add_line(SETUP_HINT if not self.agent_config.configured else
+                                "the workers are starting; send it again in a moment", "yellow")
+            return
+        if self._agent_busy:
+            self._outbox.append(text)
+            await chat.add_line(f"(queued: {text[:60]})", "dim")
+            return
+        self._send(text)
+
+    def _send(self, text: str) -> None:
+        problem = self.selected.problem if self.selected else (self.ws.problems() or [""])[0]
+        self._agent_busy = True
+        self.run_worker(lambda: self._agent_exchange(text, problem), thread=True, group="agent",
+                        description=f"agent: {text[:40]}", exit_on_error=False)
+
+    def _agent_exchange(self, text: str, problem: str) -> None:
+        try:
+            self.agent.send(text, problem)
+        finally:
+            self.call_from_thread(self._agent_done)
+
+    def _agent_done(self) -> None:
+        self._agent_busy = False
+        if self._outbox:
+            self._send(self._outbox.popleft())
+
+    def on_approval_bar_decided(self, message: ApprovalBar.Decided) -> None:
+        if self.agent is not None:
+            self.agent.decide(message.request_id, message.approved)
+
+    def action_stop_agent(self) -> None:
+        """Stop the agent's reply and its loop (Esc)."""
+        if self.agent is not None and self._agent_busy:
+            self.agent.stop()
+            self._outbox.clear()
+
+    def action_toggle_auto(self) -> None:
+        """Switch between asking before each write and applying writes at once."""
+        self.agent_config.approve = "auto" if self.agent_config.approve == "ask" else "ask"
+        self.query_one(ChatPane).border_subtitle = self._agent_status()
+
+    def action_cycle_rounds(self) -> None:
+        """Cycle the automatic ladder-result rounds: 0, 1, 3, 5, 10."""
+        c = self.agent_config
+        c.max_rounds = ROUNDS[(ROUNDS.index(c.max_rounds) + 1) % len(ROUNDS)] if c.max_rounds in ROUNDS else 3
+        self.query_one(ChatPane).border_subtitle = self._agent_status()
+
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
         if isinstance(event.node.data, KernelRef):
             self.select(event.node.data)
 
     # -- actions -----------------------------------------------------------------------------------------------
+    def action_show_tab(self, tab: str) -> None:
+        """Show the Accuracy (1), Timings (2) or Details (3) tab."""
+        self.query_one(TabbedContent).active = tab
+
     def action_rerun(self) -> None:
         """Run the selected version's ladder again."""
         if self.selected and self.session and self.start_session:
@@ -271,3 +367,8 @@ class KtuiApp(App):
         yield SystemCommand("Previous version", "Select the previous version ([)", self.action_previous_version)
         yield SystemCommand("New version", "Copy the selected version to the next free vN.py (n)",
                             self.action_new_version)
+        yield SystemCommand("Agent: stop", "Stop the agent's reply and its loop (esc)", self.action_stop_agent)
+        yield SystemCommand("Agent: toggle auto-apply", "Ask before each write, or apply writes at once (ctrl+t)",
+                            self.action_toggle_auto)
+        yield SystemCommand("Agent: cycle rounds", "Automatic ladder-result rounds 0/1/3/5/10 (ctrl+r)",
+                            self.action_cycle_rounds)

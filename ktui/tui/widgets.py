@@ -88,7 +88,10 @@ class LadderTable(DataTable):
             self.update_cell(n, "status", Text(st, style=STATUS_STYLE.get(st, "")))
             self.update_cell(n, "time", f"{r.seconds:.2f}s" if r else "")
             line = r.summary or (r.error.one_line() if r and r.error else "") if r else ""
-            self.update_cell(n, "figures", Text(line, style="red" if r and r.status is Status.FAILED else ""))
+            figures = Text(line, style="red" if r and r.status is Status.FAILED else "")
+            if r and r.warnings:
+                figures = Text.assemble((f"⚠{len(r.warnings)} ", "bold yellow"), figures)
+            self.update_cell(n, "figures", figures)
 
 
 ACC_COLUMNS = (("spec", 14), ("ok", 4), ("max_abs", 8), ("max_rel", 8), ("psnr_db", 7), ("cosine", 9), ("mse", 8),

@@ -1,0 +1,200 @@
+"""The agent's tools: read the workspace, search the context directory, write kernel versions, run the ladder.
+
+Every path is resolved and must stay inside the workspace: ``..`` and symbolic links that lead out are refused with
+a ``ToolError`` whose message goes back to the model. Writes go only to ``kernels/<problem>/<version>.py``. Nothing
+the model writes is executed except through the ladder (in the worker processes).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ktui.results import LadderResult, Status, device_label
+from ktui.store import atomic_write
+from ktui.workspace import KERNELS, KernelRef, Workspace
+
+NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
+SKIP_DIRS = {".git", ".ktui", ".venv", "__pycache__", ".device", ".whl", "node_modules", ".pytest_cache"}
+MAX_READ_CHARS = 40_000
+MAX_TRACEBACK_LINES = 20
+
+
+class ToolError(Exception):
+    """A tool call the agent got wrong (bad path, unknown problem...): the message is the tool's result."""
+
+
+TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "list_files",
+        "description": "List files of the workspace under a folder (default: the workspace root).",
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string", "description": "a folder relative to the workspace root"}}}}},
+    {"type": "function", "function": {
+        "name": "read_file",
+        "description": "Read a text file of the workspace (a kernel, a reference, a context document).",
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string", "description": "relative to the workspace root"},
+            "start_line": {"type": "integer"}, "end_line": {"type": "integer"}},
+            "required": ["path"]}}},
+    {"type": "function", "function": {
+        "name": "search_context",
+        "description": "Search the context directory (CUTLASS, PTX docs, DSL sources) and the workspace's "
+                       "kernels and references for a regular expression; returns path:line: text matches.",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "a Python regular expression, case-insensitive"},
+            "max_results": {"type": "integer"}}, "required": ["query"]}}},
+    {"type": "function", "function": {
+        "name": "write_kernel",
+        "description": "Write a kernel version: the complete source of kernels/<problem>/<version>.py. Without "
+                       "version, a new version at the next free vN; with an existing version, replaces it. "
+                       "The ladder (compile, run, correctness, benchmark) runs it and you get the results.",
+        "parameters": {"type": "object", "properties": {
+            "problem": {"type": "string"}, "source": {"type": "string", "description": "the whole file"},
+            "version": {"type": "string", "description": "e.g. v3; omit for a new version"}},
+            "required": ["problem", "source"]}}},
+    {"type": "function", "function": {
+        "name": "run_ladder",
+        "description": "Run the rung ladder on a version now and return its results.",
+        "parameters": {"type": "object", "properties": {
+            "problem": {"type": "string"}, "version": {"type": "string"}}, "required": ["problem", "version"]}}},
+]
+
+
+def tool_names() -> list[str]:
+    return [t["function"]["name"] for t in TOOLS]
+
+
+@dataclass
+class PendingWrite:
+    """A write the agent asked for: where, the new source, and the unified diff against what is there."""
+
+    kernel: KernelRef
+    source: str
+    diff: str
+    new_file: bool
+
+
+class Workbench:
+    """The tools, bound to one workspace."""
+
+    def __init__(self, workspace: Workspace):
+        self.ws = workspace
+        self.root = workspace.root.resolve()
+
+    # -- paths ---------------------------------------------------------------------------------------------------
+    def resolve(self, rel: str) -> Path:
+        """``rel`` inside the workspace, symlinks resolved. Raises ToolError when it leads out."""
+        if not isinstance(rel, str) or rel.startswith("~"):
+            raise ToolError(f"path {rel!r} is not a path relative to the workspace")
+        p = (self.root / rel).resolve()
+        if p != self.root and self.root not in p.parents:
+            raise ToolError(f"refused: {rel!r} resolves to {p}, outside the workspace {self.root}")
+        return p
+
+    def _rel(self, p: Path) -> str:
+        return str(p.relative_to(self.root))
+
+    # -- tools ---------------------------------------------------------------------------------------------------
+    def list_files(self, path: str = ".") -> str:
+        base = self.resolve(path or ".")
+        if not base.is_dir():
+            raise ToolError(f"{path!r} is not a folder")
+        out = []
+        for p in sorted(base.rglob("*")):
+            parts = set(p.relative_to(base).parts)
+            if parts & SKIP_DIRS or not p.is_file():
+                continue
+            if p.resolve() != p and self.root not in p.resolve().parents:
+                continue  # a link out of the workspace is not listed
+            out.append(self._rel(p))
+            if len(out) >= 500:
+                out.append("... (more files not listed)")
+                break
+        return "\n".join(out) or "(no files)"
+
+    def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        p = self.resolve(path)
+        if not p.is_file():
+            raise ToolError(f"no such file: {path}")
+        text = p.read_text(errors="replace")
+        if start_line or end_line:
+            lines = text.splitlines()
+            text = "\n".join(lines[max((start_line or 1) - 1, 0):end_line or len(lines)])
+        if len(text) > MAX_READ_CHARS:
+            text = text[:MAX_READ_CHARS] + f"\n... (truncated at {MAX_READ_CHARS} characters; read a line range)"
+        return text
+
+    def search_context(self, query: str, max_results: int = 20) -> str:
+        try:
+            rx = re.compile(query, re.IGNORECASE)
+        except re.error as exc:
+            raise ToolError(f"not a valid regular expression: {exc}") from None
+        hits = []
+        for folder in ("context", "references", KERNELS):
+            base = self.root / folder
+            if not base.is_dir():
+                continue
+            for p in sorted(base.rglob("*")):
+                if not p.is_file() or set(p.parts) & SKIP_DIRS or p.suffix in (".so", ".bin", ".cubin", ".png"):
+                    continue
+                try:
+                    for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
+                        if rx.search(line):
+                            hits.append(f"{self._rel(p)}:{n}: {line.strip()[:200]}")
+                            if len(hits) >= max(1, min(max_results, 200)):
+                                return "\n".join(hits)
+                except OSError:
+                    continue
+        return "\n".join(hits) or f"no match for {query!r}"
+
+    def prepare_write(self, problem: str, source: str, version: str | None = None) -> PendingWrite:
+        """Check a write and compute its diff; nothing is written yet (the human may refuse it)."""
+        if not isinstance(problem, str) or not NAME_RE.match(problem):
+            raise ToolError(f"refused: {problem!r} is not a problem name (letters, digits, _)")
+        if problem not in self.ws.problems():
+            raise ToolError(f"unknown problem {problem!r}; problems: {', '.join(self.ws.problems())}")
+        if version is not None and (not isinstance(version, str) or not NAME_RE.match(version)):
+            raise ToolError(f"refused: {version!r} is not a version name (e.g. v3)")
+        if not isinstance(source, str) or "custom_kernel" not in source:
+            raise ToolError("the source must be the whole module and define custom_kernel(data)")
+        name = version or self.ws.next_version_name(problem)
+        kernel = KernelRef(problem, name, self.root)
+        target = kernel.path
+        folder = target.parent
+        if folder.exists() and (folder.resolve() != folder or self.root not in folder.resolve().parents):
+            raise ToolError(f"refused: kernels/{problem} leads outside the workspace")
+        if target.is_symlink():
+            raise ToolError(f"refused: {self._rel(target)} is a symbolic link")
+        self.resolve(str(target.relative_to(self.root)))
+        old = target.read_text() if target.exists() else ""
+        diff = "".join(difflib.unified_diff(old.splitlines(True), source.splitlines(True),
+                                            f"a/{kernel.path.relative_to(self.root)}",
+                                            f"b/{kernel.path.relative_to(self.root)}"))
+        return PendingWrite(kernel, source, diff or "(no change)", not target.exists())
+
+    def apply_write(self, w: PendingWrite) -> None:
+        w.kernel.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(w.kernel.path, w.source.encode())
+
+
+def results_for_model(result: LadderResult) -> str:
+    """The ladder result as the model reads it: one line per rung, warnings, trimmed tracebacks, timings."""
+    lines = [f"Ladder results for {result.key} ({result.kernel}, sha256 {result.source_sha256[:12]}) on "
+             f"{device_label(result.device)}: {'all rungs ok' if result.ok else 'FAILED'}"]
+    for r in result.rungs:
+        lines.append(r.line())
+        for w in r.warnings[:6]:
+            lines.append(f"  warning: {w}")
+        if r.status is Status.FAILED and r.error and r.error.traceback:
+            tb = r.error.traceback.rstrip().splitlines()[-MAX_TRACEBACK_LINES:]
+            lines.append("  traceback (last lines):")
+            lines.extend("    " + ln for ln in tb)
+        if r.name == "correctness" and r.status is Status.FAILED:
+            bad = [s for s in r.figures.get("specs", []) if not s.get("ok")][:5]
+            for s in bad:
+                lines.append(f"  spec {s['label']} ({s.get('worst_case', '')}): {s.get('reason', '')}")
+    return "\n".join(lines)
