@@ -50,6 +50,7 @@ class KtuiApp(App):
         Binding("right_square_bracket", "next_version", "Next"),
         Binding("left_square_bracket", "previous_version", "Prev"),
         Binding("n", "new_version", "New version"),
+        Binding("c", "focus_chat", "Chat"),
         Binding("q", "quit", "Quit"),
         Binding("escape", "stop_agent", "Stop agent", priority=True),
         Binding("ctrl+t", "toggle_auto", "Auto-apply", show=False),
@@ -287,6 +288,10 @@ class KtuiApp(App):
     def on_approval_bar_decided(self, message: ApprovalBar.Decided) -> None:
         if self.agent is not None:
             self.agent.decide(message.request_id, message.approved)
+
+    def action_focus_chat(self) -> None:
+        """Type to the agent (c); the tree takes the keys again after a click or Tab."""
+        self.query_one("#chat-input", Input).focus()
 
     def action_stop_agent(self) -> None:
         """Stop the agent's reply and its loop (Esc)."""
