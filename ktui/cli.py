@@ -3,6 +3,7 @@
     ktui [WORKSPACE] [--device auto|cpu|cuda] [--model M]   the interactive session (default: this folder)
     ktui run KERNEL_FILE [--json] [--device ...]             run the rung ladder once, headless
     ktui agent PROBLEM -m MESSAGE [--model M] [--max-rounds N] [--yes]   the agent loop, headless
+    ktui diff A B [--json] [--side-by-side]                  SASS, resources and instruction mix of two versions
 
 Exit codes of ``ktui run``: 0 every rung ok (or skipped), 1 a rung failed, 2 bad usage (a one-line error).
 ``ktui agent``: 0 the exchange ended normally, 1 the model request failed, 2 bad usage or no model configured.
@@ -37,6 +38,22 @@ def run_parser() -> argparse.ArgumentParser:
     _device_arg(p)
     p.add_argument("--seed", type=int, default=None, help="base seed for correctness inputs (default: fresh)")
     p.add_argument("--seeds", type=int, default=2, help="seeds per test spec (default 2)")
+    p.add_argument("--rungs", default=None, help="comma-separated rungs to run, with what they need first "
+                   "(compile, run, correctness, benchmark, dumps, profile); default: all but profile")
+    p.add_argument("--baseline", default=None, metavar="VERSION", help="pin VERSION as the problem's baseline "
+                   "(profile figures show their deltas against it)")
+    return p
+
+
+def diff_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ktui diff", description="Compare what the compiler made of two kernel "
+                                "versions: resources, instruction mix and the normalized SASS diff (dumps are made "
+                                "first when missing).")
+    p.add_argument("a", metavar="A", help="a kernel file")
+    p.add_argument("b", metavar="B", help="another kernel file")
+    p.add_argument("--json", action="store_true", help="one JSON object: resources, mix, mix delta, diff, ncu")
+    p.add_argument("--side-by-side", action="store_true", help="two columns instead of a unified diff")
+    _device_arg(p)
     return p
 
 
@@ -102,16 +119,29 @@ def cmd_run(argv: list[str]) -> int:
     from ktui.worker.client import WorkerStartError
     from ktui.workspace import Workspace, WorkspaceError
 
+    from ktui.results import DEFAULT_RUNGS, expand_rungs
+
     path = Path(args.kernel)
     if not path.is_file():
         raise UsageError(f"no such kernel file: {args.kernel}")
     if args.seeds < 1:
         raise UsageError("--seeds must be at least 1")
     try:
+        rungs = expand_rungs([r.strip() for r in args.rungs.split(",") if r.strip()]) if args.rungs \
+            else DEFAULT_RUNGS
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
         ws = Workspace.find(path)
         kernel = ws.kernel(path)
     except WorkspaceError as exc:
         raise UsageError(str(exc)) from None
+    if args.baseline:
+        from ktui.ladder import Baselines
+
+        if args.baseline not in [v.version for v in ws.versions(kernel.problem)]:
+            raise UsageError(f"no version {args.baseline!r} of {kernel.problem} to pin as the baseline")
+        Baselines(ws).pin(kernel.problem, args.baseline)
     device = resolve_device(args.device)
     bus = EventBus()
     pool = WorkerPool(ws, device, bus)
@@ -135,7 +165,7 @@ def cmd_run(argv: list[str]) -> int:
                         print("\n".join("    " + ln for ln in tb), flush=True)
 
             bus.subscribe(show)
-        ladder = Ladder(ws, pool, bus, LadderOptions(seeds=args.seeds, seed=args.seed), ResultStore(ws))
+        ladder = Ladder(ws, pool, bus, LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs), ResultStore(ws))
         result = ladder.run(kernel)
         ladder.close()
     finally:
@@ -143,6 +173,33 @@ def cmd_run(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     return 0 if result.ok else 1
+
+
+def cmd_diff(argv: list[str]) -> int:
+    args = diff_parser().parse_args(argv)
+    from ktui.diff import DiffError, compare, render
+    from ktui.workspace import Workspace, WorkspaceError
+
+    refs = []
+    for f in (args.a, args.b):
+        p = Path(f)
+        if not p.is_file():
+            raise UsageError(f"no such kernel file: {f}")
+        try:
+            ws = Workspace.find(p)
+            refs.append((ws, ws.kernel(p)))
+        except WorkspaceError as exc:
+            raise UsageError(str(exc)) from None
+    try:
+        result = compare(refs[0], refs[1], args.device)
+    except DiffError as exc:
+        print(f"ktui: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({k: v for k, v in result.items() if not k.startswith("_")}, indent=1))
+    else:
+        print(render(result, side_by_side=args.side_by_side))
+    return 0
 
 
 def cmd_tui(argv: list[str]) -> int:
@@ -172,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
             code = cmd_run(argv[1:])
         elif argv and argv[0] == "agent":
             code = cmd_agent(argv[1:])
+        elif argv and argv[0] == "diff":
+            code = cmd_diff(argv[1:])
         else:
             code = cmd_tui(argv)
     except UsageError as exc:
@@ -179,4 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         code = USAGE_ERROR
     except KeyboardInterrupt:
         code = 130
+    except BrokenPipeError:  # `ktui diff A B | head`: the reader left; say nothing more
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
     sys.exit(code)

@@ -7,9 +7,13 @@ verdicts), turns their answers into ``RungResult``s and publishes every step on 
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import random
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -19,9 +23,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ktui.events import EventBus, LadderFinished, LadderStarted, RungFinished, RungStarted, WorkerState
-from ktui.results import RUNG_ORDER, STOPPING_RUNGS, ErrorInfo, LadderResult, RungResult, Status, fmt, json_float
+from ktui import ncu, sass
+from ktui.results import (DEFAULT_RUNGS, RUNG_ORDER, STOPPING_RUNGS, ErrorInfo, LadderResult, RungResult, Status,
+                          expand_rungs, fmt, json_float)
 from ktui.scan import scan_source
-from ktui.store import ResultStore, Snapshots
+from ktui.store import ResultStore, Snapshots, atomic_write
 from ktui.worker.client import WorkerError, WorkerProcess
 from ktui.workspace import KernelRef, Workspace
 
@@ -34,7 +40,7 @@ class LadderOptions:
 
     seeds: int = 2
     seed: int | None = None
-    rungs: tuple[str, ...] = RUNG_ORDER
+    rungs: tuple[str, ...] = DEFAULT_RUNGS
     distributions: bool = True  # one extra case per spec for each input distribution the problem allows
     layouts: bool = True  # transposed / offset / expanded inputs on the largest specs (unless contiguous_only)
     repeat: bool = True  # the first case of each spec runs twice on identical inputs (nondeterminism)
@@ -131,8 +137,7 @@ class Ladder:
         with self._lock:
             self._run_id += 1
             run_id = self._run_id
-            wanted = rungs or self.options.rungs
-            return self._run(kernel, tuple(r for r in RUNG_ORDER if r in wanted), run_id)
+            return self._run(kernel, expand_rungs(rungs or self.options.rungs), run_id)
 
     def close(self) -> None:
         self._exec.shutdown(wait=False, cancel_futures=True)
@@ -185,13 +190,17 @@ class Ladder:
         return self._finish(result, t0, run_id)
 
     def _finish(self, result: LadderResult, t0: float, run_id: int) -> LadderResult:
+        """Save and publish the result merged with the stored one (a partial run keeps the other rungs' figures);
+        return this run's own result."""
         result.seconds = time.perf_counter() - t0
+        merged = result
         if self.store is not None:
+            merged = merge(self.store.load(result.problem, result.version), result)
             try:
-                self.store.save(result)
+                self.store.save(merged)
             except OSError:
                 pass  # the result is still published; a full disk must not stop the session
-        self.bus.publish(LadderFinished(key=result.key, run_id=run_id, result=result))
+        self.bus.publish(LadderFinished(key=result.key, run_id=run_id, result=merged))
         return result
 
     def _ensure_clean(self) -> None:
@@ -336,6 +345,143 @@ class Ladder:
         roof = self.pool.judge.call("roofline", {"dtypes": dtypes}, timeout_s=t)
         return benchmark_result(cand["specs"], ref["specs"], roof, desc, host=host, recheck=recheck)
 
+    # -- what the compiler made and what the hardware did ------------------------------------------------------
+    def _profile_spec(self, ctx: "_Context") -> dict[str, Any]:
+        desc = ctx.describe or self.pool.judge.call("describe", self._params(ctx))
+        ctx.describe = desc
+        if desc["benchmarks"]:  # the launch that is timed and profiled (its sizes decide Triton's specialization)
+            return desc["benchmarks"][0]
+        return max(desc["tests"], key=_spec_size)
+
+    def _rung_dumps(self, ctx: "_Context") -> RungResult:
+        spec = self._profile_spec(ctx)
+        rel = Path(".ktui") / "dumps" / ctx.kernel.problem / f"{ctx.kernel.version}-{ctx.sha[:12]}"
+        folder = self.ws.root / rel
+        res = self.pool.compiler.call("dumps", self._params(ctx, spec=spec, seed=ctx.seed, dumps_dir=str(folder)),
+                                      timeout_s=self.options.timeouts["compile"])
+        source = ctx.kernel_snap.read_text(errors="replace")
+        uses_dot = "tl.dot" in source or "cute.gemm" in source or "mma" in source.lower()
+        arch = self.device_arch()
+        kernels, warnings, parts = [], list(res.get("warnings", [])), []
+        for launch in res["launches"]:
+            entry = {k: launch.get(k) for k in ("language", "kernel", "num_warps", "num_stages", "signature",
+                                                "constexprs", "target")}
+            entry["files"] = {stage: str(rel / f) for stage, f in launch["files"].items()}
+            cubin = launch["files"].get("cubin")
+            if cubin:
+                try:
+                    a = sass.analyze(folder / cubin, uses_dot, source_name=str(ctx.kernel_snap), arch=arch)
+                except (sass.ToolMissing, subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                    warnings.append(f"{launch.get('kernel')}: no SASS ({exc})")
+                    a = None
+                if a is not None:
+                    base = Path(cubin).with_suffix("")
+                    (folder / f"{base}.sass").write_text(a["sass"])
+                    atomic_write(folder / f"{base}.linemap.json", json.dumps(a.get("line_map", {})).encode())
+                    entry["files"]["sass"] = str(rel / f"{base}.sass")
+                    entry["files"]["linemap"] = str(rel / f"{base}.linemap.json")
+                    if launch.get("shared_bytes") is not None:  # Triton's dynamic shared memory
+                        a["resources"]["dynamic_shared"] = int(launch["shared_bytes"])
+                    entry.update(resources=a["resources"], mix=a["mix"], warnings=a["warnings"])
+                    warnings += [f"{launch.get('kernel')}: {w}" for w in a["warnings"]]
+                    r, m = a["resources"], a["mix"]
+                    notable = [f"{k} {v}" for k, v in m.items() if k != "total" and v and
+                               (k in sass.TENSOR or k.startswith(("LDG", "STG")) or k in ("LDL", "STL", "LDGSTS",
+                                                                                           "UTMALDG"))]
+                    smem = r.get("shared", 0) + r.get("dynamic_shared", 0)
+                    parts.append(f"{launch.get('kernel')}: {r.get('registers')} regs, {r.get('local', 0)} B local, "
+                                 f"{smem} B smem; {', '.join(notable[:5]) or 'no memory ops'}")
+            kernels.append(entry)
+        summary = "; ".join(parts) or "no kernel compiled"
+        return RungResult("dumps", Status.OK, summary=f"{summary} [{arch}]", warnings=warnings,
+                          figures={"dir": str(rel), "spec": spec, "arch": arch, "kernels": kernels})
+
+    def device_arch(self) -> str:
+        """``sm_90a`` without a GPU (what ktui compiles for), else the device's ``sm_XY``."""
+        hello = self.pool.candidate.last_hello or {}
+        cap = hello.get("device", {}).get("capability")
+        if self.pool.device != "cuda" or not cap:
+            return "sm_90a"
+        return f"sm_{cap[0]}{cap[1]}" + ("a" if cap[0] == 9 else "")
+
+    def _rung_profile(self, ctx: "_Context") -> RungResult:
+        if self.pool.device != "cuda":
+            return RungResult("profile", Status.SKIPPED, summary="Nsight Compute needs a CUDA GPU: no profile on "
+                              "cpu (interpreter)", figures={"reason": "no GPU"})
+        try:
+            tool = ncu.find_ncu()
+        except ncu.NcuMissing as exc:
+            return RungResult("profile", Status.SKIPPED, summary=str(exc), figures={"reason": "no ncu"})
+        spec = self._profile_spec(ctx)
+        rel = Path(".ktui") / "profiles" / ctx.kernel.problem / f"{ctx.kernel.version}-{ctx.sha[:12]}"
+        report = self.ws.root / rel
+        report.parent.mkdir(parents=True, exist_ok=True)
+        params = self._params(ctx, spec=spec, seed=BENCH_SEED, warmup=3)
+        pfile = ctx.out_dir / "profile-params.json"
+        pfile.write_text(json.dumps(params))
+        target = [sys.executable, "-m", "ktui.engine.profile_target", str(pfile)]
+        t = self.options.timeouts["benchmark"]
+        try:
+            run = subprocess.run(ncu.profile_command(tool, report, target), capture_output=True, text=True,
+                                 timeout=t, env={**os.environ, "PYTHONPATH": _pythonpath()})
+        except subprocess.TimeoutExpired:
+            raise _RungFailed(ErrorInfo("TimeoutError", f"ncu did not finish within {t:g} s")) from None
+        rep = report.with_suffix(".ncu-rep")
+        if run.returncode != 0 or not rep.exists():
+            tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-15:])
+            raise _RungFailed(ErrorInfo("NcuError", f"ncu exited {run.returncode}", tail))
+        pages = {}
+        for page in ("raw", "details"):
+            out = subprocess.run(ncu.export_command(tool, rep, page), capture_output=True, text=True, timeout=120)
+            pages[page] = out.stdout
+            (report.parent / f"{report.name}.{page}.csv").write_text(out.stdout)
+        kernels = ncu.summaries(pages["raw"], pages["details"])
+        if not kernels:
+            raise _RungFailed(ErrorInfo("NcuError", "ncu profiled no kernel in the call", run.stdout[-2000:]))
+        desc = ctx.describe
+        total_us = sum(k["duration_us"] or 0.0 for k in kernels)
+        fig: dict[str, Any] = {"spec": spec, "report": str(rel.with_suffix(".ncu-rep")), "kernels": kernels,
+                               "duration_us": total_us}
+        if spec in desc["benchmarks"] and total_us > 0:  # where the call sits against the measured ceilings
+            i = desc["benchmarks"].index(spec)
+            r = self.pool.judge.call("time_reference", self._params(ctx, spec_indices=[i], seed=BENCH_SEED),
+                                     timeout_s=t)["specs"][0]
+            roof = self.pool.judge.call("roofline", {"dtypes": [r["dtype"]] if r.get("flops") else []},
+                                        timeout_s=t)
+            if r.get("bytes"):
+                fig["pct_peak_bandwidth"] = 100 * r["bytes"] / (total_us * 1e-6) / 1e9 / json_float(
+                    roof["bandwidth_gbps"])
+            peak = json_float((roof.get("peak_tflops") or {}).get(r.get("dtype"), math.nan))
+            if r.get("flops") and math.isfinite(peak):
+                fig["pct_peak_flops"] = 100 * r["flops"] / (total_us * 1e-6) / 1e12 / peak
+        base = self._baseline_profile(ctx)
+        if base is not None:
+            fig["baseline"] = base[0]
+            fig["deltas"] = [ncu.deltas(b, k) for b, k in zip(base[1], kernels)]
+        k0 = kernels[0]
+        summary = (f"{k0['kernel']}: {fmt(k0['duration_us'], 4)} us, SM {fmt(k0['sm_throughput_pct'])}%, "
+                   f"mem {fmt(k0['memory_throughput_pct'])}%, DRAM {fmt(k0['dram_throughput_pct'])}%, occupancy "
+                   f"{fmt(k0['achieved_occupancy_pct'])}/{fmt(k0['theoretical_occupancy_pct'])}%, "
+                   f"{k0['registers']} regs")
+        if "pct_peak_bandwidth" in fig:
+            summary += f", {fig['pct_peak_bandwidth']:.0f}% of peak bandwidth"
+        if "pct_peak_flops" in fig:
+            summary += f", {fig['pct_peak_flops']:.0f}% of peak FLOP/s"
+        if len(kernels) > 1:
+            summary += f" (+{len(kernels) - 1} more kernels)"
+        return RungResult("profile", Status.OK, summary=summary, figures=fig)
+
+    def _baseline_profile(self, ctx: "_Context") -> tuple[str, list[dict[str, Any]]] | None:
+        """The pinned baseline version of this problem and its profile figures, when it has them."""
+        version = Baselines(self.ws).get(ctx.kernel.problem)
+        if not version or version == ctx.kernel.version or self.store is None:
+            return None
+        res = self.store.load(ctx.kernel.problem, version)
+        prof = res.rung("profile") if res else None
+        if prof is None or prof.status is not Status.OK:
+            return None
+        return version, prof.figures.get("kernels", [])
+
     def _recheck_timed_outputs(self, ctx: "_Context", specs: list[dict[str, Any]], t: float) -> list[dict]:
         """Sample elements of each spec's last timed output at indices drawn now (after the timing, so the kernel
         cannot know them) and have the judge check them against the reference on that call's inputs."""
@@ -389,6 +535,50 @@ class _Context:
     executed: list[dict[str, Any]] | None = None
     prepare: Future | None = None
     tampered: list[str] = field(default_factory=list)
+
+
+def merge(old: LadderResult | None, new: LadderResult) -> LadderResult:
+    """What the store keeps after ``new``: ``new`` itself, or, when ``new`` ran only some rungs on the same sources
+    and device as ``old`` (``--rungs profile``, say), ``old``'s other rungs with ``new``'s in their place."""
+    if old is None or (old.source_sha256, old.reference_sha256, old.device.get("type")) != \
+            (new.source_sha256, new.reference_sha256, new.device.get("type")):
+        return new
+    names = {r.name for r in new.rungs}
+    if not names - {"compile"} or {r.name for r in old.rungs} <= names:
+        return new
+    rungs = {r.name: r for r in old.rungs} | {r.name: r for r in new.rungs}
+    merged = LadderResult(new.problem, new.version, new.kernel, new.device,
+                          [rungs[n] for n in RUNG_ORDER if n in rungs], new.source_sha256, new.reference_sha256,
+                          new.started_at, new.seconds)
+    return merged
+
+
+def _pythonpath() -> str:
+    """PYTHONPATH for a process that must import ktui (the profiled program) as this process does."""
+    here = str(Path(__file__).resolve().parents[1])
+    rest = os.environ.get("PYTHONPATH", "")
+    return here + (os.pathsep + rest if rest else "")
+
+
+class Baselines:
+    """The version pinned as each problem's baseline: ``.ktui/baseline.json`` ({problem: version})."""
+
+    def __init__(self, workspace: Workspace):
+        self.path = workspace.state_dir / "baseline.json"
+
+    def all(self) -> dict[str, str]:
+        try:
+            return dict(json.loads(self.path.read_text()))
+        except (OSError, ValueError):
+            return {}
+
+    def get(self, problem: str) -> str | None:
+        return self.all().get(problem)
+
+    def pin(self, problem: str, version: str) -> None:
+        data = self.all()
+        data[problem] = version
+        atomic_write(self.path, json.dumps(data, indent=1).encode())
 
 
 def _tmp_root() -> str | None:

@@ -11,8 +11,28 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
-# The rungs of issue 2 in order; later rungs (dumps, profile) append here.
-RUNG_ORDER: tuple[str, ...] = ("compile", "run", "correctness", "benchmark")
+# Every rung, in ladder order. A plain run climbs DEFAULT_RUNGS; ``profile`` (Nsight Compute, seconds per version)
+# runs when asked for (``ktui run --rungs profile``, ``p`` in the TUI).
+RUNG_ORDER: tuple[str, ...] = ("compile", "run", "correctness", "benchmark", "dumps", "profile")
+DEFAULT_RUNGS: tuple[str, ...] = ("compile", "run", "correctness", "benchmark", "dumps")
+# What a rung needs to have run first in the same ladder.
+RUNG_NEEDS: dict[str, tuple[str, ...]] = {"run": ("compile",), "correctness": ("compile", "run"),
+                                          "benchmark": ("compile",), "dumps": ("compile",), "profile": ("compile",)}
+
+
+def expand_rungs(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The named rungs plus what they need, in ladder order.
+
+    Raises:
+        ValueError: an unknown rung name.
+    """
+    unknown = [n for n in names if n not in RUNG_ORDER]
+    if unknown:
+        raise ValueError(f"unknown rung(s) {', '.join(unknown)}; rungs: {', '.join(RUNG_ORDER)}")
+    wanted = set(names)
+    for n in names:
+        wanted |= set(RUNG_NEEDS.get(n, ()))
+    return tuple(r for r in RUNG_ORDER if r in wanted)
 # A failure of these stops the ladder: nothing after them can mean anything.
 STOPPING_RUNGS: frozenset[str] = frozenset({"compile", "run"})
 

@@ -19,10 +19,11 @@ from ktui.workspace import KernelRef
 class Scheduler:
     """Runs ``run_ladder(kernel)`` for queued versions on a background thread, in submission order."""
 
-    def __init__(self, run_ladder: Callable[[KernelRef], LadderResult], bus: EventBus):
+    def __init__(self, run_ladder: Callable[..., LadderResult], bus: EventBus):
         self._run_ladder = run_ladder
         self.bus = bus
         self._queue: OrderedDict[str, KernelRef] = OrderedDict()
+        self._rungs: dict[str, tuple[str, ...] | None] = {}  # None: the default ladder
         self._running: KernelRef | None = None
         self._rung: str | None = None
         self._cv = threading.Condition()
@@ -37,17 +38,24 @@ class Scheduler:
         with self._cv:
             self._stopped = True
             self._queue.clear()
+            self._rungs.clear()
             self._cv.notify_all()
         self._unsub()
         if self._thread.is_alive():
             self._thread.join(timeout_s)
 
-    def submit(self, kernel: KernelRef) -> None:
-        """Queue ``kernel`` unless it already waits."""
+    def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> None:
+        """Queue ``kernel`` unless it already waits; ``rungs`` (default: the default ladder) merge with those of a
+        run already waiting."""
         with self._cv:
             if self._stopped:
                 return
-            self._queue.setdefault(kernel.key, kernel)
+            if kernel.key in self._queue:
+                old = self._rungs.get(kernel.key)
+                self._rungs[kernel.key] = None if old is None or rungs is None else tuple(dict.fromkeys(old + rungs))
+            else:
+                self._queue[kernel.key] = kernel
+                self._rungs[kernel.key] = rungs
             self._cv.notify_all()
         self._publish()
 
@@ -88,11 +96,12 @@ class Scheduler:
                 if self._stopped:
                     return
                 _, kernel = self._queue.popitem(last=False)
+                rungs = self._rungs.pop(kernel.key, None)
                 self._running, self._rung = kernel, None
             self._publish()
             try:
                 if kernel.path.exists():
-                    self._run_ladder(kernel)
+                    self._run_ladder(kernel, rungs) if rungs else self._run_ladder(kernel)
                 else:
                     self.bus.publish(Notice(level="warning", message=f"{kernel.key} was deleted before it ran"))
             except Exception as exc:  # noqa: BLE001 - the queue must survive anything

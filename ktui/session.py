@@ -66,9 +66,9 @@ class Session:
         self.pool.stop()
 
     # -- actions -----------------------------------------------------------------------------------------------
-    def submit(self, kernel: KernelRef) -> None:
-        """Queue a run of ``kernel``'s ladder."""
-        self.scheduler.submit(kernel)
+    def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> None:
+        """Queue a run of ``kernel``'s ladder (``rungs``: only those, with what they need)."""
+        self.scheduler.submit(kernel, rungs)
 
     def submit_problem(self, problem: str) -> None:
         for k in self.ws.versions(problem):

@@ -28,7 +28,7 @@ def test_run_json_has_problem_kernel_device_and_rungs(make_ws):
     d = json.loads(p.stdout)
     assert d["problem"] == "vector_add" and d["kernel"] == "kernels/vector_add/v1.py"
     assert d["device"]["type"] == "cpu" and d["device"]["interpreter"] is True
-    assert [r["name"] for r in d["rungs"]] == ["compile", "run", "correctness", "benchmark"]
+    assert [r["name"] for r in d["rungs"]] == ["compile", "run", "correctness", "benchmark", "dumps"]
     assert all(r["ok"] for r in d["rungs"])
     corr = d["rungs"][2]
     assert len(corr["specs"]) == 7
@@ -48,6 +48,7 @@ def test_run_lines_and_exit_code_1_on_a_failed_rung(make_ws):
     assert lines[3].startswith("[correctness] FAILED spec=(")
     assert " seed=7: " in lines[3] or " seed=8: " in lines[3]
     assert lines[4].startswith("[benchmark] skipped")
+    assert lines[5].startswith("[dumps] ok  softmax_kernel: ")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -37,8 +37,8 @@ def examples_ws(tmp_path_factory):
 def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
     res = ladder_for(examples_ws, seeds=2).run(_kernel(examples_ws, key))
     by = {r.name: r for r in res.rungs}
-    assert [r.name for r in res.rungs] == ["compile", "run", "correctness", "benchmark"]
-    for name in ("compile", "run", "correctness"):
+    assert [r.name for r in res.rungs] == ["compile", "run", "correctness", "benchmark", "dumps"]
+    for name in ("compile", "run", "correctness", "dumps"):
         assert by[name].status is Status.OK, (name, by[name].line(), by[name].error)
     # The CPU never pretends to time anything, and every result says where it ran.
     assert by["benchmark"].status is Status.SKIPPED
@@ -58,6 +58,20 @@ def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
             assert s[metric] is not None
         assert s["ok"]
     assert by["correctness"].summary.startswith("worst=(")
+    # dumps: every IR stage and the SASS of the launch as timed (the benchmark spec), compiled for sm_90a
+    dumps = by["dumps"].figures
+    assert dumps["arch"] == "sm_90a"
+    for k in dumps["kernels"]:
+        assert set(k["files"]) >= {"ttir", "ttgir", "llir", "ptx", "cubin", "sass", "linemap"}
+        assert all((examples_ws.root / f).stat().st_size > 0 for f in k["files"].values())
+        assert k["resources"]["registers"] > 0 and k["mix"]["total"] > 10
+    if key == "matmul/v2":
+        assert dumps["kernels"][0]["mix"].get("HGMMA", 0) > 0  # wgmma on Hopper
+        assert not by["dumps"].warnings
+    if key == "vector_add/v2":
+        assert dumps["kernels"][0]["mix"].get("LDG.128", 0) > 0  # 128-bit loads
+    if key == "vector_add/v1":
+        assert any("32-bit only" in w for w in by["dumps"].warnings)
 
 
 def test_cutedsl_example_compiles_then_says_it_needs_a_gpu(examples_ws, ladder_for):

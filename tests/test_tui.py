@@ -71,6 +71,7 @@ def test_saving_a_file_reruns_its_ladder_and_the_tables_update(session_ws):
             for rung in ("compile", "run", "correctness"):
                 assert cell_text(ladder, rung, "status") == "ok"
             assert cell_text(ladder, "benchmark", "status") == "skipped"
+            assert cell_text(ladder, "dumps", "status") == "ok"
             acc = app.query_one(AccuracyTable)
             assert acc.row_count == 7
             assert cell_text(acc, "(65537,)", "ok") == "ok"
@@ -81,7 +82,7 @@ def test_saving_a_file_reruns_its_ladder_and_the_tables_update(session_ws):
             assert timings.row_count == 2  # one row per version; the CPU has no times
             kinds = [type(m.event).__name__ for m in seen]
             assert kinds[0] == "LadderStarted" and kinds[-1] == "LadderFinished"
-            assert kinds.count("RungFinished") == 4
+            assert kinds.count("RungFinished") == 5
 
     asyncio.run(go())
 

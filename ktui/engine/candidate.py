@@ -147,6 +147,48 @@ class Candidate:
             "warnings": warnings,
         }
 
+    def do_dumps(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+        """Compile the version as it launches on ``spec`` (a benchmark spec on a GPU) in dry mode and write, for
+        every launch, its IR stages, PTX and cubin under ``dumps_dir``: Triton ttir, ttgir, llir, ptx, cubin;
+        CuTeDSL ptx, cubin. Returns the launches with their files (names relative to ``dumps_dir``)."""
+        problem = self.problems.get(params["reference"])
+        fn = self._load(params["kernel"])
+        spec = params["spec"]
+        data = problem.generate(params["seed"], spec, self.device)
+        cap = capture.Capture(dry=True, cross=self.cross, keep=True)
+        try:
+            with capture.capturing(cap):
+                fn(data)
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise CaseFailed(f"spec={spec_label(spec)}: {type(exc).__name__}: {exc}") from exc
+        self._sync()
+        out_dir = Path(params["dumps_dir"])
+        out_dir.mkdir(parents=True, exist_ok=True)
+        launches = []
+        for i, rec in enumerate(cap.launches):
+            compiled = rec.get("_compiled")
+            base = f"{i}-{rec.get('kernel', 'kernel')}"
+            files = {}
+            if rec["language"] == "triton" and compiled is not None:
+                for stage, blob in getattr(compiled, "asm", {}).items():
+                    if stage == "source":
+                        continue
+                    f = out_dir / f"{base}.{stage}"
+                    f.write_bytes(blob if isinstance(blob, bytes) else str(blob).encode())
+                    files[stage] = f.name
+            elif rec["language"] == "cutedsl" and compiled is not None:
+                art = getattr(compiled, "artifacts", None)
+                for stage, attr in (("ptx", "PTX"), ("cubin", "CUBIN")):
+                    blob = getattr(art, attr, None)
+                    if blob:
+                        f = out_dir / f"{base}.{stage}"
+                        f.write_bytes(blob if isinstance(blob, bytes) else str(blob).encode())
+                        files[stage] = f.name
+            launches.append({**{k: v for k, v in rec.items() if not k.startswith("_")}, "files": files})
+        return {"launches": launches, "spec": spec, "warnings": cap.warnings}
+
     def _call(self, fn, data, case: dict[str, Any]) -> tuple[Any, float]:
         self._sync()
         t0 = time.perf_counter()

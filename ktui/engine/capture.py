@@ -42,6 +42,7 @@ class Capture:
     launches: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     autotune_configs: int = 0  # the most configs of any autotuned kernel launched
+    keep: bool = False  # keep each compiled kernel (``_compiled`` in its record) for the dumps
 
     @property
     def languages(self) -> list[str]:
@@ -84,7 +85,10 @@ def install_triton() -> None:
             return None
         t0 = time.perf_counter()
         kernel = orig_run(self, *args, grid=grid, warmup=True if cap.dry else warmup, **kwargs)
-        cap.launches.append(_triton_record(self, kernel, kwargs, time.perf_counter() - t0, target="device"))
+        rec = _triton_record(self, kernel, kwargs, time.perf_counter() - t0, target="device")
+        if cap.keep:
+            rec["_compiled"] = kernel
+        cap.launches.append(rec)
         return kernel
 
     jit.JITFunction.run = jit_run
@@ -181,6 +185,8 @@ def _cross_compile(cap: Capture, jf: Any, args: tuple, kwargs: dict) -> None:
     rec["signature"] = {str(k): str(v) for k, v in signature.items()}
     rec["constexprs"] = _named(jf, constexprs)
     rec["_key"] = key
+    if cap.keep:
+        rec["_compiled"] = kernel
     cap.launches.append(rec)
 
 
@@ -222,15 +228,22 @@ def install_cute(has_gpu: bool) -> bool:
 
     def compile_call(self, *args, **kwargs):
         t0 = time.perf_counter()
+        cap = _ACTIVE
+        if cap is not None and cap.keep:  # the dumps need the PTX and the cubin kept
+            opts = str(kwargs.get("options") or "")
+            for flag in ("--keep-ptx", "--keep-cubin"):
+                if flag not in opts:
+                    opts = f"{opts} {flag}".strip()
+            kwargs["options"] = opts
         compiled = orig_call(self, *args, **kwargs)
         fn = args[0] if args else None
         name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "cute_kernel")
-        cap = _ACTIVE
         if cap is not None:
-            cap.launches.append({
-                "language": "cutedsl", "kernel": name, "compile_s": round(time.perf_counter() - t0, 4),
-                "target": os.environ.get("CUTE_DSL_ARCH") or ("device" if has_gpu else "sm_90a"),
-            })
+            rec = {"language": "cutedsl", "kernel": name, "compile_s": round(time.perf_counter() - t0, 4),
+                   "target": os.environ.get("CUTE_DSL_ARCH") or ("device" if has_gpu else "sm_90a")}
+            if cap.keep:
+                rec["_compiled"] = compiled
+            cap.launches.append(rec)
         return CuteCompiled(compiled, name, has_gpu)
 
     CompileCallable.__call__ = compile_call

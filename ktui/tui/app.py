@@ -15,7 +15,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane, Tree
+from textual.widgets import Footer, Header, Input, Log, Static, TabbedContent, TabPane, Tree
 
 from ktui.agent.config import SETUP_HINT, AgentConfig
 from ktui.events import Event, LadderFinished, LadderStarted, RungFinished, RungStarted
@@ -25,7 +25,8 @@ from ktui.store import ResultStore
 from ktui.tui.chat import AGENT_EVENTS, AgentUpdate, ApprovalBar, ChatPane
 from ktui.tui.messages import FileUpdate, LadderUpdate, NoticeUpdate, QueueUpdate, WorkerUpdate, message_for
 from ktui.tui.state import VersionState
-from ktui.tui.widgets import AccuracyTable, KernelTree, LadderTable, QueuePanel, TimingsTable, details_text
+from ktui.tui.widgets import (AccuracyTable, KernelTree, LadderTable, ProfileTable, QueuePanel, SourceSass,
+                              TimingsTable, details_text)
 from ktui.workspace import KernelRef, Workspace
 
 ROUNDS = (0, 1, 3, 5, 10)
@@ -51,13 +52,18 @@ class KtuiApp(App):
         Binding("left_square_bracket", "previous_version", "Prev"),
         Binding("n", "new_version", "New version"),
         Binding("c", "focus_chat", "Chat"),
+        Binding("p", "profile", "Profile", show=False),
+        Binding("b", "pin_baseline", "Baseline", show=False),
         Binding("q", "quit", "Quit"),
         Binding("escape", "stop_agent", "Stop agent", priority=True),
         Binding("ctrl+t", "toggle_auto", "Auto-apply", show=False),
         Binding("ctrl+r", "cycle_rounds", "Rounds", show=False),
         Binding("1", "show_tab('tab-accuracy')", "Accuracy", show=False),
         Binding("2", "show_tab('tab-timings')", "Timings", show=False),
-        Binding("3", "show_tab('tab-details')", "Details", show=False),
+        Binding("3", "show_tab('tab-sass')", "SASS", show=False),
+        Binding("4", "show_tab('tab-diff')", "Diff", show=False),
+        Binding("5", "show_tab('tab-profile')", "Profile tab", show=False),
+        Binding("6", "show_tab('tab-details')", "Details", show=False),
     ]
 
     def __init__(self, workspace: Workspace, device: str = "auto", session: Session | None = None,
@@ -93,6 +99,12 @@ class KtuiApp(App):
                         yield AccuracyTable(id="accuracy")
                     with TabPane("Timings", id="tab-timings"):
                         yield TimingsTable(id="timings")
+                    with TabPane("SASS", id="tab-sass"):
+                        yield SourceSass(id="sass")
+                    with TabPane("Diff", id="tab-diff"):
+                        yield Log(id="diff", highlight=False)
+                    with TabPane("Profile", id="tab-profile"):
+                        yield ProfileTable(id="profile")
                     with TabPane("Details", id="tab-details"):
                         with VerticalScroll():
                             yield Static(id="details")
@@ -170,8 +182,57 @@ class KtuiApp(App):
         self.query_one(LadderTable).show(st)
         self.query_one(AccuracyTable).show(st.result if st else None)
         self._show_timings()
+        self._show_inside(k, st)
         self.query_one("#details", Static).update(details_text(k, st))
         self.query_one("#ladder").border_subtitle = k.key if k else ""
+
+    def _show_inside(self, k: KernelRef | None, st: VersionState | None) -> None:
+        """The SASS, Diff and Profile tabs of the selected version."""
+        result = st.result if st else None
+        self.query_one(SourceSass).show(self.ws.root, result)
+        self.query_one(ProfileTable).show(result)
+        self._show_diff(k)
+
+    def _compare_with(self, k: KernelRef) -> KernelRef | None:
+        """The pinned baseline of the problem, else the version before ``k``."""
+        from ktui.ladder import Baselines
+
+        versions = [v.version for v in self.ws.versions(k.problem)]
+        base = Baselines(self.ws).get(k.problem)
+        if base and base != k.version and base in versions:
+            return KernelRef(k.problem, base, self.ws.root)
+        i = versions.index(k.version) if k.version in versions else 0
+        return KernelRef(k.problem, versions[i - 1], self.ws.root) if i > 0 else None
+
+    def _show_diff(self, k: KernelRef | None) -> None:
+        log = self.query_one("#diff", Log)
+        log.clear()
+        other = self._compare_with(k) if k else None
+        ra = self.states.get(other.key).result if other and other.key in self.states else None
+        rb = self.states.get(k.key).result if k and k.key in self.states else None
+        if other is None or ra is None or rb is None:
+            log.write_line("Nothing to compare yet: the diff shows this version against the pinned baseline (b) or "
+                           "the version before it, once both have been through the ladder.")
+            return
+        self.run_worker(lambda: self._diff_lines(other, k, ra, rb), thread=True, group="diff", exclusive=True,
+                        exit_on_error=False)
+
+    def _diff_lines(self, a: KernelRef, b: KernelRef, ra, rb) -> None:
+        from ktui.diff import DiffError, compare_results, render
+
+        try:
+            text = render(compare_results([(self.ws, a, ra), (self.ws, b, rb)]))
+        except (DiffError, OSError) as exc:
+            text = str(exc)
+        self.call_from_thread(self._write_diff, b.key, text)
+
+    def _write_diff(self, key: str, text: str) -> None:
+        if self.selected is None or self.selected.key != key:
+            return  # the selection moved on while the diff was computed
+        log = self.query_one("#diff", Log)
+        log.clear()
+        log.write_lines(text.splitlines())
+        log.scroll_home(animate=False)
 
     def _show_timings(self) -> None:
         k = self.selected
@@ -202,6 +263,7 @@ class KtuiApp(App):
             self.query_one(LadderTable).show(st)
             if isinstance(ev, LadderFinished):
                 self.query_one(AccuracyTable).show(st.result)
+                self._show_inside(k, st)
                 self.query_one("#details", Static).update(details_text(k, st))
         if isinstance(ev, LadderFinished) and self.selected and self.selected.problem == k.problem:
             self._show_timings()
@@ -324,6 +386,21 @@ class KtuiApp(App):
         if self.selected and self.session and self.start_session:
             self.session.submit(self.selected)
 
+    def action_profile(self) -> None:
+        """Profile the selected version with Nsight Compute (one call after warm-up; needs a GPU)."""
+        if self.selected and self.session and self.start_session:
+            self.session.submit(self.selected, ("profile",))
+
+    def action_pin_baseline(self) -> None:
+        """Pin the selected version as its problem's baseline (Diff and Profile compare with it)."""
+        if self.selected is None:
+            return
+        from ktui.ladder import Baselines
+
+        Baselines(self.ws).pin(self.selected.problem, self.selected.version)
+        self.notify(f"baseline of {self.selected.problem}: {self.selected.version}")
+        self._show_selected()
+
     def action_run_problem(self) -> None:
         """Run every version of the selected problem."""
         if self.selected and self.session and self.start_session:
@@ -372,6 +449,10 @@ class KtuiApp(App):
         yield SystemCommand("Previous version", "Select the previous version ([)", self.action_previous_version)
         yield SystemCommand("New version", "Copy the selected version to the next free vN.py (n)",
                             self.action_new_version)
+        yield SystemCommand("Profile", "Profile the selected version with Nsight Compute (p, GPU only)",
+                            self.action_profile)
+        yield SystemCommand("Pin baseline", "Diff and Profile compare with the selected version (b)",
+                            self.action_pin_baseline)
         yield SystemCommand("Agent: stop", "Stop the agent's reply and its loop (esc)", self.action_stop_agent)
         yield SystemCommand("Agent: toggle auto-apply", "Ask before each write, or apply writes at once (ctrl+t)",
                             self.action_toggle_auto)

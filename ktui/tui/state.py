@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ktui.results import RUNG_ORDER, LadderResult, RungResult, Status
+from ktui.results import DEFAULT_RUNGS, LadderResult, RungResult, Status
 
 
 @dataclass
@@ -51,6 +51,8 @@ class VersionState:
         failed = self.result.failed_rung
         if failed:
             return f"✗ {failed.name}", "bold red"
+        if self.result.rung("correctness") is None:  # only compiled (ktui diff, --rungs dumps): not verified
+            return "◦ compiled", "dim"
         bench = self.result.rung("benchmark")
         specs = bench.figures.get("specs", []) if bench and bench.status is Status.OK else []
         speedups = [s["speedup"] for s in specs if s.get("speedup")]
@@ -61,7 +63,7 @@ class VersionState:
 
 def rung_names(state: VersionState | None) -> tuple[str, ...]:
     """The rows of the ladder panel: the standard rungs plus any a result carries beyond them."""
-    names = list(RUNG_ORDER)
+    names = list(DEFAULT_RUNGS)
     if state and state.result:
         names += [r.name for r in state.result.rungs if r.name not in names]
     return tuple(names)

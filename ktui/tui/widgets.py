@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
+from textual.containers import Horizontal
 from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from ktui import sass
 from ktui.results import LadderResult, RungResult, Status, device_label, fmt
 from ktui.tui.state import VersionState, rung_names
 from ktui.workspace import KernelRef, Workspace
@@ -233,3 +237,113 @@ class QueuePanel(Static):
 
 WORKER_MARK = {"ready": ("✓", "green"), "starting": ("…", "yellow"), "restarting": ("↻", "bold yellow"),
                "failed": ("✗", "bold red"), "stopped": ("-", "dim")}
+
+
+class SourceSass(Horizontal):
+    """The kernel's Python source beside its SASS: moving in one moves the other to what the line info links."""
+
+    def compose(self):
+        yield DataTable(id="src", cursor_type="row", zebra_stripes=False)
+        yield DataTable(id="asm", cursor_type="row", zebra_stripes=False)
+
+    def on_mount(self) -> None:
+        src, asm = self.query_one("#src", DataTable), self.query_one("#asm", DataTable)
+        src.add_column("line", width=5)
+        src.add_column("source")
+        asm.add_column("addr", width=6)
+        asm.add_column("instruction")
+        asm.add_column("line", width=5)
+        self._map: dict = {"lines": {}, "instrs": []}
+        self._syncing = False
+        self._shown: tuple | None = None
+
+    def show(self, root: Path, result: LadderResult | None) -> None:
+        """Load the source snapshot and SASS of ``result``'s dumps (the first kernel that has SASS)."""
+        dumps = result.rung("dumps") if result else None
+        kernels = [k for k in (dumps.figures.get("kernels", []) if dumps else []) if "sass" in k.get("files", {})]
+        key = (result.key, result.source_sha256) if result and kernels else None
+        if key == self._shown:
+            return
+        self._shown = key
+        src, asm = self.query_one("#src", DataTable), self.query_one("#asm", DataTable)
+        src.clear()
+        asm.clear()
+        if not kernels:
+            src.add_row("", Text("no dumps yet: the dumps rung writes them", style="dim"))
+            return
+        snap = root / ".ktui" / "snapshots" / result.problem / f"{result.version}-{result.source_sha256[:12]}.py"
+        text = snap.read_text() if snap.exists() else (root / result.kernel).read_text()
+        for i, line in enumerate(text.splitlines(), 1):
+            src.add_row(str(i), line, key=str(i))
+        k = kernels[0]
+        try:
+            self._map = json.loads((root / k["files"]["linemap"]).read_text())
+            funcs = sass.parse((root / k["files"]["sass"]).read_text())
+        except (OSError, ValueError, KeyError):
+            return
+        n = 0
+        for f in funcs:
+            for ins in f.instrs:
+                line = self._map["instrs"][n] if n < len(self._map["instrs"]) else None
+                asm.add_row(f"{ins.addr:04x}", ins.text(), str(line or ""), key=str(n))
+                n += 1
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self._syncing or event.row_key is None or event.row_key.value is None:
+            return
+        src, asm = self.query_one("#src", DataTable), self.query_one("#asm", DataTable)
+        self._syncing = True
+        try:
+            if event.data_table is src:
+                hits = self._map.get("lines", {}).get(event.row_key.value)
+                if hits:
+                    asm.move_cursor(row=asm.get_row_index(str(hits[0])))
+            else:
+                n = int(event.row_key.value)
+                line = self._map["instrs"][n] if n < len(self._map.get("instrs", [])) else None
+                if line is not None and str(line) in src.rows:
+                    src.move_cursor(row=src.get_row_index(str(line)))
+        finally:
+            self._syncing = False
+
+    def sass_rows_for_line(self, line: int) -> list[int]:
+        return list(self._map.get("lines", {}).get(str(line), []))
+
+
+PROFILE_ROWS = (("duration_us", "duration (us)"), ("sm_throughput_pct", "SM throughput %"),
+                ("memory_throughput_pct", "memory throughput %"), ("dram_throughput_pct", "DRAM throughput %"),
+                ("achieved_occupancy_pct", "achieved occupancy %"),
+                ("theoretical_occupancy_pct", "theoretical occupancy %"), ("registers", "registers/thread"),
+                ("shared_bytes", "shared memory B/block"), ("local_bytes", "local (spill) traffic B"),
+                ("bank_conflicts", "smem bank conflicts"), ("tensor_pipe_pct", "tensor pipe %"),
+                ("grid_size", "grid"), ("block_size", "block"), ("waves", "waves/SM"))
+
+
+class ProfileTable(DataTable):
+    """Nsight Compute figures of the selected version, with deltas against the pinned baseline."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        for name, width in (("figure", 24), ("value", 12), ("baseline", 12), ("delta", 12), ("", 8)):
+            self.add_column(name, key=name or "noise", width=width)
+
+    def show(self, result: LadderResult | None) -> None:
+        self.clear()
+        prof = result.rung("profile") if result else None
+        if prof is None or prof.status is not Status.OK:
+            why = prof.summary if prof is not None else "not profiled: press p (needs a GPU and ncu)"
+            self.add_row(Text(why, style="dim"), "", "", "", "")
+            return
+        k = prof.figures["kernels"][0]
+        deltas = (prof.figures.get("deltas") or [{}])[0]
+        for key, label in PROFILE_ROWS:
+            d = deltas.get(key)
+            self.add_row(label, fmt(k.get(key)), fmt(d["baseline"]) if d else "",
+                         (f"{d['delta']:+.4g}" if d else ""),
+                         Text("noise", "dim") if d and d["within_noise"] else (Text("changed", "bold") if d else ""),
+                         key=key)
+        for key, label in (("pct_peak_bandwidth", "% of peak bandwidth"), ("pct_peak_flops", "% of peak FLOP/s")):
+            if prof.figures.get(key) is not None:
+                self.add_row(label, fmt(prof.figures[key]), "", "", "", key=key)
+        self.add_row("report", str(prof.figures.get("report", "")), prof.figures.get("baseline", ""), "", "",
+                     key="report")

@@ -1,0 +1,207 @@
+"""Nsight Compute: the command that profiles one call of a version, and the parser of its CSV output.
+
+``ncu --csv`` prints ``==PROF==``/``==WARNING==`` lines and the program's own output before the CSV; the ``raw``
+page has a header row, a units row and one row per profiled kernel; the ``details`` page has one row per metric
+(``Section Name``, ``Metric Name``, ``Metric Unit``, ``Metric Value``). Numbers carry thousands separators
+(``"3,198,804,573.80"``). Real outputs from an H200 are in ``shared/fixtures/ncu`` and the tests read them.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+# Sections for the summary (SpeedOfLight, LaunchStats, Occupancy) and for bank conflicts and pipe utilization.
+SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "MemoryWorkloadAnalysis_Tables", "ComputeWorkloadAnalysis")
+EXTRA_METRICS = ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                 "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+                 "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+                 "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum")
+
+
+class NcuMissing(RuntimeError):
+    """Nsight Compute is not installed where ktui looks."""
+
+
+def find_ncu() -> str:
+    """``ncu`` on PATH, in ``$CUDA_HOME/bin``, ``/usr/local/cuda/bin`` or ``/opt/nvidia/nsight-compute/*/``.
+
+    Raises:
+        NcuMissing: none has it.
+    """
+    found = shutil.which("ncu")
+    if found:
+        return found
+    for c in [os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ncu"), "/usr/local/cuda/bin/ncu",
+              *sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), reverse=True)]:
+        if os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise NcuMissing("ncu (Nsight Compute) not found on PATH, in $CUDA_HOME/bin or /opt/nvidia/nsight-compute")
+
+
+def profile_command(ncu: str, report: Path, target: list[str]) -> list[str]:
+    """Profile exactly the kernels launched between the target's ``cudaProfilerStart`` and ``cudaProfilerStop``
+    (one call after warm-up), with the GPU clocks as they are (``--clock-control none``), into ``report``."""
+    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--target-processes", "all",
+           "--replay-mode", "kernel", "--force-overwrite", "--export", str(report)]
+    for s in SECTIONS:
+        cmd += ["--section", s]
+    cmd += ["--metrics", ",".join(EXTRA_METRICS)]
+    return cmd + target
+
+
+def export_command(ncu: str, report: Path, page: str) -> list[str]:
+    return [ncu, "--import", str(report), "--csv", "--page", page]
+
+
+def number(text: str) -> float | None:
+    """``"3,198,804,573.80"`` -> 3198804573.8; '' or ``n/a`` -> None."""
+    t = (text or "").strip().replace(",", "")
+    if not t or t.lower() in ("n/a", "nan"):
+        return None
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+def _rows(text: str) -> list[list[str]]:
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    return list(csv.reader(lines))
+
+
+def parse_raw(text: str) -> list[dict[str, tuple[str, str]]]:
+    """The raw page: one dict per profiled kernel, metric name -> (value text, unit)."""
+    rows = _rows(text)
+    if len(rows) < 3:
+        return []
+    header, units = rows[0], rows[1]
+    return [{h: (v, u) for h, u, v in zip(header, units, row)} for row in rows[2:]]
+
+
+def parse_details(text: str) -> list[dict[str, Any]]:
+    """The details page: one dict per profiled kernel with ``kernel``, ``block``, ``grid`` and ``metrics``:
+    (section, metric name) -> (value text, unit)."""
+    rows = _rows(text)
+    if not rows:
+        return []
+    header = rows[0]
+    idx = {h: i for i, h in enumerate(header)}
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows[1:]:
+        if len(row) < len(header) - 5:
+            continue
+        kid = row[idx["ID"]]
+        k = out.setdefault(kid, {"kernel": row[idx["Kernel Name"]], "block": row[idx["Block Size"]],
+                                 "grid": row[idx["Grid Size"]], "metrics": {}})
+        name = row[idx["Metric Name"]]
+        if name:
+            k["metrics"][(row[idx["Section Name"]], name)] = (row[idx["Metric Value"]], row[idx["Metric Unit"]])
+    return list(out.values())
+
+
+def _to_us(value: float | None, unit: str) -> float | None:
+    if value is None:
+        return None
+    scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3, "s": 1e6,
+             "second": 1e6}.get(unit.strip().lower(), 1e-3)
+    return value * scale
+
+
+DETAILS = {  # summary field -> (section, metric name) in the details page
+    "duration_us": ("GPU Speed Of Light Throughput", "Duration"),
+    "sm_throughput_pct": ("GPU Speed Of Light Throughput", "Compute (SM) Throughput"),
+    "memory_throughput_pct": ("GPU Speed Of Light Throughput", "Memory Throughput"),
+    "dram_throughput_pct": ("GPU Speed Of Light Throughput", "DRAM Throughput"),
+    "achieved_occupancy_pct": ("Occupancy", "Achieved Occupancy"),
+    "theoretical_occupancy_pct": ("Occupancy", "Theoretical Occupancy"),
+    "registers": ("Launch Statistics", "Registers Per Thread"),
+    "static_shared_bytes": ("Launch Statistics", "Static Shared Memory Per Block"),
+    "dynamic_shared_bytes": ("Launch Statistics", "Dynamic Shared Memory Per Block"),
+    "waves": ("Launch Statistics", "Waves Per SM"),
+    "block_size": ("Launch Statistics", "Block Size"),
+    "grid_size": ("Launch Statistics", "Grid Size"),
+}
+RAW = {  # summary field -> raw metric names, first present wins
+    "duration_us": ("gpu__time_duration.sum",),
+    "sm_throughput_pct": ("sm__throughput.avg.pct_of_peak_sustained_elapsed",),
+    "memory_throughput_pct": ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",),
+    "dram_throughput_pct": ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+                            "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+    "achieved_occupancy_pct": ("sm__warps_active.avg.pct_of_peak_sustained_active",),
+    "theoretical_occupancy_pct": ("sm__maximum_warps_per_active_cycle_pct",),
+    "registers": ("launch__registers_per_thread",),
+    "static_shared_bytes": ("launch__shared_mem_per_block_static",),
+    "dynamic_shared_bytes": ("launch__shared_mem_per_block_dynamic",),
+    "waves": ("launch__waves_per_multiprocessor",),
+    "block_size": ("launch__block_size",),
+    "grid_size": ("launch__grid_size",),
+}
+
+
+def summarize(raw: dict[str, tuple[str, str]] | None, details: dict[str, Any] | None) -> dict[str, Any]:
+    """The figures ktui shows for one profiled kernel (details page first, raw page for the rest): duration (us),
+    SM / memory / DRAM throughput (% of peak), achieved and theoretical occupancy (%), registers per thread,
+    shared memory per block (bytes), local-memory (spill) traffic (bytes), shared-memory bank conflicts, tensor
+    pipe utilization (% of peak, the busiest tensor pipe), grid and block sizes, waves per SM. Missing: None."""
+    raw = raw or {}
+    dm = (details or {}).get("metrics", {})
+    out: dict[str, Any] = {"kernel": (details or {}).get("kernel") or raw.get("Kernel Name", ("", ""))[0]}
+    for fld, key in DETAILS.items():
+        v = dm.get(key)
+        value = number(v[0]) if v else None
+        unit = v[1] if v else ""
+        if value is None:
+            for name in RAW[fld]:
+                if name in raw and number(raw[name][0]) is not None:
+                    value, unit = number(raw[name][0]), raw[name][1]
+                    break
+        if fld == "duration_us":
+            value = _to_us(value, unit or "ns")
+        out[fld] = value
+    out["shared_bytes"] = (out.pop("static_shared_bytes") or 0) + (out.pop("dynamic_shared_bytes") or 0)
+    conflicts = [number(v[0]) for k, v in raw.items() if "bank_conflicts" in k and "shared" in k and k.endswith(".sum")]
+    out["bank_conflicts"] = sum(c for c in conflicts if c is not None) if conflicts else None
+    local = [number(v[0]) for k, v in raw.items() if "mem_local" in k and k.endswith(".sum")]
+    out["local_bytes"] = sum(x for x in local if x is not None) if local else None
+    tensor = [number(v[0]) for k, v in raw.items()
+              if k.startswith("sm__pipe_tensor") and "pct_of_peak" in k and number(v[0]) is not None]
+    tensor += [number(v[0]) for (sec, name), v in dm.items() if "tensor" in name.lower() and "%" in (v[1] or "")
+               and number(v[0]) is not None]
+    out["tensor_pipe_pct"] = max(tensor) if tensor else None
+    for fld in ("registers", "block_size", "grid_size"):
+        if out.get(fld) is not None:
+            out[fld] = int(out[fld])
+    return out
+
+
+def summaries(raw_text: str, details_text: str) -> list[dict[str, Any]]:
+    """One summary per profiled kernel, pairing the raw and details pages by order."""
+    raws, dets = parse_raw(raw_text), parse_details(details_text)
+    n = max(len(raws), len(dets))
+    return [summarize(raws[i] if i < len(raws) else None, dets[i] if i < len(dets) else None) for i in range(n)]
+
+
+# Deltas against a pinned baseline: what counts as noise for each figure (run-to-run spread of ncu on one GPU).
+NOISE = {"duration_us": ("rel", 0.03), "sm_throughput_pct": ("abs", 2.0), "memory_throughput_pct": ("abs", 2.0),
+         "dram_throughput_pct": ("abs", 2.0), "achieved_occupancy_pct": ("abs", 2.0),
+         "tensor_pipe_pct": ("abs", 2.0), "bank_conflicts": ("rel", 0.05), "local_bytes": ("rel", 0.05)}
+
+
+def deltas(base: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per figure: baseline value, this value, the difference, and whether it is within the noise band (3%
+    for durations, 2 percentage points for utilizations, exact for counts)."""
+    out = {}
+    for k, v in new.items():
+        b = base.get(k)
+        if not isinstance(v, (int, float)) or not isinstance(b, (int, float)):
+            continue
+        d = v - b
+        kind, band = NOISE.get(k, ("abs", 0.0))
+        noise = abs(d) <= (band * abs(b) if kind == "rel" else band)
+        out[k] = {"baseline": b, "value": v, "delta": d, "within_noise": noise}
+    return out

@@ -1,0 +1,271 @@
+"""SASS: disassemble a cubin, read its instructions, count them, find the red flags, map them to source lines, and
+diff two versions. Pure Python around NVIDIA's ``nvdisasm`` and ``cuobjdump`` (the triton wheel carries both, in
+``triton/backends/nvidia/bin``; CUDA installs have them in ``$CUDA_HOME/bin``). No torch: runs in ktui's process.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ToolMissing(RuntimeError):
+    """``nvdisasm`` or ``cuobjdump`` is not installed where ktui looks."""
+
+
+def find_tool(name: str) -> str:
+    """The path of ``nvdisasm``/``cuobjdump``: the triton wheel's copy, then ``$CUDA_HOME/bin``,
+    ``/usr/local/cuda/bin``, then ``PATH``.
+
+    Raises:
+        ToolMissing: none of them has it.
+    """
+    spec = importlib.util.find_spec("triton")
+    candidates = []
+    if spec and spec.origin:
+        candidates.append(Path(spec.origin).parent / "backends" / "nvidia" / "bin" / name)
+    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if home:
+            candidates.append(Path(home) / "bin" / name)
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return str(c)
+    found = shutil.which(name)
+    if found:
+        return found
+    raise ToolMissing(f"{name} not found (looked in the triton wheel, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH)")
+
+
+_LINE_INFO = re.compile(r'^\s*//## File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_INSTR = re.compile(r"^\s*/\*(?P<addr>[0-9a-f]{4,})\*/\s+(?P<body>[^;]*;)")
+_FUNC = re.compile(r"^\.text\.(?P<name>[\w$.]+):")
+_PRED = re.compile(r"^(?P<pred>@!?U?P[T0-9]+)\s+")
+
+
+@dataclass
+class Instr:
+    addr: int
+    opcode: str  # with modifiers: LDG.E.128.CONSTANT
+    operands: str
+    pred: str = ""
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def base(self) -> str:
+        """The opcode without modifiers: ``LDG``."""
+        return self.opcode.split(".")[0]
+
+    def text(self) -> str:
+        return f"{self.pred + ' ' if self.pred else ''}{self.opcode} {self.operands}".strip()
+
+
+@dataclass
+class Function:
+    name: str
+    instrs: list[Instr] = field(default_factory=list)
+
+
+def disassemble(cubin: Path) -> str:
+    """``nvdisasm --print-line-info`` of a cubin: the text sections only (no data sections).
+
+    Raises:
+        ToolMissing, subprocess.CalledProcessError: nvdisasm is missing or rejects the file.
+    """
+    out = subprocess.run([find_tool("nvdisasm"), "--print-line-info", str(cubin)], capture_output=True, text=True,
+                         check=True, timeout=120).stdout
+    start = out.find("//--------------------- .text.")
+    return out[start:] if start >= 0 else out
+
+
+def parse(sass: str) -> list[Function]:
+    """Functions and their instructions, each with the source file and line of its line info when present."""
+    funcs: list[Function] = []
+    file, line = None, None
+    for raw in sass.splitlines():
+        m = _FUNC.match(raw.strip())
+        if m:
+            funcs.append(Function(m.group("name")))
+            file, line = None, None
+            continue
+        m = _LINE_INFO.match(raw)
+        if m:
+            file, line = m.group("file"), int(m.group("line"))
+            continue
+        m = _INSTR.match(raw)
+        if m and funcs:
+            body = m.group("body").rstrip(";").strip()
+            pred = ""
+            pm = _PRED.match(body)
+            if pm:
+                pred, body = pm.group("pred"), body[pm.end():]
+            parts = body.split(None, 1)
+            if not parts:
+                continue
+            funcs[-1].instrs.append(Instr(int(m.group("addr"), 16), parts[0], parts[1] if len(parts) > 1 else "",
+                                          pred, file, line))
+    return funcs
+
+
+def _width(opcode: str) -> int:
+    mods = opcode.split(".")[1:]
+    for m in mods:
+        if m in ("128", "64", "32"):
+            return int(m)
+        if m in ("U8", "S8"):
+            return 8
+        if m in ("U16", "S16"):
+            return 16
+    return 32
+
+
+TENSOR = ("HGMMA", "QGMMA", "IGMMA", "BGMMA", "HMMA", "IMMA", "DMMA", "BMMA")
+
+
+def instruction_mix(instrs: list[Instr]) -> dict[str, int]:
+    """Counts by family: tensor-core ops (HGMMA wgmma, HMMA mma.sync...), FFMA/FMUL/FADD/MUFU, global loads and stores
+    by width (``LDG.128``), shared and local memory (LDS/STS/LDSM, LDL/STL: local traffic is usually spills),
+    async copies (LDGSTS, UTMALDG TMA), barriers, shuffles, and ``total``."""
+    c: Counter[str] = Counter()
+    for ins in instrs:
+        b = ins.base
+        if b in ("LDG", "STG"):
+            c[f"{b}.{_width(ins.opcode)}"] += 1
+        elif b in TENSOR or b in ("FFMA", "FMUL", "FADD", "MUFU", "LDS", "STS", "LDSM", "LDL", "STL", "LDGSTS",
+                                  "UTMALDG", "UTMASTG", "SHFL", "BAR", "ATOMG", "RED", "WARPSYNC", "SYNCS"):
+            c[b] += 1
+    c["total"] = len(instrs)
+    return dict(sorted(c.items()))
+
+
+def resource_usage(cubin: Path) -> dict[str, dict[str, int]]:
+    """``cuobjdump -res-usage``: per function, registers per thread (REG), stack frame, shared and local memory
+    bytes."""
+    out = subprocess.run([find_tool("cuobjdump"), "-res-usage", str(cubin)], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    res: dict[str, dict[str, int]] = {}
+    name = None
+    for ln in out.splitlines():
+        m = re.match(r"\s*Function (\S+):", ln)
+        if m:
+            name = m.group(1)
+            continue
+        if name and "REG:" in ln:
+            vals = dict(re.findall(r"(\w+):(\d+)", ln))
+            res[name] = {"registers": int(vals.get("REG", 0)), "stack": int(vals.get("STACK", 0)),
+                         "shared": int(vals.get("SHARED", 0)), "local": int(vals.get("LOCAL", 0))}
+            name = None
+    return res
+
+
+def red_flags(mix: dict[str, int], resources: dict[str, int], uses_dot: bool, arch: str = "sm_90a") -> list[str]:
+    """The usual warnings: spills (local memory), a matrix kernel without wgmma on Hopper (HMMA is the older
+    mma.sync path, FFMA no tensor cores at all), and narrow global loads where 128-bit ones would fit."""
+    flags = []
+    spill_ops = mix.get("LDL", 0) + mix.get("STL", 0)
+    if resources.get("local", 0) or spill_ops:
+        flags.append(f"spills: {resources.get('local', 0)} bytes of local memory per thread, {spill_ops} LDL/STL "
+                     "instructions (registers overflowing: smaller tiles or fewer live values)")
+    if uses_dot and arch.startswith("sm_90"):
+        if not any(mix.get(k) for k in ("HGMMA", "QGMMA", "IGMMA")):
+            if mix.get("HMMA"):
+                flags.append("no HGMMA on sm_90: the matmul uses HMMA (mma.sync, the pre-Hopper path); wgmma needs "
+                             "tiles of at least 64 rows per warpgroup, 4+ warps and operands in shared memory")
+            elif mix.get("FFMA"):
+                flags.append("no tensor-core instruction: the matmul runs on FFMA (CUDA cores only)")
+    loads = {k: v for k, v in mix.items() if k.startswith("LDG.")}
+    if loads and not loads.get("LDG.128") and not loads.get("LDG.64") and loads.get("LDG.32", 0) >= 2:
+        flags.append(f"global loads are 32-bit only ({loads.get('LDG.32')} LDG.32): 128-bit loads (LDG.128) fit when "
+                     "each thread reads 4+ contiguous, 16-byte aligned floats")
+    return flags
+
+
+_REG = re.compile(r"\b(U?R|U?P|B)(\d+|Z|T)\b")
+_HEX_TARGET = re.compile(r"`?\(\.L_x_\d+\)`?")
+
+
+def normalize(ins: Instr) -> str:
+    """An instruction without what changes between compiles for no reason: register numbers (R12 -> R),
+    predicate numbers, branch-target labels. Addresses and encodings are already gone."""
+    ops = _REG.sub(lambda m: m.group(1) + ("Z" if m.group(2) == "Z" else ("T" if m.group(2) == "T" else "")),
+                   ins.operands)
+    ops = _HEX_TARGET.sub("(.L)", ops)
+    pred = re.sub(r"\d+", "", ins.pred)
+    return f"{pred + ' ' if pred else ''}{ins.opcode} {ops}".strip()
+
+
+def normalized_lines(funcs: list[Function]) -> list[str]:
+    out = []
+    for f in funcs:
+        out.append(f"== {f.name}")
+        out.extend(normalize(i) for i in f.instrs)
+    return out
+
+
+def unified_diff(a: list[str], b: list[str], name_a: str, name_b: str, context: int = 2) -> list[str]:
+    """The unified diff of two normalized listings (difflib)."""
+    return list(difflib.unified_diff(a, b, name_a, name_b, n=context, lineterm=""))
+
+
+def side_by_side(a: list[str], b: list[str], width: int = 60) -> list[str]:
+    """Changed regions of two listings in two columns (``|`` changed, ``<`` only in A, ``>`` only in B)."""
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        left, right = a[i1:i2], b[j1:j2]
+        for k in range(max(len(left), len(right))):
+            la = left[k] if k < len(left) else ""
+            rb = right[k] if k < len(right) else ""
+            mark = "|" if la and rb else ("<" if la else ">")
+            out.append(f"{la[:width]:<{width}} {mark} {rb[:width]}")
+        out.append("")
+    return out
+
+
+def mix_delta(a: dict[str, int], b: dict[str, int]) -> list[dict[str, Any]]:
+    """Rows ``{family, a, b, delta}`` for every family in either mix, changed ones first."""
+    rows = [{"family": k, "a": a.get(k, 0), "b": b.get(k, 0), "delta": b.get(k, 0) - a.get(k, 0)}
+            for k in sorted(set(a) | set(b))]
+    return sorted(rows, key=lambda r: (r["delta"] == 0, r["family"]))
+
+
+def line_map(funcs: list[Function], source: str) -> dict[str, Any]:
+    """Source line <-> SASS: ``{"lines": {python_line: [instruction index...]}, "instrs": [python_line or None]}``
+    over the instructions of all functions in order, for line info that names ``source`` (a file name or path
+    suffix)."""
+    lines: dict[int, list[int]] = {}
+    per_instr: list[int | None] = []
+    i = 0
+    for f in funcs:
+        for ins in f.instrs:
+            hit = ins.file is not None and (ins.file == source or ins.file.endswith("/" + Path(source).name))
+            per_instr.append(ins.line if hit else None)
+            if hit:
+                lines.setdefault(ins.line, []).append(i)
+            i += 1
+    return {"lines": {str(k): v for k, v in sorted(lines.items())}, "instrs": per_instr}
+
+
+def analyze(cubin: Path, uses_dot: bool, source_name: str | None = None, arch: str = "sm_90a") -> dict[str, Any]:
+    """Disassemble and summarize a cubin: ``sass`` text, functions, ``mix``, ``resources`` (of its first
+    function), ``warnings``, and the source ``line_map`` when ``source_name`` is given."""
+    text = disassemble(cubin)
+    funcs = parse(text)
+    instrs = [i for f in funcs for i in f.instrs]
+    res_all = resource_usage(cubin)
+    res = next(iter(res_all.values()), {})
+    mix = instruction_mix(instrs)
+    out = {"sass": text, "functions": [f.name for f in funcs], "mix": mix, "resources": res,
+           "warnings": red_flags(mix, res, uses_dot, arch)}
+    if source_name:
+        out["line_map"] = line_map(funcs, source_name)
+    return out
