@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
-#   bash benchmarks/h200.sh STEP...      steps: info examples latency tests cases variants
+#   bash benchmarks/h200.sh STEP...      steps: info examples latency tests cases profile variants
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step).
 # Logs and JSON go under $OUT (or ./h200-out); the last lines printed are the summary tables.
 set -uo pipefail
@@ -29,6 +29,17 @@ for step in "$@"; do
       python3 -m pytest -q tests/test_gpu.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     cases)
       python3 -m pytest -q -rA tests/test_gpu_cases.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-cases.log" | tail -40 ;;
+    profile)
+      for k in vector_add/v1 vector_add/v2 vector_add/v3 softmax/v1 softmax/v2 matmul/v1 matmul/v2; do
+        python3 -m ktui run kernels/$k.py --device cuda --rungs dumps,profile --json > "$OUT/profile_${k/\//_}.json" 2>"$OUT/profile_${k/\//_}.err"
+        python3 - "$OUT/profile_${k/\//_}.json" "$k" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {x["name"]: x for x in d["rungs"]}
+p, dm = r.get("profile", {}), r.get("dumps", {})
+print(f"| {sys.argv[2]} | {p.get('status')} | {p.get('summary', '')} | {dm.get('summary', '')} |")
+PY
+      done ;;
     variants)
       python3 benchmarks/example_variants.py 2>&1 | tee "$OUT/variants.log" ;;
     *) echo "unknown step $step" ;;

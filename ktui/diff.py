@@ -53,7 +53,7 @@ def _side(ws: Workspace, k: KernelRef, res: LadderResult) -> dict[str, Any]:
                         "warnings": kk.get("warnings", []), "files": kk.get("files", {})})
         sass_file = kk.get("files", {}).get("sass")
         if sass_file:
-            lines += sass.normalized_lines(sass.parse((ws.root / sass_file).read_text()))
+            lines += sass.normalized_text_lines((ws.root / sass_file).read_text())
     prof = res.rung("profile")
     return {"kernel": k.key, "file": str(k.path.relative_to(ws.root)), "sha256": res.source_sha256,
             "arch": rung.figures.get("arch"), "kernels": kernels,
@@ -123,8 +123,7 @@ def render(result: dict[str, Any], side_by_side: bool = False, width: int = 60) 
     out.append(f"normalized SASS: {result['lines']['a']} lines in A, {result['lines']['b']} in B, "
                f"{result['changed']} changed")
     if side_by_side:
-        la, lb = result.get("_normalized", ([], []))
-        out += sass.side_by_side(la, lb, width)
+        out += sass.side_by_side(result["diff"], width)
     else:
         out += result["diff"]
     return "\n".join(out)

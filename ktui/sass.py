@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,14 +92,18 @@ def parse(sass: str) -> list[Function]:
     funcs: list[Function] = []
     file, line = None, None
     for raw in sass.splitlines():
-        m = _FUNC.match(raw.strip())
-        if m:
-            funcs.append(Function(m.group("name")))
-            file, line = None, None
+        if raw.startswith(".text."):
+            m = _FUNC.match(raw.strip())
+            if m:
+                funcs.append(Function(m.group("name")))
+                file, line = None, None
             continue
-        m = _LINE_INFO.match(raw)
-        if m:
-            file, line = m.group("file"), int(m.group("line"))
+        if "//##" in raw:
+            m = _LINE_INFO.match(raw)
+            if m:
+                file, line = m.group("file"), int(m.group("line"))
+            continue
+        if "/*" not in raw:
             continue
         m = _INSTR.match(raw)
         if m and funcs:
@@ -188,46 +193,108 @@ def red_flags(mix: dict[str, int], resources: dict[str, int], uses_dot: bool, ar
     return flags
 
 
-_REG = re.compile(r"\b(U?R|U?P|B)(\d+|Z|T)\b")
+_REG = re.compile(r"\b(U?R|U?P|B)\d+\b")
 _HEX_TARGET = re.compile(r"`?\(\.L_x_\d+\)`?")
+_DIGITS = re.compile(r"\d+")
 
 
 def normalize(ins: Instr) -> str:
-    """An instruction without what changes between compiles for no reason: register numbers (R12 -> R),
-    predicate numbers, branch-target labels. Addresses and encodings are already gone."""
-    ops = _REG.sub(lambda m: m.group(1) + ("Z" if m.group(2) == "Z" else ("T" if m.group(2) == "T" else "")),
-                   ins.operands)
-    ops = _HEX_TARGET.sub("(.L)", ops)
-    pred = re.sub(r"\d+", "", ins.pred)
-    return f"{pred + ' ' if pred else ''}{ins.opcode} {ops}".strip()
+    """An instruction without what changes between compiles for no reason: register numbers (R12 -> R, UR4 -> UR,
+    P0 -> P; RZ and PT stay), branch-target labels. Addresses and encodings are already gone."""
+    ops = _REG.sub(r"\1", ins.operands)
+    if "(.L_x_" in ops:
+        ops = _HEX_TARGET.sub("(.L)", ops)
+    if ins.pred:
+        return f"{_DIGITS.sub('', ins.pred)} {ins.opcode} {ops}".rstrip()
+    return f"{ins.opcode} {ops}".rstrip()
+
+
+_PRED_DIGITS = re.compile(r"^(@!?U?P)\d+", re.MULTILINE)
+_BODY = re.compile(r"^\.text\.([\w$.]+):$|/\*[0-9a-f]{4,}\*/\s+([^;\n]*?)\s*;", re.MULTILINE)
+
+
+def normalized_text_lines(sass_text: str) -> list[str]:
+    """``normalized_lines(parse(sass_text))`` straight from the text, with a few regular expressions over the
+    whole listing (no per-instruction Python): what ``ktui diff`` and the Diff tab use on large listings."""
+    parts = []
+    for name, body in _BODY.findall(sass_text):
+        parts.append(f"== {name}" if name else body)
+    text = _REG.sub(r"\1", "\n".join(parts))
+    text = _PRED_DIGITS.sub(r"\1", text)
+    if "(.L_x_" in text:
+        text = _HEX_TARGET.sub("(.L)", text)
+    return text.split("\n") if text else []
 
 
 def normalized_lines(funcs: list[Function]) -> list[str]:
-    out = []
+    """``normalize`` for every instruction, function by function (``== name`` lines between), done as a few
+    substitutions over the whole listing: 50,000 instructions in well under a second."""
+    raw = []
     for f in funcs:
-        out.append(f"== {f.name}")
-        out.extend(normalize(i) for i in f.instrs)
-    return out
+        raw.append(f"== {f.name}")
+        raw.extend(i.text() for i in f.instrs)
+    text = _REG.sub(r"\1", "\n".join(raw))
+    text = _PRED_DIGITS.sub(r"\1", text)
+    if "(.L_x_" in text:
+        text = _HEX_TARGET.sub("(.L)", text)
+    return text.split("\n")
 
 
 def unified_diff(a: list[str], b: list[str], name_a: str, name_b: str, context: int = 2) -> list[str]:
-    """The unified diff of two normalized listings (difflib)."""
-    return list(difflib.unified_diff(a, b, name_a, name_b, n=context, lineterm=""))
+    """The unified diff of two normalized listings, with GNU diff (Myers' O(ND) algorithm: 50,000-line listings
+    in a fraction of a second). difflib is the fallback where ``diff`` is missing; its "popular line" heuristic
+    must stay off for SASS, where a few normalized lines repeat thousands of times."""
+    tool = shutil.which("diff")
+    if tool:
+        with tempfile.TemporaryDirectory(prefix="ktui-diff-") as d:
+            fa, fb = Path(d) / "a", Path(d) / "b"
+            fa.write_text("\n".join(a) + "\n")
+            fb.write_text("\n".join(b) + "\n")
+            run = subprocess.run([tool, f"-U{context}", "--label", name_a, "--label", name_b, str(fa), str(fb)],
+                                 capture_output=True, text=True)
+            if run.returncode in (0, 1):
+                return run.stdout.splitlines()
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    out = [f"--- {name_a}", f"+++ {name_b}"]
+    for group in matcher.get_grouped_opcodes(context):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        out.append(f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                out += [" " + x for x in a[a1:a2]]
+            else:
+                out += ["-" + x for x in a[a1:a2]] + ["+" + x for x in b[b1:b2]]
+    return out if len(out) > 2 else []
 
 
-def side_by_side(a: list[str], b: list[str], width: int = 60) -> list[str]:
-    """Changed regions of two listings in two columns (``|`` changed, ``<`` only in A, ``>`` only in B)."""
-    out = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        left, right = a[i1:i2], b[j1:j2]
-        for k in range(max(len(left), len(right))):
-            la = left[k] if k < len(left) else ""
-            rb = right[k] if k < len(right) else ""
+def side_by_side(diff: list[str], width: int = 60) -> list[str]:
+    """A unified diff's changes in two columns: ``|`` changed, ``<`` only in A, ``>`` only in B."""
+    out: list[str] = []
+    minus: list[str] = []
+    plus: list[str] = []
+
+    def flush() -> None:
+        for k in range(max(len(minus), len(plus))):
+            la = minus[k] if k < len(minus) else ""
+            rb = plus[k] if k < len(plus) else ""
             mark = "|" if la and rb else ("<" if la else ">")
             out.append(f"{la[:width]:<{width}} {mark} {rb[:width]}")
-        out.append("")
+        minus.clear()
+        plus.clear()
+
+    for ln in diff:
+        if ln.startswith(("---", "+++")):
+            continue
+        if ln.startswith("@@"):
+            flush()
+            out.append(ln)
+        elif ln.startswith("-"):
+            minus.append(ln[1:])
+        elif ln.startswith("+"):
+            plus.append(ln[1:])
+        else:
+            flush()
+    flush()
     return out
 
 
@@ -240,14 +307,20 @@ def mix_delta(a: dict[str, int], b: dict[str, int]) -> list[dict[str, Any]]:
 
 def line_map(funcs: list[Function], source: str) -> dict[str, Any]:
     """Source line <-> SASS: ``{"lines": {python_line: [instruction index...]}, "instrs": [python_line or None]}``
-    over the instructions of all functions in order, for line info that names ``source`` (a file name or path
-    suffix)."""
+    over the instructions of all functions in order, for line info that names ``source`` (the same path, the same
+    file name, or a snapshot of the same content)."""
     lines: dict[int, list[int]] = {}
     per_instr: list[int | None] = []
+    name = Path(source).name
+    # ktui's snapshots are named <version>-<sha12>.py: a cubin that Triton's cache compiled from another snapshot of
+    # the same content names that file, with the same lines.
+    content = name.rsplit("-", 1)[-1] if "-" in name else None
     i = 0
     for f in funcs:
         for ins in f.instrs:
-            hit = ins.file is not None and (ins.file == source or ins.file.endswith("/" + Path(source).name))
+            other = Path(ins.file).name if ins.file else ""
+            hit = ins.file is not None and (ins.file == source or other == name or
+                                            (content is not None and other.endswith("-" + content)))
             per_instr.append(ins.line if hit else None)
             if hit:
                 lines.setdefault(ins.line, []).append(i)

@@ -72,3 +72,21 @@ def test_gpu_hang_times_out_and_the_worker_restarts(gpu_ws, gpu_pool):
     assert "timed out after 8 s" in run.error.message
     assert gpu_pool.candidate.starts == starts + 1
     assert Ladder(gpu_ws, gpu_pool).run(_k(gpu_ws, "vector_add/v2")).ok
+
+
+@pytest.mark.parametrize("key", ["vector_add/v2", "softmax/v2", "matmul/v2"])
+def test_profile_rung_reads_nsight_compute_figures(gpu_ws, gpu_pool, key):
+    from ktui.store import ResultStore
+
+    lad = Ladder(gpu_ws, gpu_pool, store=ResultStore(gpu_ws))
+    res = lad.run(_k(gpu_ws, key), ("profile",))
+    prof = res.rung("profile")
+    assert prof.status is Status.OK, prof.line()
+    k = prof.figures["kernels"][0]
+    assert k["duration_us"] > 0 and k["registers"] > 0 and k["grid_size"] > 0
+    assert 0 < k["memory_throughput_pct"] <= 100 and 0 < k["achieved_occupancy_pct"] <= 100
+    assert (gpu_ws.root / prof.figures["report"]).exists()  # the .ncu-rep for the Nsight Compute GUI
+    if key == "matmul/v2":
+        assert prof.figures["pct_peak_flops"] > 30
+    else:
+        assert prof.figures["pct_peak_bandwidth"] > 30

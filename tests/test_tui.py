@@ -284,3 +284,50 @@ def test_chat_approval_prompt_takes_y_and_n(session_ws):
             assert session.scheduler.wait_idle(60)
 
     asyncio.run(go())
+
+
+def test_sass_tab_maps_source_lines_to_instructions_and_back_and_diff_tab_compares(session_ws):
+    from textual.widgets import DataTable, Log
+
+    from ktui.ladder import Baselines
+    from ktui.tui.widgets import SourceSass
+
+    ws, session = session_ws
+
+    async def go():
+        app = KtuiApp(ws, session=session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause(0.3)
+            await pilot.press("a")  # run every version of the problem
+            await wait_for(pilot, lambda: all(app.states[k].result is not None and
+                                              app.states[k].result.rung("dumps") is not None
+                                              for k in ("vector_add/v1", "vector_add/v2")), timeout=180,
+                           what="both ladders with dumps")
+            await pilot.press("right_square_bracket")  # v2
+            await pilot.press("3")
+            await pilot.pause(0.3)
+            view = app.query_one(SourceSass)
+            src, asm = view.query_one("#src", DataTable), view.query_one("#asm", DataTable)
+            assert src.row_count > 10 and asm.row_count > 10
+            # the line of the first 128-bit global load, from the line info
+            ldg = next(i for i in range(asm.row_count) if "LDG.E.128" in str(asm.get_row_at(i)[1])
+                       and view._map["instrs"][i] is not None)
+            load_line = view._map["instrs"][ldg]
+            hits = view.sass_rows_for_line(load_line)
+            assert ldg in hits
+            src.move_cursor(row=src.get_row_index(str(load_line)))
+            await pilot.pause(0.2)
+            assert asm.cursor_row == asm.get_row_index(str(hits[0]))  # source -> its first instruction
+            other = next(i for i in range(asm.row_count) if view._map["instrs"][i] not in (None, load_line))
+            asm.move_cursor(row=other)
+            await pilot.pause(0.2)
+            assert src.cursor_row == src.get_row_index(str(view._map["instrs"][other]))
+            await pilot.press("4")
+            await pilot.pause(1.0)
+            log = app.query_one("#diff", Log)
+            await wait_for(pilot, lambda: any("LDG.128" in ln for ln in log.lines), what="the diff against v1")
+            assert log.lines[0].startswith("A: kernels/vector_add/v1.py")
+            await pilot.press("b")  # pin v2 as the baseline
+            assert Baselines(ws).get("vector_add") == "v2"
+
+    asyncio.run(go())

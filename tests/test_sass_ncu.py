@@ -1,0 +1,205 @@
+"""SASS analysis (parse, instruction mix, red flags, normalization, diff, line map) and the Nsight Compute parser
+on the real H200 outputs in shared/fixtures/ncu."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ktui import ncu, sass
+
+# Real Nsight Compute output of a Triton vector add on an H200 (copied from shared/fixtures/ncu).
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ncu"
+
+SASS = """
+//--------------------- .text.matmul_kernel       --------------------------
+	.section	.text.matmul_kernel,"ax",@progbits
+matmul_kernel:
+.text.matmul_kernel:
+	//## File "/ws/.ktui/snapshots/matmul/v2-abc.py", line 10
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+	//## File "/ws/.ktui/snapshots/matmul/v2-abc.py", line 27
+        /*0010*/              @!P0 LDG.E.128.CONSTANT R4, desc[UR6][R2.64] ;
+        /*0020*/                   LDG.E R8, desc[UR6][R2.64+0x10] ;
+	//## File "/lib/triton/language/standard.py", line 43
+        /*0030*/                   HGMMA.64x256x16.F32.BF16 R24, gdesc[UR8].tnspB, R24 ;
+	//## File "/ws/.ktui/snapshots/matmul/v2-abc.py", line 29
+        /*0040*/                   FFMA R10, R11, R12, R10 ;
+        /*0050*/                   STL [R1+0x4], R10 ;
+        /*0060*/                   LDL R13, [R1+0x4] ;
+        /*0070*/                   STG.E.U16 desc[UR6][R2.64], R13 ;
+        /*0080*/                   BRA `(.L_x_3) ;
+"""
+
+
+def test_parse_reads_instructions_predicates_and_line_info():
+    (f,) = sass.parse(SASS)
+    assert f.name == "matmul_kernel" and len(f.instrs) == 9
+    ld = f.instrs[1]
+    assert (ld.addr, ld.pred, ld.opcode, ld.operands) == (0x10, "@!P0", "LDG.E.128.CONSTANT", "R4, desc[UR6][R2.64]")
+    assert (ld.file.endswith("v2-abc.py"), ld.line) == (True, 27)
+    assert f.instrs[3].file.endswith("standard.py")
+
+
+def test_instruction_mix_counts_families_and_load_widths():
+    mix = sass.instruction_mix(sass.parse(SASS)[0].instrs)
+    assert mix == {"FFMA": 1, "HGMMA": 1, "LDG.128": 1, "LDG.32": 1, "LDL": 1, "STG.16": 1, "STL": 1, "total": 9}
+
+
+def test_red_flags():
+    mix = sass.instruction_mix(sass.parse(SASS)[0].instrs)
+    flags = sass.red_flags(mix, {"local": 8}, uses_dot=True)
+    assert len(flags) == 1 and flags[0].startswith("spills: 8 bytes of local memory per thread, 2 LDL/STL")
+    hmma = sass.red_flags({"HMMA": 8, "LDG.128": 2}, {}, uses_dot=True)
+    assert hmma and "HMMA (mma.sync" in hmma[0]
+    ffma = sass.red_flags({"FFMA": 64}, {}, uses_dot=True)
+    assert ffma and "FFMA (CUDA cores only)" in ffma[0]
+    narrow = sass.red_flags({"LDG.32": 16}, {}, uses_dot=False)
+    assert narrow and "32-bit only (16 LDG.32)" in narrow[0]
+    assert sass.red_flags({"HGMMA": 4, "LDG.128": 4}, {"local": 0}, uses_dot=True) == []
+
+
+def test_normalization_hides_register_numbers_and_labels():
+    ins = sass.parse(SASS)[0].instrs
+    assert sass.normalize(ins[1]) == "@!P LDG.E.128.CONSTANT R, desc[UR][R.64]"
+    assert sass.normalize(ins[8]) == "BRA (.L)"
+    renumbered = SASS.replace("R10", "R77").replace("R11", "R3").replace("(.L_x_3)", "(.L_x_9)")
+    a = sass.normalized_lines(sass.parse(SASS))
+    b = sass.normalized_lines(sass.parse(renumbered))
+    assert a == b and sass.unified_diff(a, b, "A", "B") == []
+
+
+def test_line_map_links_source_lines_and_instructions():
+    m = sass.line_map(sass.parse(SASS), "/ws/.ktui/snapshots/matmul/v2-abc.py")
+    assert m["lines"] == {"10": [0], "27": [1, 2], "29": [4, 5, 6, 7, 8]}
+    assert m["instrs"][3] is None  # the HGMMA came from triton's standard.py
+
+
+def test_a_50000_line_diff_is_computed_and_rendered_in_about_a_second():
+    lines = SASS.splitlines()
+    body = [ln for ln in lines if "/*00" in ln]
+    big_a = "\n".join(lines[:5] + [f"        /*{i:04x}*/ {body[i % len(body)].split('*/', 1)[1]}" for i in range(50_000)])
+    big_b = big_a.replace("FFMA R10, R11, R12, R10", "FMUL R10, R11, R12")
+    t0 = time.perf_counter()
+    la, lb = sass.normalized_lines(sass.parse(big_a)), sass.normalized_lines(sass.parse(big_b))
+    diff = sass.unified_diff(la, lb, "A", "B")
+    elapsed = time.perf_counter() - t0
+    assert len(la) == 50_001 and sum(1 for d in diff if d.startswith("+FMUL")) == 50_000 // len(body) + 1
+    assert elapsed < 5.0  # the 1 s target is measured by benchmarks/sass_diff.py, not here
+
+
+def test_mix_delta_lists_changes_first():
+    rows = sass.mix_delta({"LDG.32": 2, "FADD": 1}, {"LDG.128": 4, "FADD": 1})
+    assert [r["family"] for r in rows] == ["LDG.128", "LDG.32", "FADD"]
+    assert rows[0]["delta"] == 4 and rows[1]["delta"] == -2 and rows[2]["delta"] == 0
+
+
+# -- Nsight Compute -----------------------------------------------------------------------------------------------
+@pytest.fixture
+def fixtures():
+    raw, det = FIXTURES / "h200-add_kernel-raw.csv", FIXTURES / "h200-add_kernel-details.csv"
+    return raw.read_text(), det.read_text()
+
+
+def test_ncu_numbers_with_thousands_separators():
+    assert ncu.number("3,198,804,573.80") == pytest.approx(3198804573.8)
+    assert ncu.number("") is None and ncu.number("n/a") is None
+
+
+def test_ncu_details_page(fixtures):
+    _, det = fixtures
+    (k,) = ncu.parse_details(det)
+    assert (k["kernel"], k["block"], k["grid"]) == ("add_kernel", "(128, 1, 1)", "(16384, 1, 1)")
+    s = ncu.summarize(None, k)
+    assert s["duration_us"] == pytest.approx(184.704)
+    assert s["dram_throughput_pct"] == 88.39 and s["memory_throughput_pct"] == 88.39
+    assert s["sm_throughput_pct"] == 4.46
+    assert s["achieved_occupancy_pct"] == 50.24 and s["theoretical_occupancy_pct"] == 56.25
+    assert (s["registers"], s["block_size"], s["grid_size"], s["waves"]) == (56, 128, 16384, 13.79)
+    assert s["shared_bytes"] == 0
+
+
+def test_ncu_raw_page(fixtures):
+    raw, _ = fixtures
+    (k,) = ncu.parse_raw(raw)
+    assert k["Kernel Name"][0] == "add_kernel"
+    assert k["gpu__time_duration.sum"] == ("184,000", "ns")
+    s = ncu.summarize(k, None)
+    assert s["duration_us"] == pytest.approx(184.0)
+    assert s["sm_throughput_pct"] == 4.44 and s["achieved_occupancy_pct"] == 50.59
+    assert s["registers"] == 56 and s["grid_size"] == 16384
+
+
+def test_ncu_summaries_pair_the_pages(fixtures):
+    raw, det = fixtures
+    (s,) = ncu.summaries(raw, det)
+    assert s["kernel"] == "add_kernel" and s["duration_us"] == pytest.approx(184.704)  # details win
+
+
+def test_ncu_deltas_with_a_noise_band():
+    d = ncu.deltas({"duration_us": 100.0, "sm_throughput_pct": 50.0, "registers": 32},
+                   {"duration_us": 102.0, "sm_throughput_pct": 60.0, "registers": 40})
+    assert d["duration_us"]["within_noise"] and d["duration_us"]["delta"] == pytest.approx(2.0)
+    assert not d["sm_throughput_pct"]["within_noise"]
+    assert not d["registers"]["within_noise"] and d["registers"]["delta"] == 8
+
+
+def test_ncu_command_profiles_one_call_with_clocks_untouched(tmp_path):
+    cmd = ncu.profile_command("ncu", tmp_path / "r", ["python", "-m", "x"])
+    assert cmd[:5] == ["ncu", "--clock-control", "none", "--profile-from-start", "off"]
+    assert cmd[-3:] == ["python", "-m", "x"]
+    assert "--export" in cmd and str(tmp_path / "r") in cmd
+
+
+# -- end to end ---------------------------------------------------------------------------------------------------
+def test_ktui_diff_json_compares_two_versions(make_ws):
+    ws = make_ws(["vector_add"])
+    exe = str(Path(sys.executable).with_name("ktui"))
+    p = subprocess.run([exe, "diff", str(ws.root / "kernels/vector_add/v1.py"), str(ws.root / "kernels/vector_add/v2.py"),
+                        "--json", "--device", "cpu"], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["a"]["file"] == "kernels/vector_add/v1.py" and d["b"]["file"] == "kernels/vector_add/v2.py"
+    mix = {r["family"]: r for r in d["mix_delta"]}
+    assert mix["LDG.128"]["a"] == 0 and mix["LDG.128"]["b"] > 0  # v2 vectorizes its loads, v1 does not
+    assert {r["resource"] for r in d["resources"]} >= {"registers", "local", "shared"}
+    assert d["diff"][0] == "--- kernels/vector_add/v1.py" and d["changed"] > 0
+    assert d["a"]["ncu"] is None  # no profile on a CPU machine
+    text = subprocess.run([exe, "diff", str(ws.root / "kernels/vector_add/v1.py"),
+                           str(ws.root / "kernels/vector_add/v2.py"), "--side-by-side"],
+                          capture_output=True, text=True, timeout=120).stdout
+    assert "LDG.128" in text and " | " in text or " > " in text
+
+
+def test_profile_is_skipped_without_a_gpu_and_a_partial_run_keeps_the_other_rungs(make_ws, ladder_for):
+    from ktui.results import Status
+    from ktui.store import ResultStore
+
+    ws = make_ws(["vector_add"])
+    k = ws.kernel(ws.root / "kernels/vector_add/v2.py")
+    store = ResultStore(ws)
+    lad = ladder_for(ws, seeds=1, distributions=False, layouts=False)
+    lad.store = store
+    full = lad.run(k)
+    assert full.ok and full.rung("correctness")
+    prof = lad.run(k, ("profile",))
+    assert [r.name for r in prof.rungs] == ["compile", "profile"]
+    assert prof.rung("profile").status is Status.SKIPPED and "needs a CUDA GPU" in prof.rung("profile").summary
+    kept = store.load("vector_add", "v2")
+    assert [r.name for r in kept.rungs] == ["compile", "run", "correctness", "benchmark", "dumps", "profile"]
+
+
+def test_line_map_follows_a_cached_cubin_compiled_from_another_snapshot_of_the_same_content():
+    cached = SASS.replace("/ws/.ktui/snapshots/matmul/v2-abc.py", "/other/ws/.ktui/snapshots/mm/v7-abc.py")
+    m = sass.line_map(sass.parse(cached), "/ws/.ktui/snapshots/matmul/v2-abc.py")
+    assert m["lines"] == {"10": [0], "27": [1, 2], "29": [4, 5, 6, 7, 8]}
+    assert sass.line_map(sass.parse(cached), "/ws/.ktui/snapshots/matmul/v2-def.py")["lines"] == {}
+
+
+def test_the_fast_normalization_matches_the_per_instruction_one():
+    assert sass.normalized_text_lines(SASS) == sass.normalized_lines(sass.parse(SASS))
