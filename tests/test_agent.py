@@ -60,7 +60,7 @@ def test_a_streamed_reply_arrives_in_pieces_with_its_usage(make_ws):
     assert "def ref_kernel" in sent["messages"][0]["content"]  # the problem's reference source
     assert sent["messages"][-1] == {"role": "user", "content": "how fast can this go?"}
     assert {t["function"]["name"] for t in sent["tools"]} == {"list_files", "read_file", "search_context",
-                                                               "write_kernel", "run_ladder"}
+                                                               "write_kernel", "read_dump", "run_ladder"}
 
 
 def test_a_tool_call_writes_a_kernel_and_its_ladder_results_reach_the_model(make_ws, cpu_pool):
@@ -83,6 +83,7 @@ def test_a_tool_call_writes_a_kernel_and_its_ladder_results_reach_the_model(make
     assert results["content"].startswith("Ladder results for vector_add/v4")
     assert "[correctness] ok  worst=" in results["content"] and "cpu (interpreter)" in results["content"]
     assert "(automatic round 1 of 3)" in results["content"]
+    assert "[dumps] ok  add_kernel:" in results["content"]
     assert [e.state for e in rec.of(ToolCallEvent) if e.name == "write_kernel"] == ["running", "done"]
 
 
@@ -253,3 +254,23 @@ def test_ktui_agent_without_a_model_exits_2_with_the_hint(make_ws):
     p = subprocess.run([exe, "agent", "vector_add", "-m", "hi", "--workspace", str(ws.root)], capture_output=True,
                        text=True, env=env, timeout=60)
     assert p.returncode == 2 and "No model configured: set KTUI_MODEL" in p.stderr
+
+
+def test_read_dump_shows_what_the_compiler_made(make_ws, cpu_pool):
+    from ktui.store import ResultStore
+
+    ws = make_ws(["vector_add"])
+    ladder = Ladder(ws, cpu_pool, options=LadderOptions(rungs=("dumps",)), store=ResultStore(ws))
+    ladder.run(ws.kernel(ws.root / "kernels/vector_add/v2.py"))
+    ladder.close()
+    script = [Reply(tool_calls=[Call("read_dump", {"problem": "vector_add", "version": "v2"}),
+                                Call("read_dump", {"problem": "vector_add", "version": "v2", "stage": "ptx"}),
+                                Call("read_dump", {"problem": "vector_add", "version": "v1"})]),
+              Reply("I see 128-bit loads.")]
+    with ScriptedLLM(script) as llm:
+        agent, rec = make_agent(ws, llm)
+        agent.send("what did the compiler make of v2?", "vector_add")
+    out = [m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert out[0].startswith("dumps of vector_add/v2 for sm_90a") and "'LDG.128'" in out[0]
+    assert "// add_kernel (ptx)" in out[1] and ".target sm_90a" in out[1]
+    assert out[2].startswith("error: vector_add/v1 has no dumps yet")

@@ -224,6 +224,8 @@ class Agent:
                 out = self.bench.list_files(args.get("path", "."))
             elif name == "read_file":
                 out = self.bench.read_file(args["path"], args.get("start_line"), args.get("end_line"))
+            elif name == "read_dump":
+                out = self.bench.read_dump(args["problem"], args["version"], args.get("stage", "summary"))
             else:
                 out = self.bench.search_context(args["query"], int(args.get("max_results", 20)))
         except ToolError as exc:

@@ -57,6 +57,14 @@ TOOLS: list[dict[str, Any]] = [
             "version": {"type": "string", "description": "e.g. v3; omit for a new version"}},
             "required": ["problem", "source"]}}},
     {"type": "function", "function": {
+        "name": "read_dump",
+        "description": "Read what the compiler made of a version (its latest dumps rung): the resource summary and "
+                       "instruction mix (stage 'summary'), or one stage's text: ttir, ttgir, llir, ptx, sass.",
+        "parameters": {"type": "object", "properties": {
+            "problem": {"type": "string"}, "version": {"type": "string"},
+            "stage": {"type": "string", "enum": ["summary", "ttir", "ttgir", "llir", "ptx", "sass"]}},
+            "required": ["problem", "version"]}}},
+    {"type": "function", "function": {
         "name": "run_ladder",
         "description": "Run the rung ladder on a version now and return its results.",
         "parameters": {"type": "object", "properties": {
@@ -150,6 +158,33 @@ class Workbench:
                 except OSError:
                     continue
         return "\n".join(hits) or f"no match for {query!r}"
+
+    def read_dump(self, problem: str, version: str, stage: str = "summary") -> str:
+        """The dumps of a version's latest ladder result: a summary, or one stage's text (truncated)."""
+        from ktui.store import ResultStore
+
+        if problem not in self.ws.problems():
+            raise ToolError(f"unknown problem {problem!r}")
+        res = ResultStore(self.ws).load(problem, version)
+        rung = res.rung("dumps") if res else None
+        if rung is None or rung.status is not Status.OK:
+            raise ToolError(f"{problem}/{version} has no dumps yet: its ladder writes them (run_ladder)")
+        kernels = rung.figures.get("kernels", [])
+        if stage == "summary":
+            lines = [f"dumps of {problem}/{version} for {rung.figures.get('arch')} at spec {rung.figures.get('spec')}"]
+            for k in kernels:
+                lines.append(f"{k.get('kernel')}: resources {k.get('resources')}; mix {k.get('mix')}")
+                lines += [f"  warning: {w}" for w in k.get("warnings", [])]
+            return "\n".join(lines)
+        texts = []
+        for k in kernels:
+            f = k.get("files", {}).get(stage)
+            if f:
+                texts.append(f"// {k.get('kernel')} ({stage})\n" + self.read_file(f))
+        if not texts:
+            raise ToolError(f"no {stage} in the dumps of {problem}/{version} (stages: "
+                            f"{', '.join(sorted({s for k in kernels for s in k.get('files', {})}))})")
+        return "\n\n".join(texts)
 
     def prepare_write(self, problem: str, source: str, version: str | None = None) -> PendingWrite:
         """Check a write and compute its diff; nothing is written yet (the human may refuse it)."""

@@ -54,6 +54,7 @@ class KtuiApp(App):
         Binding("c", "focus_chat", "Chat"),
         Binding("p", "profile", "Profile", show=False),
         Binding("b", "pin_baseline", "Baseline", show=False),
+        Binding("s", "toggle_side_by_side", "Side by side", show=False),
         Binding("q", "quit", "Quit"),
         Binding("escape", "stop_agent", "Stop agent", priority=True),
         Binding("ctrl+t", "toggle_auto", "Auto-apply", show=False),
@@ -84,6 +85,7 @@ class KtuiApp(App):
         self._queue_state: tuple[str | None, str | None, tuple[str, ...]] = (None, None, ())
         self._unsubscribe = None
         self._owns_session = False  # a session passed in (tests) is stopped by whoever made it
+        self._side_by_side = False  # the Diff tab: unified or two columns
 
     # -- layout ------------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -221,7 +223,7 @@ class KtuiApp(App):
         from ktui.diff import DiffError, compare_results, render
 
         try:
-            text = render(compare_results([(self.ws, a, ra), (self.ws, b, rb)]))
+            text = render(compare_results([(self.ws, a, ra), (self.ws, b, rb)]), side_by_side=self._side_by_side)
         except (DiffError, OSError) as exc:
             text = str(exc)
         self.call_from_thread(self._write_diff, b.key, text)
@@ -391,6 +393,11 @@ class KtuiApp(App):
         if self.selected and self.session and self.start_session:
             self.session.submit(self.selected, ("profile",))
 
+    def action_toggle_side_by_side(self) -> None:
+        """Show the SASS diff unified or side by side (s)."""
+        self._side_by_side = not self._side_by_side
+        self._show_diff(self.selected)
+
     def action_pin_baseline(self) -> None:
         """Pin the selected version as its problem's baseline (Diff and Profile compare with it)."""
         if self.selected is None:
@@ -453,6 +460,8 @@ class KtuiApp(App):
                             self.action_profile)
         yield SystemCommand("Pin baseline", "Diff and Profile compare with the selected version (b)",
                             self.action_pin_baseline)
+        yield SystemCommand("Diff: side by side", "Toggle the SASS diff between unified and two columns (s)",
+                            self.action_toggle_side_by_side)
         yield SystemCommand("Agent: stop", "Stop the agent's reply and its loop (esc)", self.action_stop_agent)
         yield SystemCommand("Agent: toggle auto-apply", "Ask before each write, or apply writes at once (ctrl+t)",
                             self.action_toggle_auto)
