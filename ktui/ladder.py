@@ -29,7 +29,7 @@ from ktui.results import (DEFAULT_RUNGS, RUNG_ORDER, STOPPING_RUNGS, ErrorInfo, 
 from ktui.scan import scan_source
 from ktui.store import ResultStore, Snapshots, atomic_write
 from ktui.worker.client import WorkerError, WorkerProcess
-from ktui.workspace import KernelRef, Workspace
+from ktui.workspace import KernelRef, Workspace, spec_size
 
 BENCH_SEED = 20261129  # benchmark inputs are fixed so that reference timings can be reused across runs
 
@@ -351,7 +351,7 @@ class Ladder:
         ctx.describe = desc
         if desc["benchmarks"]:  # the launch that is timed and profiled (its sizes decide Triton's specialization)
             return desc["benchmarks"][0]
-        return max(desc["tests"], key=_spec_size)
+        return max(desc["tests"], key=spec_size)
 
     def _rung_dumps(self, ctx: "_Context") -> RungResult:
         spec = self._profile_spec(ctx)
@@ -598,13 +598,6 @@ LAYOUTS = ("transposed", "offset", "expanded")
 MAX_WARNINGS = 8
 
 
-def _spec_size(spec: dict[str, Any]) -> int:
-    size = 1
-    for v in spec.values():
-        if isinstance(v, int) and not isinstance(v, bool):
-            size *= max(v, 1)
-    return size
-
 
 def make_cases(describe: dict[str, Any], options: LadderOptions, seed: int) -> list[dict[str, Any]]:
     """The correctness cases of one run (see ``ktui.engine.cases``), in two phases, each from a freshly imported
@@ -617,7 +610,7 @@ def make_cases(describe: dict[str, Any], options: LadderOptions, seed: int) -> l
        expanded layouts on the two largest specs.
     """
     tests = describe["tests"]
-    up = sorted(range(len(tests)), key=lambda i: _spec_size(tests[i]))
+    up = sorted(range(len(tests)), key=lambda i: spec_size(tests[i]))
     cases: list[dict[str, Any]] = []
     for i in up:
         for k in range(options.seeds):

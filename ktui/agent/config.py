@@ -88,23 +88,18 @@ def load_config(workspace_root: Path, model: str | None = None) -> AgentConfig:
     """
     cfg = AgentConfig()
     root = Path(workspace_root)
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
+    for path, keys, where in ((root / "pyproject.toml", ("tool", "ktui", "agent"), "[tool.ktui.agent]"),
+                              (root / "ktui.toml", ("agent",), "[agent]")):
+        if not path.is_file():
+            continue
         try:
-            data = tomllib.loads(pyproject.read_text())
+            table: Any = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{pyproject}: {exc}") from None
-        table = data.get("tool", {}).get("ktui", {}).get("agent")
+            raise ConfigError(f"{path}: {exc}") from None
+        for key in keys:
+            table = table.get(key, {}) if isinstance(table, dict) else {}
         if table:
-            cfg = replace(cfg, **_from_table(table, f"{pyproject} [tool.ktui.agent]"), source=str(pyproject))
-    ktui_toml = root / "ktui.toml"
-    if ktui_toml.is_file():
-        try:
-            data = tomllib.loads(ktui_toml.read_text())
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{ktui_toml}: {exc}") from None
-        if data.get("agent"):
-            cfg = replace(cfg, **_from_table(data["agent"], f"{ktui_toml} [agent]"), source=str(ktui_toml))
+            cfg = replace(cfg, **_from_table(table, f"{path} {where}"), source=str(path))
     if os.environ.get("KTUI_MODEL"):
         cfg = replace(cfg, model=os.environ["KTUI_MODEL"], source="KTUI_MODEL")
     if os.environ.get("KTUI_API_BASE"):

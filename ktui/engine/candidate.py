@@ -18,6 +18,7 @@ from ktui.engine.problem import ProblemCache, inputs_only, load_module, spec_lab
 from ktui.engine.server import CaseFailed
 from ktui.engine.tensors import flatten, hash_data, poison_, save_outputs, tensor_bytes
 from ktui.engine.timing import bench
+from ktui.workspace import spec_size
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -32,13 +33,12 @@ def is_compile_error(exc: BaseException) -> bool:
     return "ptxas" in str(exc).lower()
 
 
-def _spec_size(spec: dict[str, Any]) -> int:
-    """The product of a spec's integer values: a proxy for its size that needs no input data."""
-    size = 1
-    for v in spec.values():
-        if isinstance(v, int) and not isinstance(v, bool):
-            size *= max(v, 1)
-    return size
+
+def reraise_as_case(exc: BaseException, label: str) -> None:
+    """Raise ``CaseFailed(label: Type: message)`` from a kernel's exception (KeyboardInterrupt passes through)."""
+    if isinstance(exc, KeyboardInterrupt):
+        raise exc
+    raise CaseFailed(f"{label}: {type(exc).__name__}: {exc}") from exc
 
 
 def aliases(out: Any, inputs: Any) -> list[str]:
@@ -119,7 +119,7 @@ class Candidate:
         t0 = time.perf_counter()
         fn = self._load(params["kernel"])
         import_s = time.perf_counter() - t0
-        spec = max(problem.tests, key=_spec_size)
+        spec = max(problem.tests, key=spec_size)
         data = problem.generate(params["seed"], spec, self.device)
         cap = capture.Capture(dry=True, cross=self.cross)
         t1 = time.perf_counter()
@@ -131,7 +131,7 @@ class Candidate:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             if is_compile_error(exc):
-                raise CaseFailed(f"spec={spec_label(spec)}: {type(exc).__name__}: {exc}") from exc
+                reraise_as_case(exc, f"spec={spec_label(spec)}")
             # Host code failed, not a compiler: the run rung runs it for real and reports it there.
             host_error = f"custom_kernel raised {type(exc).__name__} during the dry call: {str(exc)[:200]}"
         self._sync()
@@ -161,9 +161,7 @@ class Candidate:
             with capture.capturing(cap):
                 fn(data)
         except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            raise CaseFailed(f"spec={spec_label(spec)}: {type(exc).__name__}: {exc}") from exc
+            reraise_as_case(exc, f"spec={spec_label(spec)}")
         self._sync()
         out_dir = Path(params["dumps_dir"])
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -235,7 +233,7 @@ class Candidate:
                         entry["unsupported"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}" \
                             if str(exc) else type(exc).__name__
                         break
-                    raise CaseFailed(f"{label}: {type(exc).__name__}: {exc}") from exc
+                    reraise_as_case(exc, label)
                 folder = out_dir / f"case{i}" / (f"repeat{rep}" if rep else "")
                 leaves = save_outputs(out, folder)
                 if rep == 0:
@@ -275,9 +273,7 @@ class Candidate:
             try:
                 stats, last = bench(lambda: fn(data), self.device, before=refresh)
             except BaseException as exc:
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                raise CaseFailed(f"benchmark spec={spec_label(spec)}: {type(exc).__name__}: {exc}") from exc
+                reraise_as_case(exc, f"benchmark spec={spec_label(spec)}")
             self.bench_last[idx] = {"seed": state["seed"], "out": last}
             leaves = [{"path": p, "shape": list(t.shape), "numel": t.numel()}
                       for p, t in flatten(last) if isinstance(t, torch.Tensor)]

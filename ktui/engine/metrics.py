@@ -28,6 +28,30 @@ def _f(x: torch.Tensor | float) -> float:
     return float(x.item()) if isinstance(x, torch.Tensor) else float(x)
 
 
+def psnr_db(mse: float, peak: float) -> float:
+    """10 log10(peak**2 / mse): inf for an exact answer, -inf when the reference is zero or the error infinite,
+    NaN when the error is."""
+    if math.isnan(mse):
+        return math.nan
+    if mse == 0:
+        return math.inf
+    if peak == 0 or math.isinf(mse):
+        return -math.inf
+    return 10.0 * math.log10(peak * peak / mse)
+
+
+def cosine_of(dot: float, norm_out: float, norm_ref: float) -> float:
+    """<out, ref> / (|out| |ref|), with 1 for two zero vectors and 0 for exactly one (or an infinite norm): a zero
+    output never "matches" by yielding NaN. NaN norms give NaN."""
+    if math.isnan(norm_out) or math.isnan(norm_ref):
+        return math.nan
+    if norm_out == 0 and norm_ref == 0:
+        return 1.0
+    if norm_out == 0 or norm_ref == 0 or math.isinf(norm_out) or math.isinf(norm_ref):
+        return 0.0
+    return dot / (norm_out * norm_ref)
+
+
 def _index(flat: int, shape: tuple[int, ...]) -> list[int]:
     idx = []
     for s in reversed(shape):
@@ -75,23 +99,9 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
     mse = _f((d * d).mean())
     finite_r = r[torch.isfinite(r)]
     peak = _f(finite_r.abs().max()) if finite_r.numel() else 0.0
-    if math.isnan(mse):
-        psnr = math.nan
-    elif mse == 0:
-        psnr = math.inf
-    elif peak == 0 or math.isinf(mse):
-        psnr = -math.inf
-    else:
-        psnr = 10.0 * math.log10(peak * peak / mse)
+    psnr = psnr_db(mse, peak)
     no, nr = _f(torch.linalg.vector_norm(oc)), _f(torch.linalg.vector_norm(rc))
-    if math.isnan(no) or math.isnan(nr):
-        cosine = math.nan
-    elif no == 0 and nr == 0:
-        cosine = 1.0
-    elif no == 0 or nr == 0 or math.isinf(no) or math.isinf(nr):
-        cosine = 0.0
-    else:
-        cosine = _f(torch.dot(oc, rc)) / (no * nr)
+    cosine = cosine_of(_f(torch.dot(oc, rc)), no, nr)
     nd = _f(torch.linalg.vector_norm(d))
     rel_l2 = (nd / nr) if nr > 0 else (0.0 if nd == 0 else math.inf)
 
@@ -324,24 +334,10 @@ def verdict_large(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_na
             a["last_bad"] = s + int(idx[-1])
     mse = a["sq"] / max(n, 1)
     no, nr = math.sqrt(a["no2"]), math.sqrt(a["nr2"])
-    if math.isnan(no) or math.isnan(nr):
-        cosine = math.nan
-    elif no == 0 and nr == 0:
-        cosine = 1.0
-    elif no == 0 or nr == 0 or math.isinf(no) or math.isinf(nr):
-        cosine = 0.0
-    else:
-        cosine = a["dot"] / (no * nr)
+    cosine = cosine_of(a["dot"], no, nr)
     nd = math.sqrt(a["sq"])
     rel_l2 = nd / nr if nr > 0 else (0.0 if nd == 0 else math.inf)
-    if math.isnan(mse):
-        psnr = math.nan
-    elif mse == 0:
-        psnr = math.inf
-    elif a["peak"] == 0 or math.isinf(mse):
-        psnr = -math.inf
-    else:
-        psnr = 10 * math.log10(a["peak"] ** 2 / mse)
+    psnr = psnr_db(mse, a["peak"])
     wi = a["max_abs_i"]
     m: dict[str, Any] = {
         "max_abs_err": math.nan if math.isnan(mse) else a["max_abs"], "max_rel_err": a["max_rel"], "mse": mse,
