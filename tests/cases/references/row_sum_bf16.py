@@ -12,5 +12,6 @@ def ref_kernel(x):
     return x.sum(dim=-1)
 
 
-tests = [{"rows": 4, "cols": 512}]
+tests = [{"rows": 2, "cols": 512}]
+input_distributions = ["native", "constant"]  # ones are what shows the stall; the interpreter runs this slowly
 contiguous_only = True
