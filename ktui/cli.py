@@ -51,7 +51,8 @@ def diff_parser() -> argparse.ArgumentParser:
                                 "first when missing).")
     p.add_argument("a", metavar="A", help="a kernel file")
     p.add_argument("b", metavar="B", help="another kernel file")
-    p.add_argument("--json", action="store_true", help="one JSON object: resources, mix, mix delta, diff, ncu")
+    p.add_argument("--json", action="store_true", help="one JSON object: a and b (each with its kernels' resources, "
+                   "instruction mix, warnings and ncu figures), resources, mix_delta, diff, lines, changed")
     p.add_argument("--side-by-side", action="store_true", help="two columns instead of a unified diff")
     _device_arg(p)
     return p
@@ -100,7 +101,8 @@ def cmd_agent(argv: list[str]) -> int:
 
 def tui_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ktui", description="A terminal assistant for writing GPU kernels: saving a "
-                                "kernel reruns its rung ladder. Subcommand: ktui run KERNEL_FILE (headless).")
+                                "kernel reruns its rung ladder. Headless subcommands: `ktui run KERNEL_FILE`, "
+                                "`ktui agent PROBLEM -m MESSAGE`, `ktui diff A B` (each with --help).")
     p.add_argument("workspace", nargs="?", default=".", help="a folder with references/ and kernels/ (default .)")
     _device_arg(p)
     p.add_argument("--model", default=None, help="a litellm model name for the chat (default: KTUI_MODEL or "
@@ -122,13 +124,17 @@ def cmd_run(argv: list[str]) -> int:
     from ktui.results import DEFAULT_RUNGS, expand_rungs
 
     path = Path(args.kernel)
+    if path.is_dir():
+        raise UsageError(f"{args.kernel} is a folder: name a version file, e.g. {path / 'v1.py'}")
     if not path.is_file():
         raise UsageError(f"no such kernel file: {args.kernel}")
     if args.seeds < 1:
         raise UsageError("--seeds must be at least 1")
+    names = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs is not None else None
+    if names == []:
+        raise UsageError("--rungs names no rung; rungs: compile, run, correctness, benchmark, dumps, profile")
     try:
-        rungs = expand_rungs([r.strip() for r in args.rungs.split(",") if r.strip()]) if args.rungs \
-            else DEFAULT_RUNGS
+        rungs = expand_rungs(names) if names else DEFAULT_RUNGS
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
@@ -211,7 +217,13 @@ def cmd_tui(argv: list[str]) -> int:
     except WorkspaceError as exc:
         raise UsageError(str(exc)) from None
     from ktui.agent.config import ConfigError, load_config
+    from ktui.device import cuda_available
 
+    if args.device == "cuda" and not cuda_available():
+        raise UsageError("--device cuda, but no CUDA GPU is usable on this machine (use --device cpu or auto)")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the ktui session needs a terminal; for scripts use `ktui run KERNEL_FILE` or "
+                         "`ktui agent PROBLEM -m MESSAGE`")
     try:
         config = load_config(ws.root, args.model)
     except ConfigError as exc:

@@ -37,6 +37,14 @@ class FileChanged(Event):
 
 
 @dataclass(frozen=True)
+class ResultStored(Event):
+    """A version's stored result changed on disk (written by this session or another ktui process)."""
+
+    problem: str
+    version: str
+
+
+@dataclass(frozen=True)
 class QueueChanged(Event):
     """What runs now (``problem/version`` and rung) and what waits, in order."""
 

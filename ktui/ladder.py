@@ -93,8 +93,15 @@ class WorkerPool:
         """The candidate worker's device description (waits for its hello)."""
         return dict(self.candidate.ensure_ready().get("device", {"type": self.device}))
 
+    @property
+    def stopping(self) -> bool:
+        return any(w.closed for w in self.workers)
+
     def stop(self, grace_s: float = 3.0) -> None:
-        """Ask every worker to exit, then give them ``grace_s`` together before killing the rest."""
+        """Ask every worker to exit, then give them ``grace_s`` together before killing the rest (none is
+        restarted once this began, so a ladder under way ends at once)."""
+        for w in self.workers:
+            w.close()
         for w in self.workers:
             w.request_shutdown()
         deadline = time.monotonic() + grace_s
@@ -191,10 +198,12 @@ class Ladder:
 
     def _finish(self, result: LadderResult, t0: float, run_id: int) -> LadderResult:
         """Save and publish the result merged with the stored one (a partial run keeps the other rungs' figures);
-        return this run's own result."""
+        return this run's own result. A run that ktui's shutdown or an unusable device broke says nothing about
+        the kernel: it is published (the screen shows why) but never stored as the version's verdict."""
         result.seconds = time.perf_counter() - t0
         merged = result
-        if self.store is not None:
+        broken = self.pool.stopping or any(r.error and r.error.type == "WorkerStartError" for r in result.rungs)
+        if self.store is not None and not broken:
             merged = merge(self.store.load(result.problem, result.version), result)
             try:
                 self.store.save(merged)
@@ -243,6 +252,7 @@ class Ladder:
         for snap, real in ((ctx.kernel_snap, ctx.kernel.path), (ctx.ref_snap, self.ws.reference_path(ctx.kernel.problem))):
             if snap:
                 text = text.replace(str(snap), str(real.relative_to(self.ws.root)))
+                text = text.replace(snap.name, real.name)  # SyntaxError messages name the file alone
         return text
 
     def _params(self, ctx: "_Context", **extra: Any) -> dict[str, Any]:
@@ -653,7 +663,7 @@ def correctness_result(cases: list[dict[str, Any]], describe: dict[str, Any]) ->
         specs.append(entry)
         for c in cs:
             if c.get("unsupported"):
-                warnings.append(f"spec={entry['label']} layout={c['layout']} unsupported: {c['unsupported']}")
+                warnings.append(f"{c.get('case') or 'spec=' + entry['label']} unsupported: {c['unsupported']}")
             for w in c.get("warnings", []):
                 warnings.append(f"spec={entry['label']}: {w}")
     unique = list(dict.fromkeys(warnings))

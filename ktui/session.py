@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from ktui.device import resolve_device
-from ktui.events import EventBus, FileChanged, LadderFinished, Notice
+from ktui.events import EventBus, FileChanged, LadderFinished, Notice, ResultStored
 from ktui.ladder import Ladder, LadderOptions, WorkerPool
 from ktui.results import LadderResult
 from ktui.scheduler import Scheduler
@@ -61,9 +61,12 @@ class Session:
         self._started = False
         if self.watcher:
             self.watcher.stop()
-        self.scheduler.stop()
-        self.ladder.close()
+        for w in self.pool.workers:  # a ladder under way fails its current call now instead of finishing
+            w.close()
+        self.scheduler.stop(timeout_s=0.0)
         self.pool.stop()
+        self.ladder.close()
+        self.scheduler.stop()
 
     # -- actions -----------------------------------------------------------------------------------------------
     def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> None:
@@ -132,6 +135,14 @@ class Session:
 
     # -- file events -------------------------------------------------------------------------------------------
     def _on_file(self, path: Path, deleted: bool) -> None:
+        if path.suffix == ".json":
+            try:
+                rel = path.resolve().relative_to(self.store.root.resolve())
+            except ValueError:
+                return
+            if len(rel.parts) == 2 and not deleted:
+                self.bus.publish(ResultStored(problem=rel.parts[0], version=Path(rel.parts[1]).stem))
+            return
         what = self.ws.classify(path)
         if what is None:
             return

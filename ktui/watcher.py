@@ -14,9 +14,10 @@ from typing import Callable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from ktui.workspace import KERNELS, REFERENCES, Workspace
+from ktui.workspace import KERNELS, REFERENCES, STATE, Workspace
 
 DEFAULT_DEBOUNCE_S = 0.1
+RESULTS_MARK = f"/{STATE}/results/"  # results stored by another ktui process (``ktui run`` beside the TUI)
 
 
 class _Handler(FileSystemEventHandler):
@@ -31,13 +32,13 @@ class _Handler(FileSystemEventHandler):
             paths = [event.dest_path] if event.event_type == "moved" else paths + [event.dest_path]
         for p in paths:
             p = p.decode() if isinstance(p, bytes) else p
-            if p.endswith(".py"):
+            if p.endswith(".py") or (p.endswith(".json") and RESULTS_MARK in p):
                 self.watcher._touch(Path(p), deleted=event.event_type == "deleted")
 
 
 class Watcher:
     """Calls ``on_change(path, deleted)`` on a background thread for every ``.py`` file saved or deleted under
-    ``kernels/`` or ``references/`` (debounced)."""
+    ``kernels/`` or ``references/``, and every result file stored under ``.ktui/results/`` (debounced)."""
 
     def __init__(self, workspace: Workspace, on_change: Callable[[Path, bool], None],
                  debounce_s: float = DEFAULT_DEBOUNCE_S):
@@ -54,6 +55,9 @@ class Watcher:
         handler = _Handler(self)
         self._observer.schedule(handler, str(self.ws.root / KERNELS), recursive=True)
         self._observer.schedule(handler, str(self.ws.root / REFERENCES), recursive=False)
+        results = self.ws.state_dir / "results"
+        results.mkdir(parents=True, exist_ok=True)
+        self._observer.schedule(handler, str(results), recursive=True)
         self._observer.start()
         self._thread.start()
 

@@ -274,3 +274,16 @@ def test_read_dump_shows_what_the_compiler_made(make_ws, cpu_pool):
     assert out[0].startswith("dumps of vector_add/v2 for sm_90a") and "'LDG.128'" in out[0]
     assert "// add_kernel (ptx)" in out[1] and ".target sm_90a" in out[1]
     assert out[2].startswith("error: vector_add/v1 has no dumps yet")
+
+
+def test_missing_credentials_are_an_authentication_failure_not_a_server_error():
+    from ktui.agent.llm import classify
+
+    class InternalServerError(Exception):
+        status_code = 500
+
+    err = classify(InternalServerError("litellm.InternalServerError: OpenAIException - Missing credentials. Please "
+                                       "pass an `api_key`"))
+    assert err.kind == "auth" and not err.retry
+    long = classify(Exception("x " * 500))
+    assert str(long).endswith(" ...") and len(str(long)) < 700

@@ -80,3 +80,41 @@ def test_file_outside_a_workspace_exits_2(tmp_path):
 def test_tui_on_a_folder_that_is_not_a_workspace_exits_2(tmp_path):
     p = ktui(str(tmp_path))
     assert p.returncode == 2 and "is not a ktui workspace" in p.stderr
+
+
+def test_the_readme_example_passes_as_written(tmp_path):
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    reference, kernel = re.findall(r"```python\n(.*?)```", text, re.S)[:2]
+    (tmp_path / "references").mkdir()
+    (tmp_path / "kernels/scale").mkdir(parents=True)
+    (tmp_path / "references/scale.py").write_text(reference)
+    (tmp_path / "kernels/scale/v1.py").write_text(kernel)
+    p = ktui("run", str(tmp_path / "kernels/scale/v1.py"), "--device", "cpu")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "[correctness] ok  worst=" in p.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "{ws}/kernels/vector_add"], "is a folder: name a version file"),
+    (["run", "{ws}/kernels/vector_add/v1.py", "--rungs", ""], "--rungs names no rung"),
+    (["run", "{ws}/kernels/vector_add/v1.py", "--rungs", "dumps,speed"], "unknown rung(s) speed"),
+    (["{ws}", "--device", "cuda"], "--device cuda, but no CUDA GPU"),
+    (["{ws}"], "needs a terminal"),
+])
+def test_more_bad_usage(make_ws, args, message):
+    ws = make_ws(["vector_add"])
+    p = ktui(*[a.format(ws=ws.root) for a in args])
+    assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_errors_name_the_users_file_and_skip_ktuis_own_traceback(make_ws):
+    ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "syntax_error.py", "vector_add/v2": BAD / "no_entry.py"})
+    p = ktui("run", str(ws.root / "kernels/vector_add/v1.py"), "--json", "--device", "cpu")
+    err = json.loads(p.stdout)["rungs"][0]["error"]
+    assert "v1.py, line" in err["message"] and ".ktui" not in err["message"]
+    p = ktui("run", str(ws.root / "kernels/vector_add/v2.py"), "--json", "--device", "cpu")
+    err = json.loads(p.stdout)["rungs"][0]["error"]
+    assert err["message"] == "kernels/vector_add/v2.py does not define custom_kernel(data)"
+    assert err["traceback"] == ""

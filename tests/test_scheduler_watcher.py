@@ -89,3 +89,29 @@ def test_watcher_sees_atomic_rename_saves(make_ws):
     finally:
         w.stop()
     assert ("v2.py", False) in seen
+
+
+def test_quitting_during_a_run_is_quick_and_stores_no_verdict(make_ws):
+    from ktui.events import RungStarted
+    from ktui.ladder import LadderOptions
+    from ktui.session import Session
+
+    from .conftest import BAD
+
+    ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "hangs.py"})
+    session = Session(ws, "cpu", options=LadderOptions(timeouts={"compile": 120.0, "run": 120.0,
+                                                                 "correctness": 120.0, "benchmark": 60.0}),
+                      watch=False)
+    started = threading.Event()
+    session.bus.subscribe(lambda ev: started.set() if isinstance(ev, RungStarted) and ev.rung == "compile" else None)
+    session.start()
+    for w in session.pool.workers:
+        w.ensure_ready()
+    session.submit(ws.versions("vector_add")[0])
+    assert started.wait(60)
+    time.sleep(2.0)  # the hanging kernel's dry call is under way in the compiler worker
+    assert session.scheduler.running == "vector_add/v1"
+    t0 = time.monotonic()
+    session.stop()
+    assert time.monotonic() - t0 < 6.0
+    assert session.store.load("vector_add", "v1") is None  # the shutdown says nothing about the kernel

@@ -331,3 +331,58 @@ def test_sass_tab_maps_source_lines_to_instructions_and_back_and_diff_tab_compar
             assert Baselines(ws).get("vector_add") == "v2"
 
     asyncio.run(go())
+
+
+def test_escape_closes_the_command_palette_and_leaves_the_chat_line(tmp_path):
+    import shutil
+
+    from textual.command import CommandPalette
+    from textual.widgets import Input
+
+    from ktui.workspace import Workspace
+
+    root = tmp_path / "ws"
+    (root / "references").mkdir(parents=True)
+    shutil.copy(ROOT / "references/vector_add.py", root / "references")
+    shutil.copytree(ROOT / "kernels/vector_add", root / "kernels/vector_add")
+
+    async def go():
+        app = KtuiApp(Workspace(root), start_session=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press("ctrl+p")
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, CommandPalette)
+            await pilot.press("escape")
+            await pilot.pause(0.2)
+            assert not isinstance(app.screen, CommandPalette)
+            await pilot.press("c")
+            assert isinstance(app.focused, Input)
+            await pilot.press("escape")
+            assert isinstance(app.focused, KernelTree)
+
+    asyncio.run(go())
+
+
+def test_next_follows_the_tree_after_a_new_version_and_results_stored_elsewhere_appear(session_ws):
+    ws, session = session_ws
+
+    async def go():
+        app = KtuiApp(ws, session=session)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause(0.3)
+            await pilot.press("n")  # v3 from v1
+            assert app.selected.key == "vector_add/v3"
+            tree = app.query_one(KernelTree)
+            assert tree.version_keys() == ["vector_add/v1", "vector_add/v2", "vector_add/v3"]
+            await pilot.press("left_square_bracket")
+            assert app.selected.key == "vector_add/v2"
+            await wait_for(pilot, lambda: session.scheduler.idle() and
+                           app.states["vector_add/v3"].result is not None, what="the new version's run")
+            # another ktui process (ktui run) stores a result for v2: the tree shows it
+            stored = _result("v2", ok=False)
+            stored.started_at = 4e9
+            session.store.save(stored)
+            await wait_for(pilot, lambda: "correctness" in str(tree._leaves["vector_add/v2"].label), timeout=10,
+                           what="the result stored by another process")
+
+    asyncio.run(go())

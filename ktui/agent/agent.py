@@ -74,13 +74,14 @@ class Agent:
 
     def __init__(self, workspace: Workspace, config: AgentConfig, bus: EventBus,
                  run_ladder: Callable[[KernelRef], LadderResult],
-                 results: Callable[[], dict[str, LadderResult]] | None = None):
+                 results: Callable[[], dict[str, LadderResult]] | None = None, interactive: bool = True):
         self.ws = workspace
         self.config = config
         self.bus = bus
         self.run_ladder = run_ladder
         self.results = results or (lambda: {})
         self.bench = Workbench(workspace)
+        self.interactive = interactive  # a chat to come back to (the TUI), or one message (ktui agent)
         self.history: list[dict[str, Any]] = []
         self.session_tokens = 0
         self.session_cost: float | None = None  # None until litellm prices a turn (it has no price for some models)
@@ -184,7 +185,8 @@ class Agent:
                                                  f"(attempt {attempt + 1} of {self.config.retries + 1})"))
                     llm.sleep_unless_cancelled(wait, self._cancel)
                     continue
-                hint = " (your message is kept: send another message to try again)" if err.retry else ""
+                hint = (" (your message is kept: send another message to try again)"
+                        if err.retry and self.interactive else "")
                 self.bus.publish(AgentNotice(level="error", text=f"{err}{hint}"))
                 return None
             self.session_tokens += turn.prompt_tokens + turn.completion_tokens

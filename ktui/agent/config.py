@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-SETUP_HINT = ("No model configured: set KTUI_MODEL (e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, "
-              "ollama/qwen2.5-coder) with the provider's API key in its usual environment variable, or add "
-              "[agent] model = \"...\" to ktui.toml.")
+SETUP_HINT = ("No model configured: pass --model or set KTUI_MODEL (e.g. anthropic/claude-sonnet-4-5, "
+              "openai/gpt-4.1, ollama/qwen2.5-coder), with the provider's API key in its usual environment "
+              "variable; or add [agent] model = \"...\" to ktui.toml ([tool.ktui.agent] in pyproject.toml).")
 
 
 class ConfigError(ValueError):

@@ -61,7 +61,8 @@ def classify(exc: BaseException) -> LLMError:
     text = str(exc).split("\n")[0]
     for prefix in ("litellm.", "OpenAIException - "):
         text = text.replace(prefix, "")
-    text = text[:300]
+    if len(text) > 600:
+        text = text[:600].rsplit(" ", 1)[0] + " ..."
     wait = None
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None) or {}
@@ -70,6 +71,11 @@ def classify(exc: BaseException) -> LLMError:
             wait = float(headers.get("retry-after"))
     except (TypeError, ValueError):
         wait = None
+    lowered = text.lower()
+    if name == "AuthenticationError" or status == 401 or "credentials" in lowered or "api key" in lowered \
+            or "api_key" in lowered:
+        return LLMError("auth", f"authentication failed: {text} (set the provider's API key in the environment)",
+                        False)
     if name == "RateLimitError" or status == 429:
         return LLMError("rate-limit", f"rate limited (429): {text}", True, wait)
     if name in ("Timeout", "APITimeoutError", "ReadTimeout") or "timed out" in text.lower():
@@ -80,9 +86,6 @@ def classify(exc: BaseException) -> LLMError:
     if (isinstance(status, int) and status >= 500) or name in ("InternalServerError", "ServiceUnavailableError",
                                                                 "BadGatewayError"):
         return LLMError("server", f"server error ({status or name}): {text}", True, wait)
-    if name == "AuthenticationError" or status == 401:
-        return LLMError("auth", f"authentication failed: {text} (set the provider's API key in the environment)",
-                        False)
     if name == "NotFoundError" or status == 404:
         return LLMError("not-found", f"model or endpoint not found: {text}", False)
     if name in ("ContextWindowExceededError",):

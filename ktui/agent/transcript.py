@@ -78,7 +78,8 @@ class Printer:
 def run_headless(ws: Workspace, config: AgentConfig, problem: str, message: str, device: str) -> int:
     session = Session(ws, device, options=LadderOptions(), watch=False)
     session.start()
-    agent = Agent(ws, config, session.bus, run_ladder=session.result_for, results=session.results)
+    agent = Agent(ws, config, session.bus, run_ladder=session.result_for, results=session.results,
+                  interactive=False)
     printer = Printer(agent, ask=config.approve != "auto")
     session.bus.subscribe(printer)
     try:

@@ -14,7 +14,7 @@ output buffers), from a generator seeded by the case seed:
 - ``constant``: every element 1.0 (a long bf16 accumulation of ones stalls at 256; cases.md bf16-accum).
 
 Layouts give the same values in other memory layouts (cases.md strides): ``transposed`` (column-major storage for
-2-D and up, stride 2 for 1-D), ``offset`` (a view one element into a larger buffer: misaligned for vector loads),
+2-D and up; for 1-D a stride-2 view, reported as ``strided``), ``offset`` (a view one element into a larger buffer: misaligned for vector loads),
 ``expanded`` (stride 0 along the first dimension, every row equal to the first).
 """
 

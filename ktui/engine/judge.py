@@ -15,7 +15,7 @@ from typing import Any, Callable
 import torch
 
 from ktui.engine import metrics
-from ktui.engine.cases import build_input, case_label, round_to_tf32
+from ktui.engine.cases import build_input, case_label, layout_of, round_to_tf32
 from ktui.engine.problem import ProblemCache, _map, inputs_only, policy_dtype, spec_label
 from ktui.engine.tensors import describe, flatten, hash_data, load_output, poisoned_mask, tensor_from_bytes
 from ktui.engine.timing import bench, measure_bandwidth, measure_peak_tflops
@@ -66,7 +66,9 @@ class Judge:
         inputs = inputs_only(problem, data)
         expected = problem.reference_native(data)
         ref, precision = problem.reference(data)
+        first = next((t for _, t in flatten(inputs) if isinstance(t, torch.Tensor) and t.numel() > 1), None)
         entry = {
+            "layout_name": layout_of(first) if first is not None and case.get("layout") else None,
             "input_hash": hash_data(inputs),
             "expected": _cpu(expected),
             "ref": _cpu(ref),
@@ -115,7 +117,8 @@ class Judge:
     def _judge_case(self, problem, prep: dict[str, Any], case: dict[str, Any], folder: Path) -> dict[str, Any]:
         spec = problem.tests[case["spec_index"]]
         base = {k: case[k] for k in ("spec_index", "seed", "dist", "layout", "config", "repeat") if k in case}
-        base.update(label=spec_label(spec), case=case_label(spec_label(spec), case), precision=prep["precision"],
+        shown = {**case, "layout": prep.get("layout_name") or case.get("layout")} if case.get("layout") else case
+        base.update(label=spec_label(spec), case=case_label(spec_label(spec), shown), precision=prep["precision"],
                     policy_dtype=prep["policy_dtype"], warnings=[])
 
         def fail(reason: str) -> dict[str, Any]:

@@ -42,6 +42,8 @@ _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
 def format_error(exc: BaseException) -> dict[str, str]:
     """type, message and traceback; for ``CaseFailed`` the traceback is the kernel's own exception's, without the
     worker's own frames at its top (the user's code is what matters)."""
+    if type(exc).__name__ in ("KernelError", "ProblemError"):  # ktui's own checks: the message says it all
+        return {"type": type(exc).__name__, "message": str(exc), "traceback": ""}
     shown = exc.__cause__ if isinstance(exc, CaseFailed) and exc.__cause__ else exc
     tb_obj = shown.__traceback__
     while tb_obj is not None and tb_obj.tb_next is not None and \

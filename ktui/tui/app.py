@@ -23,7 +23,8 @@ from ktui.results import device_label
 from ktui.session import Session
 from ktui.store import ResultStore
 from ktui.tui.chat import AGENT_EVENTS, AgentUpdate, ApprovalBar, ChatPane
-from ktui.tui.messages import FileUpdate, LadderUpdate, NoticeUpdate, QueueUpdate, WorkerUpdate, message_for
+from ktui.tui.messages import (FileUpdate, LadderUpdate, NoticeUpdate, QueueUpdate, StoredUpdate, WorkerUpdate,
+                               message_for)
 from ktui.tui.state import VersionState
 from ktui.tui.widgets import (AccuracyTable, KernelTree, LadderTable, ProfileTable, QueuePanel, SourceSass,
                               TimingsTable, details_text)
@@ -56,7 +57,7 @@ class KtuiApp(App):
         Binding("b", "pin_baseline", "Baseline", show=False),
         Binding("s", "toggle_side_by_side", "Side by side", show=False),
         Binding("q", "quit", "Quit"),
-        Binding("escape", "stop_agent", "Stop agent", priority=True),
+        Binding("escape", "stop_agent", "Stop agent"),
         Binding("ctrl+t", "toggle_auto", "Auto-apply", show=False),
         Binding("ctrl+r", "cycle_rounds", "Rounds", show=False),
         Binding("1", "show_tab('tab-accuracy')", "Accuracy", show=False),
@@ -299,6 +300,20 @@ class KtuiApp(App):
         else:
             self._show_timings()
 
+    def on_stored_update(self, message: StoredUpdate) -> None:
+        ev = message.event
+        k = KernelRef(ev.problem, ev.version, self.ws.root)
+        st = self.state(k.key)
+        stored = self.store.load(ev.problem, ev.version)
+        if stored is None or st.running or (st.result and st.result.started_at >= stored.started_at):
+            return
+        st.result = stored
+        self.query_one(KernelTree).update_version(k, st)
+        if self.selected and self.selected.key == k.key:
+            self._show_selected()
+        elif self.selected and self.selected.problem == k.problem:
+            self._show_timings()
+
     def on_notice_update(self, message: NoticeUpdate) -> None:
         sev = {"error": "error", "warning": "warning"}.get(message.event.level, "information")
         self.notify(message.event.message, severity=sev)
@@ -358,10 +373,12 @@ class KtuiApp(App):
         self.query_one("#chat-input", Input).focus()
 
     def action_stop_agent(self) -> None:
-        """Stop the agent's reply and its loop (Esc)."""
+        """Stop the agent's reply and its loop (Esc); when it is idle, leave the chat line for the tree."""
         if self.agent is not None and self._agent_busy:
             self.agent.stop()
             self._outbox.clear()
+        elif isinstance(self.focused, Input):
+            self.query_one(KernelTree).focus()
 
     def action_toggle_auto(self) -> None:
         """Switch between asking before each write and applying writes at once."""

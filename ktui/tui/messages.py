@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from ktui.events import (Event, FileChanged, LadderFinished, LadderStarted, Notice, QueueChanged, RungFinished,
-                         RungStarted, WorkerState)
+from ktui.events import (Event, FileChanged, LadderFinished, LadderStarted, Notice, QueueChanged, ResultStored,
+                         RungFinished, RungStarted, WorkerState)
 
 
 class LadderUpdate(Message):
@@ -51,6 +51,14 @@ class NoticeUpdate(Message):
         self.event = event
 
 
+class StoredUpdate(Message):
+    """A result file changed on disk: reload it when it is newer than what the screen shows."""
+
+    def __init__(self, event: ResultStored) -> None:
+        super().__init__()
+        self.event = event
+
+
 def message_for(event: Event) -> Message | None:
     """The UI message for a core event, or None for events the UI does not show."""
     if isinstance(event, (LadderStarted, RungStarted, RungFinished, LadderFinished)):
@@ -63,4 +71,6 @@ def message_for(event: Event) -> Message | None:
         return FileUpdate(event)
     if isinstance(event, Notice):
         return NoticeUpdate(event)
+    if isinstance(event, ResultStored):
+        return StoredUpdate(event)
     return None

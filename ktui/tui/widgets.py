@@ -68,7 +68,8 @@ class KernelTree(Tree):
             self.move_cursor(node)
 
     def version_keys(self) -> list[str]:
-        return list(self._leaves)
+        """The versions in the order the tree shows them."""
+        return [c.data.key for p in self.root.children for c in p.children if isinstance(c.data, KernelRef)]
 
 
 class LadderTable(DataTable):
@@ -95,10 +96,10 @@ class LadderTable(DataTable):
             figures = Text(line, style="red" if r and r.status is Status.FAILED else "")
             if r and r.warnings:
                 figures = Text.assemble((f"⚠{len(r.warnings)} ", "bold yellow"), figures)
-            self.update_cell(n, "figures", figures)
+            self.update_cell(n, "figures", figures, update_width=True)
 
 
-ACC_COLUMNS = (("spec", 14), ("ok", 4), ("max_abs", 8), ("max_rel", 8), ("psnr_db", 7), ("cosine", 9), ("mse", 8),
+ACC_COLUMNS = (("spec", None), ("ok", 4), ("max_abs", 8), ("max_rel", 8), ("psnr_db", 7), ("cosine", 9), ("mse", 8),
                ("rmse", 8), ("nan/inf", 7), ("unwritten", 9), ("worst at", 12))
 
 
@@ -121,7 +122,7 @@ class AccuracyTable(DataTable):
             return
         for s in specs:
             for (name, _), cell in zip(ACC_COLUMNS, self._cells(s)):
-                self.update_cell(s["label"], name, cell)
+                self.update_cell(s["label"], name, cell, update_width=True)
 
     @staticmethod
     def _cells(s: dict[str, Any]) -> list[Any]:
@@ -133,7 +134,7 @@ class AccuracyTable(DataTable):
                 str(s.get("unwritten") or 0), where]
 
 
-TIME_COLUMNS = (("version", 8), ("spec", 18), ("median us", 10), ("IQR us", 8), ("ref us", 10), ("speedup", 8),
+TIME_COLUMNS = (("version", 8), ("spec", None), ("median us", 10), ("IQR us", 8), ("ref us", 10), ("speedup", 8),
                 ("GB/s", 7), ("TFLOP/s", 8), ("% SOL", 6), ("verdict", 12))
 
 
@@ -159,7 +160,7 @@ class TimingsTable(DataTable):
             return
         for key, cells in rows:
             for (name, _), cell in zip(TIME_COLUMNS, cells):
-                self.update_cell(key, name, cell)
+                self.update_cell(key, name, cell, update_width=True)
 
     @staticmethod
     def _rows(k: KernelRef, st: VersionState) -> list[tuple[str, list[Any]]]:
@@ -168,8 +169,8 @@ class TimingsTable(DataTable):
         verdict_text, style = st.badge()
         verdict = Text(verdict_text, style)
         if bench is None or bench.status is not Status.OK:
-            note = bench.summary.split(":")[0] if bench and bench.status is Status.SKIPPED else "-"
-            return [(k.version, [k.version, note[:18], "-", "-", "-", "-", "-", "-", "-", verdict])]
+            note = "no GPU timing" if bench and bench.status is Status.SKIPPED else "-"
+            return [(k.version, [k.version, note, "-", "-", "-", "-", "-", "-", "-", verdict])]
         out = []
         for s in bench.figures.get("specs", []):
             out.append((f"{k.version}:{s['label']}", [
@@ -201,8 +202,9 @@ def details_text(k: KernelRef | None, st: VersionState | None) -> Text:
     comp = res.rung("compile")
     for rec in (comp.figures.get("launches", []) if comp else []):
         sig = ", ".join(f"{a}:{v}" for a, v in (rec.get("signature") or {}).items())
-        t.append(f"  {rec.get('language')} {rec.get('kernel')} [{rec.get('target')}] "
-                 f"warps={rec.get('num_warps')} stages={rec.get('num_stages')}  {sig}\n", style="cyan")
+        tuning = f" warps={rec.get('num_warps')} stages={rec.get('num_stages')}" if rec.get("num_warps") else ""
+        t.append(f"  {rec.get('language')} {rec.get('kernel')} [{rec.get('target')}]{tuning}  {sig}\n",
+                 style="cyan")
     for r in res.rungs:
         for w in r.warnings:
             t.append(f"warning [{r.name}]: {w}\n", style="yellow")
@@ -324,7 +326,7 @@ class ProfileTable(DataTable):
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
-        for name, width in (("figure", 24), ("value", 12), ("baseline", 12), ("delta", 12), ("", 8)):
+        for name, width in (("figure", None), ("value", 12), ("baseline", 12), ("delta", 12), ("", 8)):
             self.add_column(name, key=name or "noise", width=width)
 
     def show(self, result: LadderResult | None) -> None:

@@ -202,12 +202,23 @@ class WorkerProcess:
             except (OSError, ValueError):
                 pass
 
+    def close(self) -> None:
+        """From now on the worker is never restarted (ktui is shutting down)."""
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def stop(self, grace_s: float = 3.0) -> None:
         """Ask the worker to exit; kill it if it has not within ``grace_s``. The worker is not restarted after."""
         self._closed = True
+        idle = self._lock.acquire(blocking=False)  # busy with a request: a kernel runs; nothing to wait for
+        if idle:
+            self._lock.release()
         self.request_shutdown()
         proc = self._proc
-        if proc is not None and self.hello is not None:  # still importing torch: nothing to wait for
+        if proc is not None and self.hello is not None and idle:  # still importing torch: nothing to wait for
             try:
                 proc.wait(timeout=grace_s)
             except subprocess.TimeoutExpired:
