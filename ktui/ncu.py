@@ -112,6 +112,17 @@ def _to_us(value: float | None, unit: str) -> float | None:
     return value * scale
 
 
+def _to_bytes(value: float | None, unit: str) -> float | None:
+    """ncu writes sizes in SI units: ``147.46 Kbyte/block`` is 147,460 bytes."""
+    if value is None:
+        return None
+    u = unit.strip().lower()
+    for prefix, scale in (("kbyte", 1e3), ("mbyte", 1e6), ("gbyte", 1e9), ("kib", 1024.0), ("mib", 1024.0**2)):
+        if u.startswith(prefix):
+            return value * scale
+    return value
+
+
 DETAILS = {  # summary field -> (section, metric name) in the details page
     "duration_us": ("GPU Speed Of Light Throughput", "Duration"),
     "sm_throughput_pct": ("GPU Speed Of Light Throughput", "Compute (SM) Throughput"),
@@ -162,6 +173,8 @@ def summarize(raw: dict[str, tuple[str, str]] | None, details: dict[str, Any] | 
                     break
         if fld == "duration_us":
             value = _to_us(value, unit or "ns")
+        elif fld.endswith("_bytes"):
+            value = _to_bytes(value, unit or "byte")
         out[fld] = value
     out["shared_bytes"] = (out.pop("static_shared_bytes") or 0) + (out.pop("dynamic_shared_bytes") or 0)
     conflicts = [number(v[0]) for k, v in raw.items() if "bank_conflicts" in k and "shared" in k and k.endswith(".sum")]

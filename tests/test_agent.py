@@ -253,7 +253,7 @@ def test_ktui_agent_without_a_model_exits_2_with_the_hint(make_ws):
     env = {k: v for k, v in os.environ.items() if k != "KTUI_MODEL"}
     p = subprocess.run([exe, "agent", "vector_add", "-m", "hi", "--workspace", str(ws.root)], capture_output=True,
                        text=True, env=env, timeout=60)
-    assert p.returncode == 2 and "No model configured: set KTUI_MODEL" in p.stderr
+    assert p.returncode == 2 and "No model configured: pass --model or set KTUI_MODEL" in p.stderr
 
 
 def test_read_dump_shows_what_the_compiler_made(make_ws, cpu_pool):

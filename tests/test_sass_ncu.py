@@ -203,3 +203,16 @@ def test_line_map_follows_a_cached_cubin_compiled_from_another_snapshot_of_the_s
 
 def test_the_fast_normalization_matches_the_per_instruction_one():
     assert sass.normalized_text_lines(SASS) == sass.normalized_lines(sass.parse(SASS))
+
+
+def test_ncu_sizes_in_si_units_become_bytes():
+    det = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+           '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+           '"0","1","p","h","mm","1","7","(256, 1, 1)","(512, 1, 1)","0","9.0","Launch Statistics",'
+           '"Dynamic Shared Memory Per Block","Kbyte/block","147.46"\n'
+           '"0","1","p","h","mm","1","7","(256, 1, 1)","(512, 1, 1)","0","9.0","Launch Statistics",'
+           '"Static Shared Memory Per Block","byte/block","16"\n'
+           '"0","1","p","h","mm","1","7","(256, 1, 1)","(512, 1, 1)","0","9.0","GPU Speed Of Light Throughput",'
+           '"Duration","us","201.50"\n')
+    s = ncu.summarize(None, ncu.parse_details(det)[0])
+    assert s["shared_bytes"] == pytest.approx(147_476) and s["duration_us"] == pytest.approx(201.5)
