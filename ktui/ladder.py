@@ -28,6 +28,7 @@ from ktui.results import (DEFAULT_RUNGS, RUNG_ORDER, STOPPING_RUNGS, ErrorInfo, 
                           expand_rungs, fmt, json_float)
 from ktui.scan import scan_source
 from ktui.store import ResultStore, Snapshots, atomic_write
+from ktui.worker import orphans
 from ktui.worker.client import WorkerError, WorkerProcess
 from ktui.workspace import KernelRef, Workspace, spec_size
 
@@ -55,32 +56,68 @@ class WorkerPool:
     ``candidate`` runs kernel versions; ``judge`` runs only references and decides verdicts; on the CPU a third,
     ``compiler``, compiles versions for sm_90a (the candidate there runs the Triton interpreter, which compiles
     nothing). On a GPU the candidate compiles for its own device and ``compiler`` is the candidate itself.
+
+    Candidate code can do anything to the process it runs in (patch torch, patch ktui, leave threads), so the
+    candidate-side workers are replaced after every ladder (``recycle``): a warm spare, started while the last
+    ladder ran, takes over at once, and the next spare starts. No check ever runs where another version ran.
     """
 
-    def __init__(self, workspace: Workspace, device: str, bus: EventBus | None = None):
+    def __init__(self, workspace: Workspace, device: str, bus: EventBus | None = None, spares: bool = True):
         self.device = device
         self.bus = bus or EventBus()
         log_dir = workspace.state_dir / "logs"
 
-        def on_state(role: str, state: str, detail: str) -> None:
-            self.bus.publish(WorkerState(role=role, state=state, detail=detail))
+        self._log_dir = log_dir
+        self.candidate = self._make("candidate")
+        self.judge = self._make("judge")
+        self.compiler = self._make("compiler") if device == "cpu" else self.candidate
+        self.use_spares = spares
+        self._spares: dict[str, WorkerProcess] = {}
+        self._lock = threading.Lock()
+        orphans.become_subreaper()
 
-        self.candidate = WorkerProcess("candidate", device, log_dir, on_state=on_state)
-        self.judge = WorkerProcess("judge", device, log_dir, on_state=on_state)
-        self.compiler = (WorkerProcess("compiler", device, log_dir, on_state=on_state) if device == "cpu"
-                         else self.candidate)
+    def _make(self, role: str) -> WorkerProcess:
+        w = WorkerProcess(role, self.device, self._log_dir)
+        w.on_state = lambda r, state, detail: self._report(w, state, detail)
+        return w
+
+    def _report(self, w: WorkerProcess, state: str, detail: str) -> None:
+        """Worker states reach the bus only from the workers in service; a spare is silent until it takes over."""
+        if any(w is x for x in (self.__dict__.get("candidate"), self.__dict__.get("judge"),
+                                self.__dict__.get("compiler"))):
+            self.bus.publish(WorkerState(role=w.role, state=state, detail=detail))
 
     @property
     def workers(self) -> list[WorkerProcess]:
         return list({id(w): w for w in (self.candidate, self.judge, self.compiler)}.values())
 
+    def _candidate_roles(self) -> list[str]:
+        return ["candidate"] + (["compiler"] if self.compiler is not self.candidate else [])
+
     def start(self) -> None:
         """Spawn every worker now; they import torch in the background, and a thread per worker waits for its
-        hello so that its state turns ``ready`` (or ``failed``) without anyone calling it."""
+        hello so that its state turns ``ready`` (or ``failed``) without anyone calling it. Spares start once the
+        workers are ready (the CPU is not shared by five torch imports at once)."""
         for w in self.workers:
             w.start()
         for w in self.workers:
             threading.Thread(target=self._await_ready, args=(w,), name=f"ktui-{w.role}-hello", daemon=True).start()
+        if self.use_spares:
+            threading.Thread(target=self._start_spares_when_ready, name="ktui-spares", daemon=True).start()
+
+    def _start_spares_when_ready(self) -> None:
+        for w in self.workers:
+            self._await_ready(w)
+        for role in self._candidate_roles():
+            self._start_spare(role)
+
+    def _start_spare(self, role: str) -> None:
+        with self._lock:
+            if self.stopping or not self.use_spares or role in self._spares:
+                return
+            spare = self._spares[role] = self._make(role)
+        spare.start()
+        threading.Thread(target=self._await_ready, args=(spare,), name=f"ktui-{role}-spare", daemon=True).start()
 
     @staticmethod
     def _await_ready(w: WorkerProcess) -> None:
@@ -89,24 +126,55 @@ class WorkerPool:
         except WorkerError:
             pass  # reported through on_state("failed"); the next call raises it again
 
+    def recycle(self) -> None:
+        """Replace the candidate-side workers: their spares (or fresh processes) take over, the used ones are
+        killed with any process they left behind, and new spares start."""
+        if self.stopping:
+            return
+        old = {role: getattr(self, role) for role in self._candidate_roles()}
+        for role, used in old.items():
+            with self._lock:
+                spare = self._spares.pop(role, None)
+            fresh = spare if spare is not None and spare.alive() else None
+            if fresh is None:
+                fresh = self._make(role)
+                fresh.start()
+            if self.compiler is used:
+                self.compiler = fresh
+            setattr(self, role, fresh)
+            self._report(fresh, "ready" if fresh.hello is not None else "starting", "fresh after the last ladder")
+        for used in {id(w): w for w in old.values()}.values():
+            used.close()
+            used.kill()
+        orphans.kill_adopted(keep={w.pid for w in self._all() if w.pid})
+        for role in old:
+            self._start_spare(role)
+
+    def _all(self) -> list[WorkerProcess]:
+        with self._lock:
+            spares = list(self._spares.values())
+        return self.workers + spares
+
     def device_info(self) -> dict[str, Any]:
         """The candidate worker's device description (waits for its hello)."""
         return dict(self.candidate.ensure_ready().get("device", {"type": self.device}))
 
     @property
     def stopping(self) -> bool:
-        return any(w.closed for w in self.workers)
+        return any(w.closed for w in (self.judge,))
 
     def stop(self, grace_s: float = 3.0) -> None:
         """Ask every worker to exit, then give them ``grace_s`` together before killing the rest (none is
         restarted once this began, so a ladder under way ends at once)."""
-        for w in self.workers:
+        everyone = self._all()
+        for w in everyone:
             w.close()
-        for w in self.workers:
+        for w in everyone:
             w.request_shutdown()
         deadline = time.monotonic() + grace_s
-        for w in self.workers:
+        for w in everyone:
             w.stop(grace_s=max(0.0, deadline - time.monotonic()))
+        orphans.kill_adopted(keep=set())
 
 
 class _RungFailed(Exception):
@@ -174,7 +242,6 @@ class Ladder:
                                        rungs=rungs))
         ctx.out_dir = Path(tempfile.mkdtemp(prefix="ktui-out-", dir=_tmp_root()))
         self._current = ctx
-        self._ensure_clean()
         try:
             for name in rungs:
                 self.bus.publish(RungStarted(key=kernel.key, run_id=run_id, rung=name))
@@ -188,9 +255,7 @@ class Ladder:
             if ctx.prepare is not None:
                 ctx.prepare.cancel()
             self._current = None
-            if ctx.tampered:
-                for w in {id(w): w for w in (self.pool.candidate, self.pool.compiler)}.values():
-                    w.restart(f"{kernel.key} patched {', '.join(ctx.tampered[:3])}")
+            self.pool.recycle()  # candidate code ran there: no later check runs in that process
         hello = self.pool.candidate.last_hello
         if hello:
             result.device = dict(hello.get("device", result.device))
@@ -211,20 +276,6 @@ class Ladder:
                 pass  # the result is still published; a full disk must not stop the session
         self.bus.publish(LadderFinished(key=result.key, run_id=run_id, result=merged))
         return result
-
-    def _ensure_clean(self) -> None:
-        """Replace any candidate-side worker that candidate code has patched (cases.md poisoned-worker): a check must
-        never run where an earlier version left hooks. Verdicts are the judge's anyway; this protects timings and
-        the inputs every later version sees."""
-        for w in {id(w): w for w in (self.pool.candidate, self.pool.compiler)}.values():
-            if w.hello is None:
-                continue
-            try:
-                dirty = w.call("integrity", {}, timeout_s=30).get("tampered", [])
-            except WorkerError:
-                continue  # it restarted itself; a fresh worker is clean
-            if dirty:
-                w.restart(f"patched by an earlier version: {', '.join(dirty[:3])}")
 
     def _base_seed(self) -> int:
         return self.options.seed if self.options.seed is not None else random.SystemRandom().randrange(1, 2**31 - 64)
@@ -314,8 +365,8 @@ class Ladder:
                   f"total {fmt(sum(secs))} s" if secs else "no calls"
         warnings = []
         if ctx.tampered:
-            warnings.append(f"this version patched {', '.join(ctx.tampered[:5])}: the worker is replaced before "
-                            "the next check")
+            warnings.append(f"this version patched {', '.join(ctx.tampered[:5])} in its worker (replaced after "
+                            "every ladder: no other version runs there)")
         return RungResult("run", Status.OK, summary=summary, warnings=warnings,
                           figures={"calls": len(ctx.executed), "first_call_s": secs[0] if secs else None,
                                    "total_s": sum(secs), "seeds": sorted({c["seed"] for c in ctx.cases}),

@@ -226,7 +226,7 @@ def test_a_patching_kernel_cannot_fool_its_verdict_nor_the_next_versions(make_ws
     ws = make_ws(["vector_add"], {"vector_add/v1": K / "poisoned_worker_bad.py",
                                   "vector_add/v2": ROOT / "kernels/vector_add/v2.py"})
     lad = ladder_for(ws)
-    starts = cpu_pool.candidate.starts
+    patched = cpu_pool.candidate
     bad = lad.run(ws.kernel(ws.root / "kernels/vector_add/v1.py"))
     c = bad.rung("correctness")
     assert c.status is Status.FAILED  # judged where no patch reaches: the zeros are wrong
@@ -234,6 +234,7 @@ def test_a_patching_kernel_cannot_fool_its_verdict_nor_the_next_versions(make_ws
     run_rung = bad.rung("run")
     assert any("patched" in w and "torch.Tensor.__sub__" in w and "torch.allclose" in w for w in run_rung.warnings)
     assert any("assigns torch.Tensor.__sub__" in w for w in bad.rung("compile").warnings)  # the static scan saw it
-    assert cpu_pool.candidate.starts == starts + 1  # replaced before anything else ran there
-    assert good(lad.run(ws.kernel(ws.root / "kernels/vector_add/v2.py")))
-    assert cpu_pool.candidate.call("integrity", {})["tampered"] == []
+    assert cpu_pool.candidate is not patched and not patched.alive()  # replaced before anything else ran there
+    after = lad.run(ws.kernel(ws.root / "kernels/vector_add/v2.py"))
+    assert good(after)
+    assert not any("patched" in w for w in after.rung("run").warnings)  # v2 ran in a clean worker

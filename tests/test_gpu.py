@@ -53,25 +53,27 @@ def test_every_example_passes_every_rung_on_the_gpu(gpu_ws, gpu_pool, key):
 
 
 def test_illegal_address_fails_run_and_the_worker_restarts(gpu_ws, gpu_pool):
-    starts = gpu_pool.candidate.starts
+    cand = gpu_pool.candidate
+    starts = cand.starts
     lad = Ladder(gpu_ws, gpu_pool)
     res = lad.run(_k(gpu_ws, "vector_add/bad_illegal_address"))
     run = res.rung("run")
     assert run is not None and run.status is Status.FAILED, [r.line() for r in res.rungs]
     assert "illegal memory access" in run.error.message.lower() or "illegal address" in run.error.message.lower()
-    assert gpu_pool.candidate.starts == starts + 1
+    assert cand.starts == starts + 1 and gpu_pool.candidate is not cand
     assert lad.run(_k(gpu_ws, "vector_add/v1")).ok
 
 
 def test_gpu_hang_times_out_and_the_worker_restarts(gpu_ws, gpu_pool):
-    starts = gpu_pool.candidate.starts
+    cand = gpu_pool.candidate
+    starts = cand.starts
     lad = Ladder(gpu_ws, gpu_pool, options=LadderOptions(timeouts={"compile": 60.0, "run": 8.0,
                                                                    "correctness": 60.0, "benchmark": 60.0}))
     res = lad.run(_k(gpu_ws, "vector_add/bad_gpu_spin"))
     run = res.rung("run")
     assert run is not None and run.status is Status.FAILED, [r.line() for r in res.rungs]
     assert "timed out after 8 s" in run.error.message
-    assert gpu_pool.candidate.starts == starts + 1
+    assert cand.starts == starts + 1 and gpu_pool.candidate is not cand
     assert Ladder(gpu_ws, gpu_pool).run(_k(gpu_ws, "vector_add/v2")).ok
 
 

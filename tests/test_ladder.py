@@ -136,7 +136,8 @@ def test_crashing_and_hanging_kernels_fail_and_the_worker_comes_back(make_ws, la
     """Host code runs first in compile's dry call (in the compiler worker on the CPU, in the candidate on a GPU):
     the crash or hang fails the rung it happens in, that worker is restarted, and the next version runs."""
     ws = make_ws(["vector_add"], {"vector_add/v1": BAD / bad, "vector_add/v2": ROOT / "kernels/vector_add/v2.py"})
-    starts = {w.role: w.starts for w in cpu_pool.workers}
+    before = {w.role: w for w in cpu_pool.workers}
+    starts = {role: w.starts for role, w in before.items()}
     ladder = ladder_for(ws, timeouts={**SHORT, "compile": 6.0, "run": 6.0})
     res = ladder.run(_kernel(ws, "vector_add/v1"))
     failed = res.failed_rung
@@ -144,7 +145,10 @@ def test_crashing_and_hanging_kernels_fail_and_the_worker_comes_back(make_ws, la
     assert needle in failed.error.message, failed.error.message
     role = "compiler" if failed.name == "compile" else "candidate"
     assert f"the {role} worker was restarted" in failed.error.message
-    assert {w.role: w.starts for w in cpu_pool.workers}[role] == starts[role] + 1
+    assert before[role].starts == starts[role] + 1
+    # candidate-side workers are replaced after every ladder; the judge stays
+    assert cpu_pool.judge is before["judge"] and cpu_pool.candidate is not before["candidate"]
+    assert not before["candidate"].alive() and cpu_pool.candidate.alive()
     assert res.rungs[-1] is failed
     # the same pool runs a good kernel right after
     good = ladder_for(ws, timeouts=SHORT).run(_kernel(ws, "vector_add/v2"))
