@@ -364,6 +364,9 @@ class Ladder:
         summary = f"{len(ctx.executed)} cases ok on {n_specs} specs, first {fmt(secs[0])} s, " \
                   f"total {fmt(sum(secs))} s" if secs else "no calls"
         warnings = []
+        if res.get("threads_left"):
+            warnings.append(f"{res['threads_left']} thread(s) the kernel started were still running after the calls "
+                            "(work after custom_kernel returned is not checked)")
         if ctx.tampered:
             warnings.append(f"this version patched {', '.join(ctx.tampered[:5])} in its worker (replaced after "
                             "every ladder: no other version runs there)")

@@ -238,3 +238,26 @@ def test_a_patching_kernel_cannot_fool_its_verdict_nor_the_next_versions(make_ws
     after = lad.run(ws.kernel(ws.root / "kernels/vector_add/v2.py"))
     assert good(after)
     assert not any("patched" in w for w in after.rung("run").warnings)  # v2 ran in a clean worker
+
+
+# -- output-subclass, reused-output, late-write ---------------------------------------------------------------------
+def test_a_tensor_subclass_output_is_refused(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "vector_add", K / "subclass_output_bad.py"))
+    assert bad.status is Status.FAILED
+    assert "out is a subclass_output_bad.Lazy" in bad.summary or "a subclass of torch.Tensor" in bad.summary, \
+        bad.summary
+
+
+def test_an_output_buffer_reused_across_calls_is_caught(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "vector_add", K / "reused_output_bad.py"))
+    assert bad.status is Status.FAILED
+    assert "output changed after the call returned" in bad.summary, bad.summary
+    failing = [s for s in bad.figures["specs"] if not s["ok"]]
+    assert failing and all("later call overwrote it" in s["reason"] for s in failing)
+
+
+def test_work_left_running_after_return_is_caught(make_ws, ladder_for):
+    res = run(make_ws, ladder_for, "vector_add", K / "late_write_bad.py")
+    assert corr(res).status is Status.FAILED
+    assert any("thread(s) the kernel started were still running" in w for w in res.rung("run").warnings) or \
+        "output changed after the call returned" in corr(res).summary

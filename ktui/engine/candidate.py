@@ -6,6 +6,7 @@ Requests (``params`` keys): every request names the ``reference`` snapshot (``pr
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -212,6 +213,8 @@ class Candidate:
         out_dir = Path(params["out_dir"])
         results = []
         cases = params["cases"]
+        kept: list[tuple[dict[str, Any], Any, str]] = []  # (entry, output, its hash when the call returned)
+        threads_before = threading.active_count()
         for i, case in enumerate(cases):
             if case.get("fresh"):
                 fn = self._load(params["kernel"])  # a second phase, from a fresh module again
@@ -239,13 +242,25 @@ class Candidate:
                 if rep == 0:
                     entry.update(seconds=round(seconds, 6), input_hash_before=h_before,
                                  input_hash_after=hash_data(inputs), outputs=leaves, aliases=aliases(out, inputs))
+                    kept.append((entry, out, hash_data(out)))
                 else:
                     entry["repeat_outputs"] = leaves
                     entry["repeat_dir"] = f"repeat{rep}"
                 del out, data
             results.append(entry)
             progress({"done": i + 1, "total": len(cases)})
-        return {"cases": results, "tampered": capture.tampered(self.baseline)}
+        # Every output stays alive until all cases ran: one that changes afterwards was still being written when the
+        # call returned (a stream or thread the kernel did not wait for), or a later call wrote into it (a buffer
+        # kept and reused across calls, which hands the caller memory the next call overwrites).
+        self._sync()
+        time.sleep(0.05)
+        for entry, out, digest in kept:
+            if hash_data(out) != digest:
+                entry["changed_after"] = True
+        del kept
+        threads = threading.active_count() - threads_before
+        return {"cases": results, "tampered": capture.tampered(self.baseline),
+                "threads_left": max(0, threads)}
 
     # -- benchmark -----------------------------------------------------------------------------------------------
     def do_benchmark(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:

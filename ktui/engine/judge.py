@@ -131,6 +131,10 @@ class Judge:
                         "deterministic, or the candidate worker was tampered with")
         if case.get("aliases"):
             return fail(f"output aliases input: {', '.join(case['aliases'])} (the output must be memory of its own)")
+        if case.get("changed_after"):
+            return fail("output changed after the call returned: still being written when custom_kernel returned "
+                        "(synchronize before returning), or a later call overwrote it (an output buffer kept and "
+                        "reused across calls)")
         if case["input_hash_after"] != case["input_hash_before"]:
             return fail("input modified: the kernel wrote into its input tensors")
         want = flatten(prep["expected"])
@@ -142,37 +146,53 @@ class Judge:
         tol = resolve(prep["policy_dtype"], problem.tolerance)
         leaves = []
         for (path, exp), g in zip(want, got):
-            ref = wref[path]
-            if not isinstance(exp, torch.Tensor):
-                exp = torch.tensor(exp)
-                ref = torch.tensor(ref, dtype=torch.float64) if isinstance(ref, (int, float)) else ref
-            if g["kind"] == "number":
-                out = torch.tensor(g["value"], dtype=exp.dtype)
-            elif g["kind"] != "tensor":
-                return fail(f"{path} is a {g['type']}, expected a tensor")
-            else:
-                exp_dtype = str(exp.dtype).removeprefix("torch.")
-                if g["dtype"] != exp_dtype:
-                    return fail(f"{path} has dtype {g['dtype']}, expected {exp_dtype}")
-                if list(g["shape"]) != list(exp.shape):
-                    return fail(f"{path} has shape {tuple(g['shape'])}, expected {tuple(exp.shape)}")
-                out = load_output(folder, g)
-            if out.numel() > metrics.LARGE:
-                m = metrics.verdict_large(out, ref, tol, allow_nan=problem.allow_nan, device=self.device)
-                m["baseline_psnr_db"] = None
-            else:
-                m = metrics.verdict(out, ref, tol, unwritten=poisoned_mask(out), allow_nan=problem.allow_nan)
-                m["baseline_psnr_db"] = (metrics.error_metrics(exp, ref)["psnr_db"] if prep["precision"] != "native"
-                                         else None)
-            m["path"] = path
-            self._precision_check(prep, path, m)
-            if case.get("repeat_outputs"):
-                self._determinism_check(folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m)
+            try:
+                m = self._judge_leaf(problem, prep, case, folder, tol, path, exp, wref[path], g)
+            except Exception as e:  # noqa: BLE001 - an output the judge cannot read is a failed case, with its label
+                return fail(f"{path}: cannot compare with the reference ({type(e).__name__}: {e})")
+            if isinstance(m, str):
+                return fail(m)
             leaves.append(m)
         worst = max(leaves, key=lambda m: m["score"]) if leaves else {"ok": True, "reason": "", "score": 0.0}
         warnings = [w for m in leaves for w in m.get("warnings", [])]
         return {**base, **worst, "ok": all(m["ok"] for m in leaves), "tolerance": tol.describe(),
                 "outputs": len(leaves), "warnings": warnings}
+
+    def _judge_leaf(self, problem, prep: dict[str, Any], case: dict[str, Any], folder: Path, tol: Tolerance,
+                    path: str, exp: Any, ref: Any, g: dict[str, Any]) -> dict[str, Any] | str:
+        """The verdict for one output leaf, or the reason it cannot be compared (a str)."""
+        if not isinstance(exp, torch.Tensor):
+            exp = torch.tensor(exp)
+            ref = torch.tensor(ref, dtype=torch.float64) if isinstance(ref, (int, float)) else ref
+        if g["kind"] == "number":
+            out = torch.tensor(g["value"], dtype=exp.dtype)
+        elif g["kind"] != "tensor":
+            return f"{path} is a {g['type']}, expected a tensor"
+        else:
+            exp_dtype = str(exp.dtype).removeprefix("torch.")
+            if g.get("class", "torch.Tensor") not in ("torch.Tensor", "torch.nn.parameter.Parameter"):
+                return (f"{path} is a {g['class']}, a subclass of torch.Tensor: return a plain tensor (a "
+                        "subclass can change what reading it gives)")
+            if g.get("device") and g["device"].split(":")[0] != self.device.split(":")[0]:
+                return (f"{path} is on {g['device']}, expected {self.device}: the kernel must return its "
+                        "output on the device it ran on")
+            if g["dtype"] != exp_dtype:
+                return f"{path} has dtype {g['dtype']}, expected {exp_dtype}"
+            if list(g["shape"]) != list(exp.shape):
+                return f"{path} has shape {tuple(g['shape'])}, expected {tuple(exp.shape)}"
+            out = load_output(folder, g)
+        if out.numel() > metrics.LARGE:
+            m = metrics.verdict_large(out, ref, tol, allow_nan=problem.allow_nan, device=self.device)
+            m["baseline_psnr_db"] = None
+        else:
+            m = metrics.verdict(out, ref, tol, unwritten=poisoned_mask(out), allow_nan=problem.allow_nan)
+            m["baseline_psnr_db"] = (metrics.error_metrics(exp, ref)["psnr_db"] if prep["precision"] != "native"
+                                     else None)
+        m["path"] = path
+        self._precision_check(prep, path, m)
+        if case.get("repeat_outputs"):
+            self._determinism_check(folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m)
+        return m
 
     @staticmethod
     def _precision_check(prep: dict[str, Any], path: str, m: dict[str, Any]) -> None:

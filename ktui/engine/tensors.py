@@ -115,6 +115,7 @@ def save_outputs(out: Any, folder: Path) -> list[dict[str, Any]]:
             leaves.append({
                 "path": path, "kind": "tensor", "dtype": dtype_name(leaf.dtype), "shape": list(leaf.shape),
                 "stride": list(leaf.stride()), "device": str(leaf.device), "file": f.name,
+                "class": f"{type(leaf).__module__}.{type(leaf).__qualname__}",
             })
         elif isinstance(leaf, (int, float, bool)):
             leaves.append({"path": path, "kind": "number", "value": leaf, "type": type(leaf).__name__})
