@@ -1,11 +1,9 @@
-"""BAD (autotune-mutation): two autotune configs each write half of an output buffer shared across calls. Under
-autotuning both run, so the buffer ends up complete; alone, each leaves half of it unwritten."""
+"""BAD (autotune-mutation): two autotune configs each write half of the output. While autotuning, both configs run on
+the same output buffer, so the first call's result is complete; each config alone leaves half of it unwritten."""
 
 import torch
 import triton
 import triton.language as tl
-
-_out = {}
 
 
 @triton.autotune(configs=[triton.Config({"HALF": 0}), triton.Config({"HALF": 1})], key=["n"])
@@ -18,9 +16,6 @@ def add_half(a_ptr, b_ptr, out_ptr, n, HALF: tl.constexpr, BLOCK: tl.constexpr):
 
 def custom_kernel(data):
     a, b = data
-    key = (a.numel(), a.dtype, a.device)
-    if key not in _out:
-        _out[key] = torch.empty_like(a)
-    out = _out[key]
+    out = torch.empty_like(a)
     add_half[(triton.cdiv(a.numel(), 1024),)](a, b, out, a.numel(), BLOCK=1024)
     return out
