@@ -17,12 +17,20 @@ TORCH_ALLOWED = {
     "get_device_properties", "current_device", "current_stream", "is_available", "device_count", "synchronize",
     "finfo", "iinfo", "no_grad", "inference_mode", "cdiv",
 }
-TENSOR_METHODS_ALLOWED = {
-    "contiguous", "view", "reshape", "stride", "size", "numel", "dim", "data_ptr", "is_contiguous", "element_size",
-    "to", "cuda", "cpu", "t", "T", "transpose", "permute", "unsqueeze", "squeeze", "flatten", "expand", "new_empty",
-    "new_zeros", "new_full", "item", "storage_offset", "untyped_storage", "detach", "clone", "copy_", "fill_",
-    "zero_", "type", "float", "half", "bfloat16", "int", "long", "narrow", "select", "chunk", "split", "unbind",
+# Tensor methods that compute (torch.Tensor's own names): ``x.softmax(-1)`` is a torch fallback as much as
+# ``torch.softmax(x, -1)`` is. Called on a name that is not an imported module, these are reported.
+TENSOR_COMPUTE_METHODS = {
+    "abs", "add", "addmm", "addcmul", "addcdiv", "all", "amax", "amin", "any", "argmax", "argmin", "argsort",
+    "baddbmm", "bmm", "clamp", "clip", "cos", "cumprod", "cumsum", "diff", "div", "dot", "einsum", "eq", "erf",
+    "exp", "exp2", "expm1", "floor", "gather", "ge", "gelu", "gt", "index_add", "index_select", "kthvalue", "le",
+    "lerp", "log", "log1p", "log2", "log_softmax", "logsumexp", "lt", "masked_fill", "masked_scatter",
+    "masked_select", "matmul", "max", "maximum", "mean", "median", "min", "minimum", "mm", "mode", "mul", "mv",
+    "nan_to_num", "ne", "neg", "norm", "outer", "pow", "prod", "reciprocal", "relu", "round", "rsqrt", "scatter",
+    "scatter_add", "scatter_reduce", "sigmoid", "sign", "silu", "sin", "softmax", "sort", "sqrt", "square", "std",
+    "sub", "sum", "tanh", "topk", "tril", "triu", "true_divide", "var", "where",
 }
+TENSOR_COMPUTE_METHODS |= {f"{m}_" for m in TENSOR_COMPUTE_METHODS}
+DYNAMIC_CALLS = {"eval", "exec", "compile", "__import__", "import_module"}
 STREAM_NAMES = {"Stream", "stream", "ExternalStream", "set_stream", "StreamContext"}
 THREAD_MODULES = {"threading", "concurrent", "multiprocessing", "asyncio", "_thread"}
 PATCHED_ROOTS = {"torch", "time", "triton", "ktui", "builtins", "gc", "sys", "F"}
@@ -31,7 +39,7 @@ INTROSPECTION = {"_getframe", "get_objects", "get_referrers", "currentframe", "s
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # stream | thread | monkeypatch | fallback | torch-op | introspection
+    kind: str  # stream | thread | monkeypatch | fallback | torch-op | introspection | dynamic
     line: int
     text: str
 
@@ -50,6 +58,13 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
+def _root_name(node: ast.AST) -> str | None:
+    """The name an expression such as ``a[:m].float().t`` starts from (``a``), or None (a literal, say)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
 def _is_jit(fn: ast.FunctionDef) -> bool:
     for d in fn.decorator_list:
         name = _dotted(d.func if isinstance(d, ast.Call) else d)
@@ -63,6 +78,7 @@ class _Scanner(ast.NodeVisitor):
         self.findings: list[Finding] = []
         self.torch_aliases = {"torch"}
         self.functional_aliases = {"F"}
+        self.module_names: set[str] = set()  # every name an import binds: roots that are modules, not tensors
         self._in_handler = 0
 
     def add(self, kind: str, node: ast.AST, text: str) -> None:
@@ -71,6 +87,9 @@ class _Scanner(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
             root = a.name.split(".")[0]
+            self.module_names.add(a.asname or root)
+            if root == "importlib":
+                self.add("dynamic", node, f"imports {a.name}: modules loaded by name hide what the kernel calls")
             if root in THREAD_MODULES:
                 self.add("thread", node, f"imports {a.name}: work on another thread can escape the timer")
             if a.name == "torch":
@@ -83,6 +102,9 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         root = (node.module or "").split(".")[0]
+        self.module_names |= {a.asname or a.name for a in node.names}
+        if root == "importlib":
+            self.add("dynamic", node, f"imports from {node.module}: modules loaded by name hide what the kernel calls")
         if root in THREAD_MODULES:
             self.add("thread", node, f"imports from {node.module}: work on another thread can escape the timer")
         if node.module == "torch.nn" and any(a.name == "functional" for a in node.names):
@@ -150,9 +172,21 @@ class _Scanner(ast.NodeVisitor):
                 self.add("monkeypatch", node, f"{parts[0]}({_dotted(node.args[0])}, ...): patching fools later checks")
             elif last in INTROSPECTION:
                 self.add("introspection", node, f"calls {name}: can reach objects it was not given")
+            elif last in DYNAMIC_CALLS and (len(parts) == 1 or parts[0] == "importlib"):
+                self.add("dynamic", node, f"calls {name}: code built at run time escapes this scan")
+            elif parts[0] == "getattr" and node.args and _dotted(node.args[0]).split(".")[0] in \
+                    self.torch_aliases | self.functional_aliases:
+                attr = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else "?"
+                if attr not in TORCH_ALLOWED:
+                    self.add("torch-op", node, f"falls back to torch for getattr({_dotted(node.args[0])}, {attr!r})")
+
             elif parts[0] in self.torch_aliases | self.functional_aliases and len(parts) >= 2 and \
                     last not in TORCH_ALLOWED and "cuda" not in parts[:-1] and not last[:1].isupper():
                 self.add("torch-op", node, f"falls back to torch for {name}")
+        if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_COMPUTE_METHODS:
+            root = _root_name(node.func.value)
+            if root is None or root not in self.module_names | self.torch_aliases | self.functional_aliases:
+                self.add("torch-op", node, f"falls back to torch for the tensor method .{node.func.attr}()")
         self.generic_visit(node)
 
 

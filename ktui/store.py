@@ -58,8 +58,13 @@ class Snapshots:
         data = source.read_bytes()
         digest = sha256(data)
         path = self.root / problem / f"{source.stem}-{digest[:12]}.py"
-        if not path.exists():
+        try:
+            intact = sha256(path.read_bytes()) == digest
+        except OSError:
+            intact = False
+        if not intact:  # missing, or changed since it was taken (a kernel wrote to it): write it again
             atomic_write(path, data)
+            path.chmod(0o444)
         return path, digest
 
 

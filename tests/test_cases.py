@@ -98,6 +98,12 @@ def test_strides_an_unsupported_layout_error_is_accepted_and_shown(make_ws, ladd
     assert not any("layout=offset" in w for w in shown)  # an offset view is still contiguous: it ran, and passed
 
 
+def test_strides_padded_rows_fail_when_the_row_stride_is_taken_as_the_row_length(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "softmax", K / "padded_rows_bad.py", distributions=False))
+    assert bad.status is Status.FAILED and "layout=padded" in bad.summary
+    assert "layout=transposed" not in bad.summary  # it copies column-major input: only the padded rows are wrong
+
+
 def test_strides_the_honest_kernel_handles_every_layout(make_ws, ladder_for):
     c = good(run(make_ws, ladder_for, "softmax", ROOT / "kernels/softmax/v2.py", distributions=False))
     c = c.rung("correctness")

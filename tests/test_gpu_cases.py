@@ -52,6 +52,15 @@ def test_side_stream_work_is_flagged_by_the_host_synchronized_timer(tmp_path, gp
     assert twin.rung("benchmark").status is Status.OK, twin.rung("benchmark").line()
 
 
+def test_half_the_work_on_a_side_stream_is_flagged(tmp_path, gpu_pool):
+    ref = CASES / "references" / "matmul_fp32.py"
+    bad = run(tmp_path, gpu_pool, "matmul_fp32", K / "side_stream_half_bad.py", ref)
+    bench = bad.rung("benchmark")
+    spec = bench.figures["specs"][0]
+    print("side_stream_half_bad: events", spec["median_us"], "us, host loop", spec["host_us_per_call"], "us")
+    assert bench.status is Status.FAILED and "timing escapes the events" in bench.error.message
+
+
 def test_cached_output_fails_on_the_recheck_of_timed_calls(tmp_path, gpu_pool):
     ref = CASES / "references" / "matmul_fp32.py"
     bad = run(tmp_path, gpu_pool, "matmul_fp32", K / "cached_output_bad.py", ref)

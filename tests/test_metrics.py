@@ -177,9 +177,27 @@ def test_chunked_verdict_agrees_with_the_full_one(kind):
     assert chunked["ok"] == full["ok"]
     for key in ("outside_tol", "unwritten", "nan_count", "nonfinite_mismatch", "worst_index"):
         assert chunked[key] == full[key], key
-    for key in ("max_abs_err", "mse", "psnr_db", "cosine", "rel_l2_err", "max_rel_err"):
+    for key in ("max_abs_err", "mse", "psnr_db", "cosine", "rel_l2_err", "max_rel_err", "scale_err"):
         a, b = chunked[key], full[key]
         assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-9), key
     if kind == "unwritten":
         assert chunked["reason"].startswith("1000 elements unwritten at [9000]")
         assert chunked["where"] == "flat indices 9000..9999 of 10000"
+
+
+@pytest.mark.parametrize("dtype,factor", [("bfloat16", 1.03), ("bfloat16", 0.97), ("float16", 1.005)])
+def test_a_uniform_scale_error_fails_at_low_precision_although_cosine_is_one(dtype, factor):
+    torch.manual_seed(2)
+    ref = torch.randn(64, 257, dtype=torch.float64)
+    tol = resolve(dtype, None)
+    honest = metrics.verdict(ref.to(getattr(torch, dtype)), ref, tol)
+    assert honest["ok"] and honest["scale_err"] < 1e-3
+    truncated = (ref.to(torch.float32).view(torch.int32) & ~0xFFFF).view(torch.float32).to(torch.bfloat16)
+    assert metrics.verdict(truncated, ref, resolve("bfloat16", None))["ok"]  # rounding toward zero is no scale error
+    out = (ref * factor).to(getattr(torch, dtype))
+    v = metrics.verdict(out, ref, tol)
+    assert v["cosine"] > 0.99999 and v["psnr_db"] > tol.min_psnr_db  # the figures that cannot see it
+    assert not v["ok"] and v["reason"].startswith("scale_err")
+    assert v["scale_err"] == pytest.approx(abs(factor - 1), rel=0.05)
+    big = metrics.verdict_large(out, ref, tol, chunk=1000)
+    assert not big["ok"] and "scale_err" in big["reason"]

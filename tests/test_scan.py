@@ -67,3 +67,42 @@ def test_the_examples_are_clean(path):
 
 def test_a_module_that_does_not_parse_gives_no_findings():
     assert scan_source("def custom_kernel(:\n") == []
+
+
+HIDDEN = '''
+import math
+import importlib
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr):
+    tl.store(x_ptr, tl.sum(tl.load(x_ptr + tl.arange(0, 16)), axis=0))
+
+
+def custom_kernel(data):
+    x, y = data
+    a = x.softmax(-1)
+    b = x[:3].float().sum()
+    c = math.exp(1.0) + float(np.sum([1]))
+    d = getattr(torch, "matmul")(x, y)
+    e = getattr(torch, "empty_like")(x)
+    m = importlib.import_module("torch")
+    eval("1 + 1")
+    return torch.empty(triton.cdiv(x.numel(), 2), device=x.device).view(-1).contiguous()
+'''
+
+
+def test_fallbacks_that_avoid_the_torch_name_are_still_reported():
+    got = {(f.kind, f.line, f.text) for f in scan_source(HIDDEN)}
+    assert got == {
+        ("dynamic", 3, "imports importlib: modules loaded by name hide what the kernel calls"),
+        ("torch-op", 17, "falls back to torch for the tensor method .softmax()"),
+        ("torch-op", 18, "falls back to torch for the tensor method .sum()"),
+        ("torch-op", 20, "falls back to torch for getattr(torch, 'matmul')"),
+        ("dynamic", 22, "calls importlib.import_module: code built at run time escapes this scan"),
+        ("dynamic", 23, "calls eval: code built at run time escapes this scan"),
+    }

@@ -56,3 +56,26 @@ def test_errors_name_the_problem(make_ws, tmp_path):
         Workspace(tmp_path)
     with pytest.raises(WorkspaceError, match="no ktui workspace"):
         Workspace.find(tmp_path)
+
+
+def test_a_snapshot_written_to_after_it_was_taken_is_taken_again_and_refused_by_the_judge(make_ws):
+    import hashlib
+    import os
+
+    from ktui.engine.problem import Problem, ProblemError
+    from ktui.store import Snapshots
+
+    ws = make_ws(["vector_add"])
+    src = ws.reference_path("vector_add")
+    snaps = Snapshots(ws)
+    path, sha = snaps.take("vector_add", src)
+    assert sha == hashlib.sha256(src.read_bytes()).hexdigest()
+    assert not os.access(path, os.W_OK) or os.geteuid() == 0  # read-only for its owner
+    path.chmod(0o644)
+    path.write_text(path.read_text().replace("return", "return 0 *", 1))  # what a kernel could do to it
+    with pytest.raises(ProblemError, match="changed after ktui took it"):
+        Problem(path, "vector_add", sha)
+    again, sha2 = snaps.take("vector_add", src)
+    assert (again, sha2) == (path, sha)
+    assert hashlib.sha256(again.read_bytes()).hexdigest() == sha  # restored before the next run uses it
+    assert Problem(again, "vector_add", sha).name == "vector_add"

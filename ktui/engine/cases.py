@@ -14,7 +14,8 @@ output buffers), from a generator seeded by the case seed:
 - ``constant``: every element 1.0 (a long bf16 accumulation of ones stalls at 256; cases.md bf16-accum).
 
 Layouts give the same values in other memory layouts (cases.md strides): ``transposed`` (column-major storage for
-2-D and up; for 1-D a stride-2 view, reported as ``strided``), ``offset`` (a view one element into a larger buffer: misaligned for vector loads),
+2-D and up; for 1-D a stride-2 view, reported as ``strided``), ``padded`` (the first columns of a wider buffer: a
+row stride above the row length; for 1-D a contiguous view into a longer buffer), ``offset`` (a view one element into a larger buffer: misaligned for vector loads),
 ``expanded`` (stride 0 along the first dimension, every row equal to the first).
 """
 
@@ -28,7 +29,7 @@ import torch
 from ktui.engine.problem import DISTRIBUTIONS
 
 __all__ = ["DISTRIBUTIONS", "LAYOUTS", "build_input", "case_label", "layout_of", "round_to_tf32"]
-LAYOUTS = ("transposed", "offset", "expanded")
+LAYOUTS = ("transposed", "padded", "offset", "expanded")
 
 
 def case_label(spec_label: str, case: dict[str, Any]) -> str:
@@ -78,6 +79,9 @@ def _relayout(t: torch.Tensor, layout: str) -> torch.Tensor:
             return t.transpose(-1, -2).contiguous().transpose(-1, -2)
         buf = torch.empty(2 * t.numel(), dtype=t.dtype, device=t.device)
         return buf[::2].copy_(t)
+    if layout == "padded":  # rows of a wider buffer: x[..., :cols] with a row stride of cols + 3
+        buf = torch.empty(*t.shape[:-1], t.shape[-1] + 3, dtype=t.dtype, device=t.device)
+        return buf[..., : t.shape[-1]].copy_(t)
     if layout == "offset":
         buf = torch.empty(t.numel() + 1, dtype=t.dtype, device=t.device)
         return buf[1:].view(t.shape).copy_(t)
@@ -134,11 +138,13 @@ def round_to_tf32(t: torch.Tensor) -> torch.Tensor:
 
 
 def layout_of(t: torch.Tensor) -> str:
-    """``contiguous``, ``transposed``, ``offset``, ``expanded`` or ``strided``: for messages."""
+    """``contiguous``, ``transposed``, ``padded``, ``offset``, ``expanded`` or ``strided``: for messages."""
     if 0 in t.stride() and t.numel() > 1:
         return "expanded"
     if t.storage_offset():
         return "offset"
     if t.is_contiguous():
         return "contiguous"
+    if t.ndim >= 2 and t.stride(-1) == 1:
+        return "padded"
     return "transposed" if t.ndim >= 2 else "strided"

@@ -205,7 +205,8 @@ class Judge:
                 0.3 * exp["tf32"] <= measured <= 100 * exp["tf32"]:  # hardware may truncate, not round
             m["warnings"].append(
                 f"precision lower than declared float32: rel_l2_err {measured:.2g} is at the TF32 level (expected "
-                f"{exp['float32']:.2g} for fp32, {exp['tf32']:.2g} for tf32); is a tl.dot running in TF32?")
+                f"{exp['float32']:.2g} for fp32, {exp['tf32']:.2g} for tf32): a tl.dot or matmul in TF32, or an "
+                f"intermediate rounded to a 10-bit mantissa (fp16/bf16)?")
 
     @staticmethod
     def _determinism_check(folder: Path, repeat: list[dict[str, Any]], leaf: dict[str, Any], out: torch.Tensor,

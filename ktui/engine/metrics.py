@@ -60,10 +60,23 @@ def _index(flat: int, shape: tuple[int, ...]) -> list[int]:
     return list(reversed(idx)) if shape else []
 
 
+def scale_err(dot_or: float, rr: float) -> float:
+    """``|<out, ref> / <ref, ref> - 1|``: how far the least-squares scale between output and reference is from 1.
+
+    Cosine similarity cannot see a uniform scale error (``out = 1.03 * ref`` has cosine 1) and PSNR allows a few %
+    of one at low precision; round-to-nearest output rounding leaves it near 0 (its errors are unbiased), and even
+    truncation leaves it below half a unit of precision. 0 for an all-zero reference and output, inf when only the
+    reference is all zero."""
+    if rr > 0 and math.isfinite(rr):
+        return abs(dot_or / rr - 1.0)
+    return 0.0 if dot_or == 0 else math.inf
+
+
 def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
     """The metrics above for two tensors of the same shape (any float or integer dtype, CPU).
 
-    Returns a dict of floats and ints: max_abs_err, max_rel_err, mse, rmse, psnr_db, cosine, rel_l2_err, nan_count,
+    Returns a dict of floats and ints: max_abs_err, max_rel_err, mse, rmse, psnr_db, cosine, rel_l2_err, scale_err
+    (see ``scale_err``), nan_count,
     inf_count (in ``out``), ref_nan_count, nonfinite_mismatch (elements where exactly one side is NaN/inf or the
     infinities differ), worst_index (of the largest |d|; non-finite counts as largest), worst_got, worst_expected.
 
@@ -77,7 +90,7 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
     r = ref.detach().to("cpu", torch.float64).reshape(-1)
     if n == 0:
         return {"max_abs_err": 0.0, "max_rel_err": 0.0, "mse": 0.0, "rmse": 0.0, "psnr_db": math.inf, "cosine": 1.0,
-                "rel_l2_err": 0.0, "nan_count": 0, "inf_count": 0, "ref_nan_count": 0, "nonfinite_mismatch": 0,
+                "rel_l2_err": 0.0, "scale_err": 0.0, "nan_count": 0, "inf_count": 0, "ref_nan_count": 0, "nonfinite_mismatch": 0,
                 "worst_index": [], "worst_got": None, "worst_expected": None}
     nan_o, nan_r = torch.isnan(o), torch.isnan(r)
     same = (nan_o & nan_r) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
@@ -104,6 +117,7 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
     cosine = cosine_of(_f(torch.dot(oc, rc)), no, nr)
     nd = _f(torch.linalg.vector_norm(d))
     rel_l2 = (nd / nr) if nr > 0 else (0.0 if nd == 0 else math.inf)
+    scale = scale_err(_f(torch.dot(oc, rc)), nr * nr)
 
     badness = torch.where(nonfinite, torch.full_like(ad, math.inf), ad)
     wi = int(torch.argmax(badness).item())
@@ -115,6 +129,7 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
         "psnr_db": psnr,
         "cosine": cosine,
         "rel_l2_err": rel_l2,
+        "scale_err": scale,
         "nan_count": int(nan_o.sum()),
         "inf_count": int(torch.isinf(o).sum()),
         "ref_nan_count": int(nan_r.sum()),
@@ -249,6 +264,11 @@ def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: tor
                 reasons.append(f"cosine {cos:.6f} < {tol.min_cosine:g}")
             if math.isfinite(tol.max_rel_l2) and not (m["rel_l2_err"] <= tol.max_rel_l2):
                 reasons.append(f"rel_l2_err {m['rel_l2_err']:.3g} > {tol.max_rel_l2:g}")
+    if math.isfinite(tol.max_scale_err) and not (m["scale_err"] <= tol.max_scale_err) and not reasons:
+        reasons.append(f"scale_err {m['scale_err']:.3g} > {tol.max_scale_err:g}: the output is off from the "
+                       "reference by a uniform factor (a wrong constant or normalization, which cosine similarity "
+                       "cannot see)")
+        score = math.inf
     m["where"] = where_bad(bad_mask) if reasons else ""
     if reasons and m["where"]:
         reasons[0] += f" ({'bad elements in ' + m['where']})"
@@ -338,11 +358,12 @@ def verdict_large(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_na
     nd = math.sqrt(a["sq"])
     rel_l2 = nd / nr if nr > 0 else (0.0 if nd == 0 else math.inf)
     psnr = psnr_db(mse, a["peak"])
+    scale = scale_err(a["dot"], a["nr2"])
     wi = a["max_abs_i"]
     m: dict[str, Any] = {
         "max_abs_err": math.nan if math.isnan(mse) else a["max_abs"], "max_rel_err": a["max_rel"], "mse": mse,
         "rmse": math.sqrt(mse) if mse == mse else math.nan, "psnr_db": psnr, "cosine": cosine, "rel_l2_err": rel_l2,
-        "nan_count": a["nan_o"], "inf_count": a["inf_o"], "ref_nan_count": a["nan_r"],
+        "scale_err": scale, "nan_count": a["nan_o"], "inf_count": a["inf_o"], "ref_nan_count": a["nan_r"],
         "nonfinite_mismatch": a["nonfinite"], "worst_index": _index(wi, tuple(out.shape)),
         "worst_got": float(of[wi]), "worst_expected": float(rf[wi]), "unwritten": a["unwritten"],
         "outside_tol": a["outside"], "warnings": [], "chunked": True,
@@ -365,6 +386,8 @@ def verdict_large(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_na
             reasons.append(f"cosine {cosine:.6f} < {tol.min_cosine:g}")
     if math.isfinite(tol.max_rel_l2) and not (rel_l2 <= tol.max_rel_l2) and not reasons:
         reasons.append(f"rel_l2_err {rel_l2:.3g} > {tol.max_rel_l2:g}")
+    if math.isfinite(tol.max_scale_err) and not (scale <= tol.max_scale_err) and not reasons:
+        reasons.append(f"scale_err {scale:.3g} > {tol.max_scale_err:g}: a wrong constant or normalization")
     m["where"] = f"flat indices {a['first_bad']}..{a['last_bad']} of {n}" if reasons and a["first_bad"] is not None \
         else ""
     if reasons and m["where"]:

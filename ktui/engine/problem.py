@@ -14,11 +14,12 @@ The module (``references/<problem>.py``) defines, with GPU MODE's names:
   ktui fills with NaN before each call;
 - optionally ``input_distributions`` (default all of ``ktui.engine.cases.DISTRIBUTIONS``; ``["native"]`` when the
   op needs the inputs exactly as generated, e.g. probabilities or sorted keys), ``contiguous_only = True`` (skip the
-  transposed/offset/expanded layout cases) and ``allow_nan = True`` (NaN is a valid reference result).
+  transposed/padded/offset/expanded layout cases) and ``allow_nan = True`` (NaN is a valid reference result).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -77,6 +78,10 @@ class Problem:
         self.path = Path(path)
         self.name = name
         self.sha = sha
+        actual = hashlib.sha256(self.path.read_bytes()).hexdigest()
+        if actual != sha:
+            raise ProblemError(f"the snapshot of references/{name}.py changed after ktui took it (sha256 "
+                               f"{actual[:12]}, expected {sha[:12]}): something wrote to {self.path}")
         self.module = load_module(self.path, f"ktui_reference_{name}_{sha[:12]}", search_dir)
         missing = [a for a in REQUIRED if not hasattr(self.module, a)]
         if missing:
