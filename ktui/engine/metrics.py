@@ -266,9 +266,9 @@ def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: tor
                 reasons.append(f"rel_l2_err {m['rel_l2_err']:.3g} > {tol.max_rel_l2:g}")
     if math.isfinite(tol.max_scale_err) and not (m["scale_err"] <= tol.max_scale_err) and not reasons:
         reasons.append(f"scale_err {m['scale_err']:.3g} > {tol.max_scale_err:g}: the output is off from the "
-                       "reference by a uniform factor (a wrong constant or normalization, which cosine similarity "
-                       "cannot see)")
-        score = math.inf
+                       "reference by an overall factor (a wrong constant or normalization, which cosine similarity "
+                       "cannot see, or accumulated error)")
+        score = max(score, m["scale_err"] / tol.max_scale_err)
     m["where"] = where_bad(bad_mask) if reasons else ""
     if reasons and m["where"]:
         reasons[0] += f" ({'bad elements in ' + m['where']})"
