@@ -664,8 +664,8 @@ def _tmp_root() -> str | None:
 
 
 METRIC_KEYS = ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine", "rel_l2_err", "scale_err",
-               "nan_count", "inf_count", "unwritten", "outside_tol", "worst_index", "worst_got", "worst_expected", "where",
-               "baseline_psnr_db", "expected_rel_l2_fp32", "expected_rel_l2_tf32", "run_to_run_spread", "path")
+               "nan_count", "inf_count", "unwritten", "outside_tol", "worst_index", "worst_got", "worst_expected",
+               "where", "baseline_psnr_db", "expected_rel_l2_fp32", "expected_rel_l2_tf32", "run_to_run_spread", "path")
 LAYOUTS = ("transposed", "padded", "offset", "expanded")
 MAX_WARNINGS = 8
 

@@ -15,8 +15,9 @@ output buffers), from a generator seeded by the case seed:
 
 Layouts give the same values in other memory layouts (cases.md strides): ``transposed`` (column-major storage for
 2-D and up; for 1-D a stride-2 view, reported as ``strided``), ``padded`` (the first columns of a wider buffer: a
-row stride above the row length; for 1-D a contiguous view into a longer buffer), ``offset`` (a view one element into a larger buffer: misaligned for vector loads),
-``expanded`` (stride 0 along the first dimension, every row equal to the first).
+row stride above the row length; for 1-D a contiguous view into a longer buffer), ``offset`` (a view one element
+into a larger buffer: misaligned for vector loads), ``expanded`` (stride 0 along the first dimension, every row equal
+to the first).
 """
 
 from __future__ import annotations

@@ -90,8 +90,8 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
     r = ref.detach().to("cpu", torch.float64).reshape(-1)
     if n == 0:
         return {"max_abs_err": 0.0, "max_rel_err": 0.0, "mse": 0.0, "rmse": 0.0, "psnr_db": math.inf, "cosine": 1.0,
-                "rel_l2_err": 0.0, "scale_err": 0.0, "nan_count": 0, "inf_count": 0, "ref_nan_count": 0, "nonfinite_mismatch": 0,
-                "worst_index": [], "worst_got": None, "worst_expected": None}
+                "rel_l2_err": 0.0, "scale_err": 0.0, "nan_count": 0, "inf_count": 0, "ref_nan_count": 0,
+                "nonfinite_mismatch": 0, "worst_index": [], "worst_got": None, "worst_expected": None}
     nan_o, nan_r = torch.isnan(o), torch.isnan(r)
     same = (nan_o & nan_r) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
     d = torch.where(same, torch.zeros_like(o), o - r)
