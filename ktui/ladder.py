@@ -677,7 +677,8 @@ def make_cases(describe: dict[str, Any], options: LadderOptions, seed: int) -> l
     (cases.md stale-cache):
 
     1. sizes growing: per test spec, ``options.seeds`` seeds of the reference's own inputs, the first one called
-       twice on identical inputs (nondeterminism);
+       twice on identical inputs (nondeterminism), the second with decoy values instead of the poison in the memory
+       the kernel allocates (a kernel that looks for the poison cannot tell it is checked);
     2. sizes shrinking: one case per other input distribution the problem allows, then the transposed, padded,
        offset and expanded layouts on the two largest specs.
     """
@@ -689,6 +690,8 @@ def make_cases(describe: dict[str, Any], options: LadderOptions, seed: int) -> l
             c: dict[str, Any] = {"spec_index": i, "seed": seed + k}
             if k == 0 and options.repeat:
                 c["repeat"] = 2
+            if k == 1:  # memory the kernel allocates holds ordinary-looking values, not the poison: unwatched
+                c["fill"] = "decoy"
             cases.append(c)
     phase2: list[dict[str, Any]] = []
     if options.distributions:
@@ -720,7 +723,8 @@ def correctness_result(cases: list[dict[str, Any]], describe: dict[str, Any]) ->
                  "worst_seed": worst["seed"], "worst_case": worst.get("case", ""),
                  "reason": worst.get("reason", ""), "tolerance": worst.get("tolerance"),
                  "precision": worst.get("precision"), "score": worst.get("score"),
-                 "unsupported_layouts": sorted({c["layout"] for c in cs if c.get("unsupported")})}
+                 "unsupported_layouts": sorted({c["layout"] for c in cs if c.get("unsupported")}),
+                 "failed_cases": [c.get("case", "") for c in cs if not c["ok"]]}
         entry.update({k: worst.get(k) for k in METRIC_KEYS})
         specs.append(entry)
         for c in cs:

@@ -98,6 +98,9 @@ class _Scanner(ast.NodeVisitor):
                 self.functional_aliases.add(a.asname)
             if root == "gc":
                 self.add("introspection", node, "imports gc: can reach objects it was not given")
+            if root in ("ktui", "references"):
+                self.add("monkeypatch", node, f"imports {a.name}: a kernel has no business with ktui or the "
+                                              "reference")
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -109,6 +112,12 @@ class _Scanner(ast.NodeVisitor):
             self.add("thread", node, f"imports from {node.module}: work on another thread can escape the timer")
         if node.module == "torch.nn" and any(a.name == "functional" for a in node.names):
             self.functional_aliases |= {a.asname or "functional" for a in node.names if a.name == "functional"}
+        if root == "torch" and (node.module or "") in ("torch", "torch.nn.functional", "torch.special",
+                                                       "torch.linalg", "torch.fft"):
+            for a in node.names:
+                if a.name not in TORCH_ALLOWED and a.name != "functional" and not a.name[:1].isupper():
+                    self.add("torch-op", node, f"falls back to torch for {node.module}.{a.name} (imported as "
+                                               f"{a.asname or a.name})")
         if root in ("ktui", "references") or (node.module or "").startswith("ktui"):
             self.add("monkeypatch", node, f"imports {node.module}: a kernel has no business with ktui or the "
                                           "reference")
@@ -155,6 +164,14 @@ class _Scanner(ast.NodeVisitor):
 
     visit_TryStar = visit_Try
 
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        name = _dotted(node)
+        if name == "sys.modules":
+            self.add("introspection", node, "reads sys.modules: can reach the reference module or ktui's")
+        elif node.attr == "__dict__" and name.split(".")[0] in self.torch_aliases | self.functional_aliases:
+            self.add("torch-op", node, f"reads {name}: torch functions looked up by name")
+        self.generic_visit(node)
+
     def visit_BinOp(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.MatMult):
             self.add("torch-op", node, "falls back to torch for the @ operator")
@@ -170,6 +187,9 @@ class _Scanner(ast.NodeVisitor):
             elif parts[0] in ("setattr", "delattr") and node.args and \
                     _dotted(node.args[0]).split(".")[0] in PATCHED_ROOTS | self.torch_aliases:
                 self.add("monkeypatch", node, f"{parts[0]}({_dotted(node.args[0])}, ...): patching fools later checks")
+            elif parts[0] == "vars" and node.args and _dotted(node.args[0]).split(".")[0] in \
+                    self.torch_aliases | self.functional_aliases:
+                self.add("torch-op", node, f"reads vars({_dotted(node.args[0])}): torch functions looked up by name")
             elif last in INTROSPECTION:
                 self.add("introspection", node, f"calls {name}: can reach objects it was not given")
             elif last in DYNAMIC_CALLS and (len(parts) == 1 or parts[0] == "importlib"):

@@ -267,3 +267,55 @@ def test_work_left_running_after_return_is_caught(make_ws, ladder_for):
     assert corr(res).status is Status.FAILED
     assert any("thread(s) the kernel started were still running" in w for w in res.rung("run").warnings) or \
         "output changed after the call returned" in corr(res).summary
+
+
+# -- integer outputs, output structure, the repeated call --------------------------------------------------------
+def test_an_integer_output_from_bf16_inputs_compares_exactly(make_ws, ladder_for):
+    ref = CASES / "references" / "argmax_bf16.py"
+    bad = corr(run(make_ws, ladder_for, "argmax_bf16", K / "argmax_off_by_one_bad.py", reference=ref))
+    assert bad.status is Status.FAILED and "differ (exact compare)" in bad.summary
+    good(run(make_ws, ladder_for, "argmax_bf16", K / "argmax_good.py", reference=ref))
+
+
+def test_outputs_are_matched_by_name_and_structure(make_ws, ladder_for):
+    ref = CASES / "references" / "minmax.py"
+    bad = corr(run(make_ws, ladder_for, "minmax", K / "minmax_swapped_bad.py", reference=ref))
+    assert bad.status is Status.FAILED and ("output out['max']" in bad.summary or "output out['min']" in bad.summary)
+    good(run(make_ws, ladder_for, "minmax", K / "minmax_good.py", reference=ref))
+    wrapped = corr(run(make_ws, ladder_for, "vector_add", K / "wrapped_bad.py", distributions=False, layouts=False))
+    assert wrapped.status is Status.FAILED and "structure" in wrapped.summary and "[0][0]" in wrapped.summary
+
+
+def test_a_python_int_count_passes_and_a_fractional_one_fails(make_ws, ladder_for):
+    ref = CASES / "references" / "count_pos.py"
+    good(run(make_ws, ladder_for, "count_pos", K / "count_pos_int.py", reference=ref))
+    bad = corr(run(make_ws, ladder_for, "count_pos", K / "count_pos_fractional_bad.py", reference=ref))
+    assert bad.status is Status.FAILED and "expected an integer" in bad.summary
+
+
+def test_the_second_call_on_identical_inputs_gets_the_full_verdict(make_ws, ladder_for):
+    ref = CASES / "references" / "scale_bf16.py"
+    bad = corr(run(make_ws, ladder_for, "scale_bf16", K / "repeat_scaled_bad.py", reference=ref))
+    assert bad.status is Status.FAILED
+    assert "the second call on identical inputs is wrong" in bad.summary
+
+
+def test_a_kernel_that_looks_for_the_poison_fails_on_the_decoy_cases(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "vector_add", K / "watched_bad.py", distributions=False, layouts=False))
+    assert bad.status is Status.FAILED and "fill=decoy" in bad.summary
+
+
+# -- input range ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kernel", ["softmax_max_pad_zero_bad.py", "softmax_no_max_sub_bad.py"])
+def test_softmax_that_forgets_the_input_range_fails_on_shifted_inputs(make_ws, ladder_for, kernel):
+    bad = corr(run(make_ws, ladder_for, "softmax", K / kernel, layouts=False, repeat=False))
+    assert bad.status is Status.FAILED and "NaN" in bad.summary
+    wide = [s for s in bad.figures["specs"] if s["spec"]["cols"] > 1 and s["spec"]["rows"] > 1]
+    assert wide and all(any("dist=shifted" in c for c in s["failed_cases"]) for s in wide)  # every run, every spec
+
+
+def test_a_meta_output_fails_naming_it(make_ws, ladder_for):
+    res = run(make_ws, ladder_for, "vector_add", K / "meta_output_bad.py", distributions=False, layouts=False)
+    bad = corr(res)
+    assert res.rung("run").status is Status.OK
+    assert bad.status is Status.FAILED and "meta tensor (no data), expected a tensor" in bad.summary

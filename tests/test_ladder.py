@@ -48,10 +48,10 @@ def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
     launches = by["compile"].figures["launches"]
     assert launches and all(rec["target"] == "sm_90a" for rec in launches)
     # correctness covers every test spec: two seeds of the reference's inputs and one case per other input
-    # distribution (normal, uniform, heavy-tailed, constant), plus four layouts on the two largest specs
+    # distribution (normal, uniform, heavy-tailed, shifted, constant), plus four layouts on the two largest specs
     specs = by["correctness"].figures["specs"]
-    assert all(s["cases"] >= 2 + 4 and len(s["seeds"]) >= 6 for s in specs)
-    assert sum(s["cases"] for s in specs) == by["correctness"].figures["cases"] == 6 * len(specs) + 2 * 4
+    assert all(s["cases"] >= 2 + 5 and len(s["seeds"]) >= 7 for s in specs)
+    assert sum(s["cases"] for s in specs) == by["correctness"].figures["cases"] == 7 * len(specs) + 2 * 4
     assert not any(s["unsupported_layouts"] for s in specs)
     for s in specs:
         for metric in ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine"):

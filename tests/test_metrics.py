@@ -201,3 +201,15 @@ def test_a_uniform_scale_error_fails_at_low_precision_although_cosine_is_one(dty
     assert v["scale_err"] == pytest.approx(abs(factor - 1), rel=0.05)
     big = metrics.verdict_large(out, ref, tol, chunk=1000)
     assert not big["ok"] and "scale_err" in big["reason"]
+
+
+def test_small_values_flushed_to_zero_at_low_precision_are_shown():
+    torch.manual_seed(3)
+    ref = torch.softmax(3 * torch.randn(2, 4099, dtype=torch.float64), dim=-1)
+    out = ref.clone()
+    out[out < 5e-4 * out.amax(dim=-1, keepdim=True)] = 0
+    v = metrics.verdict(out.to(torch.bfloat16), ref, resolve("bfloat16", None))
+    assert v["ok"]  # below the tensor's noise floor: the verdict cannot fail it
+    assert any("flushed to zero" in w for w in v["warnings"])
+    honest = metrics.verdict(ref.to(torch.bfloat16), ref, resolve("bfloat16", None))
+    assert not any("flushed" in w for w in honest["warnings"])

@@ -106,3 +106,27 @@ def test_fallbacks_that_avoid_the_torch_name_are_still_reported():
         ("dynamic", 22, "calls importlib.import_module: code built at run time escapes this scan"),
         ("dynamic", 23, "calls eval: code built at run time escapes this scan"),
     }
+
+
+def test_torch_imported_by_name_and_reaching_the_reference_are_reported():
+    src = (
+        "import sys\n"
+        "import references.softmax\n"
+        "from torch.nn.functional import softmax as row_normalize\n"
+        "from torch import empty, matmul\n"
+        "import torch\n"
+        "def custom_kernel(x):\n"
+        "    m = [v for k, v in sys.modules.items() if k.startswith('ktui_reference_')][0]\n"
+        "    f = vars(torch)['softmax']\n"
+        "    g = torch.__dict__['exp']\n"
+        "    return row_normalize(x, dim=-1), empty(3)\n"
+    )
+    got = {(f.kind, f.line, f.text) for f in scan_source(src)}
+    assert got == {
+        ("monkeypatch", 2, "imports references.softmax: a kernel has no business with ktui or the reference"),
+        ("torch-op", 3, "falls back to torch for torch.nn.functional.softmax (imported as row_normalize)"),
+        ("torch-op", 4, "falls back to torch for torch.matmul (imported as matmul)"),
+        ("introspection", 7, "reads sys.modules: can reach the reference module or ktui's"),
+        ("torch-op", 8, "reads vars(torch): torch functions looked up by name"),
+        ("torch-op", 9, "reads torch.__dict__: torch functions looked up by name"),
+    }

@@ -17,7 +17,7 @@ from ktui.engine import capture
 from ktui.engine.cases import build_input, case_label
 from ktui.engine.problem import ProblemCache, inputs_only, load_module, spec_label
 from ktui.engine.server import CaseFailed
-from ktui.engine.tensors import flatten, hash_data, poison_, save_outputs, tensor_bytes
+from ktui.engine.tensors import decoy_, flatten, hash_data, poison_, save_outputs, tensor_bytes
 from ktui.engine.timing import bench
 from ktui.workspace import spec_size
 
@@ -192,7 +192,8 @@ class Candidate:
     def _call(self, fn, data, case: dict[str, Any]) -> tuple[Any, float]:
         self._sync()
         t0 = time.perf_counter()
-        with capture.poisoned_allocations(), capture.pinned_config(case.get("config", 0)):
+        decoy = case["seed"] if case.get("fill") == "decoy" else None
+        with capture.poisoned_allocations(decoy), capture.pinned_config(case.get("config", 0)):
             out = fn(data)
         self._sync()
         return out, time.perf_counter() - t0
@@ -222,8 +223,11 @@ class Candidate:
             entry: dict[str, Any] = dict(case)
             for rep in range(case.get("repeat", 1)):
                 data = build_input(problem, case, self.device)
-                for buf in problem.output_buffers(data):
-                    poison_(buf)
+                for j, buf in enumerate(problem.output_buffers(data)):
+                    if case.get("fill") == "decoy":
+                        decoy_(buf, case["seed"] + 7919 * (j + 1))
+                    else:
+                        poison_(buf)
                 inputs = inputs_only(problem, data)
                 h_before = hash_data(inputs)
                 try:
@@ -242,7 +246,8 @@ class Candidate:
                 if rep == 0:
                     entry.update(seconds=round(seconds, 6), input_hash_before=h_before,
                                  input_hash_after=hash_data(inputs), outputs=leaves, aliases=aliases(out, inputs))
-                    kept.append((entry, out, hash_data(out)))
+                    if all(leaf["kind"] != "other" for leaf in leaves):  # a meta or sparse output has no bytes
+                        kept.append((entry, out, hash_data(out)))
                 else:
                     entry["repeat_outputs"] = leaves
                     entry["repeat_dir"] = f"repeat{rep}"

@@ -307,13 +307,19 @@ _ALLOCATORS = ("empty", "empty_like", "empty_strided")
 
 
 @contextlib.contextmanager
-def poisoned_allocations() -> Iterator[None]:
+def poisoned_allocations(decoy_seed: int | None = None) -> Iterator[None]:
     """While active, ``torch.empty``, ``torch.empty_like``, ``torch.empty_strided`` and ``Tensor.new_empty`` return
     memory filled with ktui's poison NaN, so an output element a kernel never writes is found as unwritten even when
-    the kernel allocated the output itself (cases.md unwritten, result-reuse)."""
+    the kernel allocated the output itself (cases.md unwritten, result-reuse). With ``decoy_seed``, the memory holds
+    ordinary-looking values instead (``tensors.decoy_``): nothing tells the kernel it is being checked."""
+    import itertools
+
     import torch
 
-    from ktui.engine.tensors import poison_
+    from ktui.engine.tensors import decoy_, poison_
+
+    counter = itertools.count()
+    fill = poison_ if decoy_seed is None else (lambda t: decoy_(t, decoy_seed + next(counter)))
 
     originals = {name: getattr(torch, name) for name in _ALLOCATORS}
     orig_new_empty = torch.Tensor.new_empty
@@ -322,7 +328,7 @@ def poisoned_allocations() -> Iterator[None]:
         def poisoned(*args, **kwargs):
             t = fn(*args, **kwargs)
             if isinstance(t, torch.Tensor) and t.numel():
-                poison_(t)
+                fill(t)
             return t
         return poisoned
 

@@ -11,6 +11,8 @@ output buffers), from a generator seeded by the case seed:
 - ``normal``: mean ~ U(-2, 2), scale ~ 10**U(-1, 1), then mean + scale * N(0, 1);
 - ``uniform``: 10**U(-1, 1) * U[0, 1) (all positive: sums grow, cancellation cannot hide errors);
 - ``heavy``: Student's t with 2 degrees of freedom (rare values far out), clamped to +-1e4;
+- ``shifted``: normal values around +-100..200, the sign alternating by row (by half for a vector): exp() of them
+  overflows or underflows unless the kernel subtracts the max, and a masked lane padded with 0 becomes the max;
 - ``constant``: every element 1.0 (a long bf16 accumulation of ones stalls at 256; cases.md bf16-accum).
 
 Layouts give the same values in other memory layouts (cases.md strides): ``transposed`` (column-major storage for
@@ -34,9 +36,9 @@ LAYOUTS = ("transposed", "padded", "offset", "expanded")
 
 
 def case_label(spec_label: str, case: dict[str, Any]) -> str:
-    """``spec=(4, 129) seed=5 dist=heavy layout=offset config=1``: how failures name the case."""
+    """``spec=(4, 129) seed=5 dist=heavy layout=offset config=1 fill=decoy``: how failures name the case."""
     parts = [f"spec={spec_label}", f"seed={case['seed']}"]
-    for key in ("dist", "layout", "config"):
+    for key in ("dist", "layout", "config", "fill"):
         if case.get(key) not in (None, "native", "contiguous"):
             parts.append(f"{key}={case[key]}")
     return " ".join(parts)
@@ -65,6 +67,18 @@ def _refill(t: torch.Tensor, dist: str, seed: int, salt: str) -> None:
         z = torch.randn(shape, generator=g, device=dev, dtype=torch.float32)
         chi2_over_2 = -torch.log(u().clamp_min(1e-12))  # chi-squared(2) / 2 = Exp(1)
         vals = (z / chi2_over_2.sqrt()).clamp(-1e4, 1e4)
+    elif dist == "shifted":
+        # Far from zero: each row (each half of a vector) offset by 100..200, the sign alternating, so one case
+        # holds rows whose exp() overflows and rows whose exp() underflows without a max subtracted.
+        lead = shape[0] if len(shape) >= 2 else 2
+        sign = 1.0 - 2.0 * (torch.arange(lead, device=dev) % 2).to(torch.float32)
+        offset = sign * (100 + 100 * u(lead))
+        if len(shape) >= 2:
+            offset = offset.reshape(lead, *([1] * (len(shape) - 1)))
+        else:
+            offset = offset.repeat_interleave(torch.tensor([(shape[0] + 1) // 2, shape[0] // 2], device=dev)) \
+                if shape[0] else offset[:0]
+        vals = offset + 10 ** (float(u(1)) * 2 - 1) * torch.randn(shape, generator=g, device=dev, dtype=torch.float32)
     elif dist == "constant":
         vals = torch.ones(shape, device=dev, dtype=torch.float32)
     else:

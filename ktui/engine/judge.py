@@ -19,7 +19,7 @@ from ktui.engine.cases import build_input, case_label, layout_of, round_to_tf32
 from ktui.engine.problem import ProblemCache, _map, inputs_only, policy_dtype, spec_label
 from ktui.engine.tensors import describe, flatten, hash_data, load_output, poisoned_mask, tensor_from_bytes
 from ktui.engine.timing import bench, measure_bandwidth, measure_peak_tflops
-from ktui.tolerance import Tolerance, resolve
+from ktui.tolerance import EXACT, Tolerance, resolve
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -140,14 +140,22 @@ class Judge:
         want = flatten(prep["expected"])
         wref = dict(flatten(prep["ref"]))
         got = case["outputs"]
-        if len(got) != len(want):
-            return fail(f"returned {len(got)} output(s) ({', '.join(g['path'] for g in got)}), "
-                        f"expected {len(want)} ({', '.join(p for p, _ in want)})")
+        by_path = {g["path"]: g for g in got}
+        if len(got) != len(want) or set(by_path) != {p for p, _ in want}:
+            return fail(f"returned {len(got)} output(s) ({', '.join(g['path'] or 'out' for g in got)}), "
+                        f"expected {len(want)} ({', '.join(p or 'out' for p, _ in want)}): the output's structure "
+                        "(nesting, names of dict keys) must match the reference's")
         tol = resolve(prep["policy_dtype"], problem.tolerance)
         leaves = []
-        for (path, exp), g in zip(want, got):
+        for path, exp in want:  # matched by path, not by order: swapped dict entries compare with their names' values
+            g = by_path[path]
+            # An integer or bool output compares exactly, whatever precision its inputs have (an index is right or
+            # wrong); float outputs use the policy of the lowest precision involved.
+            exp_int = isinstance(exp, (bool, int)) or (isinstance(exp, torch.Tensor) and not exp.is_floating_point()
+                                                        and not exp.is_complex())
+            leaf_tol = EXACT if exp_int else tol
             try:
-                m = self._judge_leaf(problem, prep, case, folder, tol, path, exp, wref[path], g)
+                m = self._judge_leaf(problem, prep, case, folder, leaf_tol, path, exp, wref[path], g)
             except Exception as e:  # noqa: BLE001 - an output the judge cannot read is a failed case, with its label
                 return fail(f"{path}: cannot compare with the reference ({type(e).__name__}: {e})")
             if isinstance(m, str):
@@ -165,7 +173,11 @@ class Judge:
             exp = torch.tensor(exp)
             ref = torch.tensor(ref, dtype=torch.float64) if isinstance(ref, (int, float)) else ref
         if g["kind"] == "number":
-            out = torch.tensor(g["value"], dtype=exp.dtype)
+            out = torch.tensor(g["value"], dtype=torch.float64 if isinstance(g["value"], float) else exp.dtype)
+            if isinstance(g["value"], float) and not exp.is_floating_point():
+                if not float(g["value"]).is_integer():
+                    return f"{path} is {g['value']!r}, expected an integer"
+                out = out.to(exp.dtype)
         elif g["kind"] != "tensor":
             return f"{path} is a {g['type']}, expected a tensor"
         else:
@@ -189,9 +201,12 @@ class Judge:
             m["baseline_psnr_db"] = (metrics.error_metrics(exp, ref)["psnr_db"] if prep["precision"] != "native"
                                      else None)
         m["path"] = path
+        if path and not m["ok"]:
+            m["reason"] = f"output {path}: {m['reason']}"
         self._precision_check(prep, path, m)
         if case.get("repeat_outputs"):
-            self._determinism_check(folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m)
+            self._determinism_check(folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m,
+                                    problem.allow_nan)
         return m
 
     @staticmethod
@@ -210,13 +225,27 @@ class Judge:
 
     @staticmethod
     def _determinism_check(folder: Path, repeat: list[dict[str, Any]], leaf: dict[str, Any], out: torch.Tensor,
-                           ref: Any, tol: Tolerance, m: dict[str, Any]) -> None:
+                           ref: Any, tol: Tolerance, m: dict[str, Any], allow_nan: bool = False) -> None:
         other = next((r for r in repeat if r["path"] == leaf["path"]), None)
-        if other is None or other.get("kind") != "tensor" or other["shape"] != leaf["shape"]:
+        if other is not None and other.get("kind") == "number" and leaf.get("kind") == "number":
+            if other["value"] != leaf["value"]:
+                m["ok"], m["score"] = False, math.inf
+                m["reason"] = (f"nondeterministic: the second call on identical inputs returned {other['value']!r}, "
+                               f"the first {leaf['value']!r}")
+            return
+        if other is None or other.get("kind") != "tensor" or other.get("shape") != leaf.get("shape"):
             m["ok"], m["score"] = False, math.inf
             m["reason"] = "nondeterministic: the second call on identical inputs returned a different structure"
             return
         again = load_output(folder, other)
+        # The second answer is an answer too: it must pass the same verdict as the first (a kernel that is right
+        # once and then returns something else must not pass on the first call's figures).
+        second = metrics.verdict_large(again, ref, tol, allow_nan=allow_nan) if again.numel() > metrics.LARGE else \
+            metrics.verdict(again, ref, tol, unwritten=poisoned_mask(again), allow_nan=allow_nan)
+        if not second["ok"] and m["ok"]:
+            m["ok"], m["score"] = False, math.inf
+            m["reason"] = f"the second call on identical inputs is wrong: {second['reason']}"
+            return
         if torch.equal(out.contiguous().view(torch.uint8), again.contiguous().view(torch.uint8)):
             return
         a, b = out.double(), again.double()

@@ -29,7 +29,7 @@ import torch
 
 from ktui.engine.tensors import dtype_name, flatten
 
-DISTRIBUTIONS = ("native", "normal", "uniform", "heavy", "constant")
+DISTRIBUTIONS = ("native", "normal", "uniform", "heavy", "shifted", "constant")
 
 REQUIRED = ("generate_input", "ref_kernel", "tests")
 

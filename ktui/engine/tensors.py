@@ -87,6 +87,25 @@ def poison_(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
+def decoy_(t: torch.Tensor, seed: int) -> torch.Tensor:
+    """Fill ``t`` in place with values that look like ordinary data (floats ~ N(0, 1), small integers), drawn from
+    ``seed``: stale memory as a kernel would see it outside ktui. Cases filled this way show a kernel that behaves
+    differently when it finds ktui's poison pattern (cases.md: right only while watched); an element it leaves
+    unwritten keeps a wrong value and fails the comparison."""
+    if t.numel() == 0 or t.is_meta or t.layout != torch.strided:
+        return t
+    g = torch.Generator(device=t.device).manual_seed(seed)
+    if t.dtype.is_floating_point and t.element_size() >= 2:
+        t.normal_(0.0, 1.0, generator=g)
+    elif t.dtype.is_floating_point:  # float8: no in-place normal_
+        t.copy_(torch.randn(t.shape, generator=g, device=t.device).to(t.dtype))
+    elif t.dtype == torch.bool:
+        t.random_(0, 2, generator=g)
+    elif not t.is_complex():
+        t.random_(0, 100, generator=g)
+    return t
+
+
 def _int_pattern(size: int) -> int:
     return int.from_bytes(bytes([INT_POISON_BYTE]) * size, "little", signed=True)
 
@@ -109,7 +128,10 @@ def save_outputs(out: Any, folder: Path) -> list[dict[str, Any]]:
     folder.mkdir(parents=True, exist_ok=True)
     leaves = []
     for i, (path, leaf) in enumerate(flatten(out)):
-        if isinstance(leaf, torch.Tensor):
+        if isinstance(leaf, torch.Tensor) and (leaf.is_meta or leaf.layout != torch.strided):
+            what = "meta tensor (no data)" if leaf.is_meta else f"tensor with layout {leaf.layout}"
+            leaves.append({"path": path, "kind": "other", "type": what, "repr": ""})
+        elif isinstance(leaf, torch.Tensor):
             f = folder / f"{i}.bin"
             f.write_bytes(tensor_bytes(leaf))
             leaves.append({
