@@ -206,7 +206,7 @@ class Judge:
         self._precision_check(prep, path, m)
         if case.get("repeat_outputs"):
             self._determinism_check(folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m,
-                                    problem.allow_nan)
+                                    problem.allow_nan, self.device)
         return m
 
     @staticmethod
@@ -225,7 +225,8 @@ class Judge:
 
     @staticmethod
     def _determinism_check(folder: Path, repeat: list[dict[str, Any]], leaf: dict[str, Any], out: torch.Tensor,
-                           ref: Any, tol: Tolerance, m: dict[str, Any], allow_nan: bool = False) -> None:
+                           ref: Any, tol: Tolerance, m: dict[str, Any], allow_nan: bool = False,
+                           device: str = "cpu") -> None:
         other = next((r for r in repeat if r["path"] == leaf["path"]), None)
         if other is not None and other.get("kind") == "number" and leaf.get("kind") == "number":
             if other["value"] != leaf["value"]:
@@ -238,15 +239,16 @@ class Judge:
             m["reason"] = "nondeterministic: the second call on identical inputs returned a different structure"
             return
         again = load_output(folder, other)
+        if torch.equal(out.contiguous().view(torch.uint8), again.contiguous().view(torch.uint8)):
+            return
         # The second answer is an answer too: it must pass the same verdict as the first (a kernel that is right
         # once and then returns something else must not pass on the first call's figures).
-        second = metrics.verdict_large(again, ref, tol, allow_nan=allow_nan) if again.numel() > metrics.LARGE else \
+        second = metrics.verdict_large(again, ref, tol, allow_nan=allow_nan, device=device) \
+            if again.numel() > metrics.LARGE else \
             metrics.verdict(again, ref, tol, unwritten=poisoned_mask(again), allow_nan=allow_nan)
         if not second["ok"] and m["ok"]:
             m["ok"], m["score"] = False, math.inf
             m["reason"] = f"the second call on identical inputs is wrong: {second['reason']}"
-            return
-        if torch.equal(out.contiguous().view(torch.uint8), again.contiguous().view(torch.uint8)):
             return
         a, b = out.double(), again.double()
         differ = int((a != b).logical_and(~(a.isnan() & b.isnan())).sum())
