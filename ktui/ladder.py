@@ -403,8 +403,9 @@ class Ladder:
         cand = self.pool.candidate.call("benchmark", self._params(ctx, spec_indices=idx, seed=seed), timeout_s=t)
         recheck = self._recheck_timed_outputs(ctx, cand["specs"], t)
         host = {s["spec_index"]: self._host_us_per_call(ctx, s, t) for s in cand["specs"]}
-        ctx.tampered = sorted(set(ctx.tampered) | set(cand.get("tampered", []))
-                              | {n for h in host.values() for n in h.pop("tampered")})
+        # Patches persist: what the candidate patched while it was timed is still patched now.
+        patched = self.pool.candidate.call("integrity", {}, timeout_s=t)["tampered"]
+        ctx.tampered = sorted(set(ctx.tampered) | set(patched))
         ref = self.pool.judge.call("time_reference", self._params(ctx, spec_indices=idx, seed=BENCH_SEED),
                                    timeout_s=t)
         dtypes = sorted({r["dtype"] for r in ref["specs"] if r.get("flops")})
@@ -568,14 +569,14 @@ class Ladder:
         return self.pool.judge.call("check_samples", self._params(ctx, specs=items, out_dir=str(ctx.out_dir)),
                                     timeout_s=t)["specs"]
 
-    def _host_us_per_call(self, ctx: "_Context", spec: dict[str, Any], t: float) -> dict[str, Any]:
+    def _host_us_per_call(self, ctx: "_Context", spec: dict[str, Any], t: float) -> dict[str, float]:
         """Per-call time of back-to-back calls ended by a device synchronize, timed from this process: the
         difference of two requests (N calls, 0 calls) cancels set-up and IPC. Nothing in the candidate's process
         (a side stream, a patched timer) can shorten it. Returns ``us_per_call`` (µs), ``enqueue_us_per_call`` (µs
         until the last call returned, before the synchronize: the host's own cost per call, as the worker measured
-        it) and ``tampered`` (names the candidate patched, see ``capture.tampered``)."""
+        it)."""
         params = self._params(ctx, spec_index=spec["spec_index"], seed=BENCH_SEED)
-        replies: list[dict[str, Any]] = []
+        replies: list[dict[str, Any]] = []  # the worker's own enqueue times
 
         def timed(n: int) -> float:
             t0 = time.perf_counter()
@@ -588,8 +589,7 @@ class Ladder:
         times = [timed(0), timed(calls), timed(0), timed(calls)]
         loop = min(times[1], times[3]) - min(base, times[0], times[2])
         enqueue = min(r.get("enqueue_s", 0.0) for r in replies if r["calls"] == calls)
-        return {"us_per_call": max(loop, 0.0) * 1e6 / calls, "enqueue_us_per_call": max(enqueue, 0.0) * 1e6 / calls,
-                "tampered": sorted({n for r in replies for n in r.get("tampered", [])})}
+        return {"us_per_call": max(loop, 0.0) * 1e6 / calls, "enqueue_us_per_call": max(enqueue, 0.0) * 1e6 / calls}
 
 
 @dataclass

@@ -244,6 +244,7 @@ def test_a_patching_kernel_cannot_fool_its_verdict_nor_the_next_versions(make_ws
     after = lad.run(ws.kernel(ws.root / "kernels/vector_add/v2.py"))
     assert good(after)
     assert not any("patched" in w for w in after.rung("run").warnings)  # v2 ran in a clean worker
+    assert cpu_pool.candidate.call("integrity", {}, timeout_s=60)["tampered"] == []  # what the benchmark rung asks
 
 
 # -- output-subclass, reused-output, late-write ---------------------------------------------------------------------
