@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ktui.engine.timing import bench, measure_bandwidth  # noqa: E402
+from ktui.worker.timing import bench, measure_bandwidth  # noqa: E402
 
 
 @triton.jit

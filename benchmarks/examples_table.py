@@ -23,7 +23,7 @@ TARGETS = {
 }
 sys.path.insert(0, str(ROOT))
 
-from ktui.workspace import Workspace  # noqa: E402
+from ktui.core.workspace import Workspace  # noqa: E402
 
 
 def main() -> int:

@@ -32,11 +32,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ktui.device import resolve_device  # noqa: E402
-from ktui.events import LadderFinished, RungFinished  # noqa: E402
-from ktui.ladder import LadderOptions  # noqa: E402
-from ktui.session import Session  # noqa: E402
-from ktui.workspace import Workspace  # noqa: E402
+from ktui.core.device import resolve_device  # noqa: E402
+from ktui.core.events import LadderFinished, RungFinished  # noqa: E402
+from ktui.core.ladder import LadderOptions  # noqa: E402
+from ktui.core.session import Session  # noqa: E402
+from ktui.core.workspace import Workspace  # noqa: E402
 
 COLD_CHECK = r"""
 import json, sys, time
@@ -46,9 +46,9 @@ if device == "cpu":
     os.environ["TRITON_INTERPRET"] = "1"
 import torch, triton
 from pathlib import Path
-from ktui.engine.problem import Problem, load_module, policy_dtype
-from ktui.engine import metrics
-from ktui.tolerance import resolve
+from ktui.worker.problem import Problem, load_module, policy_dtype
+from ktui.worker import metrics
+from ktui.worker.tolerance import resolve
 ref = Problem(Path(ws) / "references" / f"{problem}.py", problem, "cold")
 mod = load_module(Path(kernel), "cold_kernel")
 ok = True
@@ -68,7 +68,7 @@ FIRST_PAINT = r"""
 import sys, time
 t0 = time.perf_counter()
 from ktui.tui.app import KtuiApp
-from ktui.workspace import Workspace
+from ktui.core.workspace import Workspace
 
 class FirstPaint(KtuiApp):
     def on_mount(self):

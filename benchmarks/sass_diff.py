@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ktui import sass  # noqa: E402
+from ktui.core.inspect import sass  # noqa: E402
 
 OPS = ["FFMA R{a}, R{b}, R{c}, R{a} ;", "LDG.E.128 R{a}, desc[UR4][R{b}.64] ;", "IMAD.WIDE R{a}, R{b}, 0x4, R{c} ;",
        "HGMMA.64x256x16.F32.BF16 R24, gdesc[UR8].tnspB, R24 ;", "BAR.SYNC.DEFER_BLOCKING 0x0 ;",

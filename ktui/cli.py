@@ -77,7 +77,7 @@ def cmd_agent(argv: list[str]) -> int:
     from dataclasses import replace
 
     from ktui.agent.config import SETUP_HINT, ConfigError, load_config
-    from ktui.workspace import Workspace, WorkspaceError
+    from ktui.core.workspace import Workspace, WorkspaceError
 
     try:
         ws = Workspace(args.workspace)
@@ -113,15 +113,15 @@ def tui_parser() -> argparse.ArgumentParser:
 
 def cmd_run(argv: list[str]) -> int:
     args = run_parser().parse_args(argv)
-    from ktui.device import resolve_device
-    from ktui.events import EventBus, RungFinished
-    from ktui.ladder import Ladder, LadderOptions, WorkerPool
-    from ktui.results import Status, device_label
-    from ktui.store import ResultStore
-    from ktui.worker.client import WorkerStartError
-    from ktui.workspace import Workspace, WorkspaceError
+    from ktui.core.device import resolve_device
+    from ktui.core.events import EventBus, RungFinished
+    from ktui.core.ladder import Ladder, LadderOptions, WorkerPool
+    from ktui.core.results import Status, device_label
+    from ktui.core.store import ResultStore
+    from ktui.core.workers.client import WorkerStartError
+    from ktui.core.workspace import Workspace, WorkspaceError
 
-    from ktui.results import DEFAULT_RUNGS, expand_rungs
+    from ktui.core.results import DEFAULT_RUNGS, expand_rungs
 
     path = Path(args.kernel)
     if path.is_dir():
@@ -143,7 +143,7 @@ def cmd_run(argv: list[str]) -> int:
     except WorkspaceError as exc:
         raise UsageError(str(exc)) from None
     if args.baseline:
-        from ktui.ladder import Baselines
+        from ktui.core.ladder import Baselines
 
         if args.baseline not in [v.version for v in ws.versions(kernel.problem)]:
             raise UsageError(f"no version {args.baseline!r} of {kernel.problem} to pin as the baseline")
@@ -183,8 +183,8 @@ def cmd_run(argv: list[str]) -> int:
 
 def cmd_diff(argv: list[str]) -> int:
     args = diff_parser().parse_args(argv)
-    from ktui.diff import DiffError, compare, render
-    from ktui.workspace import Workspace, WorkspaceError
+    from ktui.core.inspect.diff import DiffError, compare, render
+    from ktui.core.workspace import Workspace, WorkspaceError
 
     refs = []
     for f in (args.a, args.b):
@@ -210,14 +210,14 @@ def cmd_diff(argv: list[str]) -> int:
 
 def cmd_tui(argv: list[str]) -> int:
     args = tui_parser().parse_args(argv)
-    from ktui.workspace import Workspace, WorkspaceError
+    from ktui.core.workspace import Workspace, WorkspaceError
 
     try:
         ws = Workspace(args.workspace)
     except WorkspaceError as exc:
         raise UsageError(str(exc)) from None
     from ktui.agent.config import ConfigError, load_config
-    from ktui.device import cuda_available
+    from ktui.core.device import cuda_available
 
     if args.device == "cuda" and not cuda_available():
         raise UsageError("--device cuda, but no CUDA GPU is usable on this machine (use --device cpu or auto)")

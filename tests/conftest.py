@@ -9,14 +9,14 @@ from typing import Callable
 
 import pytest
 
-from ktui.workspace import Workspace
+from ktui.core.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = Path(__file__).resolve().parent / "kernels"
 
 
 def cuda_available() -> bool:
-    from ktui.device import cuda_available as probe
+    from ktui.core.device import cuda_available as probe
 
     return probe()
 
@@ -70,7 +70,7 @@ def pool_ws(tmp_path_factory) -> Workspace:
 def cpu_pool(pool_ws):
     """Candidate, judge and compiler workers on the CPU, shared by every test that asks (a crash test restarts the
     worker it crashed; the pool comes back by itself)."""
-    from ktui.ladder import WorkerPool
+    from ktui.core.ladder import WorkerPool
 
     pool = WorkerPool(pool_ws, "cpu")
     pool.start()
@@ -81,7 +81,7 @@ def cpu_pool(pool_ws):
 @pytest.fixture
 def ladder_for(cpu_pool):
     """``ladder_for(ws, **options)``: a Ladder on the shared CPU pool."""
-    from ktui.ladder import Ladder, LadderOptions
+    from ktui.core.ladder import Ladder, LadderOptions
 
     made = []
 

@@ -14,9 +14,9 @@ import pytest
 
 from ktui.agent.agent import Agent, estimate_tokens, trim
 from ktui.agent.config import AgentConfig, ConfigError, load_config
-from ktui.events import (AgentNotice, ApprovalRequest, ChatDelta, ChatReplyDone, ChatReplyReset, EventBus,
+from ktui.core.events import (AgentNotice, ApprovalRequest, ChatDelta, ChatReplyDone, ChatReplyReset, EventBus,
                          ToolCallEvent)
-from ktui.ladder import Ladder, LadderOptions
+from ktui.core.ladder import Ladder, LadderOptions
 
 from .conftest import ROOT
 from .scripted_llm import Call, Drop, Fail, Hang, Reply, ScriptedLLM
@@ -257,7 +257,7 @@ def test_ktui_agent_without_a_model_exits_2_with_the_hint(make_ws):
 
 
 def test_read_dump_shows_what_the_compiler_made(make_ws, cpu_pool):
-    from ktui.store import ResultStore
+    from ktui.core.store import ResultStore
 
     ws = make_ws(["vector_add"])
     ladder = Ladder(ws, cpu_pool, options=LadderOptions(rungs=("dumps",)), store=ResultStore(ws))

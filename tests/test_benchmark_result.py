@@ -2,8 +2,8 @@
 
 import pytest
 
-from ktui.ladder import benchmark_result
-from ktui.results import Status
+from ktui.core.ladder.runner import benchmark_result
+from ktui.core.results import Status
 
 DESCRIBE = {"benchmarks": [{"n": 1 << 24}], "benchmark_labels": ["(16777216,)"]}
 ROOF = {"bandwidth_gbps": 4000.0, "peak_tflops": {}}
@@ -63,15 +63,15 @@ def test_faster_than_light_fails():
 def test_a_wrong_recheck_and_a_tampered_worker_fail():
     bad = verdict(100.0, 100.0, recheck=[{"label": "(16777216,)", "ok": False, "reason": "max_abs_err=1"}])
     assert bad.status is Status.FAILED and "last timed call is wrong" in bad.summary
-    t = verdict(100.0, 100.0, tampered=["ktui.engine.timing.bench"])
+    t = verdict(100.0, 100.0, tampered=["ktui.worker.timing.bench"])
     assert t.status is Status.FAILED and "timings untrustworthy" in t.summary
-    assert "ktui.engine.timing.bench" in t.summary
+    assert "ktui.worker.timing.bench" in t.summary
 
 
 def test_patching_ktui_worker_code_is_seen(monkeypatch):
-    import ktui.engine.candidate as candidate
-    import ktui.engine.timing as timing
-    from ktui.engine import capture
+    import ktui.worker.candidate as candidate
+    import ktui.worker.timing as timing
+    from ktui.worker import capture
 
     base = capture.fingerprint()
     assert capture.tampered(base) == []
@@ -79,6 +79,6 @@ def test_patching_ktui_worker_code_is_seen(monkeypatch):
     monkeypatch.setattr(candidate.Candidate, "do_host_loop", lambda *a, **k: None)
     monkeypatch.setattr(candidate.Candidate, "do_added", lambda *a, **k: None, raising=False)
     got = capture.tampered(base)
-    assert "ktui.engine.timing.bench" in got
-    assert "ktui.engine.candidate.Candidate.do_host_loop" in got
-    assert "ktui.engine.candidate.Candidate.do_added" in got
+    assert "ktui.worker.timing.bench" in got
+    assert "ktui.worker.candidate.Candidate.do_host_loop" in got
+    assert "ktui.worker.candidate.Candidate.do_added" in got

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-CORE = ["ktui.workspace", "ktui.results", "ktui.events", "ktui.ladder", "ktui.scheduler", "ktui.session",
-        "ktui.watcher", "ktui.store", "ktui.tolerance", "ktui.worker.client", "ktui.cli", "ktui.scan",
+CORE = ["ktui.core.workspace", "ktui.core.results", "ktui.core.events", "ktui.core.ladder", "ktui.core.scheduler", "ktui.core.session",
+        "ktui.core.watcher", "ktui.core.store", "ktui.worker.tolerance", "ktui.core.workers.client", "ktui.cli", "ktui.core.inspect.scan",
         "ktui.agent.agent", "ktui.agent.config", "ktui.agent.tools", "ktui.agent.transcript"]
 
 

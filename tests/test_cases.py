@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ktui.results import Status
+from ktui.core.results import Status
 
 from .conftest import BAD, ROOT
 
@@ -211,7 +211,7 @@ def test_each_autotune_config_is_checked_alone(make_ws, ladder_for):
 
 # -- interp-only ----------------------------------------------------------------------------------------------------
 def test_a_cpu_pass_is_labelled_interpreter_and_never_a_gpu_pass(make_ws, ladder_for):
-    from ktui.results import device_label
+    from ktui.core.results import device_label
 
     res = good(run(make_ws, ladder_for, "vector_add", ROOT / "kernels/vector_add/v2.py", distributions=False))
     assert res.device["type"] == "cpu" and res.device["interpreter"] is True

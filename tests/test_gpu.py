@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from ktui.ladder import Ladder, LadderOptions, WorkerPool
-from ktui.results import Status
-from ktui.workspace import Workspace
+from ktui.core.ladder import Ladder, LadderOptions, WorkerPool
+from ktui.core.results import Status
+from ktui.core.workspace import Workspace
 
 from .conftest import BAD, ROOT
 
@@ -79,7 +79,7 @@ def test_gpu_hang_times_out_and_the_worker_restarts(gpu_ws, gpu_pool):
 
 @pytest.mark.parametrize("key", ["vector_add/v2", "softmax/v2", "matmul/v2"])
 def test_profile_rung_reads_nsight_compute_figures(gpu_ws, gpu_pool, key):
-    from ktui.store import ResultStore
+    from ktui.core.store import ResultStore
 
     lad = Ladder(gpu_ws, gpu_pool, store=ResultStore(gpu_ws))
     res = lad.run(_k(gpu_ws, key), ("profile",))

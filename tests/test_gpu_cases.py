@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ktui.ladder import Ladder, LadderOptions, WorkerPool
-from ktui.results import Status
-from ktui.workspace import Workspace
+from ktui.core.ladder import Ladder, LadderOptions, WorkerPool
+from ktui.core.results import Status
+from ktui.core.workspace import Workspace
 
 from .conftest import ROOT
 

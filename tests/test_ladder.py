@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ktui.results import Status
+from ktui.core.results import Status
 
 from .conftest import BAD, ROOT
 
@@ -25,7 +25,7 @@ def _kernel(ws, key):
 def examples_ws(tmp_path_factory):
     import shutil
 
-    from ktui.workspace import Workspace
+    from ktui.core.workspace import Workspace
 
     root = tmp_path_factory.mktemp("examples")
     shutil.copytree(ROOT / "references", root / "references")

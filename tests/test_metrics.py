@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from ktui.engine import metrics
-from ktui.engine.tensors import poison_, poisoned_mask
-from ktui.tolerance import Tolerance, resolve
+from ktui.worker import metrics
+from ktui.worker.tensors import poison_, poisoned_mask
+from ktui.worker.tolerance import Tolerance, resolve
 
 
 def test_known_psnr_mse_and_errors():

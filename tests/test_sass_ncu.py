@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ktui import ncu, sass
+from ktui.core.inspect import ncu, sass
 
 # Real Nsight Compute output of a Triton vector add on an H200 (copied from shared/fixtures/ncu).
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ncu"
@@ -177,8 +177,8 @@ def test_ktui_diff_json_compares_two_versions(make_ws):
 
 
 def test_profile_is_skipped_without_a_gpu_and_a_partial_run_keeps_the_other_rungs(make_ws, ladder_for):
-    from ktui.results import Status
-    from ktui.store import ResultStore
+    from ktui.core.results import Status
+    from ktui.core.store import ResultStore
 
     ws = make_ws(["vector_add"])
     k = ws.kernel(ws.root / "kernels/vector_add/v2.py")

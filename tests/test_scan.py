@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ktui.scan import scan_source
+from ktui.core.inspect.scan import scan_source
 
 from .conftest import ROOT
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 import time
 
-from ktui.events import EventBus, QueueChanged
-from ktui.scheduler import Scheduler
-from ktui.watcher import Watcher
-from ktui.workspace import KernelRef
+from ktui.core.events import EventBus, QueueChanged
+from ktui.core.scheduler import Scheduler
+from ktui.core.watcher import Watcher
+from ktui.core.workspace import KernelRef
 
 
 def test_saves_during_a_run_queue_once_and_the_running_file_runs_again(make_ws):
@@ -92,9 +92,9 @@ def test_watcher_sees_atomic_rename_saves(make_ws):
 
 
 def test_quitting_during_a_run_is_quick_and_stores_no_verdict(make_ws):
-    from ktui.events import RungStarted
-    from ktui.ladder import LadderOptions
-    from ktui.session import Session
+    from ktui.core.events import RungStarted
+    from ktui.core.ladder import LadderOptions
+    from ktui.core.session import Session
 
     from .conftest import BAD
 

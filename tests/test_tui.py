@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from ktui.ladder import LadderOptions
-from ktui.results import ErrorInfo, LadderResult, RungResult, Status
-from ktui.session import Session
-from ktui.store import ResultStore
+from ktui.core.ladder import LadderOptions
+from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status
+from ktui.core.session import Session
+from ktui.core.store import ResultStore
 from ktui.tui.app import KtuiApp
 from ktui.tui.messages import LadderUpdate
 from ktui.tui.widgets import AccuracyTable, KernelTree, LadderTable, TimingsTable
@@ -165,7 +165,7 @@ def test_main_screen_snapshot(tmp_path, snap_compare):
     configure a model (none is configured), with its input line."""
     import shutil
 
-    from ktui.workspace import Workspace
+    from ktui.core.workspace import Workspace
 
     root = tmp_path / "demo"
     (root / "references").mkdir(parents=True)
@@ -181,7 +181,7 @@ def test_main_screen_snapshot(tmp_path, snap_compare):
 def test_every_action_is_in_the_command_palette(tmp_path):
     import shutil
 
-    from ktui.workspace import Workspace
+    from ktui.core.workspace import Workspace
 
     root = tmp_path / "ws"
     (root / "references").mkdir(parents=True)
@@ -289,7 +289,7 @@ def test_chat_approval_prompt_takes_y_and_n(session_ws):
 def test_sass_tab_maps_source_lines_to_instructions_and_back_and_diff_tab_compares(session_ws):
     from textual.widgets import DataTable, Log
 
-    from ktui.ladder import Baselines
+    from ktui.core.ladder import Baselines
     from ktui.tui.widgets import SourceSass
 
     ws, session = session_ws
@@ -339,7 +339,7 @@ def test_escape_closes_the_command_palette_and_leaves_the_chat_line(tmp_path):
     from textual.command import CommandPalette
     from textual.widgets import Input
 
-    from ktui.workspace import Workspace
+    from ktui.core.workspace import Workspace
 
     root = tmp_path / "ws"
     (root / "references").mkdir(parents=True)

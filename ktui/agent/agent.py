@@ -17,10 +17,10 @@ from ktui.agent import llm
 from ktui.agent.config import SETUP_HINT, AgentConfig
 from ktui.agent.prompts import system_prompt
 from ktui.agent.tools import TOOLS, PendingWrite, ToolError, Workbench, results_for_model, tool_names
-from ktui.events import (AgentNotice, AgentState, ApprovalDecided, ApprovalRequest, ChatDelta, ChatMessage,
+from ktui.core.events import (AgentNotice, AgentState, ApprovalDecided, ApprovalRequest, ChatDelta, ChatMessage,
                          ChatReplyDone, ChatReplyReset, EventBus, ToolCallEvent)
-from ktui.results import LadderResult
-from ktui.workspace import KernelRef, Workspace
+from ktui.core.results import LadderResult
+from ktui.core.workspace import KernelRef, Workspace
 
 MAX_TOOL_CALLS_PER_EXCHANGE = 40
 CHARS_PER_TOKEN = 3.5  # conservative estimate for code and English (cl100k averages ~4): trimming stays offline

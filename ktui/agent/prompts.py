@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ktui.results import LadderResult
-from ktui.workspace import Workspace
+from ktui.core.results import LadderResult
+from ktui.core.workspace import Workspace
 
 PROMPTS = Path(__file__).with_name("prompts")
 

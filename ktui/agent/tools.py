@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ktui.results import LadderResult, Status, device_label
-from ktui.store import atomic_write
-from ktui.workspace import KERNELS, KernelRef, Workspace
+from ktui.core.results import LadderResult, Status, device_label
+from ktui.core.store import atomic_write
+from ktui.core.workspace import KERNELS, KernelRef, Workspace
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
 SKIP_DIRS = {".git", ".ktui", ".venv", "__pycache__", ".device", ".whl", "node_modules", ".pytest_cache"}
@@ -161,7 +161,7 @@ class Workbench:
 
     def read_dump(self, problem: str, version: str, stage: str = "summary") -> str:
         """The dumps of a version's latest ladder result: a summary, or one stage's text (truncated)."""
-        from ktui.store import ResultStore
+        from ktui.core.store import ResultStore
 
         if problem not in self.ws.problems():
             raise ToolError(f"unknown problem {problem!r}")

@@ -7,11 +7,11 @@ from typing import TextIO
 
 from ktui.agent.agent import Agent
 from ktui.agent.config import AgentConfig
-from ktui.events import (AgentNotice, ApprovalRequest, ChatDelta, ChatMessage, ChatReplyDone, ChatReplyReset, Event,
+from ktui.core.events import (AgentNotice, ApprovalRequest, ChatDelta, ChatMessage, ChatReplyDone, ChatReplyReset, Event,
                          ToolCallEvent)
-from ktui.ladder import LadderOptions
-from ktui.session import Session
-from ktui.workspace import Workspace
+from ktui.core.ladder import LadderOptions
+from ktui.core.session import Session
+from ktui.core.workspace import Workspace
 
 
 def format_usage(ev: ChatReplyDone) -> str:

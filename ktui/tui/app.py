@@ -18,17 +18,17 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Log, Static, TabbedContent, TabPane, Tree
 
 from ktui.agent.config import SETUP_HINT, AgentConfig
-from ktui.events import Event, LadderFinished, LadderStarted, RungFinished, RungStarted
-from ktui.results import device_label
-from ktui.session import Session
-from ktui.store import ResultStore
+from ktui.core.events import Event, LadderFinished, LadderStarted, RungFinished, RungStarted
+from ktui.core.results import device_label
+from ktui.core.session import Session
+from ktui.core.store import ResultStore
 from ktui.tui.chat import AGENT_EVENTS, AgentUpdate, ApprovalBar, ChatPane
 from ktui.tui.messages import (FileUpdate, LadderUpdate, NoticeUpdate, QueueUpdate, StoredUpdate, WorkerUpdate,
                                message_for)
 from ktui.tui.state import VersionState
 from ktui.tui.widgets import (AccuracyTable, KernelTree, LadderTable, ProfileTable, QueuePanel, SourceSass,
                               TimingsTable, details_text)
-from ktui.workspace import KernelRef, Workspace
+from ktui.core.workspace import KernelRef, Workspace
 
 ROUNDS = (0, 1, 3, 5, 10)
 
@@ -198,7 +198,7 @@ class KtuiApp(App):
 
     def _compare_with(self, k: KernelRef) -> KernelRef | None:
         """The pinned baseline of the problem, else the version before ``k``."""
-        from ktui.ladder import Baselines
+        from ktui.core.ladder import Baselines
 
         versions = [v.version for v in self.ws.versions(k.problem)]
         base = Baselines(self.ws).get(k.problem)
@@ -221,7 +221,7 @@ class KtuiApp(App):
                         exit_on_error=False)
 
     def _diff_lines(self, a: KernelRef, b: KernelRef, ra, rb) -> None:
-        from ktui.diff import DiffError, compare_results, render
+        from ktui.core.inspect.diff import DiffError, compare_results, render
 
         try:
             text = render(compare_results([(self.ws, a, ra), (self.ws, b, rb)]), side_by_side=self._side_by_side)
@@ -419,7 +419,7 @@ class KtuiApp(App):
         """Pin the selected version as its problem's baseline (Diff and Profile compare with it)."""
         if self.selected is None:
             return
-        from ktui.ladder import Baselines
+        from ktui.core.ladder import Baselines
 
         Baselines(self.ws).pin(self.selected.problem, self.selected.version)
         self.notify(f"baseline of {self.selected.problem}: {self.selected.version}")

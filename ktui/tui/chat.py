@@ -12,7 +12,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Markdown, Static
 from textual.widgets._markdown import MarkdownStream
 
-from ktui.events import (AgentNotice, AgentState, ApprovalDecided, ApprovalRequest, ChatDelta, ChatMessage,
+from ktui.core.events import (AgentNotice, AgentState, ApprovalDecided, ApprovalRequest, ChatDelta, ChatMessage,
                          ChatReplyDone, ChatReplyReset, Event, ToolCallEvent)
 
 AGENT_EVENTS = (ChatMessage, ChatDelta, ChatReplyDone, ChatReplyReset, ToolCallEvent, ApprovalRequest,

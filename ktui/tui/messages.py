@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from ktui.events import (Event, FileChanged, LadderFinished, LadderStarted, Notice, QueueChanged, ResultStored,
+from ktui.core.events import (Event, FileChanged, LadderFinished, LadderStarted, Notice, QueueChanged, ResultStored,
                          RungFinished, RungStarted, WorkerState)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ktui.results import DEFAULT_RUNGS, LadderResult, RungResult, Status
+from ktui.core.results import DEFAULT_RUNGS, STOPPING_RUNGS, LadderResult, RungResult, Status
 
 
 @dataclass
@@ -32,7 +32,7 @@ class VersionState:
                 return r.status.value, r
             if name == self.running_rung:
                 return "running", None
-            if name in self.live_rungs and not any(r.status is Status.FAILED and r.name in ("compile", "run")
+            if name in self.live_rungs and not any(r.status is Status.FAILED and r.name in STOPPING_RUNGS
                                                    for r in self.live.values()):
                 return "waiting", None
             prev = self.result.rung(name) if self.result else None

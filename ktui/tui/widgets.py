@@ -11,10 +11,10 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from ktui import sass
-from ktui.results import LadderResult, RungResult, Status, device_label, fmt
+from ktui.core.inspect import sass
+from ktui.core.results import LadderResult, RungResult, Status, device_label, fmt
 from ktui.tui.state import VersionState, rung_names
-from ktui.workspace import KernelRef, Workspace
+from ktui.core.workspace import KernelRef, Workspace
 
 STATUS_STYLE = {"ok": "bold green", "FAILED": "bold red", "skipped": "dim", "running": "bold yellow",
                 "waiting": "yellow", "stale": "dim italic", "-": "dim"}

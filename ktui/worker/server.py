@@ -9,7 +9,7 @@ from typing import Any, BinaryIO
 
 import torch
 
-from ktui.worker.protocol import decode, encode
+from ktui.protocol import decode, encode
 
 # Messages of errors after which the CUDA context cannot be trusted: the worker must be replaced.
 CUDA_FATAL = (
@@ -63,11 +63,11 @@ class Server:
         import triton  # noqa: F401 - imported once here so that every request finds it warm
 
         if role in ("candidate", "compiler"):
-            from ktui.engine.candidate import Candidate
+            from ktui.worker.candidate import Candidate
 
             self.handler = Candidate(device, cross=role == "compiler")
         else:
-            from ktui.engine.judge import Judge
+            from ktui.worker.judge import Judge
 
             self.handler = Judge(device)
         self.info = device_info(device)

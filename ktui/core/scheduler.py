@@ -11,9 +11,9 @@ import threading
 from collections import OrderedDict
 from typing import Callable
 
-from ktui.events import EventBus, Notice, QueueChanged, RungStarted
-from ktui.results import LadderResult
-from ktui.workspace import KernelRef
+from ktui.core.events import EventBus, Notice, QueueChanged, RungStarted
+from ktui.core.results import LadderResult
+from ktui.core.workspace import KernelRef
 
 
 class Scheduler:

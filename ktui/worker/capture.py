@@ -316,7 +316,7 @@ def poisoned_allocations(decoy_seed: int | None = None) -> Iterator[None]:
 
     import torch
 
-    from ktui.engine.tensors import decoy_, poison_
+    from ktui.worker.tensors import decoy_, poison_
 
     counter = itertools.count()
     fill = poison_ if decoy_seed is None else (lambda t: decoy_(t, decoy_seed + next(counter)))
@@ -344,8 +344,8 @@ def poisoned_allocations(decoy_seed: int | None = None) -> Iterator[None]:
 
 
 # -- worker integrity -----------------------------------------------------------------------------------------------
-_OWN_MODULES = ("ktui.engine.timing", "ktui.engine.candidate", "ktui.engine.capture", "ktui.engine.tensors",
-                "ktui.engine.cases", "ktui.engine.server")
+_OWN_MODULES = ("ktui.worker.timing", "ktui.worker.candidate", "ktui.worker.capture", "ktui.worker.tensors",
+                "ktui.worker.cases", "ktui.worker.server")
 
 
 def fingerprint() -> dict[str, int]:

@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ktui.results import LadderResult
-from ktui.workspace import Workspace
+from ktui.core.results import LadderResult
+from ktui.core.workspace import Workspace
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -9,10 +9,10 @@ The module (``references/<problem>.py``) defines, with GPU MODE's names:
   ``reference_float64 = False``;
 - ``tests``: specs (dicts of keyword arguments to ``generate_input``) checked for correctness;
 - ``benchmarks``: specs timed by the benchmark rung;
-- optionally ``tolerance`` (see ``ktui.tolerance``), ``flops(spec)`` and ``bytes_moved(spec)`` (for TFLOP/s, GB/s and
+- optionally ``tolerance`` (see ``ktui.worker.tolerance``), ``flops(spec)`` and ``bytes_moved(spec)`` (for TFLOP/s, GB/s and
   the roofline), and ``outputs``: indices (tuple data) or keys (dict data) of output buffers inside ``data`` that
   ktui fills with NaN before each call;
-- optionally ``input_distributions`` (default all of ``ktui.engine.cases.DISTRIBUTIONS``; ``["native"]`` when the
+- optionally ``input_distributions`` (default all of ``ktui.worker.cases.DISTRIBUTIONS``; ``["native"]`` when the
   op needs the inputs exactly as generated, e.g. probabilities or sorted keys), ``contiguous_only = True`` (skip the
   transposed/padded/offset/expanded layout cases) and ``allow_nan = True`` (NaN is a valid reference result).
 """
@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import torch
 
-from ktui.engine.tensors import dtype_name, flatten
+from ktui.worker.tensors import dtype_name, flatten
 
 DISTRIBUTIONS = ("native", "normal", "uniform", "heavy", "shifted", "constant")
 

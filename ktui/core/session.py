@@ -10,14 +10,14 @@ import threading
 import time
 from pathlib import Path
 
-from ktui.device import resolve_device
-from ktui.events import EventBus, FileChanged, LadderFinished, Notice, ResultStored
-from ktui.ladder import Ladder, LadderOptions, WorkerPool
-from ktui.results import LadderResult
-from ktui.scheduler import Scheduler
-from ktui.store import ResultStore, sha256
-from ktui.watcher import DEFAULT_DEBOUNCE_S, Watcher
-from ktui.workspace import KernelRef, Workspace
+from ktui.core.device import resolve_device
+from ktui.core.events import EventBus, FileChanged, LadderFinished, Notice, ResultStored
+from ktui.core.ladder import Ladder, LadderOptions, WorkerPool
+from ktui.core.results import LadderResult
+from ktui.core.scheduler import Scheduler
+from ktui.core.store import ResultStore, sha256
+from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher
+from ktui.core.workspace import KernelRef, Workspace
 
 
 class Session:

@@ -1,4 +1,4 @@
-"""Entry point of a worker process: ``python -m ktui.engine --role candidate|judge --device cpu|cuda``.
+"""Entry point of a worker process: ``python -m ktui.worker --role candidate|judge --device cpu|cuda``.
 
 Order matters here: the protocol channel is taken off stdout before anything else can print, the Triton interpreter
 is switched on before triton is imported, and torch is imported once, before the hello.
@@ -27,13 +27,13 @@ def _take_channel():
 
 def main() -> None:
     t0 = time.perf_counter()
-    parser = argparse.ArgumentParser(prog="python -m ktui.engine")
+    parser = argparse.ArgumentParser(prog="python -m ktui.worker")
     parser.add_argument("--role", choices=("candidate", "judge", "compiler"), required=True)
     parser.add_argument("--device", choices=("cpu", "cuda"), required=True)
     args = parser.parse_args()
     proto_in, proto_out = _take_channel()
 
-    from ktui.worker.protocol import encode
+    from ktui.protocol import encode
 
     if args.device == "cpu":
         # The compiler compiles for sm_90a and must see real JITFunctions; the others run the Triton interpreter.
@@ -52,7 +52,7 @@ def main() -> None:
         proto_out.write(encode({"fatal": "--device cuda, but torch.cuda.is_available() is False on this machine"}))
         sys.exit(2)
 
-    from ktui.engine.server import Server
+    from ktui.worker.server import Server
 
     server = Server(args.role, args.device, proto_in, proto_out)
     server.hello(startup_s=time.perf_counter() - t0)

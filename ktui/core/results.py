@@ -11,13 +11,45 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
-# Every rung, in ladder order. A plain run climbs DEFAULT_RUNGS; ``profile`` (Nsight Compute, seconds per version)
-# runs when asked for (``ktui run --rungs profile``, ``p`` in the TUI).
-RUNG_ORDER: tuple[str, ...] = ("compile", "run", "correctness", "benchmark", "dumps", "profile")
-DEFAULT_RUNGS: tuple[str, ...] = ("compile", "run", "correctness", "benchmark", "dumps")
-# What a rung needs to have run first in the same ladder.
-RUNG_NEEDS: dict[str, tuple[str, ...]] = {"run": ("compile",), "correctness": ("compile", "run"),
-                                          "benchmark": ("compile",), "dumps": ("compile",), "profile": ("compile",)}
+from ktui.protocol import json_float, json_safe  # noqa: F401 - results are read with them
+
+
+@dataclass(frozen=True)
+class RungSpec:
+    """One rung of the ladder, as every front end sees it.
+
+    Attributes:
+        name: the rung's name (``--rungs`` takes these).
+        needs: the rungs that must have run first in the same ladder.
+        stops_ladder: a failure of this rung stops the ladder (nothing after it can mean anything).
+        default: climbed by a plain run; the others run only when asked for (``--rungs profile``, ``p``).
+        what: one line for ``--help``, the README table and the TUI.
+    """
+
+    name: str
+    needs: tuple[str, ...]
+    stops_ladder: bool
+    default: bool
+    what: str
+
+
+# Every rung, in ladder order: the runner, the CLI, the TUI and ``--rungs`` read this table and nothing else.
+RUNGS: tuple[RungSpec, ...] = (
+    RungSpec("compile", (), True, True,
+             "import the version and compile every launch of one dry call (for sm_90a without a GPU)"),
+    RungSpec("run", ("compile",), True, True, "call custom_kernel on every case: times, or how it raised or died"),
+    RungSpec("correctness", ("compile", "run"), False, True,
+             "compare every output with the float64 reference, over seeds, distributions and layouts"),
+    RungSpec("benchmark", ("compile",), False, True,
+             "CUDA-event timing with integrity checks, against the reference and the roofline (GPU only)"),
+    RungSpec("dumps", ("compile",), False, True,
+             "keep the IRs, PTX, cubin and SASS of the timed launch: registers, spills, instruction mix"),
+    RungSpec("profile", ("compile",), False, False, "Nsight Compute on one call after warm-up (GPU only)"),
+)
+RUNG_SPECS: dict[str, RungSpec] = {r.name: r for r in RUNGS}
+RUNG_ORDER: tuple[str, ...] = tuple(r.name for r in RUNGS)
+DEFAULT_RUNGS: tuple[str, ...] = tuple(r.name for r in RUNGS if r.default)
+STOPPING_RUNGS: frozenset[str] = frozenset(r.name for r in RUNGS if r.stops_ladder)
 
 
 def expand_rungs(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -26,15 +58,13 @@ def expand_rungs(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     Raises:
         ValueError: an unknown rung name.
     """
-    unknown = [n for n in names if n not in RUNG_ORDER]
+    unknown = [n for n in names if n not in RUNG_SPECS]
     if unknown:
         raise ValueError(f"unknown rung(s) {', '.join(unknown)}; rungs: {', '.join(RUNG_ORDER)}")
     wanted = set(names)
     for n in names:
-        wanted |= set(RUNG_NEEDS.get(n, ()))
+        wanted |= set(RUNG_SPECS[n].needs)
     return tuple(r for r in RUNG_ORDER if r in wanted)
-# A failure of these stops the ladder: nothing after them can mean anything.
-STOPPING_RUNGS: frozenset[str] = frozenset({"compile", "run"})
 
 
 class Status(str, Enum):
@@ -174,24 +204,6 @@ def device_label(device: dict[str, Any]) -> str:
         arch = f" (sm_{cap[0]}{cap[1]})" if cap else ""
         return f"cuda: {device.get('name', '?')}{arch}"
     return "cpu (interpreter)"
-
-
-def json_safe(x: Any) -> Any:
-    """Replace NaN/inf floats by the strings "nan"/"inf"/"-inf" (in nested dicts and lists) for strict JSON."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-    if isinstance(x, dict):
-        return {str(k): json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [json_safe(v) for v in x]
-    return x
-
-
-def json_float(x: Any) -> float:
-    """The inverse of the NaN/inf encoding above: a JSON figure back to a float."""
-    if isinstance(x, str):
-        return float(x)
-    return float(x) if x is not None else math.nan
 
 
 def fmt(x: Any, digits: int = 3) -> str:

@@ -2,7 +2,7 @@
 
 No candidate code ever runs in this process, so a kernel that patches torch in its own worker cannot change how its
 outputs (or anyone's) are judged, and the reference's outputs never sit in memory a candidate can reach. The judge
-rebuilds each case's inputs from the same description as the candidate (``ktui.engine.cases``), computes the
+rebuilds each case's inputs from the same description as the candidate (``ktui.worker.cases``), computes the
 reference in float64, and compares the candidate's outputs, which arrive as raw bytes.
 """
 
@@ -14,12 +14,12 @@ from typing import Any, Callable
 
 import torch
 
-from ktui.engine import metrics
-from ktui.engine.cases import build_input, case_label, layout_of, round_to_tf32
-from ktui.engine.problem import ProblemCache, _map, inputs_only, policy_dtype, spec_label
-from ktui.engine.tensors import describe, flatten, hash_data, load_output, poisoned_mask, tensor_from_bytes
-from ktui.engine.timing import bench, measure_bandwidth, measure_peak_tflops
-from ktui.tolerance import EXACT, Tolerance, resolve
+from ktui.worker import metrics
+from ktui.worker.cases import build_input, case_label, layout_of, round_to_tf32
+from ktui.worker.problem import ProblemCache, _map, inputs_only, policy_dtype, spec_label
+from ktui.worker.tensors import describe, flatten, hash_data, load_output, poisoned_mask, tensor_from_bytes
+from ktui.worker.timing import bench, measure_bandwidth, measure_peak_tflops
+from ktui.worker.tolerance import EXACT, Tolerance, resolve
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -104,7 +104,7 @@ class Judge:
     def do_compare(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
         """Judge each executed case: inputs unchanged and identical to the judge's, no output aliasing an input,
         outputs of the expected structure, shapes and dtypes, every output within tolerance
-        (``ktui.engine.metrics.verdict``), and a repeated call on identical inputs giving the same answer."""
+        (``ktui.worker.metrics.verdict``), and a repeated call on identical inputs giving the same answer."""
         problem = self.problems.get(params["reference"])
         out_dir = Path(params["out_dir"])
         results = []

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from ktui.tolerance import Tolerance
+from ktui.worker.tolerance import Tolerance
 
 
 def _f(x: torch.Tensor | float) -> float:
@@ -408,6 +408,6 @@ def verdict_large(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_na
 
 
 def poisoned_chunk(raw: torch.Tensor) -> torch.Tensor:
-    from ktui.engine.tensors import poisoned_mask
+    from ktui.worker.tensors import poisoned_mask
 
     return poisoned_mask(raw.cpu().contiguous())

@@ -28,7 +28,7 @@ def become_subreaper() -> bool:
 
 
 def adopted_workers() -> list[int]:
-    """Children of this process whose command line is ktui's worker program (``-m ktui.engine``)."""
+    """Children of this process whose command line is ktui's worker program (``-m ktui.worker``)."""
     me = os.getpid()
     out = []
     for d in Path("/proc").glob("[0-9]*"):
@@ -40,7 +40,7 @@ def adopted_workers() -> list[int]:
             cmd = (d / "cmdline").read_bytes().split(b"\0")
         except (OSError, ValueError, IndexError):
             continue
-        if b"ktui.engine" in cmd:
+        if b"ktui.worker" in cmd:
             out.append(int(d.name))
     return out
 

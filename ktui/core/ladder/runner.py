@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ktui.events import EventBus, LadderFinished, LadderStarted, RungFinished, RungStarted, WorkerState
-from ktui import ncu, sass
-from ktui.results import (DEFAULT_RUNGS, RUNG_ORDER, STOPPING_RUNGS, ErrorInfo, LadderResult, RungResult, Status,
+from ktui.core.events import EventBus, LadderFinished, LadderStarted, RungFinished, RungStarted, WorkerState
+from ktui.core.inspect import ncu, sass
+from ktui.core.results import (DEFAULT_RUNGS, RUNG_ORDER, STOPPING_RUNGS, ErrorInfo, LadderResult, RungResult, Status,
                           expand_rungs, fmt, json_float)
-from ktui.scan import scan_source
-from ktui.store import ResultStore, Snapshots, atomic_write
-from ktui.worker import orphans
-from ktui.worker.client import WorkerError, WorkerProcess
-from ktui.workspace import KernelRef, Workspace, spec_size
+from ktui.core.inspect.scan import scan_source
+from ktui.core.store import ResultStore, Snapshots, atomic_write
+from ktui.core.workers import orphans
+from ktui.core.workers.client import WorkerError, WorkerProcess
+from ktui.core.workspace import KernelRef, Workspace
+from ktui.protocol import spec_size
 
 BENCH_SEED = 20261129  # benchmark inputs are fixed so that reference timings can be reused across runs
 
@@ -487,7 +488,7 @@ class Ladder:
         params = self._params(ctx, spec=spec, seed=BENCH_SEED, warmup=3)
         pfile = ctx.out_dir / "profile-params.json"
         pfile.write_text(json.dumps(params))
-        target = [sys.executable, "-m", "ktui.engine.profile_target", str(pfile)]
+        target = [sys.executable, "-m", "ktui.worker.profile_target", str(pfile)]
         t = self.options.timeouts["benchmark"]
         try:
             run = subprocess.run(ncu.profile_command(tool, report, target), capture_output=True, text=True,
@@ -627,7 +628,7 @@ def merge(old: LadderResult | None, new: LadderResult) -> LadderResult:
 
 def _pythonpath() -> str:
     """PYTHONPATH for a process that must import ktui (the profiled program) as this process does."""
-    here = str(Path(__file__).resolve().parents[1])
+    here = str(Path(__file__).resolve().parents[3])
     rest = os.environ.get("PYTHONPATH", "")
     return here + (os.pathsep + rest if rest else "")
 
@@ -672,7 +673,7 @@ MAX_WARNINGS = 8
 
 
 def make_cases(describe: dict[str, Any], options: LadderOptions, seed: int) -> list[dict[str, Any]]:
-    """The correctness cases of one run (see ``ktui.engine.cases``), in two phases, each from a freshly imported
+    """The correctness cases of one run (see ``ktui.worker.cases``), in two phases, each from a freshly imported
     module so that state a kernel keeps between calls (a cached size, grid or output) shows in both directions
     (cases.md stale-cache):
 

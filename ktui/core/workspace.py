@@ -39,16 +39,6 @@ class KernelRef:
         return f"{self.problem}/{self.version}"
 
 
-def spec_size(spec: dict) -> int:
-    """The product of a spec's integer values: a proxy for its size that needs no input data (the largest test
-    spec is the one compiled by the compile rung; layouts run on the two largest)."""
-    size = 1
-    for v in spec.values():
-        if isinstance(v, int) and not isinstance(v, bool):
-            size *= max(v, 1)
-    return size
-
-
 def version_sort_key(name: str) -> tuple[int, int, str]:
     """Sort ``v2`` before ``v10``; names that are not ``vN`` come after, alphabetically."""
     m = _VERSION_RE.match(name)

@@ -1,6 +1,6 @@
 """ktui's side of a worker process: start it, send it requests, survive its crashes and hangs.
 
-A worker is ``python -m ktui.engine --role ROLE --device DEVICE``. It imports torch (and triton) once, then serves
+A worker is ``python -m ktui.worker --role ROLE --device DEVICE``. It imports torch (and triton) once, then serves
 requests until told to stop. A kernel that segfaults, calls ``os._exit`` or hangs takes down only the worker: the
 call raises ``WorkerCrashed`` or ``WorkerTimeout`` with what the worker printed last, and the next call starts a
 fresh worker.
@@ -19,8 +19,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
-from ktui.results import ErrorInfo
-from ktui.worker.protocol import decode, encode
+from ktui.core.results import ErrorInfo
+from ktui.protocol import decode, encode
 
 DEFAULT_START_TIMEOUT_S = 120.0
 
@@ -119,7 +119,7 @@ class WorkerProcess:
             self._log_file = open(self._log_path, "ab", buffering=0)
             self._log_file.write(f"\n=== ktui {self.role} worker start {time.strftime('%H:%M:%S')} ===\n".encode())
             env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
-            cmd = [sys.executable, "-m", "ktui.engine", "--role", self.role, "--device", self.device]
+            cmd = [sys.executable, "-m", "ktui.worker", "--role", self.role, "--device", self.device]
             self._proc = subprocess.Popen(
                 cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log_file, env=env,
                 start_new_session=True,  # a kill reaches the worker's own children too

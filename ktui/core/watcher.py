@@ -14,7 +14,7 @@ from typing import Callable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from ktui.workspace import KERNELS, REFERENCES, STATE, Workspace
+from ktui.core.workspace import KERNELS, REFERENCES, STATE, Workspace
 
 DEFAULT_DEBOUNCE_S = 0.1
 RESULTS_MARK = f"/{STATE}/results/"  # results stored by another ktui process (``ktui run`` beside the TUI)

@@ -1,4 +1,4 @@
-"""The program Nsight Compute profiles: ``python -m ktui.engine.profile_target PARAMS.json``.
+"""The program Nsight Compute profiles: ``python -m ktui.worker.profile_target PARAMS.json``.
 
 It generates a benchmark spec's inputs, calls the version ``warmup`` times (compilation, caches), then exactly
 once more between ``cudaProfilerStart`` and ``cudaProfilerStop``: ncu runs with ``--profile-from-start off``, so
@@ -16,7 +16,7 @@ def main() -> None:
     p = json.loads(Path(sys.argv[1]).read_text())
     import torch
 
-    from ktui.engine.problem import Problem, load_module
+    from ktui.worker.problem import Problem, load_module
 
     ref, k = p["reference"], p["kernel"]
     problem = Problem(Path(ref["path"]), ref["problem"], ref["sha"])

@@ -13,13 +13,13 @@ from typing import Any, Callable
 
 import torch
 
-from ktui.engine import capture
-from ktui.engine.cases import build_input, case_label
-from ktui.engine.problem import ProblemCache, inputs_only, load_module, spec_label
-from ktui.engine.server import CaseFailed
-from ktui.engine.tensors import decoy_, flatten, hash_data, poison_, save_outputs, tensor_bytes
-from ktui.engine.timing import bench
-from ktui.workspace import spec_size
+from ktui.worker import capture
+from ktui.worker.cases import build_input, case_label
+from ktui.worker.problem import ProblemCache, inputs_only, load_module, spec_label
+from ktui.worker.server import CaseFailed
+from ktui.worker.tensors import decoy_, flatten, hash_data, poison_, save_outputs, tensor_bytes
+from ktui.worker.timing import bench
+from ktui.protocol import spec_size
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -79,7 +79,7 @@ class Candidate:
         capture.install_triton()
         capture.install_autotune_hooks()
         if device == "cpu" and not cross:
-            from ktui.engine import interp_fixes
+            from ktui.worker import interp_fixes
 
             interp_fixes.install()
         self.baseline = capture.fingerprint()
@@ -269,7 +269,7 @@ class Candidate:
 
     # -- benchmark -----------------------------------------------------------------------------------------------
     def do_benchmark(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-        """Time ``custom_kernel`` on each benchmark spec (CUDA only): see ``ktui.engine.timing.bench``.
+        """Time ``custom_kernel`` on each benchmark spec (CUDA only): see ``ktui.worker.timing.bench``.
 
         Every timed call gets fresh input contents, generated outside the timed region from a new seed and copied
         into the same buffers (a kernel that caches its output by input pointer or content cannot replay it); the

@@ -12,9 +12,9 @@ the channel. Neither side imports torch here.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
-from ktui.results import json_safe
 
 
 def encode(msg: dict[str, Any]) -> bytes:
@@ -28,3 +28,31 @@ def decode(line: bytes) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise ValueError(f"protocol line is not an object: {line[:80]!r}")
     return obj
+
+
+def json_safe(x: Any) -> Any:
+    """Replace NaN/inf floats by the strings "nan"/"inf"/"-inf" (in nested dicts and lists) for strict JSON."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {str(k): json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    return x
+
+
+def json_float(x: Any) -> float:
+    """The inverse of the NaN/inf encoding above: a JSON figure back to a float."""
+    if isinstance(x, str):
+        return float(x)
+    return float(x) if x is not None else math.nan
+
+
+def spec_size(spec: dict) -> int:
+    """The product of a spec's integer values: a proxy for its size that needs no input data (the largest test
+    spec is the one compiled by the compile rung; layouts run on the two largest)."""
+    size = 1
+    for v in spec.values():
+        if isinstance(v, int) and not isinstance(v, bool):
+            size *= max(v, 1)
+    return size

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ktui import sass
-from ktui.results import LadderResult, Status
-from ktui.store import ResultStore, sha256
-from ktui.workspace import KernelRef, Workspace
+from ktui.core.inspect import sass
+from ktui.core.results import LadderResult, Status
+from ktui.core.store import ResultStore, sha256
+from ktui.core.workspace import KernelRef, Workspace
 
 
 class DiffError(RuntimeError):
@@ -27,8 +27,8 @@ def _dumps(ws: Workspace, k: KernelRef, device: str) -> LadderResult:
             (ws.root / kk["files"]["sass"]).exists() for kk in rung.figures.get("kernels", []) if "sass" in
             kk.get("files", {})):
         return res
-    from ktui.device import resolve_device
-    from ktui.ladder import Ladder, LadderOptions, WorkerPool
+    from ktui.core.device import resolve_device
+    from ktui.core.ladder import Ladder, LadderOptions, WorkerPool
 
     pool = WorkerPool(ws, resolve_device(device))
     pool.start()

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ktui.results import LadderResult, RungResult
+from ktui.core.results import LadderResult, RungResult
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,19 @@ class RungStarted(Event):
     key: str
     run_id: int
     rung: str
+
+
+@dataclass(frozen=True)
+class RungProgress(Event):
+    """A running rung's progress, from its worker: ``done`` of ``total`` items (correctness cases, benchmark specs),
+    with an optional one-line ``detail`` ("spec=(4099, bf16) dist=shifted")."""
+
+    key: str
+    run_id: int
+    rung: str
+    done: int
+    total: int
+    detail: str = ""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from ktui.engine.problem import DISTRIBUTIONS
+from ktui.worker.problem import DISTRIBUTIONS
 
 __all__ = ["DISTRIBUTIONS", "LAYOUTS", "build_input", "case_label", "layout_of", "round_to_tf32"]
 LAYOUTS = ("transposed", "padded", "offset", "expanded")
