@@ -5,8 +5,13 @@
     ktui agent PROBLEM -m MESSAGE [--model M] [--max-rounds N] [--yes]   the agent loop, headless
     ktui diff A B [--json] [--side-by-side]                  SASS, resources and instruction mix of two versions
 
-Exit codes of ``ktui run``: 0 every rung ok (or skipped), 1 a rung failed, 2 bad usage (a one-line error).
-``ktui agent``: 0 the exchange ended normally, 1 the model request failed, 2 bad usage or no model configured.
+Exit codes: 0 ok (every rung ok or skipped), 1 a rung failed (``ktui diff``: the dumps of a side could not be
+made), 2 bad usage (a one-line error), 3 the environment (a worker could not start: no GPU for ``--device cuda``,
+torch missing...). ``ktui agent``: 0 the exchange ended normally, 1 the model request failed, 2 bad usage or no
+model configured.
+
+Every subcommand goes through ``ktui.core.session.Session`` (headless, ``watch=False``) and prints with
+``ktui.core.report`` (``ktui diff`` with ``ktui.core.inspect.diff.render``).
 """
 
 from __future__ import annotations
@@ -19,10 +24,17 @@ from pathlib import Path
 from ktui import __version__
 
 USAGE_ERROR = 2
+ENVIRONMENT_ERROR = 3
+EXIT_CODES = ("exit codes: 0 ok, 1 a rung failed, 2 usage, 3 environment (a worker could not start: no GPU for "
+              "--device cuda, torch missing...)")
 
 
 class UsageError(Exception):
     """Bad command-line input; printed as one line, exit code 2."""
+
+
+class EnvironmentFailure(Exception):
+    """The machine cannot do what was asked (a worker could not start); printed as one line, exit code 3."""
 
 
 def _device_arg(p: argparse.ArgumentParser) -> None:
@@ -32,7 +44,7 @@ def _device_arg(p: argparse.ArgumentParser) -> None:
 
 def run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ktui run", description="Run the rung ladder (compile, run, correctness, "
-                                "benchmark) on one kernel version and print one line per rung.")
+                                "benchmark) on one kernel version and print one line per rung.", epilog=EXIT_CODES)
     p.add_argument("kernel", metavar="KERNEL_FILE", help="kernels/<problem>/<version>.py inside a workspace")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     _device_arg(p)
@@ -48,7 +60,8 @@ def run_parser() -> argparse.ArgumentParser:
 def diff_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ktui diff", description="Compare what the compiler made of two kernel "
                                 "versions: resources, instruction mix and the normalized SASS diff (dumps are made "
-                                "first when missing).")
+                                "first when missing).", epilog="exit codes: 0 ok, 1 the dumps of a version could "
+                                "not be made, 2 usage, 3 environment (a worker could not start)")
     p.add_argument("a", metavar="A", help="a kernel file")
     p.add_argument("b", metavar="B", help="another kernel file")
     p.add_argument("--json", action="store_true", help="one JSON object: a and b (each with its kernels' resources, "
@@ -102,7 +115,8 @@ def cmd_agent(argv: list[str]) -> int:
 def tui_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ktui", description="A terminal assistant for writing GPU kernels: saving a "
                                 "kernel reruns its rung ladder. Headless subcommands: `ktui run KERNEL_FILE`, "
-                                "`ktui agent PROBLEM -m MESSAGE`, `ktui diff A B` (each with --help).")
+                                "`ktui agent PROBLEM -m MESSAGE`, `ktui diff A B` (each with --help).",
+                                epilog=EXIT_CODES)
     p.add_argument("workspace", nargs="?", default=".", help="a folder with references/ and kernels/ (default .)")
     _device_arg(p)
     p.add_argument("--model", default=None, help="a litellm model name for the chat (default: KTUI_MODEL or "
@@ -113,15 +127,13 @@ def tui_parser() -> argparse.ArgumentParser:
 
 def cmd_run(argv: list[str]) -> int:
     args = run_parser().parse_args(argv)
-    from ktui.core.device import resolve_device
-    from ktui.core.events import EventBus, RungFinished
-    from ktui.core.ladder import Ladder, LadderOptions, WorkerPool
-    from ktui.core.results import Status, device_label
-    from ktui.core.store import ResultStore
+    from ktui.core import report
+    from ktui.core.events import Event, RungFinished
+    from ktui.core.ladder import LadderOptions
+    from ktui.core.results import DEFAULT_RUNGS, expand_rungs
+    from ktui.core.session import Session
     from ktui.core.workers.client import WorkerStartError
     from ktui.core.workspace import Workspace, WorkspaceError
-
-    from ktui.core.results import DEFAULT_RUNGS, expand_rungs
 
     path = Path(args.kernel)
     if path.is_dir():
@@ -148,34 +160,25 @@ def cmd_run(argv: list[str]) -> int:
         if args.baseline not in [v.version for v in ws.versions(kernel.problem)]:
             raise UsageError(f"no version {args.baseline!r} of {kernel.problem} to pin as the baseline")
         Baselines(ws).pin(kernel.problem, args.baseline)
-    device = resolve_device(args.device)
-    bus = EventBus()
-    pool = WorkerPool(ws, device, bus)
-    pool.start()
+    session = Session(ws, args.device, options=LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs),
+                      watch=False)
+    session.start()
     try:
         try:
-            info = pool.device_info()
+            info = session.device_info()
         except WorkerStartError as exc:
-            raise UsageError(str(exc)) from None
+            raise EnvironmentFailure(str(exc)) from None
         if not args.json:
-            print(f"{kernel.key}  device: {device_label(info)}", flush=True)
+            print(report.run_header(kernel.key, info), flush=True)
 
-            def show(ev) -> None:
+            def show(ev: Event) -> None:
                 if isinstance(ev, RungFinished):
-                    r = ev.result
-                    print(r.line(), flush=True)
-                    for w in r.warnings:
-                        print(f"    warning: {w}", flush=True)
-                    if r.status is Status.FAILED and r.error and r.error.traceback and r.name != "correctness":
-                        tb = r.error.traceback.rstrip().splitlines()[-15:]
-                        print("\n".join("    " + ln for ln in tb), flush=True)
+                    print("\n".join(report.rung_lines(ev.result)), flush=True)
 
-            bus.subscribe(show)
-        ladder = Ladder(ws, pool, bus, LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs), ResultStore(ws))
-        result = ladder.run(kernel)
-        ladder.close()
+            session.bus.subscribe(show)
+        result = session.run(kernel)
     finally:
-        pool.stop()
+        session.stop()
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     return 0 if result.ok else 1
@@ -183,7 +186,10 @@ def cmd_run(argv: list[str]) -> int:
 
 def cmd_diff(argv: list[str]) -> int:
     args = diff_parser().parse_args(argv)
-    from ktui.core.inspect.diff import DiffError, compare, render
+    from ktui.core.inspect.diff import DiffError, compare_results, has_current_dumps, render
+    from ktui.core.session import Session
+    from ktui.core.store import ResultStore
+    from ktui.core.workers.client import WorkerStartError
     from ktui.core.workspace import Workspace, WorkspaceError
 
     refs = []
@@ -196,13 +202,37 @@ def cmd_diff(argv: list[str]) -> int:
             refs.append((ws, ws.kernel(p)))
         except WorkspaceError as exc:
             raise UsageError(str(exc)) from None
+    sessions: dict[Path, Session] = {}  # one per workspace, only when a side has no current dumps
+    items = []
     try:
-        result = compare(refs[0], refs[1], args.device)
-    except DiffError as exc:
+        for ws, k in refs:
+            res = ResultStore(ws).load(k.problem, k.version)
+            if not has_current_dumps(ws, k, res):
+                session = sessions.get(ws.root)
+                if session is None:
+                    session = sessions[ws.root] = Session(ws, args.device, watch=False)
+                    session.start()
+                    try:
+                        session.device_info()
+                    except WorkerStartError as exc:
+                        raise EnvironmentFailure(str(exc)) from None
+                res = session.result_for(k, rungs=("dumps",))
+                failed = next((r for r in res.rungs if r.name in ("compile", "dumps") and not r.ok), None)
+                if failed:  # (the result merges stored rungs of the same source: only these two matter here)
+                    print(f"ktui: {k.key}: {failed.line()}", file=sys.stderr)
+                    return 1
+            assert res is not None  # has_current_dumps() is False for None, so a None was replaced by a run
+            items.append((ws, k, res))
+    finally:
+        for session in sessions.values():
+            session.stop()
+    try:
+        result = compare_results(items)
+    except (DiffError, OSError) as exc:
         print(f"ktui: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps({k: v for k, v in result.items() if not k.startswith("_")}, indent=1))
+        print(json.dumps(result.to_json(), indent=1))
     else:
         print(render(result, side_by_side=args.side_by_side))
     return 0
@@ -248,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"ktui: error: {exc}", file=sys.stderr)
         code = USAGE_ERROR
+    except EnvironmentFailure as exc:
+        print(f"ktui: error: {exc}", file=sys.stderr)
+        code = ENVIRONMENT_ERROR
     except KeyboardInterrupt:
         code = 130
     except BrokenPipeError:  # `ktui diff A B | head`: the reader left; say nothing more

@@ -1,11 +1,15 @@
 """Shared fixtures: temporary workspaces built from the repository's examples and the bad kernels in
-``tests/kernels``, and worker pools that stay warm across tests (torch imports once per pool)."""
+``tests/kernels``, and worker pools that stay warm across tests (torch imports once per pool).
+
+Front-end-style tests take a ``Session`` on the shared pool (``session_for``): the same assembly of pool, ladder,
+scheduler and store as the TUI and the CLI. The ladder's own tests take a bare ``Ladder`` on it (``ladder_for``):
+no store, no queue, just the unit under test."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -85,7 +89,7 @@ def ladder_for(cpu_pool):
 
     made = []
 
-    def make(ws: Workspace, **opts) -> "Ladder":
+    def make(ws: Workspace, **opts) -> Ladder:
         lad = Ladder(ws, cpu_pool, options=LadderOptions(**opts))
         made.append(lad)
         return lad
@@ -93,3 +97,23 @@ def ladder_for(cpu_pool):
     yield make
     for lad in made:
         lad.close()
+
+
+@pytest.fixture
+def session_for(cpu_pool):
+    """``session_for(ws, **options)``: a started headless ``Session`` (``watch=False``) on the shared CPU pool, as
+    ``ktui run`` assembles one; stopped after the test (the pool stays warm)."""
+    from ktui.core.ladder import LadderOptions
+    from ktui.core.session import Session
+
+    made = []
+
+    def make(ws: Workspace, **opts) -> Session:
+        session = Session(ws, "cpu", options=LadderOptions(**opts), watch=False, pool=cpu_pool)
+        session.start()
+        made.append(session)
+        return session
+
+    yield make
+    for session in made:
+        session.stop()

@@ -14,8 +14,8 @@ import pytest
 
 from ktui.agent.agent import Agent, estimate_tokens, trim
 from ktui.agent.config import AgentConfig, ConfigError, load_config
-from ktui.core.events import (AgentNotice, ApprovalRequest, ChatDelta, ChatReplyDone, ChatReplyReset, EventBus,
-                         ToolCallEvent)
+from ktui.agent.events import AgentNotice, ApprovalRequest, ChatDelta, ChatReplyDone, ChatReplyReset, ToolCall
+from ktui.core.events import EventBus
 from ktui.core.ladder import Ladder, LadderOptions
 
 from .conftest import ROOT
@@ -84,7 +84,7 @@ def test_a_tool_call_writes_a_kernel_and_its_ladder_results_reach_the_model(make
     assert "[correctness] ok  worst=" in results["content"] and "cpu (interpreter)" in results["content"]
     assert "(automatic round 1 of 3)" in results["content"]
     assert "[dumps] ok  add_kernel:" in results["content"]
-    assert [e.state for e in rec.of(ToolCallEvent) if e.name == "write_kernel"] == ["running", "done"]
+    assert [e.state for e in rec.of(ToolCall) if e.name == "write_kernel"] == ["running", "done"]
 
 
 def test_writes_outside_the_workspace_are_refused(make_ws, tmp_path):
@@ -108,7 +108,7 @@ def test_writes_outside_the_workspace_are_refused(make_ws, tmp_path):
     assert tool_results[2].startswith("error: refused: '../x' is not a version name")
     assert "outside the workspace" in tool_results[3] and "outside the workspace" in tool_results[4]
     assert list(outside.iterdir()) == []
-    assert all(e.state == "error" for e in rec.of(ToolCallEvent) if e.state != "running")
+    assert all(e.state == "error" for e in rec.of(ToolCall) if e.state != "running")
 
 
 @pytest.mark.parametrize("failure, line", [

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ktui.core.ladder.runner import benchmark_result
+from ktui.core.ladder import benchmark_result
 from ktui.core.results import Status
 
 DESCRIBE = {"benchmarks": [{"n": 1 << 24}], "benchmark_labels": ["(16777216,)"]}

@@ -66,8 +66,8 @@ def test_unknown_problem_exits_2(make_ws):
     ws = make_ws(["vector_add"], {"nosuch/v1": "def custom_kernel(d):\n    return d\n"})
     p = ktui("run", str(ws.root / "kernels/nosuch/v1.py"))
     assert p.returncode == 2
-    assert p.stderr.strip() == (f"ktui: error: unknown problem 'nosuch': there is no references/nosuch.py "
-                                f"(problems: vector_add)")
+    assert p.stderr.strip() == ("ktui: error: unknown problem 'nosuch': there is no references/nosuch.py "
+                                "(problems: vector_add)")
 
 
 def test_file_outside_a_workspace_exits_2(tmp_path):
@@ -118,3 +118,20 @@ def test_errors_name_the_users_file_and_skip_ktuis_own_traceback(make_ws):
     err = json.loads(p.stdout)["rungs"][0]["error"]
     assert err["message"] == "kernels/vector_add/v2.py does not define custom_kernel(data)"
     assert err["traceback"] == ""
+
+
+def test_a_worker_that_cannot_start_exits_3_with_one_line(make_ws):
+    ws = make_ws(["vector_add"])
+    p = ktui("run", str(ws.root / "kernels/vector_add/v1.py"), "--device", "cuda")  # KTUI_FORCE_CPU=1 here
+    if p.returncode == 0:
+        pytest.skip("a CUDA GPU is usable here")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert p.stderr.startswith("ktui: error: ") and len(p.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in p.stderr and p.stdout == ""
+
+
+def test_help_lists_the_exit_codes():
+    for args in (["run", "--help"], ["--help"]):
+        p = ktui(*args)
+        assert p.returncode == 0 and "exit codes: 0 ok, 1 a rung failed, 2 usage, 3 environment" in \
+            " ".join(p.stdout.split())

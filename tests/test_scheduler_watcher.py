@@ -91,6 +91,43 @@ def test_watcher_sees_atomic_rename_saves(make_ws):
     assert ("v2.py", False) in seen
 
 
+def test_a_failing_callback_is_a_notice_and_a_log_line_and_the_watcher_goes_on(make_ws, capfd):
+    from ktui.core.events import Notice
+    from ktui.core.log import close_log, log_path, open_log
+
+    ws = make_ws(["vector_add"])
+    bus = EventBus()
+    notices: list[Notice] = []
+    bus.subscribe(lambda ev: notices.append(ev) if isinstance(ev, Notice) else None)
+    calls: list[str] = []
+
+    def on_change(p, deleted):
+        calls.append(p.name)
+        raise OSError("disk on fire")
+
+    handler = open_log(ws.state_dir)
+    w = Watcher(ws, on_change, debounce_s=0.05, bus=bus)
+    w.start()
+    try:
+        time.sleep(0.3)
+        path = ws.root / "kernels/vector_add/v1.py"
+        for i in range(2):  # two saves, far enough apart to be two calls
+            path.write_text(path.read_text() + f"# {i}\n")
+            deadline = time.monotonic() + 3
+            while len(calls) <= i and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.2)
+    finally:
+        w.stop()
+        close_log(handler)
+    assert calls == ["v1.py", "v1.py"]  # the watcher survived the first failure
+    assert len(notices) == 1 and notices[0].level == "error"  # once per kind of failure
+    assert "v1.py: OSError: disk on fire" in notices[0].message
+    log = log_path(ws.state_dir).read_text()
+    assert log.count("the watcher's callback failed") == 2 and "OSError: disk on fire" in log
+    assert capfd.readouterr().err == ""
+
+
 def test_quitting_during_a_run_is_quick_and_stores_no_verdict(make_ws):
     from ktui.core.events import RungStarted
     from ktui.core.ladder import LadderOptions

@@ -1,23 +1,25 @@
 """The TUI driven as a user drives it: Textual's Pilot presses keys while real files are saved and real workers run
-the ladder on the CPU; and a snapshot of the main screen."""
+the ladder on the CPU; and a snapshot of the main screen. The panels on hand-built states, without workers, are
+in test_widgets.py."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import time
 
 import pytest
 
 from ktui.core.ladder import LadderOptions
-from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status
 from ktui.core.session import Session
-from ktui.core.store import ResultStore
 from ktui.tui.app import KtuiApp
-from ktui.tui.messages import LadderUpdate
+from ktui.tui.chat import ChatPane
+from ktui.tui.messages import CoreEvent
 from ktui.tui.widgets import AccuracyTable, KernelTree, LadderTable, TimingsTable
 
 from .conftest import ROOT
+from .test_widgets import build_demo_ws, hand_result
+
+LADDER_KINDS = ("LadderStarted", "RungStarted", "RungProgress", "RungFinished", "LadderFinished")
 
 FAST = LadderOptions(seeds=1, timeouts={"compile": 120.0, "run": 60.0, "correctness": 60.0, "benchmark": 60.0})
 
@@ -32,6 +34,16 @@ async def wait_for(pilot, predicate, timeout: float = 90.0, what: str = "") -> N
 
 def sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def demo_ws(tmp_path):
+    return build_demo_ws(tmp_path / "demo")
 
 
 @pytest.fixture
@@ -50,196 +62,137 @@ def cell_text(table, row: str, col: str) -> str:
     return str(table.get_cell(row, col))
 
 
-def test_saving_a_file_reruns_its_ladder_and_the_tables_update(session_ws):
+@pytest.mark.anyio
+async def test_saving_a_file_reruns_its_ladder_and_the_tables_update(session_ws):
     ws, session = session_ws
-    seen: list[LadderUpdate] = []
-
-    async def go():
-        app = KtuiApp(ws, session=session)
-        async with app.run_test(size=(100, 30), message_hook=lambda m: seen.append(m)
-                                if isinstance(m, LadderUpdate) else None) as pilot:
-            await pilot.pause(0.3)
-            ladder = app.query_one(LadderTable)
-            assert app.selected.key == "vector_add/v1"
-            assert cell_text(ladder, "compile", "status") == "-"  # never run in this workspace
-            path = ws.root / "kernels/vector_add/v1.py"
-            text = path.read_text() + "\n# saved by the test\n"
-            path.write_text(text)
-            await wait_for(pilot, lambda: (r := app.states["vector_add/v1"].result) is not None
-                           and r.source_sha256 == sha(text), what="the ladder after the save")
-            await pilot.pause(0.2)
-            for rung in ("compile", "run", "correctness"):
-                assert cell_text(ladder, rung, "status") == "ok"
-            assert cell_text(ladder, "benchmark", "status") == "skipped"
-            assert cell_text(ladder, "dumps", "status") == "ok"
-            acc = app.query_one(AccuracyTable)
-            assert acc.row_count == 7
-            assert cell_text(acc, "(65537,)", "ok") == "ok"
-            tree = app.query_one(KernelTree)
-            assert "✓" in str(tree._leaves["vector_add/v1"].label)
-            assert "not run" in str(tree._leaves["vector_add/v2"].label)
-            timings = app.query_one(TimingsTable)
-            assert timings.row_count == 2  # one row per version; the CPU has no times
-            kinds = [type(m.event).__name__ for m in seen]
-            assert kinds[0] == "LadderStarted" and kinds[-1] == "LadderFinished"
-            assert kinds.count("RungFinished") == 5
-
-    asyncio.run(go())
+    seen: list[CoreEvent] = []
+    app = KtuiApp(ws, session=session)
+    async with app.run_test(size=(100, 30), message_hook=lambda m: seen.append(m)
+                            if isinstance(m, CoreEvent) and m.event.kind in LADDER_KINDS else None) as pilot:
+        await pilot.pause(0.3)
+        ladder = app.query_one(LadderTable)
+        assert app.selected.key == "vector_add/v1"
+        assert cell_text(ladder, "compile", "status") == "-"  # never run in this workspace
+        path = ws.root / "kernels/vector_add/v1.py"
+        text = path.read_text() + "\n# saved by the test\n"
+        path.write_text(text)
+        await wait_for(pilot, lambda: (r := app.states["vector_add/v1"].result) is not None
+                       and r.source_sha256 == sha(text), what="the ladder after the save")
+        await pilot.pause(0.2)
+        for rung in ("compile", "run", "correctness"):
+            assert cell_text(ladder, rung, "status") == "ok"
+        assert cell_text(ladder, "benchmark", "status") == "skipped"
+        assert cell_text(ladder, "dumps", "status") == "ok"
+        acc = app.query_one(AccuracyTable)
+        assert acc.row_count == 7
+        assert cell_text(acc, "(65537,)", "ok") == "ok"
+        tree = app.query_one(KernelTree)
+        assert "✓" in tree.label_of("vector_add/v1")
+        assert "not run" in tree.label_of("vector_add/v2")
+        timings = app.query_one(TimingsTable)
+        assert timings.row_count == 2  # one row per version; the CPU has no times
+        kinds = [type(m.event).__name__ for m in seen]
+        assert kinds[0] == "LadderStarted" and kinds[-1] == "LadderFinished"
+        assert kinds.count("RungFinished") == 5
 
 
-def test_two_quick_saves_run_the_latest_content(session_ws):
+@pytest.mark.anyio
+async def test_two_quick_saves_run_the_latest_content(session_ws):
     ws, session = session_ws
-
-    async def go():
-        app = KtuiApp(ws, session=session)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.pause(0.3)
-            path = ws.root / "kernels/vector_add/v2.py"
-            good = path.read_text()
-            wrong = good.replace("a + b", "a - b")
-            assert wrong != good
-            latest = good + "\n# the second save\n"
-            path.write_text(wrong)
-            path.write_text(latest)
-            await wait_for(pilot, lambda: (r := app.states["vector_add/v2"].result) is not None
-                           and r.source_sha256 == sha(latest), what="the latest save's result")
-            res = app.states["vector_add/v2"].result
-            assert res.ok, [r.line() for r in res.rungs]
-            assert session.scheduler.wait_idle(30)
-
-    asyncio.run(go())
+    app = KtuiApp(ws, session=session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.3)
+        path = ws.root / "kernels/vector_add/v2.py"
+        good = path.read_text()
+        wrong = good.replace("a + b", "a - b")
+        assert wrong != good
+        latest = good + "\n# the second save\n"
+        path.write_text(wrong)
+        path.write_text(latest)
+        await wait_for(pilot, lambda: (r := app.states["vector_add/v2"].result) is not None
+                       and r.source_sha256 == sha(latest), what="the latest save's result")
+        res = app.states["vector_add/v2"].result
+        assert res.ok, [r.line() for r in res.rungs]
+        assert session.scheduler.wait_idle(30)
 
 
-def test_keys_select_versions_queue_a_rerun_and_copy_a_version(session_ws):
+@pytest.mark.anyio
+async def test_keys_select_versions_queue_a_rerun_and_copy_a_version(session_ws):
     ws, session = session_ws
-
-    async def go():
-        app = KtuiApp(ws, session=session)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.pause(0.3)
-            assert app.selected.key == "vector_add/v1"
-            await pilot.press("right_square_bracket")
-            assert app.selected.key == "vector_add/v2"
-            await pilot.press("left_square_bracket")
-            assert app.selected.key == "vector_add/v1"
-            await pilot.press("r")
-            await wait_for(pilot, lambda: app.states["vector_add/v1"].result is not None, what="rerun")
-            await pilot.press("n")
-            assert (ws.root / "kernels/vector_add/v3.py").read_text() == (ws.root / "kernels/vector_add/v1.py").read_text()
-            assert app.selected.key == "vector_add/v3"
-            # the watcher runs the new file
-            await wait_for(pilot, lambda: app.states["vector_add/v3"].result is not None, what="the new version")
-            assert app.states["vector_add/v3"].result.ok
-            assert session.scheduler.wait_idle(30)
-
-    asyncio.run(go())
+    app = KtuiApp(ws, session=session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.3)
+        assert app.selected.key == "vector_add/v1"
+        await pilot.press("right_square_bracket")
+        assert app.selected.key == "vector_add/v2"
+        await pilot.press("left_square_bracket")
+        assert app.selected.key == "vector_add/v1"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.states["vector_add/v1"].result is not None, what="rerun")
+        await pilot.press("n")
+        assert (ws.root / "kernels/vector_add/v3.py").read_text() == (ws.root / "kernels/vector_add/v1.py").read_text()
+        assert app.selected.key == "vector_add/v3"
+        # the watcher runs the new file
+        await wait_for(pilot, lambda: app.states["vector_add/v3"].result is not None, what="the new version")
+        assert app.states["vector_add/v3"].result.ok
+        assert session.scheduler.wait_idle(30)
 
 
-def _result(version: str, ok: bool) -> LadderResult:
-    specs = [{"label": f"({n},)", "spec": {"n": n}, "ok": ok or n < 129, "seeds": [11, 12], "worst_seed": 12,
-              "max_abs_err": 2.38e-07 if (ok or n < 129) else float("nan"), "max_rel_err": 5.96e-08,
-              "mse": 1.1e-15, "rmse": 3.3e-08, "psnr_db": 164.2, "cosine": 1.0, "nan_count": 0, "inf_count": 0,
-              "unwritten": 0 if (ok or n < 129) else 1, "worst_index": [n - 1]} for n in (1, 127, 129, 1025)]
-    corr = (RungResult("correctness", Status.OK, 0.05, "worst=(1025,) max_abs_err=2.38e-07 max_rel_err=5.96e-08 "
-                       "psnr_db=164.2 cosine=1", {"specs": specs})
-            if ok else
-            RungResult("correctness", Status.FAILED, 0.05, "spec=(129,) seed=12: 1 element unwritten at [128]; "
-                       "max_abs_err=nan", {"specs": specs},
-                       error=ErrorInfo("CorrectnessError", "spec=(129,) seed=12: 1 element unwritten at [128]")))
-    bench = RungResult("benchmark", Status.OK, 2.1, "(268435456,): 741.3 us (IQR 1.8), ref 741.7 us, 1.00x, "
-                       "4346 GB/s (102% SOL)", {"specs": [{"label": "(268435456,)", "median_us": 741.25,
-                                                           "iqr_us": 1.8, "ref_median_us": 741.66,
-                                                           "speedup": 1.0005, "gbps": 4346.0, "sol_pct": 102.3}]})
-    rungs = [RungResult("compile", Status.OK, 0.61, "triton: add_kernel(w=4,s=3)"),
-             RungResult("run", Status.OK, 0.02, "8 calls ok on 4 specs, first 0.00869 s, total 0.0512 s"), corr]
-    if ok:
-        rungs.append(bench)
-    return LadderResult("vector_add", version, f"kernels/vector_add/{version}.py",
-                        {"type": "cuda", "name": "NVIDIA H200", "capability": [9, 0]}, rungs,
-                        source_sha256="ab" * 32, reference_sha256="cd" * 32, started_at=0.0, seconds=3.2)
-
-
-def test_main_screen_snapshot(tmp_path, snap_compare):
+def test_main_screen_snapshot(demo_ws, snap_compare):
     """What you should see at 100x30: the tree with v1 passing (1.00x), v2 failing correctness and v3 never run;
     v1 selected with its four rungs ok, its accuracy table per spec, and the chat pane saying in one line how to
     configure a model (none is configured), with its input line."""
-    import shutil
-
-    from ktui.core.workspace import Workspace
-
-    root = tmp_path / "demo"
-    (root / "references").mkdir(parents=True)
-    shutil.copy(ROOT / "references/vector_add.py", root / "references")
-    shutil.copytree(ROOT / "kernels/vector_add", root / "kernels/vector_add")
-    ws = Workspace(root)
-    store = ResultStore(ws)
-    store.save(_result("v1", ok=True))
-    store.save(_result("v2", ok=False))
-    assert snap_compare(KtuiApp(ws, start_session=False), terminal_size=(100, 30))
+    assert snap_compare(KtuiApp(demo_ws, start_session=False), terminal_size=(100, 30))
 
 
-def test_every_action_is_in_the_command_palette(tmp_path):
-    import shutil
-
-    from ktui.core.workspace import Workspace
-
-    root = tmp_path / "ws"
-    (root / "references").mkdir(parents=True)
-    shutil.copy(ROOT / "references/vector_add.py", root / "references")
-    shutil.copytree(ROOT / "kernels/vector_add", root / "kernels/vector_add")
-
-    async def go():
-        app = KtuiApp(Workspace(root), start_session=False)
-        async with app.run_test(size=(100, 30)) as pilot:
-            titles = {c.title for c in app.get_system_commands(app.screen)}
-            assert {"Rerun", "Run all versions", "Next version", "Previous version", "New version", "Quit"} <= titles
-            footer_keys = {b.key for b in app.BINDINGS}
-            assert {"r", "a", "right_square_bracket", "left_square_bracket", "n", "q"} <= footer_keys
-            await pilot.press("right_square_bracket")
-            assert app.selected.key == "vector_add/v2"
-
-    asyncio.run(go())
+@pytest.mark.anyio
+async def test_every_action_is_in_the_command_palette(demo_ws):
+    app = KtuiApp(demo_ws, start_session=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Rerun", "Run all versions", "Next version", "Previous version", "New version", "Quit"} <= titles
+        footer_keys = {b.key for b in app.BINDINGS}
+        assert {"r", "a", "right_square_bracket", "left_square_bracket", "n", "q"} <= footer_keys
+        await pilot.press("right_square_bracket")
+        assert app.selected.key == "vector_add/v2"
 
 
-def test_chat_streams_a_reply_into_the_pane(session_ws):
+@pytest.mark.anyio
+async def test_chat_streams_a_reply_into_the_pane(session_ws):
     import os
 
     from textual.widgets import Input, Markdown
 
     from ktui.agent.config import AgentConfig
-    from ktui.tui.chat import ChatPane
 
     from .scripted_llm import Reply, ScriptedLLM
 
     ws, session = session_ws
     reply = "Use **128-bit loads**:\n\n```python\nBLOCK = 1024\n```\n"
     os.environ.setdefault("OPENAI_API_KEY", "scripted")
-
-    async def go():
-        with ScriptedLLM([Reply(reply, chunk=3, delay_s=0.005)]) as llm:
-            config = AgentConfig(model="openai/scripted", api_base=llm.api_base, context_tokens=32768)
-            app = KtuiApp(ws, session=session, agent_config=config)
-            async with app.run_test(size=(100, 30)) as pilot:
-                await wait_for(pilot, lambda: app.agent is not None, what="the agent")
-                box = app.query_one("#chat-input", Input)
-                box.focus()
-                box.value = "how do I make v1 faster?"
-                await pilot.press("enter")
-                chat = app.query_one(ChatPane)
-                await wait_for(pilot, lambda: "session" in str(chat.border_subtitle), what="the reply")
-                await pilot.pause(0.2)
-                assert chat.reply_text == reply
-                md = chat.query(Markdown).last()
-                assert "128-bit loads" in md.source and "BLOCK = 1024" in md.source
-                lines = [str(w.render()) for w in chat.query(".chat-line")]
-                assert any("100 in + 20 out tokens, cost n/a" in ln for ln in lines)
-                assert any("how do I make v1 faster?" in str(w.render()) for w in chat.query(".chat-user"))
-                assert llm.requests[0]["messages"][-1]["content"] == "how do I make v1 faster?"
-
-    asyncio.run(go())
+    with ScriptedLLM([Reply(reply, chunk=3, delay_s=0.005)]) as llm:
+        config = AgentConfig(model="openai/scripted", api_base=llm.api_base, context_tokens=32768)
+        app = KtuiApp(ws, session=session, agent_config=config)
+        async with app.run_test(size=(100, 30)) as pilot:
+            chat = app.query_one(ChatPane)
+            await wait_for(pilot, lambda: chat.agent is not None, what="the agent")
+            box = app.query_one("#chat-input", Input)
+            box.focus()
+            box.value = "how do I make v1 faster?"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "session" in str(chat.border_subtitle), what="the reply")
+            await pilot.pause(0.2)
+            assert chat.reply_text == reply
+            md = chat.query(Markdown).last()
+            assert "128-bit loads" in md.source and "BLOCK = 1024" in md.source
+            lines = [str(w.render()) for w in chat.query(".chat-line")]
+            assert any("100 in + 20 out tokens, cost n/a" in ln for ln in lines)
+            assert any("how do I make v1 faster?" in str(w.render()) for w in chat.query(".chat-user"))
+            assert llm.requests[0]["messages"][-1]["content"] == "how do I make v1 faster?"
 
 
-def test_chat_approval_prompt_takes_y_and_n(session_ws):
+@pytest.mark.anyio
+async def test_chat_approval_prompt_takes_y_and_n(session_ws):
     import os
 
     from textual.widgets import Input
@@ -256,133 +209,114 @@ def test_chat_approval_prompt_takes_y_and_n(session_ws):
               Reply("Second try.", tool_calls=[Call("write_kernel", {"problem": "vector_add",
                                                                      "source": src + "\n# second\n"})]),
               Reply("Done.")]
-
-    async def go():
-        with ScriptedLLM(script) as llm:
-            config = AgentConfig(model="openai/scripted", api_base=llm.api_base, context_tokens=32768,
-                                 approve="ask", max_rounds=0)
-            app = KtuiApp(ws, session=session, agent_config=config)
-            async with app.run_test(size=(100, 30)) as pilot:
-                await wait_for(pilot, lambda: app.agent is not None, what="the agent")
-                box = app.query_one("#chat-input", Input)
-                box.focus()
-                box.value = "write a faster version"
-                await pilot.press("enter")
-                bar = app.query_one(ApprovalBar)
-                await wait_for(pilot, lambda: bar.display and bar.has_focus, what="the first approval prompt")
-                await pilot.press("n")
-                await wait_for(pilot, lambda: len(llm.requests) >= 2 and bar.display and bar.has_focus,
-                               what="the second approval prompt")
-                assert not (ws.root / "kernels/vector_add/v3.py").exists()
-                await pilot.press("y")
-                await wait_for(pilot, lambda: len(llm.requests) >= 3, what="the model's last turn")
-                await wait_for(pilot, lambda: not app._agent_busy, what="the end of the exchange")
-                assert (ws.root / "kernels/vector_add/v3.py").read_text().endswith("# second\n")
-                refused = [m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"]
-                assert refused[-1].startswith("the human refused this write to vector_add/v3")
-                assert box.has_focus  # back to typing
-            assert session.scheduler.wait_idle(60)
-
-    asyncio.run(go())
+    with ScriptedLLM(script) as llm:
+        config = AgentConfig(model="openai/scripted", api_base=llm.api_base, context_tokens=32768,
+                             approve="ask", max_rounds=0)
+        app = KtuiApp(ws, session=session, agent_config=config)
+        async with app.run_test(size=(100, 30)) as pilot:
+            chat = app.query_one(ChatPane)
+            await wait_for(pilot, lambda: chat.agent is not None, what="the agent")
+            box = app.query_one("#chat-input", Input)
+            box.focus()
+            box.value = "write a faster version"
+            await pilot.press("enter")
+            bar = app.query_one(ApprovalBar)
+            await wait_for(pilot, lambda: bar.display and bar.has_focus, what="the first approval prompt")
+            await pilot.press("n")
+            await wait_for(pilot, lambda: len(llm.requests) >= 2 and bar.display and bar.has_focus,
+                           what="the second approval prompt")
+            assert not (ws.root / "kernels/vector_add/v3.py").exists()
+            await pilot.press("y")
+            await wait_for(pilot, lambda: len(llm.requests) >= 3, what="the model's last turn")
+            await wait_for(pilot, lambda: not chat.busy, what="the end of the exchange")
+            assert (ws.root / "kernels/vector_add/v3.py").read_text().endswith("# second\n")
+            refused = [m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"]
+            assert refused[-1].startswith("the human refused this write to vector_add/v3")
+            assert box.has_focus  # back to typing
+        assert session.scheduler.wait_idle(60)
 
 
-def test_sass_tab_maps_source_lines_to_instructions_and_back_and_diff_tab_compares(session_ws):
+@pytest.mark.anyio
+async def test_sass_tab_maps_source_lines_to_instructions_and_back_and_diff_tab_compares(session_ws):
     from textual.widgets import DataTable, Log
 
     from ktui.core.ladder import Baselines
-    from ktui.tui.widgets import SourceSass
+    from ktui.tui.inside import SourceSass
 
     ws, session = session_ws
-
-    async def go():
-        app = KtuiApp(ws, session=session)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.pause(0.3)
-            await pilot.press("a")  # run every version of the problem
-            await wait_for(pilot, lambda: all(app.states[k].result is not None and
-                                              app.states[k].result.rung("dumps") is not None
-                                              for k in ("vector_add/v1", "vector_add/v2")), timeout=180,
-                           what="both ladders with dumps")
-            await pilot.press("right_square_bracket")  # v2
-            await pilot.press("3")
-            await pilot.pause(0.3)
-            view = app.query_one(SourceSass)
-            src, asm = view.query_one("#src", DataTable), view.query_one("#asm", DataTable)
-            assert src.row_count > 10 and asm.row_count > 10
-            # the line of the first 128-bit global load, from the line info
-            ldg = next(i for i in range(asm.row_count) if "LDG.E.128" in str(asm.get_row_at(i)[1])
-                       and view._map["instrs"][i] is not None)
-            load_line = view._map["instrs"][ldg]
-            hits = view.sass_rows_for_line(load_line)
-            assert ldg in hits
-            src.move_cursor(row=src.get_row_index(str(load_line)))
-            await pilot.pause(0.2)
-            assert asm.cursor_row == asm.get_row_index(str(hits[0]))  # source -> its first instruction
-            other = next(i for i in range(asm.row_count) if view._map["instrs"][i] not in (None, load_line))
-            asm.move_cursor(row=other)
-            await pilot.pause(0.2)
-            assert src.cursor_row == src.get_row_index(str(view._map["instrs"][other]))
-            await pilot.press("4")
-            await pilot.pause(1.0)
-            log = app.query_one("#diff", Log)
-            await wait_for(pilot, lambda: any("LDG.128" in ln for ln in log.lines), what="the diff against v1")
-            assert log.lines[0].startswith("A: kernels/vector_add/v1.py")
-            await pilot.press("b")  # pin v2 as the baseline
-            assert Baselines(ws).get("vector_add") == "v2"
-
-    asyncio.run(go())
+    app = KtuiApp(ws, session=session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("a")  # run every version of the problem
+        await wait_for(pilot, lambda: all(app.states[k].result is not None and
+                                          app.states[k].result.rung("dumps") is not None
+                                          for k in ("vector_add/v1", "vector_add/v2")), timeout=180,
+                       what="both ladders with dumps")
+        await pilot.press("right_square_bracket")  # v2
+        await pilot.press("3")
+        await pilot.pause(0.3)
+        view = app.query_one(SourceSass)
+        src, asm = view.query_one("#src", DataTable), view.query_one("#asm", DataTable)
+        assert src.row_count > 10 and asm.row_count > 10
+        # the line of the first 128-bit global load, from the line info
+        ldg = next(i for i in range(asm.row_count) if "LDG.E.128" in str(asm.get_row_at(i)[1])
+                   and view.line_of(i) is not None)
+        load_line = view.line_of(ldg)
+        hits = view.sass_rows_for_line(load_line)
+        assert ldg in hits
+        src.move_cursor(row=src.get_row_index(str(load_line)))
+        await pilot.pause(0.2)
+        assert asm.cursor_row == asm.get_row_index(str(hits[0]))  # source -> its first instruction
+        other = next(i for i in range(asm.row_count) if view.line_of(i) not in (None, load_line))
+        asm.move_cursor(row=other)
+        await pilot.pause(0.2)
+        assert src.cursor_row == src.get_row_index(str(view.line_of(other)))
+        await pilot.press("4")
+        await pilot.pause(1.0)
+        log = app.query_one("#diff", Log)
+        await wait_for(pilot, lambda: any("LDG.128" in ln for ln in log.lines), what="the diff against v1")
+        assert log.lines[0].startswith("A: kernels/vector_add/v1.py")
+        await pilot.press("b")  # pin v2 as the baseline
+        assert Baselines(ws).get("vector_add") == "v2"
 
 
-def test_escape_closes_the_command_palette_and_leaves_the_chat_line(tmp_path):
-    import shutil
-
+@pytest.mark.anyio
+async def test_escape_closes_the_command_palette_and_leaves_the_chat_line(demo_ws):
     from textual.command import CommandPalette
     from textual.widgets import Input
 
-    from ktui.core.workspace import Workspace
-
-    root = tmp_path / "ws"
-    (root / "references").mkdir(parents=True)
-    shutil.copy(ROOT / "references/vector_add.py", root / "references")
-    shutil.copytree(ROOT / "kernels/vector_add", root / "kernels/vector_add")
-
-    async def go():
-        app = KtuiApp(Workspace(root), start_session=False)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.press("ctrl+p")
-            await pilot.pause(0.2)
-            assert isinstance(app.screen, CommandPalette)
-            await pilot.press("escape")
-            await pilot.pause(0.2)
-            assert not isinstance(app.screen, CommandPalette)
-            await pilot.press("c")
-            assert isinstance(app.focused, Input)
-            await pilot.press("escape")
-            assert isinstance(app.focused, KernelTree)
-
-    asyncio.run(go())
+    app = KtuiApp(demo_ws, start_session=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, CommandPalette)
+        await pilot.press("c")
+        assert isinstance(app.focused, Input)
+        await pilot.press("escape")
+        assert isinstance(app.focused, KernelTree)
 
 
-def test_next_follows_the_tree_after_a_new_version_and_results_stored_elsewhere_appear(session_ws):
+@pytest.mark.anyio
+async def test_next_follows_the_tree_after_a_new_version_and_results_stored_elsewhere_appear(session_ws):
     ws, session = session_ws
+    app = KtuiApp(ws, session=session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("n")  # v3 from v1
+        assert app.selected.key == "vector_add/v3"
+        tree = app.query_one(KernelTree)
+        assert tree.version_keys() == ["vector_add/v1", "vector_add/v2", "vector_add/v3"]
+        await pilot.press("left_square_bracket")
+        assert app.selected.key == "vector_add/v2"
+        await wait_for(pilot, lambda: session.scheduler.idle() and
+                       app.states["vector_add/v3"].result is not None, what="the new version's run")
+        # another ktui process (ktui run) stores a result for v2: the tree shows it
+        stored = hand_result("v2", ok=False)
+        stored.started_at = 4e9
+        session.store.save(stored)
+        await wait_for(pilot, lambda: "correctness" in tree.label_of("vector_add/v2"), timeout=10,
+                       what="the result stored by another process")
 
-    async def go():
-        app = KtuiApp(ws, session=session)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.pause(0.3)
-            await pilot.press("n")  # v3 from v1
-            assert app.selected.key == "vector_add/v3"
-            tree = app.query_one(KernelTree)
-            assert tree.version_keys() == ["vector_add/v1", "vector_add/v2", "vector_add/v3"]
-            await pilot.press("left_square_bracket")
-            assert app.selected.key == "vector_add/v2"
-            await wait_for(pilot, lambda: session.scheduler.idle() and
-                           app.states["vector_add/v3"].result is not None, what="the new version's run")
-            # another ktui process (ktui run) stores a result for v2: the tree shows it
-            stored = _result("v2", ok=False)
-            stored.started_at = 4e9
-            session.store.save(stored)
-            await wait_for(pilot, lambda: "correctness" in str(tree._leaves["vector_add/v2"].label), timeout=10,
-                           what="the result stored by another process")
-
-    asyncio.run(go())

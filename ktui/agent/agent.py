@@ -15,10 +15,11 @@ from typing import Any, Callable
 
 from ktui.agent import llm
 from ktui.agent.config import SETUP_HINT, AgentConfig
+from ktui.agent.events import (AgentNotice, AgentState, ApprovalDecided, ApprovalRequest, ChatDelta, ChatMessage,
+                               ChatReplyDone, ChatReplyReset, ToolCall)
 from ktui.agent.prompts import system_prompt
 from ktui.agent.tools import TOOLS, PendingWrite, ToolError, Workbench, results_for_model, tool_names
-from ktui.core.events import (AgentNotice, AgentState, ApprovalDecided, ApprovalRequest, ChatDelta, ChatMessage,
-                         ChatReplyDone, ChatReplyReset, EventBus, ToolCallEvent)
+from ktui.core.events import EventBus
 from ktui.core.results import LadderResult
 from ktui.core.workspace import KernelRef, Workspace
 
@@ -80,7 +81,7 @@ class Agent:
         self.bus = bus
         self.run_ladder = run_ladder
         self.results = results or (lambda: {})
-        self.bench = Workbench(workspace)
+        self.tools = Workbench(workspace)  # the tools the model calls (files, context search, writes)
         self.interactive = interactive  # a chat to come back to (the TUI), or one message (ktui agent)
         self.history: list[dict[str, Any]] = []
         self.session_tokens = 0
@@ -204,16 +205,16 @@ class Agent:
         name, cid = call["name"], call["id"]
         if name not in tool_names():
             msg = f"unknown tool {name!r}; the tools are: {', '.join(tool_names())}"
-            self.bus.publish(ToolCallEvent(call_id=cid, name=name, summary="", state="error", detail=msg))
+            self.bus.publish(ToolCall(call_id=cid, name=name, summary="", state="error", detail=msg))
             return f"error: {msg}", None
         try:
             args = llm.parse_arguments(call["arguments"])
         except ValueError as exc:
-            self.bus.publish(ToolCallEvent(call_id=cid, name=name, summary="", state="error", detail=str(exc)))
+            self.bus.publish(ToolCall(call_id=cid, name=name, summary="", state="error", detail=str(exc)))
             return f"error: {exc}", None
         summary = ", ".join(f"{k}={v!r}" if len(repr(v)) < 40 else f"{k}=<{len(str(v))} chars>"
                             for k, v in args.items())
-        self.bus.publish(ToolCallEvent(call_id=cid, name=name, summary=summary, state="running"))
+        self.bus.publish(ToolCall(call_id=cid, name=name, summary=summary, state="running"))
         self.bus.publish(AgentState(state="tool", detail=name))
         try:
             if name == "write_kernel":
@@ -223,21 +224,21 @@ class Agent:
                 self.bus.publish(AgentState(state="ladder", detail=k.key))
                 out = results_for_model(self.run_ladder(k))
             elif name == "list_files":
-                out = self.bench.list_files(args.get("path", "."))
+                out = self.tools.list_files(args.get("path", "."))
             elif name == "read_file":
-                out = self.bench.read_file(args["path"], args.get("start_line"), args.get("end_line"))
+                out = self.tools.read_file(args["path"], args.get("start_line"), args.get("end_line"))
             elif name == "read_dump":
-                out = self.bench.read_dump(args["problem"], args["version"], args.get("stage", "summary"))
+                out = self.tools.read_dump(args["problem"], args["version"], args.get("stage", "summary"))
             else:
-                out = self.bench.search_context(args["query"], int(args.get("max_results", 20)))
+                out = self.tools.search_context(args["query"], int(args.get("max_results", 20)))
         except ToolError as exc:
-            self.bus.publish(ToolCallEvent(call_id=cid, name=name, summary=summary, state="error", detail=str(exc)))
+            self.bus.publish(ToolCall(call_id=cid, name=name, summary=summary, state="error", detail=str(exc)))
             return f"error: {exc}", None
         except (KeyError, TypeError) as exc:
             msg = f"missing or malformed argument: {exc}"
-            self.bus.publish(ToolCallEvent(call_id=cid, name=name, summary=summary, state="error", detail=msg))
+            self.bus.publish(ToolCall(call_id=cid, name=name, summary=summary, state="error", detail=msg))
             return f"error: {msg}", None
-        self.bus.publish(ToolCallEvent(call_id=cid, name=name, summary=summary, state="done"))
+        self.bus.publish(ToolCall(call_id=cid, name=name, summary=summary, state="done"))
         return out, None
 
     def _kernel(self, args: dict[str, Any]) -> KernelRef:
@@ -250,14 +251,14 @@ class Agent:
         return k
 
     def _write(self, cid: str, args: dict[str, Any]) -> tuple[str, KernelRef | None]:
-        w: PendingWrite = self.bench.prepare_write(args.get("problem"), args.get("source"), args.get("version"))
+        w: PendingWrite = self.tools.prepare_write(args.get("problem"), args.get("source"), args.get("version"))
         if self.config.approve != "auto" and not self._approved(w):
-            self.bus.publish(ToolCallEvent(call_id=cid, name="write_kernel", summary=w.kernel.key, state="error",
+            self.bus.publish(ToolCall(call_id=cid, name="write_kernel", summary=w.kernel.key, state="error",
                                            detail="refused by the human"))
             return (f"the human refused this write to {w.kernel.key}; ask what they want, or propose something "
                     "else"), None
-        self.bench.apply_write(w)
-        self.bus.publish(ToolCallEvent(call_id=cid, name="write_kernel", summary=w.kernel.key, state="done",
+        self.tools.apply_write(w)
+        self.bus.publish(ToolCall(call_id=cid, name="write_kernel", summary=w.kernel.key, state="done",
                                        detail=f"wrote {w.kernel.path.relative_to(self.ws.root)}"))
         return (f"wrote {w.kernel.path.relative_to(self.ws.root)}; the ladder runs it and its results come back "
                 "when you end your turn"), w.kernel

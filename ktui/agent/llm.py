@@ -20,7 +20,7 @@ _LOCK = threading.Lock()
 _LITELLM: Any = None
 
 
-def litellm():
+def litellm() -> Any:
     """The litellm module, imported once with its bundled cost map and its chatter switched off."""
     global _LITELLM
     with _LOCK:
@@ -67,8 +67,9 @@ def classify(exc: BaseException) -> LLMError:
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None) or {}
     try:
-        if headers.get("retry-after") is not None:
-            wait = float(headers.get("retry-after"))
+        retry_after = headers.get("retry-after")
+        if retry_after is not None:
+            wait = float(retry_after)
     except (TypeError, ValueError):
         wait = None
     lowered = text.lower()

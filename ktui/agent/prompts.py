@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ktui.core import report
 from ktui.core.results import LadderResult
 from ktui.core.workspace import Workspace
 
@@ -19,20 +20,12 @@ def best_version(ws: Workspace, problem: str, results: dict[str, LadderResult]) 
     ok = [(k.key, results[k.key]) for k in ws.versions(problem) if k.key in results and results[k.key].ok]
     if not ok:
         return None
-
-    def speed(item: tuple[str, LadderResult]) -> float:
-        bench = item[1].rung("benchmark")
-        specs = bench.figures.get("specs", []) if bench else []
-        return min((s.get("speedup") or 0.0 for s in specs), default=0.0)
-
-    return max(ok, key=speed)
+    return max(ok, key=lambda item: item[1].worst_speedup or 0.0)
 
 
 def system_prompt(ws: Workspace, problem: str, results: dict[str, LadderResult]) -> str:
     """The system prompt: the rules, how to write Triton and CuTeDSL kernels here, the problem's reference source,
     the versions that exist, and the current best version with its source and its figures."""
-    from ktui.agent.tools import results_for_model
-
     parts = [prompt("system"), prompt("triton"), prompt("cutedsl")]
     parts.append(f"The problem is `{problem}`. Its reference, references/{problem}.py:\n```python\n"
                  f"{ws.reference_path(problem).read_text()}\n```")
@@ -41,7 +34,8 @@ def system_prompt(ws: Workspace, problem: str, results: dict[str, LadderResult])
         listing = []
         for k in versions:
             r = results.get(k.key)
-            verdict = "not run" if r is None else ("ok" if r.ok else f"FAILED {r.failed_rung.name}")
+            failed = r.failed_rung if r is not None else None
+            verdict = "not run" if r is None else ("ok" if r.ok else f"FAILED {failed.name if failed else ''}".rstrip())
             listing.append(f"- {k.version}: {verdict}")
         parts.append("Versions in kernels/" + problem + "/:\n" + "\n".join(listing))
     best = best_version(ws, problem, results)
@@ -49,5 +43,5 @@ def system_prompt(ws: Workspace, problem: str, results: dict[str, LadderResult])
         key, res = best
         k = ws.kernel(ws.root / res.kernel)
         parts.append(f"The current best version is {key}:\n```python\n{k.path.read_text()}\n```\n"
-                     f"{results_for_model(res)}")
+                     f"{report.for_model(res)}")
     return "\n\n".join(parts)

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ktui.core.results import LadderResult, Status, device_label
+from ktui.core import report
+from ktui.core.results import LadderResult, Status
 from ktui.core.store import atomic_write
 from ktui.core.workspace import KERNELS, KernelRef, Workspace
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
 SKIP_DIRS = {".git", ".ktui", ".venv", "__pycache__", ".device", ".whl", "node_modules", ".pytest_cache"}
 MAX_READ_CHARS = 40_000
-MAX_TRACEBACK_LINES = 20
 
 
 class ToolError(Exception):
@@ -186,8 +186,9 @@ class Workbench:
                             f"{', '.join(sorted({s for k in kernels for s in k.get('files', {})}))})")
         return "\n\n".join(texts)
 
-    def prepare_write(self, problem: str, source: str, version: str | None = None) -> PendingWrite:
-        """Check a write and compute its diff; nothing is written yet (the human may refuse it)."""
+    def prepare_write(self, problem: object, source: object, version: object = None) -> PendingWrite:
+        """Check a write and compute its diff; nothing is written yet (the human may refuse it). The arguments are
+        the model's, unchecked: anything that is not a name (or a module, for ``source``) is refused."""
         if not isinstance(problem, str) or not NAME_RE.match(problem):
             raise ToolError(f"refused: {problem!r} is not a problem name (letters, digits, _)")
         if problem not in self.ws.problems():
@@ -196,7 +197,7 @@ class Workbench:
             raise ToolError(f"refused: {version!r} is not a version name (e.g. v3)")
         if not isinstance(source, str) or "custom_kernel" not in source:
             raise ToolError("the source must be the whole module and define custom_kernel(data)")
-        name = version or self.ws.next_version_name(problem)
+        name = version if isinstance(version, str) else self.ws.next_version_name(problem)  # (NAME_RE refuses "")
         kernel = KernelRef(problem, name, self.root)
         target = kernel.path
         folder = target.parent
@@ -217,19 +218,6 @@ class Workbench:
 
 
 def results_for_model(result: LadderResult) -> str:
-    """The ladder result as the model reads it: one line per rung, warnings, trimmed tracebacks, timings."""
-    lines = [f"Ladder results for {result.key} ({result.kernel}, sha256 {result.source_sha256[:12]}) on "
-             f"{device_label(result.device)}: {'all rungs ok' if result.ok else 'FAILED'}"]
-    for r in result.rungs:
-        lines.append(r.line())
-        for w in r.warnings[:6]:
-            lines.append(f"  warning: {w}")
-        if r.status is Status.FAILED and r.error and r.error.traceback:
-            tb = r.error.traceback.rstrip().splitlines()[-MAX_TRACEBACK_LINES:]
-            lines.append("  traceback (last lines):")
-            lines.extend("    " + ln for ln in tb)
-        if r.name == "correctness" and r.status is Status.FAILED:
-            bad = [s for s in r.figures.get("specs", []) if not s.get("ok")][:5]
-            for s in bad:
-                lines.append(f"  spec {s['label']} ({s.get('worst_case', '')}): {s.get('reason', '')}")
-    return "\n".join(lines)
+    """The ladder result as the model reads it (``ktui.core.report.for_model``): one line per rung, warnings,
+    trimmed tracebacks, the failed correctness specs."""
+    return report.for_model(result)

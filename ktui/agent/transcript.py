@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import Any, Callable, TextIO
 
 from ktui.agent.agent import Agent
 from ktui.agent.config import AgentConfig
-from ktui.core.events import (AgentNotice, ApprovalRequest, ChatDelta, ChatMessage, ChatReplyDone, ChatReplyReset, Event,
-                         ToolCallEvent)
+from ktui.agent.events import (AgentNotice, ApprovalRequest, ChatDelta, ChatMessage, ChatReplyDone, ChatReplyReset,
+                               ToolCall)
+from ktui.core.events import Event
 from ktui.core.ladder import LadderOptions
 from ktui.core.session import Session
 from ktui.core.workspace import Workspace
 
 
 def format_usage(ev: ChatReplyDone) -> str:
-    cost = f"${ev.cost_usd:.4f}" if ev.cost_usd is not None else "cost n/a"
-    total = f"${ev.session_cost_usd:.4f}" if ev.session_cost_usd is not None else "cost n/a"
-    return (f"[{ev.prompt_tokens} in + {ev.completion_tokens} out tokens, {cost}; session {ev.session_tokens} "
-            f"tokens, {total}]")
+    """``[usage line]`` (``ktui.core.report.usage_line``) under each reply of the transcript."""
+    from ktui.core import report
+
+    return f"[{report.usage_line(ev)}]"
 
 
 class Printer:
@@ -31,48 +32,62 @@ class Printer:
         self.ask = ask
         self.failed = False
         self._open = False
+        self._draw: dict[type[Event], Callable[[Any], None]] = {
+            ChatDelta: self._delta, ChatReplyDone: self._reply_done, ChatReplyReset: self._reply_reset,
+            ChatMessage: self._message, ToolCall: self._tool_call, ApprovalRequest: self._approval,
+            AgentNotice: self._notice}
 
     def __call__(self, ev: Event) -> None:
+        draw = self._draw.get(type(ev))
+        if draw is not None:
+            draw(ev)
+            self.out.flush()
+
+    def _delta(self, ev: ChatDelta) -> None:
+        if not self._open:
+            self.out.write("assistant: ")
+            self._open = True
+        self.out.write(ev.text)
+
+    def _reply_done(self, ev: ChatReplyDone) -> None:
+        if self._open:
+            self.out.write("\n")
+        self._open = False
+        self.out.write(f"  {format_usage(ev)}\n")
+
+    def _reply_reset(self, ev: ChatReplyReset) -> None:
+        self.out.write("\n  (the reply above broke off; asking again)\n")
+        self._open = False
+
+    def _message(self, ev: ChatMessage) -> None:
+        if ev.role == "user":
+            self.out.write(f"> {ev.text}\n")
+        elif ev.role == "results":
+            self.out.write("\n".join("  | " + ln for ln in ev.text.splitlines()) + "\n")
+
+    def _tool_call(self, ev: ToolCall) -> None:
+        if ev.state != "running":
+            self.out.write(f"  [{ev.name}{'(' + ev.summary + ')' if ev.summary else ''}] {ev.state}"
+                           f"{': ' + ev.detail if ev.detail else ''}\n")
+
+    def _approval(self, ev: ApprovalRequest) -> None:
         w = self.out.write
-        if isinstance(ev, ChatDelta):
-            if not self._open:
-                w("assistant: ")
-                self._open = True
-            w(ev.text)
-        elif isinstance(ev, ChatReplyDone):
-            if self._open:
-                w("\n")
-            self._open = False
-            w(f"  {format_usage(ev)}\n")
-        elif isinstance(ev, ChatReplyReset):
-            w("\n  (the reply above broke off; asking again)\n")
-            self._open = False
-        elif isinstance(ev, ChatMessage):
-            if ev.role == "user":
-                w(f"> {ev.text}\n")
-            elif ev.role == "results":
-                w("\n".join("  | " + ln for ln in ev.text.splitlines()) + "\n")
-        elif isinstance(ev, ToolCallEvent):
-            if ev.state != "running":
-                w(f"  [{ev.name}{'(' + ev.summary + ')' if ev.summary else ''}] {ev.state}"
-                  f"{': ' + ev.detail if ev.detail else ''}\n")
-        elif isinstance(ev, ApprovalRequest):
-            w(f"  write {ev.path}{' (new file)' if ev.new_file else ''}:\n")
-            w("\n".join("    " + ln for ln in ev.diff.splitlines()) + "\n")
-            approved = False
-            if self.ask and sys.stdin.isatty():
-                w("  apply this write? [y/N] ")
-                self.out.flush()
-                approved = sys.stdin.readline().strip().lower() in ("y", "yes")
-            else:
-                w("  refused: not a terminal, and --yes was not given\n")
-            self.agent.decide(ev.request_id, approved)
-        elif isinstance(ev, AgentNotice):
-            mark = {"error": "!!", "warning": "!"}.get(ev.level, "-")
-            w(f"  {mark} {ev.text}\n")
-            if ev.level == "error":
-                self.failed = True
-        self.out.flush()
+        w(f"  write {ev.path}{' (new file)' if ev.new_file else ''}:\n")
+        w("\n".join("    " + ln for ln in ev.diff.splitlines()) + "\n")
+        approved = False
+        if self.ask and sys.stdin.isatty():
+            w("  apply this write? [y/N] ")
+            self.out.flush()
+            approved = sys.stdin.readline().strip().lower() in ("y", "yes")
+        else:
+            w("  refused: not a terminal, and --yes was not given\n")
+        self.agent.decide(ev.request_id, approved)
+
+    def _notice(self, ev: AgentNotice) -> None:
+        mark = {"error": "!!", "warning": "!"}.get(ev.level, "-")
+        self.out.write(f"  {mark} {ev.text}\n")
+        if ev.level == "error":
+            self.failed = True
 
 
 def run_headless(ws: Workspace, config: AgentConfig, problem: str, message: str, device: str) -> int:

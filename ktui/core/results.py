@@ -91,10 +91,23 @@ class ErrorInfo:
 
 @dataclass
 class RungResult:
+    """What one rung reported for one version.
+
+    Attributes:
+        name: the rung (a name of ``RUNGS``).
+        status: ``ok``, ``FAILED`` or ``skipped``.
+        seconds: how long the rung took, wall clock, in ktui's process.
+        summary: the figures in one line, e.g. ``worst=(1, 129) max_abs_err=2.4e-07 ...``; for a skipped rung, why.
+        figures: the rung's own figures as JSON values (``specs``, ``launches``, ``kernels``...); ``--json``
+            writes them beside the fields above.
+        error: the exception of a failed rung (type, message, trimmed traceback), else None.
+        warnings: things worth a look that do not fail the rung (spills, a slow host path...).
+    """
+
     name: str
     status: Status
     seconds: float = 0.0
-    summary: str = ""  # the figures in one line, e.g. "worst=(1, 129) max_abs_err=2.4e-07 ..."
+    summary: str = ""
     figures: dict[str, Any] = field(default_factory=dict)
     error: ErrorInfo | None = None
     warnings: list[str] = field(default_factory=list)
@@ -126,7 +139,7 @@ class RungResult:
         return d
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "RungResult":
+    def from_json(cls, d: dict[str, Any]) -> RungResult:
         reserved = {"name", "ok", "status", "seconds", "summary", "error", "warnings"}
         return cls(
             name=d["name"],
@@ -141,11 +154,24 @@ class RungResult:
 
 @dataclass
 class LadderResult:
-    """Every rung that ran for one version, with what identifies the run (source hashes, device)."""
+    """Every rung that ran for one version, with what identifies the run (source hashes, device).
+
+    Attributes:
+        problem: the problem's name (``references/<problem>.py``).
+        version: the version's name (``v3``).
+        kernel: the version's file, relative to the workspace (``kernels/softmax/v3.py``).
+        device: the candidate worker's device: ``type`` (``cpu``/``cuda``), and on a GPU ``name`` and
+            ``capability``; ``interpreter`` True under the Triton interpreter.
+        rungs: the rungs that ran, in ladder order (a stopping rung that failed is the last).
+        source_sha256: the hash of the version's source as it ran (its snapshot).
+        reference_sha256: the hash of the reference as it ran.
+        started_at: when the run began (``time.time()``).
+        seconds: how long the whole ladder took.
+    """
 
     problem: str
     version: str
-    kernel: str  # path relative to the workspace
+    kernel: str
     device: dict[str, Any]
     rungs: list[RungResult] = field(default_factory=list)
     source_sha256: str = ""
@@ -166,7 +192,19 @@ class LadderResult:
 
     @property
     def failed_rung(self) -> RungResult | None:
+        """The first rung that failed, else None."""
         return next((r for r in self.rungs if r.status is Status.FAILED), None)
+
+    @property
+    def worst_speedup(self) -> float | None:
+        """The smallest speedup over the reference among the benchmark specs (the figure a version is ranked by
+        and shown with, ``✓ 1.23x``); None when the benchmark did not pass or no spec has a speedup (on the CPU,
+        or with no reference time)."""
+        bench = self.rung("benchmark")
+        if bench is None or bench.status is not Status.OK:
+            return None
+        speedups = [s["speedup"] for s in bench.figures.get("specs", []) if s.get("speedup")]
+        return min(speedups) if speedups else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -183,7 +221,7 @@ class LadderResult:
         }
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "LadderResult":
+    def from_json(cls, d: dict[str, Any]) -> LadderResult:
         return cls(
             problem=d["problem"],
             version=d["version"],

@@ -3,17 +3,54 @@
 A version is queued at most once: a second save while it waits changes nothing (the run snapshots the file when it
 starts, so it sees the latest content); a save while it runs queues it again, so the newest content always gets its
 own run and no save is dropped.
+
+Every ``submit`` returns a ``Ticket``: a future of the ``LadderResult`` of the run that serves it (``result()``
+blocks). A save whose content already ran (the kernel's and the reference's sha256 equal those of this scheduler's
+last result for the version) is skipped when its turn comes, and its ticket gets that result: the agent's own
+submit and the watcher's save of the same write run once. A rerun (``why="rerun"``) always runs.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Literal
 
-from ktui.core.events import EventBus, Notice, QueueChanged, RungStarted
+from ktui.core.events import Event, EventBus, Notice, QueueChanged, RungStarted
 from ktui.core.results import LadderResult
-from ktui.core.workspace import KernelRef
+from ktui.core.store import sha256
+from ktui.core.workspace import REFERENCES, KernelRef
+
+Why = Literal["save", "rerun"]
+"""Why a run is queued: ``save`` (the watcher saw the file change; skipped when that content already ran) or
+``rerun`` (asked for: ``r``, ``ktui run``, the agent; always runs)."""
+
+
+class Ticket(Future[LadderResult | None]):
+    """A queued run's future: ``result(timeout)`` is the ``LadderResult`` of the run that served the submit (None
+    when the kernel file was gone by then); it raises what the ladder raised, ``CancelledError`` when the scheduler
+    stopped first, ``TimeoutError`` past ``timeout``.
+
+    Attributes:
+        key: the version, ``problem/version``.
+        skipped: set when the save's content had already run (the result is that earlier run's).
+    """
+
+    def __init__(self, key: str):
+        super().__init__()
+        self.key = key
+        self.skipped = False
+
+
+def _content(kernel: KernelRef) -> tuple[str, str] | None:
+    """The sha256 of the kernel's and of its reference's current source; None when either cannot be read."""
+    try:
+        return (sha256(kernel.path.read_bytes()),
+                sha256((kernel.root / REFERENCES / f"{kernel.problem}.py").read_bytes()))
+    except OSError:
+        return None
 
 
 class Scheduler:
@@ -24,6 +61,9 @@ class Scheduler:
         self.bus = bus
         self._queue: OrderedDict[str, KernelRef] = OrderedDict()
         self._rungs: dict[str, tuple[str, ...] | None] = {}  # None: the default ladder
+        self._tickets: dict[str, Ticket] = {}  # the ticket of each waiting version, shared by its submits
+        self._why: dict[str, set[str]] = {}  # why each waiting version was queued
+        self._last: dict[str, LadderResult] = {}  # the last result of each version this scheduler ran
         self._running: KernelRef | None = None
         self._rung: str | None = None
         self._cv = threading.Condition()
@@ -39,25 +79,55 @@ class Scheduler:
             self._stopped = True
             self._queue.clear()
             self._rungs.clear()
+            self._why.clear()
+            tickets, self._tickets = list(self._tickets.values()), {}
             self._cv.notify_all()
+        for t in tickets:
+            t.cancel()
         self._unsub()
         if self._thread.is_alive():
             self._thread.join(timeout_s)
 
-    def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> None:
-        """Queue ``kernel`` unless it already waits; ``rungs`` (default: the default ladder) merge with those of a
-        run already waiting."""
+    def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None, why: Why = "rerun") -> Ticket:
+        """Queue ``kernel`` unless it already waits (then its waiting run serves this submit too); ``rungs``
+        (default: the default ladder) merge with those of a run already waiting.
+
+        Returns:
+            the ticket of the run that will serve this submit (cancelled at once when the scheduler stopped).
+        """
         with self._cv:
             if self._stopped:
-                return
+                t = Ticket(kernel.key)
+                t.cancel()
+                return t
             if kernel.key in self._queue:
                 old = self._rungs.get(kernel.key)
                 self._rungs[kernel.key] = None if old is None or rungs is None else tuple(dict.fromkeys(old + rungs))
             else:
                 self._queue[kernel.key] = kernel
                 self._rungs[kernel.key] = rungs
+                self._tickets[kernel.key] = Ticket(kernel.key)
+                self._why[kernel.key] = set()
+            self._why[kernel.key].add(why)
+            ticket = self._tickets[kernel.key]
             self._cv.notify_all()
         self._publish()
+        return ticket
+
+    def last(self, key: str) -> LadderResult | None:
+        """The result of the last run of ``key`` this scheduler made (skipped saves make none)."""
+        with self._cv:
+            return self._last.get(key)
+
+    def _already_ran(self, kernel: KernelRef, whys: set[str]) -> LadderResult | None:
+        """The last result when only saves asked for this run and the content it would run already ran."""
+        if whys != {"save"}:
+            return None
+        with self._cv:
+            last = self._last.get(kernel.key)
+        if last is None:
+            return None
+        return last if _content(kernel) == (last.source_sha256, last.reference_sha256) else None
 
     @property
     def waiting(self) -> tuple[str, ...]:
@@ -83,7 +153,7 @@ class Scheduler:
                               waiting=tuple(self._queue))
         self.bus.publish(ev)
 
-    def _on_event(self, ev) -> None:
+    def _on_event(self, ev: Event) -> None:
         if isinstance(ev, RungStarted) and self._running and ev.key == self._running.key:
             with self._cv:
                 self._rung = ev.rung
@@ -97,18 +167,40 @@ class Scheduler:
                     return
                 _, kernel = self._queue.popitem(last=False)
                 rungs = self._rungs.pop(kernel.key, None)
+                ticket = self._tickets.pop(kernel.key)
+                whys = self._why.pop(kernel.key, set())
                 self._running, self._rung = kernel, None
+            done = self._already_ran(kernel, whys)
+            if done is not None:
+                ticket.skipped = True
+                ticket.set_result(done)
+                with self._cv:
+                    self._running = None
+                    self._cv.notify_all()
+                self._publish()
+                continue
             self._publish()
             try:
                 if kernel.path.exists():
-                    self._run_ladder(kernel, rungs) if rungs else self._run_ladder(kernel)
+                    result = self._run_ladder(kernel, rungs) if rungs else self._run_ladder(kernel)
+                    if isinstance(result, LadderResult) and not _broken(result):
+                        with self._cv:
+                            self._last[kernel.key] = result
+                    ticket.set_result(result)
                 else:
                     self.bus.publish(Notice(level="warning", message=f"{kernel.key} was deleted before it ran"))
-            except Exception as exc:  # noqa: BLE001 - the queue must survive anything
+                    ticket.set_result(None)
+            except Exception as exc:  # the queue must survive anything
                 self.bus.publish(Notice(level="error", message=f"{kernel.key}: ktui failed to run the ladder: "
                                                                f"{type(exc).__name__}: {exc}"))
+                ticket.set_exception(exc)
             finally:
                 with self._cv:
                     self._running, self._rung = None, None
                     self._cv.notify_all()
                 self._publish()
+
+
+def _broken(result: LadderResult) -> bool:
+    """A run that says nothing about the kernel (a worker could not start): a save of the same content reruns."""
+    return any(r.error is not None and r.error.type == "WorkerStartError" for r in result.rungs)

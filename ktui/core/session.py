@@ -1,20 +1,23 @@
 """A live ktui session: workers, ladder, run queue, file watcher and result store, wired to one event bus.
 
-The TUI draws what this publishes; a headless driver (tests, scripts) can use it the same way. Nothing here imports
-torch or Textual.
+This is the one assembly of workspace, worker pool, ladder, scheduler and store: the TUI, ``ktui run``,
+``ktui diff``, ``ktui agent`` and the tests all go through it (headless: ``Session(ws, device, watch=False)``).
+The TUI draws what it publishes; the headless front ends wait on its tickets. Nothing here imports torch or Textual.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-import time
 from pathlib import Path
+from typing import Any
 
 from ktui.core.device import resolve_device
-from ktui.core.events import EventBus, FileChanged, LadderFinished, Notice, ResultStored
+from ktui.core.events import Event, EventBus, FileChanged, LadderFinished, Notice, ResultStored
 from ktui.core.ladder import Ladder, LadderOptions, WorkerPool
+from ktui.core.log import close_log, open_log
 from ktui.core.results import LadderResult
-from ktui.core.scheduler import Scheduler
+from ktui.core.scheduler import Scheduler, Ticket
 from ktui.core.store import ResultStore, sha256
 from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher
 from ktui.core.workspace import KernelRef, Workspace
@@ -26,59 +29,84 @@ class Session:
     Args:
         workspace: the folder being worked on.
         device: ``auto``, ``cpu`` or ``cuda``.
+        bus: the event bus to publish on (default: a new one).
+        options: how the ladder runs (seeds, rungs, time limits).
         watch: start the file watcher (saving a kernel reruns its ladder; a reference reruns all its versions).
+        debounce_s: the watcher's quiet time after a burst of writes.
+        pool: a worker pool already started to use instead of a new one (tests share one); the session then
+            neither starts nor stops it.
     """
 
     def __init__(self, workspace: Workspace, device: str = "auto", bus: EventBus | None = None,
                  options: LadderOptions | None = None, watch: bool = True,
-                 debounce_s: float = DEFAULT_DEBOUNCE_S):
+                 debounce_s: float = DEFAULT_DEBOUNCE_S, pool: WorkerPool | None = None):
         self.ws = workspace
-        self.device = resolve_device(device)
-        self.bus = bus or EventBus()
+        self.bus = bus or (pool.bus if pool else EventBus())
         self.store = ResultStore(workspace)
-        self.pool = WorkerPool(workspace, self.device, self.bus)
+        self._own_pool = pool is None
+        self.pool = pool or WorkerPool(workspace, resolve_device(device), self.bus)
+        self.device = self.pool.device
         self.ladder = Ladder(workspace, self.pool, self.bus, options, self.store)
         self.scheduler = Scheduler(self.ladder.run, self.bus)
-        self.watcher = Watcher(workspace, self._on_file, debounce_s) if watch else None
+        self.watcher = Watcher(workspace, self._on_file, debounce_s, bus=self.bus) if watch else None
+        self._log: logging.Handler | None = None
         self._started = False
         self._latest: dict[str, LadderResult] = {}
-        self._cv = threading.Condition()
-        self.bus.subscribe(self._remember)
+        self._lock = threading.Lock()
+        self._unsub = self.bus.subscribe(self._remember)
 
     def start(self) -> None:
         """Spawn the workers (torch imports in the background), start the queue and the watcher. Returns at once."""
         if self._started:
             return
         self._started = True
-        self.pool.start()
+        self._log = open_log(self.ws.state_dir)  # bus and watcher failures land in .ktui/logs/ktui.log
+        if self._own_pool:
+            self.pool.start()
         self.scheduler.start()
         if self.watcher:
             self.watcher.start()
 
     def stop(self) -> None:
+        """Stop the watcher, the queue and the workers; a ladder under way ends at once (its result is not stored)."""
         if not self._started:
             return
         self._started = False
         if self.watcher:
             self.watcher.stop()
-        for w in self.pool.workers:  # a ladder under way fails its current call now instead of finishing
-            w.close()
+        if self._own_pool:
+            for w in self.pool.workers:  # a ladder under way fails its current call now instead of finishing
+                w.close()
         self.scheduler.stop(timeout_s=0.0)
-        self.pool.stop()
+        if self._own_pool:
+            self.pool.stop()
         self.ladder.close()
         self.scheduler.stop()
+        if self._log is not None:
+            close_log(self._log)
+            self._log = None
+        self._unsub()
+
+    def device_info(self) -> dict[str, Any]:
+        """The candidate worker's device description (waits for its hello).
+
+        Raises:
+            WorkerStartError: the worker could not start (no GPU for ``cuda``, torch missing...).
+        """
+        return self.pool.device_info()
 
     # -- actions -----------------------------------------------------------------------------------------------
-    def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> None:
-        """Queue a run of ``kernel``'s ladder (``rungs``: only those, with what they need)."""
-        self.scheduler.submit(kernel, rungs)
+    def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> Ticket:
+        """Queue a run of ``kernel``'s ladder (``rungs``: only those, with what they need); it always runs."""
+        return self.scheduler.submit(kernel, rungs)
 
-    def submit_problem(self, problem: str) -> None:
-        for k in self.ws.versions(problem):
-            self.scheduler.submit(k)
+    def submit_problem(self, problem: str) -> list[Ticket]:
+        """Queue a run of every version of ``problem``."""
+        return [self.scheduler.submit(k) for k in self.ws.versions(problem)]
 
     def latest(self, kernel: KernelRef) -> LadderResult | None:
-        with self._cv:
+        """The latest result of ``kernel``: this session's last run of it, else the stored one."""
+        with self._lock:
             r = self._latest.get(kernel.key)
         return r or self.store.load(kernel.problem, kernel.version)
 
@@ -91,43 +119,45 @@ class Session:
                 out[k.key] = r
         return out
 
-    def _remember(self, ev) -> None:
+    def _remember(self, ev: Event) -> None:
         if isinstance(ev, LadderFinished):
-            with self._cv:
+            with self._lock:
                 self._latest[ev.key] = ev.result
-                self._cv.notify_all()
 
-    def result_for(self, kernel: KernelRef, timeout_s: float = 1800.0) -> LadderResult:
-        """The ladder result of ``kernel``'s current content: the latest one when it ran on that content already,
-        else the run the watcher queued after the save, else a run queued now. Blocks until it finishes.
+    def run(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None,
+            timeout_s: float | None = None) -> LadderResult:
+        """Run ``kernel``'s ladder now (after what is queued before it) and return this run's own result (only the
+        rungs that ran; the stored result merges it with the other rungs of the same source).
 
         Raises:
             TimeoutError: no result within ``timeout_s``.
+            concurrent.futures.CancelledError: the session stopped first.
+            RuntimeError: the kernel file was deleted before its turn.
+        """
+        result = self.submit(kernel, rungs).result(timeout_s)
+        if result is None:
+            raise RuntimeError(f"{kernel.key} was deleted before it ran")
+        return result
+
+    def result_for(self, kernel: KernelRef, timeout_s: float = 1800.0,
+                   rungs: tuple[str, ...] | None = None) -> LadderResult:
+        """The ladder result of ``kernel``'s current content: this session's latest one when it ran on that
+        content already (and has ``rungs``, when given), else the result of a run queued now (the watcher's save
+        of the same content is then skipped). Blocks until it finishes.
+
+        Raises:
+            TimeoutError: no result within ``timeout_s``.
+            concurrent.futures.CancelledError: the session stopped first.
         """
         sha = sha256(kernel.path.read_bytes())
-
-        def current() -> LadderResult | None:
+        with self._lock:
             r = self._latest.get(kernel.key)
-            return r if r is not None and r.source_sha256 == sha else None
-
-        deadline = time.monotonic() + timeout_s
-        with self._cv:
-            if current():
-                return current()
-        # The watcher queues a saved file within its debounce; queue it ourselves if it did not.
-        time.sleep(0.3 if self.watcher else 0.0)
-        if kernel.key not in self.scheduler.waiting and self.scheduler.running != kernel.key:
-            self.scheduler.submit(kernel)
-        with self._cv:
-            while not current():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"no ladder result for {kernel.key} within {timeout_s:g} s")
-                self._cv.wait(min(left, 1.0))
-                if kernel.key not in self.scheduler.waiting and self.scheduler.running != kernel.key \
-                        and not current():
-                    self.scheduler.submit(kernel)  # e.g. it ran on older content just before the save
-            return current()
+        if r is not None and r.source_sha256 == sha and all(r.rung(n) is not None for n in rungs or ()):
+            return r
+        own = self.run(kernel, rungs, timeout_s)
+        with self._lock:
+            merged = self._latest.get(kernel.key)
+        return merged if merged is not None and merged.source_sha256 == own.source_sha256 else own
 
     def new_version(self, source: KernelRef) -> KernelRef:
         """Copy ``source`` to the next free ``vN.py`` (the watcher then runs it)."""
@@ -154,6 +184,7 @@ class Session:
             self.bus.publish(Notice(level="warning", message=f"{path.name}: no references/{problem}.py, not run"))
             return
         if version is None:
-            self.submit_problem(problem)
+            for k in self.ws.versions(problem):
+                self.scheduler.submit(k, why="save")
         else:
-            self.scheduler.submit(KernelRef(problem, version, self.ws.root))
+            self.scheduler.submit(KernelRef(problem, version, self.ws.root), why="save")

@@ -1,4 +1,5 @@
-"""Files ktui keeps in ``.ktui/``: content-addressed source snapshots and the latest result of each version.
+"""Files ktui keeps in ``.ktui/``: content-addressed source snapshots, the latest result of each version and the
+pinned baseline of each problem.
 
 Writes are atomic (a temporary file in the same folder, then ``os.replace``), so a crash mid-write leaves the old
 file or the new one, never half of one.
@@ -49,6 +50,11 @@ class Snapshots:
     def __init__(self, workspace: Workspace):
         self.root = workspace.state_dir / "snapshots"
 
+    def path_for(self, problem: str, version: str, sha: str) -> Path:
+        """Where the snapshot of ``version`` (a kernel version, or the problem's name for its reference) with
+        content hash ``sha`` (sha256 hex) lives: the one naming rule of snapshots."""
+        return self.root / problem / f"{version}-{sha[:12]}.py"
+
     def take(self, problem: str, source: Path) -> tuple[Path, str]:
         """Snapshot ``source`` now; returns (snapshot path, sha256 of its content).
 
@@ -57,7 +63,7 @@ class Snapshots:
         """
         data = source.read_bytes()
         digest = sha256(data)
-        path = self.root / problem / f"{source.stem}-{digest[:12]}.py"
+        path = self.path_for(problem, source.stem, digest)
         try:
             intact = sha256(path.read_bytes()) == digest
         except OSError:
@@ -87,3 +93,27 @@ class ResultStore:
             return LadderResult.from_json(d)
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+
+class Baselines:
+    """The version pinned as each problem's baseline: ``.ktui/baseline.json`` ({problem: version}).
+
+    A missing or unreadable file means no baseline; ``pin`` rewrites the file atomically.
+    """
+
+    def __init__(self, workspace: Workspace):
+        self.path = workspace.state_dir / "baseline.json"
+
+    def all(self) -> dict[str, str]:
+        try:
+            return dict(json.loads(self.path.read_text()))
+        except (OSError, ValueError):
+            return {}
+
+    def get(self, problem: str) -> str | None:
+        return self.all().get(problem)
+
+    def pin(self, problem: str, version: str) -> None:
+        data = self.all()
+        data[problem] = version
+        atomic_write(self.path, json.dumps(data, indent=1).encode())

@@ -2,18 +2,24 @@
 
 Editors save in bursts (write, then chmod; or write a temporary file and rename it over the original): events for
 one path within ``debounce_s`` collapse into one call, made ``debounce_s`` after the last of them.
+
+A callback that raises does not stop the watcher: the failure goes to the ``ktui.watcher`` log with its traceback
+(``.ktui/logs/ktui.log`` once ``ktui.core.log.open_log`` ran) and, given a ``bus``, a ``Notice(level="error")`` says
+so on screen, once per kind of failure.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from ktui.core.events import EventBus, Notice
+from ktui.core.log import get_logger
 from ktui.core.workspace import KERNELS, REFERENCES, STATE, Workspace
 
 DEFAULT_DEBOUNCE_S = 0.1
@@ -21,7 +27,7 @@ RESULTS_MARK = f"/{STATE}/results/"  # results stored by another ktui process (`
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: "Watcher"):
+    def __init__(self, watcher: Watcher):
         self.watcher = watcher
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -38,13 +44,20 @@ class _Handler(FileSystemEventHandler):
 
 class Watcher:
     """Calls ``on_change(path, deleted)`` on a background thread for every ``.py`` file saved or deleted under
-    ``kernels/`` or ``references/``, and every result file stored under ``.ktui/results/`` (debounced)."""
+    ``kernels/`` or ``references/``, and every result file stored under ``.ktui/results/`` (debounced).
+
+    Args:
+        bus: where a failing ``on_change`` is reported as a ``Notice`` (it is logged either way).
+    """
 
     def __init__(self, workspace: Workspace, on_change: Callable[[Path, bool], None],
-                 debounce_s: float = DEFAULT_DEBOUNCE_S):
+                 debounce_s: float = DEFAULT_DEBOUNCE_S, bus: EventBus | None = None):
         self.ws = workspace
         self.on_change = on_change
         self.debounce_s = debounce_s
+        self.bus = bus
+        self.log = get_logger("watcher")
+        self._reported: set[tuple[str, str]] = set()
         self._pending: dict[Path, tuple[float, bool]] = {}
         self._cv = threading.Condition()
         self._stopped = False
@@ -92,5 +105,16 @@ class Watcher:
             for p, deleted in due:
                 try:
                     self.on_change(p, deleted and not p.exists())
-                except Exception:  # noqa: BLE001 - a failing callback must not stop the watcher
-                    pass
+                except Exception as exc:
+                    self._failed(p, exc)
+
+    def _failed(self, path: Path, exc: Exception) -> None:
+        """Log a failed callback; the first failure of each kind also becomes a ``Notice``."""
+        self.log.error("the watcher's callback failed on %s", path, exc_info=exc)
+        key = (type(exc).__name__, str(exc))
+        if self.bus is None or key in self._reported:
+            return
+        self._reported.add(key)
+        self.bus.publish(Notice(level="error", message=f"ktui failed to handle the save of {path.name}: "
+                                                       f"{type(exc).__name__}: {exc} (traceback in "
+                                                       f".ktui/logs/ktui.log)"))

@@ -63,7 +63,7 @@ class Workspace:
 
     # -- discovery ---------------------------------------------------------------------------------------------
     @classmethod
-    def find(cls, start: Path | str) -> "Workspace":
+    def find(cls, start: Path | str) -> Workspace:
         """The nearest folder at or above ``start`` that holds both ``references/`` and ``kernels/``.
 
         Raises:

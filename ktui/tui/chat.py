@@ -1,6 +1,16 @@
-"""The chat pane: the conversation with the model, streamed as it is written, with the approval prompt for writes."""
+"""The chat pane: the conversation with the model, streamed as it is written, with the approval prompt for writes;
+and the controller of the exchange (it owns the agent, as Toad's ``Conversation`` owns its agent).
+
+``ChatPane.send`` runs ``Agent.send`` on a thread worker; messages typed while the agent works wait in the outbox and
+go one after another, so that nothing typed is lost. The agent's events come back through the app's bus bridge to
+``ChatPane.handle``.
+"""
 
 from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -10,21 +20,21 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Markdown, Static
-from textual.widgets._markdown import MarkdownStream
+from textual.widgets.markdown import MarkdownStream
 
-from ktui.core.events import (AgentNotice, AgentState, ApprovalDecided, ApprovalRequest, ChatDelta, ChatMessage,
-                         ChatReplyDone, ChatReplyReset, Event, ToolCallEvent)
+from ktui.agent.config import SETUP_HINT, AgentConfig
+from ktui.agent.events import (AGENT_EVENTS, AgentNotice, AgentState, ApprovalDecided, ApprovalRequest, ChatDelta,
+                               ChatMessage, ChatReplyDone, ChatReplyReset, ToolCall)
+from ktui.core.events import Event
 
-AGENT_EVENTS = (ChatMessage, ChatDelta, ChatReplyDone, ChatReplyReset, ToolCallEvent, ApprovalRequest,
-                ApprovalDecided, AgentNotice, AgentState)
+if TYPE_CHECKING:
+    from ktui.agent.agent import Agent
+    from ktui.core.session import Session
+    from ktui.core.workspace import Workspace
 
+__all__ = ["AGENT_EVENTS", "ROUNDS", "ApprovalBar", "ChatPane"]
 
-class AgentUpdate(Message):
-    """An agent event, carried onto the UI loop."""
-
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
+ROUNDS = (0, 1, 3, 5, 10)  # ctrl+r cycles the automatic ladder-result rounds through these
 
 
 class ApprovalBar(Static, can_focus=True):
@@ -33,6 +43,8 @@ class ApprovalBar(Static, can_focus=True):
     BINDINGS = [Binding("y", "decide(True)", "Apply write"), Binding("n", "decide(False)", "Refuse write")]
 
     class Decided(Message):
+        """The human answered approval request ``request_id``."""
+
         def __init__(self, request_id: int, approved: bool) -> None:
             super().__init__()
             self.request_id = request_id
@@ -55,7 +67,28 @@ class ApprovalBar(Static, can_focus=True):
 
 
 class ChatPane(Vertical):
-    """The log of the conversation, the approval bar and the input line."""
+    """The log of the conversation, the approval bar and the input line; it runs the agent's exchanges.
+
+    Args:
+        config: the model and loop settings (``approve`` and ``max_rounds`` change from the keys).
+        problem: the problem the next message is about (the selected one).
+    """
+
+    def __init__(self, config: AgentConfig | None = None, problem: Callable[[], str] = lambda: "", **kw: Any):
+        super().__init__(**kw)
+        self.config = config or AgentConfig()
+        self.problem = problem
+        self.agent: Agent | None = None  # set by ``attach`` once the session runs
+        self._outbox: deque[str] = deque()  # messages typed while the agent works
+        self._busy = False
+        self._reply: Markdown | None = None
+        self._stream: MarkdownStream | None = None
+        self._reply_text = ""
+        self._draw: dict[type[Event], Callable[[Any], Awaitable[None]]] = {
+            ChatDelta: lambda ev: self.delta(ev.text), ChatReplyDone: self._reply_done,
+            ChatReplyReset: self._reply_reset, ChatMessage: self._message, ToolCall: self._tool_call,
+            ApprovalRequest: self._approval, ApprovalDecided: self._decided, AgentNotice: self._notice,
+            AgentState: self._state}
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="chat-log")
@@ -64,10 +97,101 @@ class ChatPane(Vertical):
 
     def on_mount(self) -> None:
         self.query_one(ApprovalBar).display = False
-        self._reply: Markdown | None = None
-        self._stream: MarkdownStream | None = None
-        self._reply_text = ""
+        self.border_title = "chat"
+        self.border_subtitle = self.status()
+        if not self.config.configured:
+            self.call_after_refresh(self.add_line, SETUP_HINT, "yellow")
 
+    # -- the exchange --------------------------------------------------------------------------------------------
+    def attach(self, agent: Agent) -> None:
+        """Talk to ``agent`` from now on (the app makes it when the session has started)."""
+        self.agent = agent
+
+    def start_agent(self, ws: Workspace, session: Session) -> None:
+        """Make the agent, when a model is configured, over ``session``'s bus and ladder; litellm (seconds to
+        import) loads on a thread meanwhile."""
+        if not self.config.configured:
+            return
+        from ktui.agent.agent import Agent
+        from ktui.agent.llm import preload
+
+        self.attach(Agent(ws, self.config, session.bus, run_ladder=session.result_for, results=session.results))
+        threading.Thread(target=preload, name="ktui-litellm-import", daemon=True).start()
+
+    @property
+    def busy(self) -> bool:
+        """True while an exchange runs (messages typed meanwhile wait their turn)."""
+        return self._busy
+
+    def status(self) -> str:
+        """The pane's subtitle: the model, the approval mode and the rounds."""
+        c = self.config
+        return f"{c.model} · {c.approve} · rounds {c.max_rounds}" if c.configured else "no model"
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "chat-input":
+            return
+        event.stop()
+        text = event.value.strip()
+        event.input.value = ""
+        if not text:
+            return
+        if self.agent is None:
+            await self.add_user(text)
+            await self.add_line(SETUP_HINT if not self.config.configured else
+                                "the workers are starting; send it again in a moment", "yellow")
+            return
+        if self._busy:
+            self._outbox.append(text)
+            await self.add_line(f"(queued: {text[:60]})", "dim")
+            return
+        self.send(text)
+
+    def send(self, text: str) -> None:
+        """Run one exchange about the selected problem on a thread worker. The worker runs on the app so that the
+        app's one ``Worker.StateChanged`` handler reports it if it fails."""
+        problem = self.problem()
+        self._busy = True
+        self.app.run_worker(lambda: self._exchange(text, problem), thread=True, group="agent",
+                            description=f"agent: {text[:40]}", exit_on_error=False)
+
+    def _exchange(self, text: str, problem: str) -> None:
+        assert self.agent is not None  # (send() runs only once attached: the input holds messages till then)
+        try:
+            self.agent.send(text, problem)
+        finally:
+            self.app.call_from_thread(self._done)
+
+    def _done(self) -> None:
+        self._busy = False
+        if self._outbox:
+            self.send(self._outbox.popleft())
+
+    def stop(self) -> bool:
+        """Stop the reply under way and its loop, and drop the messages waiting; False when nothing runs."""
+        if self.agent is None or not self._busy:
+            return False
+        self.agent.stop()
+        self._outbox.clear()
+        return True
+
+    def toggle_auto(self) -> None:
+        """Switch between asking before each write and applying writes at once."""
+        self.config.approve = "auto" if self.config.approve == "ask" else "ask"
+        self.border_subtitle = self.status()
+
+    def cycle_rounds(self) -> None:
+        """Cycle the automatic ladder-result rounds: 0, 1, 3, 5, 10."""
+        c = self.config
+        c.max_rounds = ROUNDS[(ROUNDS.index(c.max_rounds) + 1) % len(ROUNDS)] if c.max_rounds in ROUNDS else 3
+        self.border_subtitle = self.status()
+
+    def on_approval_bar_decided(self, message: ApprovalBar.Decided) -> None:
+        message.stop()
+        if self.agent is not None:
+            self.agent.decide(message.request_id, message.approved)
+
+    # -- drawing -------------------------------------------------------------------------------------------------
     @property
     def log_view(self) -> VerticalScroll:
         return self.query_one("#chat-log", VerticalScroll)
@@ -83,12 +207,14 @@ class ChatPane(Vertical):
         await self._mount(Static(Text.assemble(("you ", "bold cyan"), text), classes="chat-user"))
 
     async def delta(self, text: str) -> None:
+        """Append a piece of the reply streaming now."""
         if self._reply is None:
             self._reply = Markdown("", classes="chat-reply")
             await self._mount(self._reply)
             self._stream = Markdown.get_stream(self._reply)
             self._reply_text = ""
         self._reply_text += text
+        assert self._stream is not None  # (set together with _reply)
         await self._stream.write(text)
         self.log_view.scroll_end(animate=False)
 
@@ -112,36 +238,44 @@ class ChatPane(Vertical):
         return self._reply_text
 
     async def handle(self, ev: Event) -> None:
-        """Draw one agent event."""
-        if isinstance(ev, ChatDelta):
+        """Draw one agent event (others are ignored)."""
+        draw = self._draw.get(type(ev))
+        if draw is not None:
+            await draw(ev)
+
+    async def _reply_done(self, ev: ChatReplyDone) -> None:
+        if self._reply is None and ev.text:
             await self.delta(ev.text)
-        elif isinstance(ev, ChatReplyDone):
-            if self._reply is None and ev.text:
-                await self.delta(ev.text)
-            cost = f"${ev.cost_usd:.4f}" if ev.cost_usd is not None else "cost n/a"
-            total = f"${ev.session_cost_usd:.4f}" if ev.session_cost_usd is not None else "cost n/a"
-            await self.end_reply(f"{ev.prompt_tokens} in + {ev.completion_tokens} out tokens, {cost} · session "
-                                 f"{ev.session_tokens} tokens, {total}")
-            self.border_subtitle = f"session {ev.session_tokens} tokens, {total}"
-        elif isinstance(ev, ChatReplyReset):
-            await self.reset_reply()
-        elif isinstance(ev, ChatMessage):
-            if ev.role == "user":
-                await self.add_user(ev.text)
-            elif ev.role == "results":
-                await self._mount(Static(Text(ev.text, style="cyan"), classes="chat-results"))
-        elif isinstance(ev, ToolCallEvent):
-            if ev.state != "running":
-                mark, style = ("⚙", "green") if ev.state == "done" else ("✗", "red")
-                await self.add_line(f"{mark} {ev.name}({ev.summary}) {ev.detail}".rstrip(), style)
-        elif isinstance(ev, ApprovalRequest):
-            await self._mount(Static(Syntax(ev.diff, "diff", theme="ansi_dark", word_wrap=True), classes="chat-diff"))
-            self.query_one(ApprovalBar).ask(ev)
-        elif isinstance(ev, ApprovalDecided):
-            await self.add_line("applied" if ev.approved else "refused", "green" if ev.approved else "red")
-            self.query_one(Input).focus()
-        elif isinstance(ev, AgentNotice):
-            style = {"error": "bold red", "warning": "yellow"}.get(ev.level, "dim")
-            await self.add_line(ev.text, style)
-        elif isinstance(ev, AgentState):
-            self.border_title = "chat" if ev.state == "idle" else f"chat · {ev.state} {ev.detail}".rstrip()
+        from ktui.core import report
+
+        await self.end_reply(report.usage_line(ev))
+        self.border_subtitle = report.session_usage(ev)
+
+    async def _reply_reset(self, ev: ChatReplyReset) -> None:
+        await self.reset_reply()
+
+    async def _message(self, ev: ChatMessage) -> None:
+        if ev.role == "user":
+            await self.add_user(ev.text)
+        elif ev.role == "results":
+            await self._mount(Static(Text(ev.text, style="cyan"), classes="chat-results"))
+
+    async def _tool_call(self, ev: ToolCall) -> None:
+        if ev.state != "running":
+            mark, style = ("⚙", "green") if ev.state == "done" else ("✗", "red")
+            await self.add_line(f"{mark} {ev.name}({ev.summary}) {ev.detail}".rstrip(), style)
+
+    async def _approval(self, ev: ApprovalRequest) -> None:
+        await self._mount(Static(Syntax(ev.diff, "diff", theme="ansi_dark", word_wrap=True), classes="chat-diff"))
+        self.query_one(ApprovalBar).ask(ev)
+
+    async def _decided(self, ev: ApprovalDecided) -> None:
+        await self.add_line("applied" if ev.approved else "refused", "green" if ev.approved else "red")
+        self.query_one(Input).focus()
+
+    async def _notice(self, ev: AgentNotice) -> None:
+        style = {"error": "bold red", "warning": "yellow"}.get(ev.level, "dim")
+        await self.add_line(ev.text, style)
+
+    async def _state(self, ev: AgentState) -> None:
+        self.border_title = "chat" if ev.state == "idle" else f"chat · {ev.state} {ev.detail}".rstrip()

@@ -1,76 +1,33 @@
-"""Textual messages that carry ktui's core events onto the UI's event loop.
+"""The one bridge from ktui's event bus onto the UI's event loop: a ``CoreEvent`` message per event.
 
-Core events are published on worker threads (scheduler, watcher, worker clients); the app posts one of these for each
-(``post_message`` is thread-safe) and handles it on its own loop.
+Events are published on worker threads (scheduler, watcher, worker clients, the agent's thread); the app's bus
+subscriber posts a ``CoreEvent`` for each (``post_message`` is thread-safe), and the app hands it, on its own loop,
+to the handler its ``{event type: handler}`` table names. Bursts of events where only the latest matters (the queue,
+a rung's progress) coalesce through ``can_replace``.
 """
 
 from __future__ import annotations
 
 from textual.message import Message
 
-from ktui.core.events import (Event, FileChanged, LadderFinished, LadderStarted, Notice, QueueChanged, ResultStored,
-                         RungFinished, RungStarted, WorkerState)
+from ktui.core.events import Event, QueueChanged, RungProgress
 
 
-class LadderUpdate(Message):
-    """A ladder started or finished, or one of its rungs did."""
+class CoreEvent(Message):
+    """An event of the bus (a core or an agent event), carried onto the UI loop."""
 
-    def __init__(self, event: LadderStarted | RungStarted | RungFinished | LadderFinished) -> None:
-        super().__init__()
-        self.event = event
-
-
-class QueueUpdate(Message):
-    """What runs and what waits. Bursts coalesce: only the latest matters."""
-
-    def __init__(self, event: QueueChanged) -> None:
+    def __init__(self, event: Event) -> None:
         super().__init__()
         self.event = event
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, QueueUpdate)
-
-
-class WorkerUpdate(Message):
-    def __init__(self, event: WorkerState) -> None:
-        super().__init__()
-        self.event = event
-
-
-class FileUpdate(Message):
-    """A kernel or reference file was saved or deleted (the tree may need new rows)."""
-
-    def __init__(self, event: FileChanged) -> None:
-        super().__init__()
-        self.event = event
-
-
-class NoticeUpdate(Message):
-    def __init__(self, event: Notice) -> None:
-        super().__init__()
-        self.event = event
-
-
-class StoredUpdate(Message):
-    """A result file changed on disk: reload it when it is newer than what the screen shows."""
-
-    def __init__(self, event: ResultStored) -> None:
-        super().__init__()
-        self.event = event
-
-
-def message_for(event: Event) -> Message | None:
-    """The UI message for a core event, or None for events the UI does not show."""
-    if isinstance(event, (LadderStarted, RungStarted, RungFinished, LadderFinished)):
-        return LadderUpdate(event)
-    if isinstance(event, QueueChanged):
-        return QueueUpdate(event)
-    if isinstance(event, WorkerState):
-        return WorkerUpdate(event)
-    if isinstance(event, FileChanged):
-        return FileUpdate(event)
-    if isinstance(event, Notice):
-        return NoticeUpdate(event)
-    if isinstance(event, ResultStored):
-        return StoredUpdate(event)
-    return None
+        """True when ``message``, right behind this one in the queue, makes it stale: a newer queue state, or newer
+        progress of the same rung of the same run."""
+        if not isinstance(message, CoreEvent):
+            return False
+        a, b = self.event, message.event
+        if isinstance(a, QueueChanged):
+            return isinstance(b, QueueChanged)
+        if isinstance(a, RungProgress) and isinstance(b, RungProgress):
+            return (a.key, a.run_id, a.rung) == (b.key, b.run_id, b.rung)
+        return False

@@ -3,33 +3,78 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
+from ktui.core.events import Event, LadderFinished, LadderStarted, RungFinished, RungProgress, RungStarted
 from ktui.core.results import DEFAULT_RUNGS, STOPPING_RUNGS, LadderResult, RungResult, Status
 
 
 @dataclass
 class VersionState:
-    key: str  # problem/version
-    result: LadderResult | None = None  # the latest finished run
-    live: dict[str, RungResult] = field(default_factory=dict)  # rungs finished in the run under way
+    """One version as the screen shows it, built from the ladder's events (or by hand, in the widget tests).
+
+    Attributes:
+        key: ``problem/version``.
+        result: the latest finished run (or the stored one).
+        live: the rungs finished in the run under way, by name.
+        live_rungs: the rungs the run under way will run.
+        running_rung: the rung it is on.
+        progress: the running rung's ``(done, total, detail)``, from its ``RungProgress`` events.
+        run_id: the run under way (progress of another run is ignored).
+        running: a run is under way.
+        queued: a run waits in the queue.
+    """
+
+    key: str
+    result: LadderResult | None = None
+    live: dict[str, RungResult] = field(default_factory=dict)
     live_rungs: tuple[str, ...] = ()
     running_rung: str | None = None
+    progress: tuple[int, int, str] | None = None
+    run_id: int | None = None
     running: bool = False
     queued: bool = False
 
-    def start(self, rungs: tuple[str, ...]) -> None:
-        self.running, self.queued, self.live, self.live_rungs, self.running_rung = True, False, {}, rungs, None
+    def start(self, rungs: tuple[str, ...], run_id: int | None = None) -> None:
+        """A run starts (``LadderStarted``)."""
+        self.running, self.queued, self.live, self.live_rungs = True, False, {}, rungs
+        self.running_rung, self.progress, self.run_id = None, None, run_id
+
+    def begin_rung(self, rung: str) -> None:
+        """The run moves on to ``rung`` (``RungStarted``)."""
+        self.running_rung, self.progress = rung, None
+
+    def advance(self, run_id: int, rung: str, done: int, total: int, detail: str = "") -> bool:
+        """The running rung's progress (``RungProgress``); False (and ignored) when it is not the rung under way."""
+        if not self.running or (self.run_id is not None and run_id != self.run_id):
+            return False
+        if self.running_rung is None:
+            self.running_rung = rung
+        if rung != self.running_rung:
+            return False
+        self.progress = (done, total, detail)
+        return True
 
     def finish(self, result: LadderResult) -> None:
-        self.result, self.running, self.running_rung, self.live = result, False, None, {}
+        """The run ended (``LadderFinished``)."""
+        self.result, self.running, self.running_rung, self.live, self.progress = result, False, None, {}, None
+
+    def apply(self, ev: Event) -> bool:
+        """Follow one ladder event of this version; False when it changed nothing (another kind, stale progress)."""
+        step = _STEPS.get(type(ev))
+        return bool(step and step(self, ev) is not False)
+
+    def progress_text(self) -> str:
+        """``37/106`` while the running rung has said how far it is, else ``""``."""
+        return f"{self.progress[0]}/{self.progress[1]}" if self.running and self.progress else ""
 
     def rung(self, name: str) -> tuple[str, RungResult | None]:
         """(state, result) for a rung row: state is ``ok``, ``FAILED``, ``skipped``, ``running``, ``waiting``
         (later in the run under way), ``-`` (not run)."""
         if self.running:
             if name in self.live:
-                r = self.live[name]
-                return r.status.value, r
+                done = self.live[name]
+                return done.status.value, done
             if name == self.running_rung:
                 return "running", None
             if name in self.live_rungs and not any(r.status is Status.FAILED and r.name in STOPPING_RUNGS
@@ -53,12 +98,19 @@ class VersionState:
             return f"✗ {failed.name}", "bold red"
         if self.result.rung("correctness") is None:  # only compiled (ktui diff, --rungs dumps): not verified
             return "◦ compiled", "dim"
-        bench = self.result.rung("benchmark")
-        specs = bench.figures.get("specs", []) if bench and bench.status is Status.OK else []
-        speedups = [s["speedup"] for s in specs if s.get("speedup")]
-        if speedups:
-            return f"✓ {min(speedups):.2f}x", "bold green"
+        worst = self.result.worst_speedup
+        if worst is not None:
+            return f"✓ {worst:.2f}x", "bold green"
         return "✓ ok", "green"
+
+
+_STEPS: dict[type[Event], Callable[[VersionState, Any], bool | None]] = {
+    LadderStarted: lambda st, ev: st.start(ev.rungs, ev.run_id),
+    RungStarted: lambda st, ev: st.begin_rung(ev.rung),
+    RungProgress: lambda st, ev: st.advance(ev.run_id, ev.rung, ev.done, ev.total, ev.detail),
+    RungFinished: lambda st, ev: st.live.__setitem__(ev.result.name, ev.result),
+    LadderFinished: lambda st, ev: st.finish(ev.result),
+}
 
 
 def rung_names(state: VersionState | None) -> tuple[str, ...]:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
+from typing import BinaryIO
 
 
-def _take_channel():
+def _take_channel() -> tuple[BinaryIO, BinaryIO]:
     """Move the protocol to private file descriptors: stdout (fd 1) then points at stderr, stdin at /dev/null, so
     neither a ``print`` nor an ``input()`` in candidate code can touch the channel."""
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -26,6 +28,7 @@ def _take_channel():
 
 
 def main() -> None:
+    """Take the channel, set up the device's environment, import torch, say hello, serve until told to stop."""
     t0 = time.perf_counter()
     parser = argparse.ArgumentParser(prog="python -m ktui.worker")
     parser.add_argument("--role", choices=("candidate", "judge", "compiler"), required=True)
@@ -42,6 +45,9 @@ def main() -> None:
         else:
             os.environ["TRITON_INTERPRET"] = "1"
         os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
+    # CuTeDSL writes the PTX and cubin it is asked to keep (the dumps rung) into the working directory, which is
+    # the user's workspace: send them to a private folder instead (ktui reads them from the compiled object).
+    os.environ.setdefault("CUTE_DSL_DUMP_DIR", os.path.join(tempfile.gettempdir(), f"ktui-cute-dsl-{os.getuid()}"))
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9's default, stated so it does not warn
     try:
         import torch

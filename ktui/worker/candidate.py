@@ -1,7 +1,7 @@
 """The candidate worker: imports a kernel version, compiles it, runs it, times it. It never sees a reference output.
 
-Requests (``params`` keys): every request names the ``reference`` snapshot (``problem``, ``path``, ``sha``,
-``search_dir``) and the ``kernel`` snapshot (``name``, ``path``, ``sha``, ``search_dir``).
+Requests and replies are typed in ``ktui.protocol`` (``CompileRequest`` -> ``CompileReply``...): nearly every request
+names the ``reference`` snapshot (``ReferenceSource``) and the ``kernel`` snapshot (``KernelSource``).
 """
 
 from __future__ import annotations
@@ -9,19 +9,46 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from types import ModuleType
+from typing import Any, Callable, NoReturn, cast
 
 import torch
 
-from ktui.worker import capture
+from ktui.protocol import (
+    BenchmarkReply,
+    BenchmarkRequest,
+    BenchSampleReply,
+    BenchSampleRequest,
+    BenchSpecTiming,
+    Case,
+    CompileReply,
+    CompileRequest,
+    DumpsReply,
+    DumpsRequest,
+    ExecutedCase,
+    ExecuteReply,
+    ExecuteRequest,
+    HostLoopReply,
+    HostLoopRequest,
+    IntegrityReply,
+    IntegrityRequest,
+    KernelSource,
+    Launch,
+    OnProgress,
+    OutputShape,
+    PingReply,
+    PingRequest,
+    SampledSpec,
+    SampleFile,
+    Sources,
+    spec_size,
+)
+from ktui.worker import capture, integrity
 from ktui.worker.cases import build_input, case_label
+from ktui.worker.errors import CaseFailed, KernelError
 from ktui.worker.problem import ProblemCache, inputs_only, load_module, spec_label
-from ktui.worker.server import CaseFailed
 from ktui.worker.tensors import decoy_, flatten, hash_data, poison_, save_outputs, tensor_bytes
 from ktui.worker.timing import bench
-from ktui.protocol import spec_size
-
-Progress = Callable[[dict[str, Any]], None]
 
 COMPILER_MODULES = ("triton.compiler", "triton.language", "triton.backends", "cutlass", "mlir")
 
@@ -34,8 +61,7 @@ def is_compile_error(exc: BaseException) -> bool:
     return "ptxas" in str(exc).lower()
 
 
-
-def reraise_as_case(exc: BaseException, label: str) -> None:
+def reraise_as_case(exc: BaseException, label: str) -> NoReturn:
     """Raise ``CaseFailed(label: Type: message)`` from a kernel's exception (KeyboardInterrupt passes through)."""
     if isinstance(exc, KeyboardInterrupt):
         raise exc
@@ -61,8 +87,10 @@ def aliases(out: Any, inputs: Any) -> list[str]:
     return found
 
 
-class KernelError(Exception):
-    """The kernel module does not have what ktui needs (``custom_kernel``)."""
+def _public(rec: dict[str, Any]) -> Launch:
+    """A capture record without its private keys (``_compiled``, ``_key``): what a reply lists."""
+    # cast: capture builds each record from Launch's keys plus the private ones dropped here.
+    return cast(Launch, {k: v for k, v in rec.items() if not k.startswith("_")})
 
 
 class Candidate:
@@ -73,7 +101,7 @@ class Candidate:
         self.device = device
         self.cross = cross
         self.problems = ProblemCache()
-        self.module = None
+        self.module: ModuleType | None = None
         self.kernel_sha: str | None = None
         self.bench_last: dict[int, dict[str, Any]] = {}
         capture.install_triton()
@@ -82,37 +110,39 @@ class Candidate:
             from ktui.worker import interp_fixes
 
             interp_fixes.install()
-        self.baseline = capture.fingerprint()
+        self.baseline = integrity.fingerprint()
 
     def _sync(self) -> None:
         if self.device == "cuda":
             torch.cuda.synchronize()
 
-    def _load(self, k: dict[str, Any]) -> Callable[[Any], Any]:
+    def _load(self, k: KernelSource) -> Callable[[Any], Any]:
         """Import the kernel snapshot (fresh, under a name unique to its content) and return ``custom_kernel``."""
         if "cutlass" in Path(k["path"]).read_text(errors="replace"):
             capture.install_cute(has_gpu=self.device == "cuda")
         search = Path(k["search_dir"]) if k.get("search_dir") else None
         self.module = load_module(Path(k["path"]), f"ktui_candidate_{k['sha'][:16]}", search)
         self.kernel_sha = k["sha"]
-        fn = getattr(self.module, "custom_kernel", None)
+        fn: object = getattr(self.module, "custom_kernel", None)
         if not callable(fn):
             raise KernelError(f"{k['name']} does not define custom_kernel(data)")
         return fn
 
-    def _fn(self, params: dict[str, Any]) -> Callable[[Any], Any]:
+    def _fn(self, params: Sources) -> Callable[[Any], Any]:
+        """``custom_kernel`` of the version named in ``params``, imported only when it is not the one loaded."""
         k = params["kernel"]
         if self.module is None or self.kernel_sha != k["sha"]:
             return self._load(k)
-        return self.module.custom_kernel
+        fn: Callable[[Any], Any] = self.module.custom_kernel
+        return fn
 
     # -- integrity -----------------------------------------------------------------------------------------------
-    def do_integrity(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_integrity(self, params: IntegrityRequest, progress: OnProgress) -> IntegrityReply:
         """What candidate code patched in this process since it started (torch, time, CUDA events...)."""
-        return {"tampered": capture.tampered(self.baseline)}
+        return {"tampered": integrity.tampered(self.baseline)}
 
     # -- rungs -------------------------------------------------------------------------------------------------
-    def do_compile(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_compile(self, params: CompileRequest, progress: OnProgress) -> CompileReply:
         """Import the version and call ``custom_kernel`` once in dry mode on the largest test spec (sizes of 1 would
         make Triton compile a special case): every launch is compiled (for this GPU, or for sm_90a from the CPU) and
         none runs. Returns the launches, the autotune config count and timings."""
@@ -143,12 +173,12 @@ class Candidate:
             "import_s": round(import_s, 4),
             "compile_s": round(time.perf_counter() - t1, 4),
             "languages": cap.languages,
-            "launches": [{k: v for k, v in rec.items() if not k.startswith("_")} for rec in cap.launches],
+            "launches": [_public(rec) for rec in cap.launches],
             "autotune_configs": cap.autotune_configs,
             "warnings": warnings,
         }
 
-    def do_dumps(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_dumps(self, params: DumpsRequest, progress: OnProgress) -> DumpsReply:
         """Compile the version as it launches on ``spec`` (a benchmark spec on a GPU) in dry mode and write, for
         every launch, its IR stages, PTX and cubin under ``dumps_dir``: Triton ttir, ttgir, llir, ptx, cubin;
         CuTeDSL ptx, cubin. Returns the launches with their files (names relative to ``dumps_dir``)."""
@@ -166,11 +196,11 @@ class Candidate:
         self._sync()
         out_dir = Path(params["dumps_dir"])
         out_dir.mkdir(parents=True, exist_ok=True)
-        launches = []
+        launches: list[Launch] = []
         for i, rec in enumerate(cap.launches):
             compiled = rec.get("_compiled")
             base = f"{i}-{rec.get('kernel', 'kernel')}"
-            files = {}
+            files: dict[str, str] = {}
             if rec["language"] == "triton" and compiled is not None:
                 for stage, blob in getattr(compiled, "asm", {}).items():
                     if stage == "source":
@@ -186,10 +216,10 @@ class Candidate:
                         f = out_dir / f"{base}.{stage}"
                         f.write_bytes(blob if isinstance(blob, bytes) else str(blob).encode())
                         files[stage] = f.name
-            launches.append({**{k: v for k, v in rec.items() if not k.startswith("_")}, "files": files})
+            launches.append({**_public(rec), "files": files})
         return {"launches": launches, "spec": spec, "warnings": cap.warnings}
 
-    def _call(self, fn, data, case: dict[str, Any]) -> tuple[Any, float]:
+    def _call(self, fn: Callable[[Any], Any], data: Any, case: Case) -> tuple[Any, float]:
         self._sync()
         t0 = time.perf_counter()
         decoy = case["seed"] if case.get("fill") == "decoy" else None
@@ -198,7 +228,7 @@ class Candidate:
         self._sync()
         return out, time.perf_counter() - t0
 
-    def do_execute(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_execute(self, params: ExecuteRequest, progress: OnProgress) -> ExecuteReply:
         """Call ``custom_kernel`` on each case and write its outputs under ``out_dir``.
 
         Declared output buffers are filled with the poison NaN first, and so is any memory the kernel allocates with
@@ -212,15 +242,15 @@ class Candidate:
         # into the checks (cases.md stale-cache). Compiled kernels come back from Triton's cache.
         fn = self._load(params["kernel"])
         out_dir = Path(params["out_dir"])
-        results = []
+        results: list[ExecutedCase] = []
         cases = params["cases"]
-        kept: list[tuple[dict[str, Any], Any, str]] = []  # (entry, output, its hash when the call returned)
+        kept: list[tuple[ExecutedCase, Any, str]] = []  # (entry, output, its hash when the call returned)
         threads_before = threading.active_count()
         for i, case in enumerate(cases):
             if case.get("fresh"):
                 fn = self._load(params["kernel"])  # a second phase, from a fresh module again
             label = case_label(spec_label(problem.tests[case["spec_index"]]), case)
-            entry: dict[str, Any] = dict(case)
+            entry = cast(ExecutedCase, dict(case))  # cast: a copy of the Case; ExecutedCase adds only optional keys
             for rep in range(case.get("repeat", 1)):
                 data = build_input(problem, case, self.device)
                 for j, buf in enumerate(problem.output_buffers(data)):
@@ -244,8 +274,9 @@ class Candidate:
                 folder = out_dir / f"case{i}" / (f"repeat{rep}" if rep else "")
                 leaves = save_outputs(out, folder)
                 if rep == 0:
-                    entry.update(seconds=round(seconds, 6), input_hash_before=h_before,
-                                 input_hash_after=hash_data(inputs), outputs=leaves, aliases=aliases(out, inputs))
+                    entry.update({"seconds": round(seconds, 6), "input_hash_before": h_before,
+                                  "input_hash_after": hash_data(inputs), "outputs": leaves,
+                                  "aliases": aliases(out, inputs)})
                     if all(leaf["kind"] != "other" for leaf in leaves):  # a meta or sparse output has no bytes
                         kept.append((entry, out, hash_data(out)))
                 else:
@@ -264,11 +295,11 @@ class Candidate:
                 entry["changed_after"] = True
         del kept
         threads = threading.active_count() - threads_before
-        return {"cases": results, "tampered": capture.tampered(self.baseline),
+        return {"cases": results, "tampered": integrity.tampered(self.baseline),
                 "threads_left": max(0, threads)}
 
     # -- benchmark -----------------------------------------------------------------------------------------------
-    def do_benchmark(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_benchmark(self, params: BenchmarkRequest, progress: OnProgress) -> BenchmarkReply:
         """Time ``custom_kernel`` on each benchmark spec (CUDA only): see ``ktui.worker.timing.bench``.
 
         Every timed call gets fresh input contents, generated outside the timed region from a new seed and copied
@@ -278,7 +309,7 @@ class Candidate:
         """
         problem = self.problems.get(params["reference"])
         fn = self._fn(params)
-        results = []
+        results: list[BenchSpecTiming] = []
         self.bench_last.clear()
         for n, idx in enumerate(params["spec_indices"]):
             spec = problem.benchmarks[idx]
@@ -286,7 +317,8 @@ class Candidate:
             data = problem.generate(base, spec, self.device)
             state = {"seed": base}
 
-            def refresh(rep: int, spec=spec, data=data, base=base, state=state) -> None:
+            def refresh(rep: int, spec: dict[str, Any] = spec, data: Any = data, base: int = base,
+                        state: dict[str, int] = state) -> None:
                 state["seed"] = base + 1 + rep
                 copy_into(data, problem.generate(state["seed"], spec, self.device))
 
@@ -295,23 +327,23 @@ class Candidate:
             except BaseException as exc:
                 reraise_as_case(exc, f"benchmark spec={spec_label(spec)}")
             self.bench_last[idx] = {"seed": state["seed"], "out": last}
-            leaves = [{"path": p, "shape": list(t.shape), "numel": t.numel()}
+            leaves: list[OutputShape] = [{"path": p, "shape": list(t.shape), "numel": t.numel()}
                       for p, t in flatten(last) if isinstance(t, torch.Tensor)]
             results.append({"spec_index": idx, **stats, "final_seed": state["seed"], "leaves": leaves})
             del data
             progress({"done": n + 1, "total": len(params["spec_indices"])})
         return {"specs": results}
 
-    def do_bench_sample(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_bench_sample(self, params: BenchSampleRequest, progress: OnProgress) -> BenchSampleReply:
         """The elements at ``indices`` (flat, per output leaf) of each spec's last timed output, as raw files."""
         out_dir = Path(params["out_dir"])
-        samples = []
+        samples: list[SampledSpec] = []
         for item in params["specs"]:
             kept = self.bench_last.get(item["spec_index"])
             if kept is None:
                 raise KeyError(f"no benchmark output kept for spec {item['spec_index']}")
             leaves = dict((p, t) for p, t in flatten(kept["out"]) if isinstance(t, torch.Tensor))
-            files = {}
+            files: dict[str, SampleFile] = {}
             for path, idx in item["indices"].items():
                 t = leaves[path]
                 picked = t.reshape(-1)[torch.tensor(idx, dtype=torch.int64, device=t.device)]
@@ -323,7 +355,7 @@ class Candidate:
         torch.cuda.empty_cache()
         return {"specs": samples}
 
-    def do_host_loop(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_host_loop(self, params: HostLoopRequest, progress: OnProgress) -> HostLoopReply:
         """``calls`` back-to-back calls on one input set, then a device synchronize: ktui's own process times this
         request from outside, so neither events on the wrong stream nor a patched timer can hide the work."""
         problem = self.problems.get(params["reference"])
@@ -339,7 +371,8 @@ class Candidate:
         self._sync()
         return {"calls": params["calls"], "inner_s": time.perf_counter() - t_ready, "enqueue_s": t_queued - t_ready}
 
-    def do_ping(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_ping(self, params: PingRequest, progress: OnProgress) -> PingReply:
+        """Nothing: the worker is alive and serving."""
         return {}
 
 

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+from ktui.worker.integrity import fingerprint, tampered  # noqa: F401 - where they lived; ktui.worker.integrity now
 
 CROSS_TARGET = ("cuda", 90, 32)  # sm_90a, warp size 32
 _ACTIVE: "Capture | None" = None
@@ -47,6 +48,7 @@ class Capture:
 
     @property
     def languages(self) -> list[str]:
+        """The languages of the recorded launches, sorted: ``["cutedsl", "triton"]``."""
         return sorted({rec["language"] for rec in self.launches})
 
 
@@ -64,6 +66,7 @@ def capturing(cap: Capture) -> Iterator[Capture]:
 
 
 def active() -> Capture | None:
+    """The capture in progress, if any."""
     return _ACTIVE
 
 
@@ -77,7 +80,7 @@ def install_triton() -> None:
 
     orig_run = jit.JITFunction.run
 
-    def jit_run(self, *args, grid, warmup, **kwargs):
+    def jit_run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         cap = _ACTIVE
         if cap is None:
             return orig_run(self, *args, grid=grid, warmup=warmup, **kwargs)
@@ -96,7 +99,7 @@ def install_triton() -> None:
 
     orig_at = autotuner.Autotuner.run
 
-    def autotune_run(self, *args, **kwargs):
+    def autotune_run(self: Any, *args: Any, **kwargs: Any) -> Any:
         cap = _ACTIVE
         if cap is not None and cap.dry:
             for config in self.configs:  # compile every config; none is benchmarked or cached
@@ -107,7 +110,7 @@ def install_triton() -> None:
     autotuner.Autotuner.run = autotune_run
 
 
-def _triton_record(jf, kernel, kwargs: dict, seconds: float, target: str) -> dict[str, Any]:
+def _triton_record(jf: Any, kernel: Any, kwargs: dict[str, Any], seconds: float, target: str) -> dict[str, Any]:
     meta = getattr(kernel, "metadata", None)
     src = getattr(kernel, "src", None)
     rec: dict[str, Any] = {
@@ -138,10 +141,10 @@ def _plain(v: Any) -> Any:
     return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
 
 
-def _named(jf: Any, consts: dict) -> dict[str, Any]:
+def _named(jf: Any, consts: dict[Any, Any]) -> dict[str, Any]:
     """Triton keys constexprs by argument path, ``(3,)``; name them after the kernel's parameters instead."""
     names = list(getattr(jf, "arg_names", []) or [])
-    out = {}
+    out: dict[str, Any] = {}
     for k, v in consts.items():
         if isinstance(k, tuple) and len(k) == 1 and isinstance(k[0], int) and k[0] < len(names):
             out[names[k[0]]] = _plain(v)
@@ -153,7 +156,7 @@ def _named(jf: Any, consts: dict) -> dict[str, Any]:
 _CROSS: dict[str, Any] = {}
 
 
-def _cross_compile(cap: Capture, jf: Any, args: tuple, kwargs: dict) -> None:
+def _cross_compile(cap: Capture, jf: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Compile one launch of ``jf`` for sm_90a, as ``JITFunction.run`` would for a device, and record it (once per
     specialization).
 
@@ -227,7 +230,7 @@ def install_cute(has_gpu: bool) -> bool:
     _INSTALLED.add("cute")
     orig_call = CompileCallable.__call__
 
-    def compile_call(self, *args, **kwargs):
+    def compile_call(self: Any, *args: Any, **kwargs: Any) -> CuteCompiled:
         t0 = time.perf_counter()
         cap = _ACTIVE
         if cap is not None and cap.keep:  # the dumps need the PTX and the cubin kept
@@ -238,16 +241,19 @@ def install_cute(has_gpu: bool) -> bool:
             kwargs["options"] = opts
         compiled = orig_call(self, *args, **kwargs)
         fn = args[0] if args else None
-        name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "cute_kernel")
+        own_name: Any = getattr(fn, "__name__", None)  # typed apart: inline, mypy infers the fallback as Optional
+        name = own_name or getattr(getattr(fn, "func", None), "__name__", "cute_kernel")
         if cap is not None:
-            rec = {"language": "cutedsl", "kernel": name, "compile_s": round(time.perf_counter() - t0, 4),
-                   "target": os.environ.get("CUTE_DSL_ARCH") or ("device" if has_gpu else "sm_90a")}
+            rec: dict[str, Any] = {
+                "language": "cutedsl", "kernel": name, "compile_s": round(time.perf_counter() - t0, 4),
+                "target": os.environ.get("CUTE_DSL_ARCH") or ("device" if has_gpu else "sm_90a"),
+            }
             if cap.keep:
                 rec["_compiled"] = compiled
             cap.launches.append(rec)
         return CuteCompiled(compiled, name, has_gpu)
 
-    CompileCallable.__call__ = compile_call
+    CompileCallable.__call__ = compile_call  # type: ignore[method-assign]  # deliberate patch of cutlass's class
     return True
 
 
@@ -277,7 +283,7 @@ def install_autotune_hooks() -> None:
 
     inner_run = autotuner.Autotuner.run  # already wrapped by install_triton for dry mode
 
-    def run(self, *args, **kwargs):
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         cap = _ACTIVE
         if cap is not None and cap.dry:
             cap.autotune_configs = max(cap.autotune_configs, len(self.configs))
@@ -292,7 +298,7 @@ def install_autotune_hooks() -> None:
 
     orig_bench = getattr(autotuner.Autotuner, "_bench", None)
     if orig_bench is not None:
-        def bench(self, *args, config, **meta):
+        def bench(self: Any, *args: Any, config: Any, **meta: Any) -> Any:
             saved = [(a, a.clone()) for a in args if isinstance(a, torch.Tensor)]
             try:
                 return orig_bench(self, *args, config=config, **meta)
@@ -324,8 +330,8 @@ def poisoned_allocations(decoy_seed: int | None = None) -> Iterator[None]:
     originals = {name: getattr(torch, name) for name in _ALLOCATORS}
     orig_new_empty = torch.Tensor.new_empty
 
-    def wrap(fn):
-        def poisoned(*args, **kwargs):
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def poisoned(*args: Any, **kwargs: Any) -> Any:
             t = fn(*args, **kwargs)
             if isinstance(t, torch.Tensor) and t.numel():
                 fill(t)
@@ -334,68 +340,14 @@ def poisoned_allocations(decoy_seed: int | None = None) -> Iterator[None]:
 
     for name, fn in originals.items():
         setattr(torch, name, wrap(fn))
-    torch.Tensor.new_empty = wrap(orig_new_empty)
+    # torch's stubs declare Tensor.new_empty as a method; patching it on the class is the point here.
+    torch.Tensor.new_empty = wrap(orig_new_empty)  # type: ignore[method-assign]
     try:
         yield
     finally:
         for name, fn in originals.items():
             setattr(torch, name, fn)
-        torch.Tensor.new_empty = orig_new_empty
-
-
-# -- worker integrity -----------------------------------------------------------------------------------------------
-_OWN_MODULES = ("ktui.worker.timing", "ktui.worker.candidate", "ktui.worker.capture", "ktui.worker.tensors",
-                "ktui.worker.cases", "ktui.worker.server")
-
-
-def fingerprint() -> dict[str, int]:
-    """Identity of every callable a candidate could patch to fool later checks: the functions of torch,
-    torch.cuda, torch.nn.functional, time, triton.testing, builtins and ktui's own worker modules (those imported),
-    and every method (inherited ones too) of torch.Tensor, torch.cuda.Event and the classes of those modules."""
-    import builtins
-    import time as time_mod
-
-    import torch
-    import torch.nn.functional as F
-
-    modules: list[tuple[str, Any]] = [("torch", torch), ("torch.cuda", torch.cuda), ("F", F), ("time", time_mod),
-                                      ("builtins", builtins)]
-    try:
-        import triton.testing
-
-        modules.append(("triton.testing", triton.testing))
-    except ImportError:
-        pass
-    classes: list[tuple[str, type]] = [("torch.Tensor", torch.Tensor), ("torch.cuda.Event", torch.cuda.Event)]
-    for name in _OWN_MODULES:  # ktui's own worker code: its timing loop, its hashing, its request handlers
-        mod = sys.modules.get(name)
-        if mod is not None:
-            modules.append((name, mod))
-            classes += [(f"{name}.{k}", v) for k, v in vars(mod).items()
-                        if isinstance(v, type) and v.__module__ == name]
-    out: dict[str, int] = {}
-    for prefix, mod in modules:
-        for k, v in list(vars(mod).items()):
-            if callable(v) and not isinstance(v, type(mod)):
-                out[f"{prefix}.{k}"] = id(v)
-    for prefix, cls in classes:
-        for klass in reversed(cls.__mro__):  # the raw attribute that lookup finds: subclasses override bases
-            for k, v in vars(klass).items():
-                if k not in ("__dict__", "__doc__", "__module__", "__weakref__"):
-                    out[f"{prefix}.{k}"] = id(v)
-    return out
-
-
-def tampered(baseline: dict[str, int]) -> list[str]:
-    """Names whose object changed since ``baseline`` (``fingerprint()`` at worker start); for the classes (torch.Tensor,
-    torch.cuda.Event, ktui's own), names that appeared count too (a patched ``Tensor.__sub__`` shadows the inherited
-    one)."""
-    now = fingerprint()
-    changed = [k for k, v in now.items() if k in baseline and baseline[k] != v]
-    owners = {k.rsplit(".", 1)[0] for k in baseline} - {"torch", "torch.cuda", "F", "time", "builtins",
-                                                        "triton.testing", *_OWN_MODULES}
-    appeared = [k for k in now if k not in baseline and k.rsplit(".", 1)[0] in owners]
-    return sorted(changed + appeared)
+        torch.Tensor.new_empty = orig_new_empty  # type: ignore[method-assign]  # restores the patch above
 
 
 @contextlib.contextmanager
@@ -405,19 +357,21 @@ def placeholder_data() -> Iterator[None]:
     values, and a 2**28-element ``randn`` on a CPU takes seconds."""
     import torch
 
-    def empty_from(*size, generator=None, dtype=None, device=None, layout=None, requires_grad=False,
-                   pin_memory=False, out=None, **_):
+    def empty_from(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None, layout: Any = None,
+                   requires_grad: bool | None = False, pin_memory: bool | None = False, out: Any = None,
+                   **_: Any) -> torch.Tensor:
         if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
             size = tuple(size[0])
         return torch.empty(size, dtype=dtype, device=device)
 
-    def empty_randint(*args, generator=None, dtype=None, device=None, size=None, **_):
+    def empty_randint(*args: Any, generator: Any = None, dtype: Any = None, device: Any = None, size: Any = None,
+                      **_: Any) -> torch.Tensor:
         shape = size if size is not None else (args[-1] if args and isinstance(args[-1], (tuple, list, torch.Size))
                                                else ())
         return torch.zeros(shape, dtype=dtype or torch.int64, device=device)  # zeros: valid indices
 
-    def like(t, *args, dtype=None, device=None, **_):
-        return torch.empty_like(t, dtype=dtype, device=device)
+    def like(input: torch.Tensor, *args: Any, dtype: Any = None, device: Any = None, **_: Any) -> torch.Tensor:
+        return torch.empty_like(input, dtype=dtype, device=device)
 
     saved = {name: getattr(torch, name) for name in ("randn", "rand", "randint", "randn_like", "rand_like",
                                                       "randint_like", "randperm")}
@@ -425,7 +379,7 @@ def placeholder_data() -> Iterator[None]:
     torch.randn = torch.rand = empty_from
     torch.randint = empty_randint
     torch.randn_like = torch.rand_like = like
-    torch.randint_like = lambda t, *a, **k: torch.zeros_like(t)
+    torch.randint_like = lambda input, *a, **k: torch.zeros_like(input)
     torch.randperm = lambda n, *a, dtype=torch.int64, device=None, **k: torch.arange(n, dtype=dtype, device=device)
     for name in methods:
         setattr(torch.Tensor, name, lambda self, *a, **k: self)

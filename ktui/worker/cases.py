@@ -25,17 +25,18 @@ to the first).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 
-from ktui.worker.problem import DISTRIBUTIONS
+from ktui.worker.problem import DISTRIBUTIONS, Problem
 
 __all__ = ["DISTRIBUTIONS", "LAYOUTS", "build_input", "case_label", "layout_of", "round_to_tf32"]
 LAYOUTS = ("transposed", "padded", "offset", "expanded")
 
 
-def case_label(spec_label: str, case: dict[str, Any]) -> str:
+def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
     """``spec=(4, 129) seed=5 dist=heavy layout=offset config=1 fill=decoy``: how failures name the case."""
     parts = [f"spec={spec_label}", f"seed={case['seed']}"]
     for key in ("dist", "layout", "config", "fill"):
@@ -54,7 +55,7 @@ def _refill(t: torch.Tensor, dist: str, seed: int, salt: str) -> None:
     g = _generator(t.device, seed, f"{dist}:{salt}")
     shape, dev = t.shape, t.device
 
-    def u(*s):
+    def u(*s: int) -> torch.Tensor:
         return torch.rand(s or shape, generator=g, device=dev, dtype=torch.float32)
 
     if dist == "normal":
@@ -105,7 +106,8 @@ def _relayout(t: torch.Tensor, layout: str) -> torch.Tensor:
     raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
 
 
-def _map_inputs(data: Any, outputs: tuple, fn, path: str = "") -> Any:
+def _map_inputs(data: Any, outputs: tuple[Any, ...], fn: Callable[[torch.Tensor, str], torch.Tensor],
+                path: str = "") -> Any:
     """Apply ``fn(tensor, path)`` to every tensor of ``data`` except declared output buffers."""
     if isinstance(data, (tuple, list)):
         n = len(data)
@@ -120,7 +122,7 @@ def _map_inputs(data: Any, outputs: tuple, fn, path: str = "") -> Any:
     return data
 
 
-def build_input(problem, case: dict[str, Any], device: str) -> Any:
+def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
     """The inputs of ``case``: ``generate_input(seed, **spec)``, refilled for its distribution, re-laid-out.
 
     Raises:

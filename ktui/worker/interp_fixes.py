@@ -12,6 +12,9 @@ summation order, and a bf16 accumulator rounds after every step, as on the GPU (
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 _DONE = False
@@ -41,17 +44,17 @@ def install() -> None:
         return
     bf16 = tl.bfloat16
 
-    def widen(h):
+    def widen(h: Any) -> Any:
         return TensorHandle(_bf16_to_f32(h.data), tl.float32) if h.dtype.scalar == bf16 else h
 
-    def narrow(res, want_bf16: bool):
+    def narrow(res: Any, want_bf16: bool) -> Any:
         if want_bf16 and res.dtype.scalar == tl.float32 and res.data.dtype == np.float32:
             return TensorHandle(_f32_to_bf16(res.data), bf16)
         return res
 
     orig_dot = getattr(InterpreterBuilder, "create_dot", None)
     if orig_dot is not None:
-        def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        def create_dot(self: Any, a: Any, b: Any, d: Any, input_precision: Any, max_num_imprecise_acc: Any) -> Any:
             if bf16 in (a.dtype.scalar, b.dtype.scalar, d.dtype.scalar):
                 prod = np.matmul(widen(a).data, widen(b).data, dtype=np.float32)
                 if d.dtype.scalar == bf16:
@@ -66,8 +69,8 @@ def install() -> None:
         if orig is None:
             continue
 
-        def make(orig, nargs):
-            def op(self, *args):
+        def make(orig: Callable[..., Any], nargs: int) -> Callable[..., Any]:
+            def op(self: Any, *args: Any) -> Any:
                 handles, fn = args[:nargs], args[nargs]
                 if not any(h.dtype.scalar == bf16 for h in handles):
                     return orig(self, *args)
@@ -79,7 +82,7 @@ def install() -> None:
 
     orig_fma = getattr(InterpreterBuilder, "create_fma", None)
     if orig_fma is not None:
-        def create_fma(self, x, y, z):
+        def create_fma(self: Any, x: Any, y: Any, z: Any) -> Any:
             if bf16 in (x.dtype.scalar, y.dtype.scalar, z.dtype.scalar):
                 return narrow(orig_fma(self, widen(x), widen(y), widen(z)), z.dtype.scalar == bf16)
             return orig_fma(self, x, y, z)

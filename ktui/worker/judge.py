@@ -10,18 +10,38 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, cast
 
 import torch
 
+from ktui.protocol import (
+    Case,
+    CaseVerdict,
+    CheckSamplesReply,
+    CheckSamplesRequest,
+    CompareReply,
+    CompareRequest,
+    DescribeRequest,
+    ExecutedCase,
+    OnProgress,
+    OutputLeaf,
+    PreparedCase,
+    PrepareReply,
+    PrepareRequest,
+    ProblemInfo,
+    RefSpecTiming,
+    RooflineReply,
+    RooflineRequest,
+    SampleVerdict,
+    TimeReferenceReply,
+    TimeReferenceRequest,
+)
 from ktui.worker import metrics
 from ktui.worker.cases import build_input, case_label, layout_of, round_to_tf32
-from ktui.worker.problem import ProblemCache, _map, inputs_only, policy_dtype, spec_label
+from ktui.worker.problem import Problem, ProblemCache, _map, inputs_only, policy_dtype, spec_label
 from ktui.worker.tensors import describe, flatten, hash_data, load_output, poisoned_mask, tensor_from_bytes
 from ktui.worker.timing import bench, measure_bandwidth, measure_peak_tflops
 from ktui.worker.tolerance import EXACT, Tolerance, resolve
-
-Progress = Callable[[dict[str, Any]], None]
 
 
 def _cpu(obj: Any) -> Any:
@@ -34,7 +54,10 @@ def _cpu(obj: Any) -> Any:
     return obj
 
 
-def _key(problem, case: dict[str, Any]) -> tuple:
+CaseKey = tuple[str, int, int, str, str]  # reference sha, spec_index, seed, dist, layout
+
+
+def _key(problem: Problem, case: Case) -> CaseKey:
     return (problem.sha, case["spec_index"], case["seed"], case.get("dist", "native"),
             case.get("layout", "contiguous"))
 
@@ -47,18 +70,22 @@ def _rel_l2(a: torch.Tensor, ref: torch.Tensor) -> float:
 
 
 class Judge:
+    """Handlers of the ``judge`` role. Keeps, per worker: the prepared references of the current cases, the timed
+    reference specs (per reference source) and the measured roofline."""
+
     def __init__(self, device: str):
         self.device = device
         self.problems = ProblemCache()
-        self.prepared: dict[tuple, dict[str, Any]] = {}
-        self.ref_times: dict[tuple, dict[str, Any]] = {}
+        self.prepared: dict[CaseKey, dict[str, Any]] = {}
+        self.ref_times: dict[tuple[str, int, int], RefSpecTiming] = {}  # (reference sha, spec_index, seed)
         self.roof: dict[str, Any] = {}
 
-    def do_describe(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_describe(self, params: DescribeRequest, progress: OnProgress) -> ProblemInfo:
+        """What the reference module declares: specs, labels, outputs, distributions (loads it once per sha)."""
         return self.problems.get(params["reference"]).describe()
 
     # -- correctness -------------------------------------------------------------------------------------------
-    def _prepare_one(self, problem, case: dict[str, Any]) -> dict[str, Any]:
+    def _prepare_one(self, problem: Problem, case: Case) -> dict[str, Any]:
         key = _key(problem, case)
         if key in self.prepared:
             return self.prepared[key]
@@ -67,7 +94,7 @@ class Judge:
         expected = problem.reference_native(data)
         ref, precision = problem.reference(data)
         first = next((t for _, t in flatten(inputs) if isinstance(t, torch.Tensor) and t.numel() > 1), None)
-        entry = {
+        entry: dict[str, Any] = {
             "layout_name": layout_of(first) if first is not None and case.get("layout") else None,
             "input_hash": hash_data(inputs),
             "expected": _cpu(expected),
@@ -88,12 +115,12 @@ class Judge:
         self.prepared[key] = entry
         return entry
 
-    def do_prepare(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_prepare(self, params: PrepareRequest, progress: OnProgress) -> PrepareReply:
         """Build each case's inputs and compute its reference output (float64 where the op allows it) and the
         native-precision reference (for the expected dtypes and shapes). Keeps them for ``compare``."""
         problem = self.problems.get(params["reference"])
         self.prepared.clear()
-        out = []
+        out: list[PreparedCase] = []
         for i, case in enumerate(params["cases"]):
             e = self._prepare_one(problem, case)
             out.append({"input_hash": e["input_hash"], "expected": describe(e["expected"]),
@@ -101,27 +128,29 @@ class Judge:
             progress({"done": i + 1, "total": len(params["cases"])})
         return {"cases": out}
 
-    def do_compare(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_compare(self, params: CompareRequest, progress: OnProgress) -> CompareReply:
         """Judge each executed case: inputs unchanged and identical to the judge's, no output aliasing an input,
         outputs of the expected structure, shapes and dtypes, every output within tolerance
         (``ktui.worker.metrics.verdict``), and a repeated call on identical inputs giving the same answer."""
         problem = self.problems.get(params["reference"])
         out_dir = Path(params["out_dir"])
-        results = []
+        results: list[CaseVerdict] = []
         for i, case in enumerate(params["cases"]):
             prep = self._prepare_one(problem, case)
             results.append(self._judge_case(problem, prep, case, out_dir / f"case{i}"))
             progress({"done": i + 1, "total": len(params["cases"])})
         return {"cases": results}
 
-    def _judge_case(self, problem, prep: dict[str, Any], case: dict[str, Any], folder: Path) -> dict[str, Any]:
+    def _judge_case(self, problem: Problem, prep: dict[str, Any], case: ExecutedCase, folder: Path) -> CaseVerdict:
         spec = problem.tests[case["spec_index"]]
-        base = {k: case[k] for k in ("spec_index", "seed", "dist", "layout", "config", "repeat") if k in case}
+        # cast: these Case keys appear in CaseVerdict with the same types (int or str).
+        base = cast(CaseVerdict, {k: case[k] for k in ("spec_index", "seed", "dist", "layout", "config", "repeat")
+                                  if k in case})
         shown = {**case, "layout": prep.get("layout_name") or case.get("layout")} if case.get("layout") else case
-        base.update(label=spec_label(spec), case=case_label(spec_label(spec), shown), precision=prep["precision"],
-                    policy_dtype=prep["policy_dtype"], warnings=[])
+        base.update({"label": spec_label(spec), "case": case_label(spec_label(spec), shown),
+                     "precision": prep["precision"], "policy_dtype": prep["policy_dtype"], "warnings": []})
 
-        def fail(reason: str) -> dict[str, Any]:
+        def fail(reason: str) -> CaseVerdict:
             return {**base, "ok": False, "reason": reason, "score": math.inf}
 
         if case.get("unsupported"):
@@ -146,7 +175,7 @@ class Judge:
                         f"expected {len(want)} ({', '.join(p or 'out' for p, _ in want)}): the output's structure "
                         "(nesting, names of dict keys) must match the reference's")
         tol = resolve(prep["policy_dtype"], problem.tolerance)
-        leaves = []
+        leaves: list[dict[str, Any]] = []
         for path, exp in want:  # matched by path, not by order: swapped dict entries compare with their names' values
             g = by_path[path]
             # An integer or bool output compares exactly, whatever precision its inputs have (an index is right or
@@ -163,11 +192,12 @@ class Judge:
             leaves.append(m)
         worst = max(leaves, key=lambda m: m["score"]) if leaves else {"ok": True, "reason": "", "score": 0.0}
         warnings = [w for m in leaves for w in m.get("warnings", [])]
-        return {**base, **worst, "ok": all(m["ok"] for m in leaves), "tolerance": tol.describe(),
-                "outputs": len(leaves), "warnings": warnings}
+        # cast: the worst leaf's figures are metrics.verdict's, CaseVerdict's keys (a chunked verdict adds ``chunked``).
+        return cast(CaseVerdict, {**base, **worst, "ok": all(m["ok"] for m in leaves), "tolerance": tol.describe(),
+                                  "outputs": len(leaves), "warnings": warnings})
 
-    def _judge_leaf(self, problem, prep: dict[str, Any], case: dict[str, Any], folder: Path, tol: Tolerance,
-                    path: str, exp: Any, ref: Any, g: dict[str, Any]) -> dict[str, Any] | str:
+    def _judge_leaf(self, problem: Problem, prep: dict[str, Any], case: ExecutedCase, folder: Path, tol: Tolerance,
+                    path: str, exp: Any, ref: Any, g: OutputLeaf) -> dict[str, Any] | str:
         """The verdict for one output leaf, or the reason it cannot be compared (a str)."""
         if not isinstance(exp, torch.Tensor):
             exp = torch.tensor(exp)
@@ -224,7 +254,7 @@ class Judge:
                 f"intermediate rounded to a 10-bit mantissa (fp16/bf16)?")
 
     @staticmethod
-    def _determinism_check(folder: Path, repeat: list[dict[str, Any]], leaf: dict[str, Any], out: torch.Tensor,
+    def _determinism_check(folder: Path, repeat: list[OutputLeaf], leaf: OutputLeaf, out: torch.Tensor,
                            ref: Any, tol: Tolerance, m: dict[str, Any], allow_nan: bool = False,
                            device: str = "cpu") -> None:
         other = next((r for r in repeat if r["path"] == leaf["path"]), None)
@@ -268,12 +298,12 @@ class Judge:
             m["warnings"].append(text + " (within the tolerance: float atomics or a race?)")
 
     # -- benchmark ---------------------------------------------------------------------------------------------
-    def do_time_reference(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_time_reference(self, params: TimeReferenceRequest, progress: OnProgress) -> TimeReferenceReply:
         """Time ``ref_kernel`` (native precision) on each benchmark spec the same way as the candidate (fresh
         inputs per call, L2 flushed), once per reference source and spec; report the spec's declared flops and bytes
         and its lowest input precision (for the roofline)."""
         problem = self.problems.get(params["reference"])
-        out = []
+        out: list[RefSpecTiming] = []
         for n, idx in enumerate(params["spec_indices"]):
             key = (problem.sha, idx, params["seed"])
             if key not in self.ref_times:
@@ -281,7 +311,7 @@ class Judge:
                 base = params["seed"]
                 data = problem.generate(base, spec, self.device)
 
-                def refresh(rep: int, spec=spec, data=data, base=base) -> None:
+                def refresh(rep: int, spec: dict[str, Any] = spec, data: Any = data, base: int = base) -> None:
                     src = problem.generate(base + 1 + rep, spec, self.device)
                     for (_, d), (_, s) in zip(flatten(data), flatten(src)):
                         if isinstance(d, torch.Tensor):
@@ -299,12 +329,12 @@ class Judge:
         torch.cuda.empty_cache()
         return {"specs": out}
 
-    def do_check_samples(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_check_samples(self, params: CheckSamplesRequest, progress: OnProgress) -> CheckSamplesReply:
         """Re-check the output of the candidate's last timed call: the sampled elements (``indices`` per output
         leaf, chosen by ktui after the timing) against the reference on the inputs of that call's seed."""
         problem = self.problems.get(params["reference"])
         folder = Path(params["out_dir"])
-        results = []
+        results: list[SampleVerdict] = []
         for item in params["specs"]:
             spec = problem.benchmarks[item["spec_index"]]
             data = problem.generate(item["seed"], spec, self.device)
@@ -329,7 +359,7 @@ class Judge:
         torch.cuda.empty_cache()
         return {"specs": results}
 
-    def do_roofline(self, params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    def do_roofline(self, params: RooflineRequest, progress: OnProgress) -> RooflineReply:
         """The measured ceilings: device bandwidth (GB/s) and matmul peak (TFLOP/s) for each dtype asked."""
         if "bandwidth_gbps" not in self.roof:
             self.roof["bandwidth_gbps"] = measure_bandwidth(self.device)
@@ -338,4 +368,4 @@ class Judge:
             if name not in self.roof["peak_tflops"]:
                 self.roof["peak_tflops"][name] = measure_peak_tflops(getattr(torch, name), self.device)
         torch.cuda.empty_cache()
-        return self.roof
+        return cast(RooflineReply, self.roof)  # cast: both of its keys were set above

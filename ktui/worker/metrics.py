@@ -1,6 +1,7 @@
 """Accuracy metrics of a candidate output against a reference output, and the verdict under a tolerance.
 
-Every figure is computed in float64 on the CPU. Definitions (``d = out - ref`` elementwise, ``N`` elements):
+Every figure is computed in float64 (on the CPU; chunk by chunk on the judge's device for outputs over ``LARGE``
+elements). Definitions (``d = out - ref`` elementwise, ``N`` elements):
 
 - ``max_abs_err = max |d|``;  ``max_rel_err = max |d| / |ref|`` over elements where ``ref != 0``;
 - ``mse = sum(d**2) / N``;  ``rmse = sqrt(mse)``;
@@ -12,15 +13,20 @@ Every figure is computed in float64 on the CPU. Definitions (``d = out - ref`` e
 
 Where both tensors hold NaN, or the same infinity, the element counts as equal; a NaN or infinity in only one of
 them makes ``d`` non-finite there and the max/mean figures NaN, so they cannot be skipped by a ``nan < tol`` test.
+
+``error_metrics`` is the formulas' reference implementation. The verdict has one implementation: ``_Sums`` folds an
+output in chunk by chunk and ``_rules`` decides; ``verdict`` is its one-chunk case (the whole output in memory, so
+``where`` can name rows and columns), ``verdict_large`` its many-chunk case.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
+from ktui.worker.locate import index_of, where_bad
 from ktui.worker.tolerance import Tolerance
 
 
@@ -50,14 +56,6 @@ def cosine_of(dot: float, norm_out: float, norm_ref: float) -> float:
     if norm_out == 0 or norm_ref == 0 or math.isinf(norm_out) or math.isinf(norm_ref):
         return 0.0
     return dot / (norm_out * norm_ref)
-
-
-def _index(flat: int, shape: tuple[int, ...]) -> list[int]:
-    idx = []
-    for s in reversed(shape):
-        idx.append(flat % s if s else 0)
-        flat = flat // s if s else 0
-    return list(reversed(idx)) if shape else []
 
 
 def scale_err(dot_or: float, rr: float) -> float:
@@ -134,153 +132,243 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
         "inf_count": int(torch.isinf(o).sum()),
         "ref_nan_count": int(nan_r.sum()),
         "nonfinite_mismatch": int(nonfinite.sum()),
-        "worst_index": _index(wi, tuple(out.shape)),
+        "worst_index": index_of(wi, tuple(out.shape)),
         "worst_got": _f(o[wi]),
         "worst_expected": _f(r[wi]),
     }
 
 
-def _ranges(xs: list[int], limit: int = 3) -> str:
-    """``[0, 1, 2, 5, 7, 8]`` -> ``0..2, 5, 7..8`` (at most ``limit`` ranges, then an ellipsis)."""
-    out: list[str] = []
-    start = prev = xs[0]
-    for x in xs[1:] + [None]:
-        if x is not None and x == prev + 1:
-            prev = x
-            continue
-        out.append(str(start) if start == prev else f"{start}..{prev}")
-        if x is not None:
-            start = prev = x
-    return ", ".join(out[:limit]) + (", ..." if len(out) > limit else "")
-
-
-def where_bad(bad: torch.Tensor) -> str:
-    """Where the bad elements of an output sit, over its last two dimensions: ``rows 64 and cols 64 entirely`` when
-    they fill whole rows and columns (a missed tile row or column), else ``rows 0..6 of 7, cols 128 of 129``;
-    ``indices 128 of 129`` for 1-D. '' when there are none."""
-    if not bool(bad.any()):
-        return ""
-    if bad.ndim == 1:
-        return f"indices {_ranges(torch.nonzero(bad)[:, 0].tolist())} of {bad.shape[0]}"
-    b2 = bad.reshape(-1, bad.shape[-2], bad.shape[-1]).any(dim=0)
-    rows_n, cols_n = b2.shape
-    full_rows = torch.nonzero(b2.all(dim=1))[:, 0].tolist()
-    full_cols = torch.nonzero(b2.all(dim=0))[:, 0].tolist()
-    covered = torch.zeros_like(b2)
-    covered[full_rows, :] = True
-    covered[:, full_cols] = True
-    if (full_rows or full_cols) and bool((covered == b2).all()) and bool(b2.sum() < b2.numel()):
-        parts = ([f"rows {_ranges(full_rows)}"] if full_rows else []) + \
-                ([f"cols {_ranges(full_cols)}"] if full_cols else [])
-        return " and ".join(parts) + f" entirely (of {rows_n} x {cols_n})"
-    r = torch.nonzero(b2.any(dim=1))[:, 0].tolist()
-    c = torch.nonzero(b2.any(dim=0))[:, 0].tolist()
-    return f"rows {_ranges(r)} of {rows_n}, cols {_ranges(c)} of {cols_n}"
+LARGE = 1 << 26  # outputs with more elements than this are judged in chunks (memory stays bounded)
 
 
 def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: torch.Tensor | None = None,
             allow_nan: bool = False) -> dict[str, Any]:
     """``error_metrics`` plus the verdict under ``tol``: ``ok``, ``reason`` (one line, '' when ok), ``score`` (the
     largest ratio of an error to its allowance: <= 1 passes; used to name the worst spec), ``outside_tol`` (elements
-    failing the elementwise test, allclose mode), ``unwritten`` (elements still holding ktui's poison pattern),
-    ``where`` (the rows/cols of the bad elements) and ``warnings`` (a tolerance larger than the output's scale).
+    failing the elementwise test, allclose and exact modes), ``unwritten`` (elements still holding ktui's poison
+    pattern), ``where`` (the rows/cols of the bad elements) and ``warnings`` (a tolerance larger than the output's
+    scale, small values flushed to zero).
 
     ``unwritten`` is a boolean mask of ``out``'s shape, or None when nothing was poisoned. A NaN in the reference
-    fails as "reference invalid" unless ``allow_nan`` (the problem declares NaN a valid result).
+    fails as "reference invalid" unless ``allow_nan`` (the problem declares NaN a valid result). This is the one-chunk
+    case of ``verdict_large``: the same accumulator and rules, with the whole output in memory.
+
+    Raises:
+        ValueError: the shapes differ.
     """
-    m = error_metrics(out, ref)
+    mask = unwritten.reshape(-1) if unwritten is not None else None
+    return _judge(out, ref, tol, allow_nan, "cpu", max(out.numel(), 1),
+                  lambda s, e, raw: mask[s:e] if mask is not None else None)
+
+
+def verdict_large(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_nan: bool = False,
+                  device: str = "cpu", chunk: int = 1 << 24) -> dict[str, Any]:
+    """``verdict`` for outputs too large to hold several float64 copies of (more than 2**26 elements, e.g. the
+    >2**31-element tensors of cases.md int32-overflow): the same figures and rules, accumulated over chunks of
+    ``chunk`` elements on ``device``; unwritten elements are found from the poison pattern chunk by chunk, and
+    ``where`` gives the flat index range of the bad elements (``chunked``: True).
+
+    Raises:
+        ValueError: the shapes differ.
+    """
+    m = _judge(out, ref, tol, allow_nan, device, chunk, lambda s, e, raw: poisoned_chunk(raw))
+    m["chunked"] = True
+    return m
+
+
+class _Sums:
+    """What the verdict needs of an output, accumulated chunk by chunk (flat indices, float64 on the device)."""
+
+    def __init__(self, tol: Tolerance, tiny: float, keep_mask: bool):
+        self.tol, self.tiny, self.keep_mask = tol, tiny, keep_mask
+        self.sq = self.dot = self.no2 = self.nr2 = self.peak = 0.0
+        self.nan_o = self.inf_o = self.nan_r = self.nonfinite = self.unwritten = self.outside = self.flushed = 0
+        self.max_bad, self.max_bad_i, self.nan_d = 0.0, 0, False
+        self.rel, self.any_nz, self.nonfinite_at_zero = 0.0, False, False
+        self.ratio, self.ratio_i, self.flushed_max = 0.0, 0, 0.0
+        self.first_nonfinite: int | None = None
+        self.first_unwritten: int | None = None
+        self.first_bad: int | None = None
+        self.last_bad: int | None = None
+        self.bad_mask: torch.Tensor | None = None  # the whole bad mask, when one chunk held the whole output
+
+    def add(self, s: int, o: torch.Tensor, r: torch.Tensor, unwritten: torch.Tensor | None) -> None:
+        """Fold in elements ``s ..`` of the output ``o`` and reference ``r`` (float64, flat, same device)."""
+        tol = self.tol
+        nan_o, nan_r = torch.isnan(o), torch.isnan(r)
+        same = (nan_o & nan_r) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
+        d = torch.where(same, torch.zeros_like(o), o - r)
+        ad = d.abs()
+        nonfinite = ~torch.isfinite(ad)
+        oc, rc = torch.where(same, torch.zeros_like(o), o), torch.where(same, torch.zeros_like(r), r)
+        self.nan_o += int(nan_o.sum())
+        self.inf_o += int(torch.isinf(o).sum())
+        self.nan_r += int(nan_r.sum())
+        n_nonfinite = int(nonfinite.sum())
+        self.nonfinite += n_nonfinite
+        if n_nonfinite and self.first_nonfinite is None:
+            self.first_nonfinite = s + int(torch.nonzero(nonfinite)[0])
+        self.nan_d |= bool(torch.isnan(ad).any())
+        badness = torch.where(nonfinite, torch.full_like(ad, math.inf), ad)  # non-finite counts as the largest
+        i = int(torch.argmax(badness))
+        if _f(badness[i]) > self.max_bad or s == 0:
+            self.max_bad, self.max_bad_i = _f(badness[i]), s + i
+        ar = r.abs()
+        nz = (ar > 0) & torch.isfinite(ar)
+        if bool(nz.any()):
+            rel = _f((ad[nz] / ar[nz]).max())  # NaN propagates
+            self.rel = math.nan if math.isnan(rel) or math.isnan(self.rel) else max(self.rel, rel)
+            self.any_nz = True
+        self.nonfinite_at_zero |= bool(nonfinite[~nz].any())
+        self.sq += _f((d * d).sum())
+        self.dot += _f(torch.dot(oc, rc))
+        self.no2 += _f(torch.dot(oc, oc))
+        self.nr2 += _f(torch.dot(rc, rc))
+        fr = r[torch.isfinite(r)]
+        if fr.numel():
+            self.peak = max(self.peak, _f(fr.abs().max()))
+        bad = nonfinite.clone()
+        if unwritten is not None:
+            unwritten = unwritten.to(o.device)
+            n_unwritten = int(unwritten.sum())
+            if n_unwritten and self.first_unwritten is None:
+                self.first_unwritten = s + int(torch.nonzero(unwritten)[0])
+            self.unwritten += n_unwritten
+            bad |= unwritten
+        if tol.mode == "exact":
+            neq = ~(same | (o == r))
+            self.outside += int(neq.sum())
+            bad |= neq
+        elif tol.mode == "allclose":
+            allowance = torch.where(same, torch.ones_like(r), tol.atol + tol.rtol * ar).clamp_min(1e-300)
+            inside = same | (ad <= allowance)
+            self.outside += int((~inside).sum())
+            bad |= ~inside
+            ratio = torch.where(inside, ad / allowance, torch.full_like(ad, math.inf))
+            j = int(torch.argmax(ratio))
+            if _f(ratio[j]) > self.ratio:
+                self.ratio, self.ratio_i = _f(ratio[j]), s + j
+        else:  # psnr: small values flushed to zero, which whole-tensor figures cannot see
+            flushed = (o == 0) & (ar >= self.tiny) & torch.isfinite(r)
+            n_flushed = int(flushed.sum())
+            if n_flushed:
+                self.flushed += n_flushed
+                self.flushed_max = max(self.flushed_max, _f(ar[flushed].max()))
+        if self.keep_mask:
+            self.bad_mask = bad
+        if bool(bad.any()):
+            idx = torch.nonzero(bad)[:, 0]
+            self.first_bad = s + int(idx[0]) if self.first_bad is None else self.first_bad
+            self.last_bad = s + int(idx[-1])
+
+
+def _judge(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_nan: bool, device: str, chunk: int,
+           unwritten_of: Callable[[int, int, torch.Tensor], torch.Tensor | None]) -> dict[str, Any]:
+    """The verdict's one implementation: ``_Sums`` over chunks of ``chunk`` elements, then the figures and rules."""
+    if tuple(out.shape) != tuple(ref.shape):
+        raise ValueError(f"shape {tuple(out.shape)} != reference shape {tuple(ref.shape)}")
     shape = tuple(out.shape)
+    of, rf = out.detach().reshape(-1), ref.detach().reshape(-1)
+    n = of.numel()
+    acc = _Sums(tol, torch.finfo(out.dtype).tiny if out.is_floating_point() else 0.0, keep_mask=n <= chunk)
+    for s in range(0, n, chunk):
+        raw = of[s:s + chunk]
+        acc.add(s, raw.to(device=device, dtype=torch.float64), rf[s:s + chunk].to(device=device, dtype=torch.float64),
+                unwritten_of(s, s + raw.numel(), raw))
+    m = _figures(acc, n, shape, of, rf)
+    return _rules(m, acc, tol, allow_nan, n, shape, of, rf)
+
+
+def _figures(a: _Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: torch.Tensor) -> dict[str, Any]:
+    """The ``error_metrics`` figures from the sums (the same definitions)."""
+    if n == 0:
+        return error_metrics(of, rf)
+    max_abs = math.nan if a.nan_d else a.max_bad
+    if a.any_nz:
+        max_rel = math.nan if a.nonfinite_at_zero else a.rel
+    else:
+        max_rel = 0.0 if max_abs == 0 else (math.nan if math.isnan(max_abs) else math.inf)
+    mse = a.sq / n
+    nr, nd = math.sqrt(a.nr2), math.sqrt(a.sq)
+    wi = a.max_bad_i
+    return {
+        "max_abs_err": max_abs,
+        "max_rel_err": max_rel,
+        "mse": mse,
+        "rmse": math.sqrt(mse) if mse >= 0 else math.nan,
+        "psnr_db": psnr_db(mse, a.peak),
+        "cosine": cosine_of(a.dot, math.sqrt(a.no2), nr),
+        "rel_l2_err": (nd / nr) if nr > 0 else (0.0 if nd == 0 else math.inf),
+        "scale_err": scale_err(a.dot, a.nr2),
+        "nan_count": a.nan_o,
+        "inf_count": a.inf_o,
+        "ref_nan_count": a.nan_r,
+        "nonfinite_mismatch": a.nonfinite,
+        "worst_index": index_of(wi, shape),
+        "worst_got": _f(of[wi]),
+        "worst_expected": _f(rf[wi]),
+    }
+
+
+def _rules(m: dict[str, Any], a: _Sums, tol: Tolerance, allow_nan: bool, n: int, shape: tuple[int, ...],
+           of: torch.Tensor, rf: torch.Tensor) -> dict[str, Any]:
+    """The verdict's rules on the figures: ``m`` gains warnings, unwritten, outside_tol, where, ok, reason, score."""
     reasons: list[str] = []
-    m["warnings"] = []
+    m["warnings"] = warnings = []
+    m["unwritten"] = a.unwritten
     if m["ref_nan_count"] and not allow_nan:
         reasons.append(f"reference invalid: {m['ref_nan_count']} NaN in the reference output (set allow_nan = True "
                        f"in the reference if NaN is a valid result)")
-    bad_mask = torch.zeros(shape, dtype=torch.bool)
-    n_unwritten = int(unwritten.sum()) if unwritten is not None else 0
-    m["unwritten"] = n_unwritten
-    if n_unwritten:
-        first = _index(int(torch.nonzero(unwritten.reshape(-1))[0]), shape)
-        reasons.append(f"{n_unwritten} element{'s' * (n_unwritten != 1)} unwritten at {first}")
-        bad_mask |= unwritten.reshape(shape)
-
-    o = out.detach().to("cpu", torch.float64).reshape(-1)
-    r = ref.detach().to("cpu", torch.float64).reshape(-1)
-    nonfinite = ~torch.isfinite((o - r).abs()) & ~(torch.isnan(o) & torch.isnan(r))
-    if m["nonfinite_mismatch"]:
-        bad_mask |= nonfinite.reshape(shape) & ~(torch.isinf(o) & torch.isinf(r) & (o == r)).reshape(shape)
-    if m["nonfinite_mismatch"] and not n_unwritten:
-        first = _index(int(torch.nonzero(nonfinite)[0]), shape) if bool(nonfinite.any()) else m["worst_index"]
-        reasons.append(f"{m['nonfinite_mismatch']} NaN/inf where the reference differs (NaN positions must match "
-                       f"the reference's), first at {first}")
-
-    score = 0.0
+    if a.unwritten:
+        reasons.append(f"{a.unwritten} element{'s' * (a.unwritten != 1)} unwritten at "
+                       f"{index_of(a.first_unwritten or 0, shape)}")
+    elif a.nonfinite:
+        reasons.append(f"{a.nonfinite} NaN/inf where the reference differs (NaN positions must match the "
+                       f"reference's), first at {index_of(a.first_nonfinite or 0, shape)}")
+    m["outside_tol"] = a.outside if tol.mode != "psnr" else 0
+    psnr, cos, rel_l2 = m["psnr_db"], m["cosine"], m["rel_l2_err"]
     if tol.mode == "exact":
-        neq_mask = (o != r) & ~(torch.isnan(o) & torch.isnan(r))
-        neq = int(neq_mask.sum())
-        bad_mask |= neq_mask.reshape(shape)
-        m["outside_tol"] = neq
-        if neq and not reasons:
-            reasons.append(f"{neq} of {o.numel()} elements differ (exact compare), worst at {m['worst_index']}: "
+        if a.outside and not reasons:
+            reasons.append(f"{a.outside} of {n} elements differ (exact compare), worst at {m['worst_index']}: "
                            f"got {m['worst_got']:g}, expected {m['worst_expected']:g}")
-        score = math.inf if neq else 0.0
+        score = math.inf if a.outside else 0.0
     elif tol.mode == "allclose":
-        same = (torch.isnan(o) & torch.isnan(r)) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
-        ad = torch.where(same, torch.zeros_like(o), (o - r).abs())
-        allowance = torch.where(same, torch.ones_like(r), tol.atol + tol.rtol * r.abs()).clamp_min(1e-300)
-        inside = same | (ad <= allowance)
-        bad_mask |= (~inside).reshape(shape)
-        outside = int((~inside).sum())
-        finite_ref = r[torch.isfinite(r)]
-        scale = _f(finite_ref.abs().max()) if finite_ref.numel() else 0.0
-        if 0 < scale <= tol.atol:
-            m["warnings"].append(f"atol={tol.atol:g} is larger than the output's scale (max |ref| = {scale:.3g}): "
-                                 f"any answer near zero passes the elementwise test; rel_l2_err="
-                                 f"{m['rel_l2_err']:.3g}")
-        m["outside_tol"] = outside
-        ratio = torch.where(inside, ad / allowance, torch.full_like(ad, math.inf))
-        score = _f(ratio.max()) if o.numel() else 0.0
-        if math.isfinite(tol.max_rel_l2) and m["rel_l2_err"] > tol.max_rel_l2 and not outside and not reasons:
-            reasons.append(f"rel_l2_err {m['rel_l2_err']:.3g} > {tol.max_rel_l2:g}: the output is wrong as a whole "
+        if 0 < a.peak <= tol.atol:
+            warnings.append(f"atol={tol.atol:g} is larger than the output's scale (max |ref| = {a.peak:.3g}): "
+                            f"any answer near zero passes the elementwise test; rel_l2_err={rel_l2:.3g}")
+        score = a.ratio
+        if math.isfinite(tol.max_rel_l2) and rel_l2 > tol.max_rel_l2 and not a.outside and not reasons:
+            reasons.append(f"rel_l2_err {rel_l2:.3g} > {tol.max_rel_l2:g}: the output is wrong as a whole "
                            f"although every element is within atol={tol.atol:g}")
             score = math.inf
-        if outside and not reasons:
-            wi = int(torch.argmax(ratio))
-            reasons.append(
-                f"{outside} of {o.numel()} elements outside {tol.describe()}, worst at {_index(wi, shape)}: "
-                f"got {_f(o[wi]):.6g}, expected {_f(r[wi]):.6g}")
+        if a.outside and not reasons:
+            wi = a.ratio_i
+            reasons.append(f"{a.outside} of {n} elements outside {tol.describe()}, worst at {index_of(wi, shape)}: "
+                           f"got {_f(of[wi]):.6g}, expected {_f(rf[wi]):.6g}")
     else:  # psnr
-        m["outside_tol"] = 0
-        # Whole-tensor figures cannot see small values set to zero (they sit below the tensor's noise floor); show
-        # them when they are many: a softmax that drops small probabilities passes PSNR and cosine.
-        tiny = torch.finfo(out.dtype).tiny if out.is_floating_point() else 0.0
-        flushed = (o == 0) & (r.abs() >= tiny) & torch.isfinite(r)
-        n_flushed = int(flushed.sum())
-        if n_flushed and n_flushed >= 0.01 * o.numel():
-            m["warnings"].append(f"{n_flushed} of {o.numel()} elements are 0 where the reference is not (up to "
-                                 f"|ref| = {_f(r[flushed].abs().max()):.3g}): small values flushed to zero? "
-                                 "PSNR and cosine cannot see them")
-        psnr, cos = m["psnr_db"], m["cosine"]
+        if a.flushed and a.flushed >= 0.01 * n:
+            warnings.append(f"{a.flushed} of {n} elements are 0 where the reference is not (up to |ref| = "
+                            f"{a.flushed_max:.3g}): small values flushed to zero? PSNR and cosine cannot see them")
         if math.isnan(psnr) or math.isnan(cos):
             score = math.inf
         else:
             s1 = 0.0 if psnr == math.inf else 10 ** ((tol.min_psnr_db - psnr) / 20.0)
-            s2 = (1.0 - cos) / max(1.0 - tol.min_cosine, 1e-300)
-            score = max(s1, s2)
+            score = max(s1, (1.0 - cos) / max(1.0 - tol.min_cosine, 1e-300))
         if not reasons:
             if not (psnr >= tol.min_psnr_db):
                 reasons.append(f"psnr_db {psnr:.1f} < {tol.min_psnr_db:g}")
             if not (cos >= tol.min_cosine):
                 reasons.append(f"cosine {cos:.6f} < {tol.min_cosine:g}")
-            if math.isfinite(tol.max_rel_l2) and not (m["rel_l2_err"] <= tol.max_rel_l2):
-                reasons.append(f"rel_l2_err {m['rel_l2_err']:.3g} > {tol.max_rel_l2:g}")
+            if math.isfinite(tol.max_rel_l2) and not (rel_l2 <= tol.max_rel_l2):
+                reasons.append(f"rel_l2_err {rel_l2:.3g} > {tol.max_rel_l2:g}")
     if math.isfinite(tol.max_scale_err) and not (m["scale_err"] <= tol.max_scale_err) and not reasons:
         reasons.append(f"scale_err {m['scale_err']:.3g} > {tol.max_scale_err:g}: the output is off from the "
                        "reference by an overall factor (a wrong constant or normalization, which cosine similarity "
                        "cannot see, or accumulated error)")
         score = max(score, m["scale_err"] / tol.max_scale_err)
-    m["where"] = where_bad(bad_mask) if reasons else ""
+    m["where"] = _where(a, n, shape) if reasons else ""
     if reasons and m["where"]:
-        reasons[0] += f" ({'bad elements in ' + m['where']})"
+        reasons[0] += f" (bad elements in {m['where']})"
     if reasons:
         score = math.inf if not math.isfinite(score) or score <= 1 else score
     m["ok"] = not reasons
@@ -289,125 +377,15 @@ def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: tor
     return m
 
 
-LARGE = 1 << 26  # outputs with more elements than this are judged in chunks (memory stays bounded)
-
-
-def verdict_large(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_nan: bool = False,
-                  device: str = "cpu", chunk: int = 1 << 24) -> dict[str, Any]:
-    """``verdict`` for outputs too large to hold several float64 copies of (more than 2**26 elements, e.g. the
-    >2**31-element tensors of cases.md int32-overflow): the same figures and rules, accumulated over chunks of
-    ``chunk`` elements on ``device``. ``where`` gives the flat index range of the bad elements.
-
-    Raises:
-        ValueError: the shapes differ.
-    """
-    if tuple(out.shape) != tuple(ref.shape):
-        raise ValueError(f"shape {tuple(out.shape)} != reference shape {tuple(ref.shape)}")
-    of, rf = out.reshape(-1), ref.reshape(-1)
-    n = of.numel()
-    a = {"max_abs": 0.0, "max_abs_i": 0, "max_rel": 0.0, "sq": 0.0, "dot": 0.0, "no2": 0.0, "nr2": 0.0, "peak": 0.0,
-         "nan_o": 0, "inf_o": 0, "nan_r": 0, "nonfinite": 0, "unwritten": 0, "outside": 0, "ratio": 0.0,
-         "ratio_i": 0, "first_bad": None, "last_bad": None, "first_unwritten": None, "nan_seen": False}
-    for s in range(0, n, chunk):
-        raw = of[s:s + chunk]
-        o = raw.to(device=device, dtype=torch.float64)
-        r = rf[s:s + chunk].to(device=device, dtype=torch.float64)
-        nan_o, nan_r = torch.isnan(o), torch.isnan(r)
-        same = (nan_o & nan_r) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
-        d = torch.where(same, torch.zeros_like(o), o - r)
-        ad = d.abs()
-        nonfinite = ~torch.isfinite(ad)
-        oc, rc = torch.where(same, 0.0, o), torch.where(same, 0.0, r)
-        a["nan_o"] += int(nan_o.sum())
-        a["inf_o"] += int(torch.isinf(o).sum())
-        a["nan_r"] += int(nan_r.sum())
-        a["nonfinite"] += int(nonfinite.sum())
-        a["nan_seen"] |= bool(nonfinite.any())
-        badness = torch.where(nonfinite, torch.full_like(ad, math.inf), ad)
-        i = int(torch.argmax(badness))
-        if float(badness[i]) > a["max_abs"] or (s == 0):
-            a["max_abs"], a["max_abs_i"] = float(badness[i]), s + i
-        ar = r.abs()
-        nz = (ar > 0) & torch.isfinite(ar)
-        if bool(nz.any()):
-            rel = float((ad[nz] / ar[nz]).max())  # NaN propagates, as in the full verdict
-            a["max_rel"] = math.nan if math.isnan(rel) or math.isnan(a["max_rel"]) else max(a["max_rel"], rel)
-        a["sq"] += float((d * d).sum())
-        a["dot"] += float((oc * rc).sum())
-        a["no2"] += float((oc * oc).sum())
-        a["nr2"] += float((rc * rc).sum())
-        fr = r[torch.isfinite(r)]
-        if fr.numel():
-            a["peak"] = max(a["peak"], float(fr.abs().max()))
-        unwritten = poisoned_chunk(raw).to(device)
-        a["unwritten"] += int(unwritten.sum())
-        if a["first_unwritten"] is None and bool(unwritten.any()):
-            a["first_unwritten"] = s + int(torch.nonzero(unwritten)[0])
-        if tol.mode == "allclose":
-            allowance = torch.where(same, torch.ones_like(r), tol.atol + tol.rtol * ar).clamp_min(1e-300)
-            inside = same | (ad <= allowance)
-        elif tol.mode == "exact":
-            inside = same | (o == r)
-        else:
-            inside = ~nonfinite
-        bad = ~inside | unwritten | nonfinite
-        a["outside"] += int((~inside).sum())
-        if tol.mode == "allclose":
-            ratio = torch.where(inside, ad / allowance, torch.full_like(ad, math.inf))
-            j = int(torch.argmax(ratio))
-            if float(ratio[j]) > a["ratio"]:
-                a["ratio"], a["ratio_i"] = float(ratio[j]), s + j
-        if bool(bad.any()):
-            idx = torch.nonzero(bad)[:, 0]
-            a["first_bad"] = s + int(idx[0]) if a["first_bad"] is None else a["first_bad"]
-            a["last_bad"] = s + int(idx[-1])
-    mse = a["sq"] / max(n, 1)
-    no, nr = math.sqrt(a["no2"]), math.sqrt(a["nr2"])
-    cosine = cosine_of(a["dot"], no, nr)
-    nd = math.sqrt(a["sq"])
-    rel_l2 = nd / nr if nr > 0 else (0.0 if nd == 0 else math.inf)
-    psnr = psnr_db(mse, a["peak"])
-    scale = scale_err(a["dot"], a["nr2"])
-    wi = a["max_abs_i"]
-    m: dict[str, Any] = {
-        "max_abs_err": math.nan if math.isnan(mse) else a["max_abs"], "max_rel_err": a["max_rel"], "mse": mse,
-        "rmse": math.sqrt(mse) if mse == mse else math.nan, "psnr_db": psnr, "cosine": cosine, "rel_l2_err": rel_l2,
-        "scale_err": scale, "nan_count": a["nan_o"], "inf_count": a["inf_o"], "ref_nan_count": a["nan_r"],
-        "nonfinite_mismatch": a["nonfinite"], "worst_index": _index(wi, tuple(out.shape)),
-        "worst_got": float(of[wi]), "worst_expected": float(rf[wi]), "unwritten": a["unwritten"],
-        "outside_tol": a["outside"], "warnings": [], "chunked": True,
-    }
-    reasons = []
-    if a["nan_r"] and not allow_nan:
-        reasons.append(f"reference invalid: {a['nan_r']} NaN in the reference output")
-    if a["unwritten"]:
-        reasons.append(f"{a['unwritten']} elements unwritten at {_index(a['first_unwritten'], tuple(out.shape))}")
-    elif a["nonfinite"]:
-        reasons.append(f"{a['nonfinite']} NaN/inf where the reference differs (NaN positions must match the "
-                       f"reference's)")
-    if tol.mode in ("allclose", "exact") and a["outside"] and not reasons:
-        reasons.append(f"{a['outside']} of {n} elements outside {tol.describe()}, worst at "
-                       f"{_index(a['ratio_i'] if tol.mode == 'allclose' else wi, tuple(out.shape))}")
-    if tol.mode == "psnr" and not reasons:
-        if not (psnr >= tol.min_psnr_db):
-            reasons.append(f"psnr_db {psnr:.1f} < {tol.min_psnr_db:g}")
-        if not (cosine >= tol.min_cosine):
-            reasons.append(f"cosine {cosine:.6f} < {tol.min_cosine:g}")
-    if math.isfinite(tol.max_rel_l2) and not (rel_l2 <= tol.max_rel_l2) and not reasons:
-        reasons.append(f"rel_l2_err {rel_l2:.3g} > {tol.max_rel_l2:g}")
-    if math.isfinite(tol.max_scale_err) and not (scale <= tol.max_scale_err) and not reasons:
-        reasons.append(f"scale_err {scale:.3g} > {tol.max_scale_err:g}: a wrong constant or normalization")
-    m["where"] = f"flat indices {a['first_bad']}..{a['last_bad']} of {n}" if reasons and a["first_bad"] is not None \
-        else ""
-    if reasons and m["where"]:
-        reasons[0] += f" (bad elements in {m['where']})"
-    m["ok"] = not reasons
-    m["reason"] = "; ".join(reasons)
-    m["score"] = math.inf if reasons else (a["ratio"] if tol.mode == "allclose" else 0.0)
-    return m
+def _where(a: _Sums, n: int, shape: tuple[int, ...]) -> str:
+    """Rows and columns of the bad elements when the whole mask was held (``where_bad``), else their flat range."""
+    if a.bad_mask is not None:
+        return where_bad(a.bad_mask.cpu().reshape(shape))
+    return f"flat indices {a.first_bad}..{a.last_bad} of {n}" if a.first_bad is not None else ""
 
 
 def poisoned_chunk(raw: torch.Tensor) -> torch.Tensor:
+    """The elements of a chunk of a candidate's output that still hold the poison pattern (never written)."""
     from ktui.worker.tensors import poisoned_mask
 
     return poisoned_mask(raw.cpu().contiguous())

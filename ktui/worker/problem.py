@@ -23,10 +23,13 @@ import hashlib
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable
 
 import torch
 
+from ktui.protocol import ProblemInfo, ReferenceSource
+from ktui.worker.errors import ProblemError
 from ktui.worker.tensors import dtype_name, flatten
 
 DISTRIBUTIONS = ("native", "normal", "uniform", "heavy", "shifted", "constant")
@@ -34,11 +37,7 @@ DISTRIBUTIONS = ("native", "normal", "uniform", "heavy", "shifted", "constant")
 REQUIRED = ("generate_input", "ref_kernel", "tests")
 
 
-class ProblemError(Exception):
-    """The reference module is missing something or returned something unusable; the message says what."""
-
-
-def load_module(path: Path, name: str, search_dir: Path | None = None):
+def load_module(path: Path, name: str, search_dir: Path | None = None) -> ModuleType:
     """Import ``path`` as a fresh module called ``name`` (replacing any earlier module of that name).
 
     ``search_dir`` (the folder the file was snapshotted from) is put on ``sys.path`` while the module runs, so a
@@ -97,8 +96,8 @@ class Problem:
             raise ProblemError(f"references/{name}.py: unknown input_distributions {unknown}; known: {DISTRIBUTIONS}")
         self.contiguous_only = bool(getattr(self.module, "contiguous_only", False))
         self.allow_nan = bool(getattr(self.module, "allow_nan", False))
-        self._flops: Callable | None = getattr(self.module, "flops", None)
-        self._bytes: Callable | None = getattr(self.module, "bytes_moved", None)
+        self._flops: Callable[..., Any] | None = getattr(self.module, "flops", None)
+        self._bytes: Callable[..., Any] | None = getattr(self.module, "bytes_moved", None)
 
     def _specs(self, attr: str) -> list[dict[str, Any]]:
         specs = getattr(self.module, attr)
@@ -108,7 +107,8 @@ class Problem:
             raise ProblemError(f"references/{self.name}.py: tests is empty")
         return [dict(s) for s in specs]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ProblemInfo:
+        """What the module declares (the ``describe`` reply): specs, their labels, outputs, distributions."""
         return {
             "tests": self.tests,
             "benchmarks": self.benchmarks,
@@ -164,12 +164,15 @@ class Problem:
         return self.module.ref_kernel(_map(data, _clone)), "native"
 
     def reference_native(self, data: Any) -> Any:
+        """``ref_kernel`` on a copy of ``data`` at its own precision (the expected dtypes and shapes)."""
         return self.module.ref_kernel(_map(data, _clone))
 
     def flops(self, spec: dict[str, Any]) -> float | None:
+        """The module's ``flops(**spec)`` (floating-point operations of one call), or None when it has none."""
         return float(self._flops(**spec)) if self._flops else None
 
     def bytes_moved(self, spec: dict[str, Any]) -> float | None:
+        """The module's ``bytes_moved(**spec)`` (bytes one call must read and write), or None when it has none."""
         return float(self._bytes(**spec)) if self._bytes else None
 
 
@@ -232,8 +235,8 @@ class ProblemCache:
     def __init__(self) -> None:
         self._by_sha: dict[str, Problem] = {}
 
-    def get(self, ref: dict[str, Any]) -> Problem:
-        """``ref`` is ``{"problem", "path", "sha", "search_dir"}`` as sent by ktui."""
+    def get(self, ref: ReferenceSource) -> Problem:
+        """The problem of the reference snapshot ``ref`` (``protocol.ReferenceSource``), loaded once per sha."""
         p = self._by_sha.get(ref["sha"])
         if p is None:
             if len(self._by_sha) > 16:

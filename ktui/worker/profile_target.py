@@ -11,9 +11,12 @@ import json
 import sys
 from pathlib import Path
 
+from ktui.protocol import ProfileParams
+
 
 def main() -> None:
-    p = json.loads(Path(sys.argv[1]).read_text())
+    """Profile one call of the version on the spec in the params file (``protocol.ProfileParams``)."""
+    p: ProfileParams = json.loads(Path(sys.argv[1]).read_text())
     import torch
 
     from ktui.worker.problem import Problem, load_module
@@ -26,7 +29,7 @@ def main() -> None:
     for _ in range(p.get("warmup", 3)):
         module.custom_kernel(data)
     torch.cuda.synchronize()
-    cudart = torch.cuda.cudart()
+    cudart = torch.cuda.cudart()  # type: ignore[no-untyped-call]  # torch.cuda.cudart() is unannotated in torch
     cudart.cudaProfilerStart()
     module.custom_kernel(data)
     torch.cuda.synchronize()

@@ -1,15 +1,24 @@
-"""The worker's request loop: read a request, run its handler, write its result or its error."""
+"""The worker's request loop: read a request, run its handler, write its result or its error.
+
+Requests are dispatched through a table built once from ``ktui.protocol.METHODS``: a role serves exactly the methods
+listed for it there, each by its role class's ``do_<method>(params, progress)`` (``Candidate`` for the candidate and
+the compiler, ``Judge`` for the judge). A name that is not in the table is answered with an error, never looked up
+on the handler.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import traceback
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
 import torch
 
-from ktui.protocol import decode, encode
+from ktui.protocol import METHODS, DeviceInfo, ErrorReply, Progress, decode, encode, methods_of
+from ktui.worker.errors import CaseFailed, KtuiCheckError
+
+Handler = Callable[[Any, Callable[[Progress], None]], Any]  # do_<method>(params, progress) -> reply
 
 # Messages of errors after which the CUDA context cannot be trusted: the worker must be replaced.
 CUDA_FATAL = (
@@ -19,42 +28,67 @@ CUDA_FATAL = (
 )
 
 
-class CaseFailed(Exception):
-    """A candidate call failed; the message names the spec and seed, ``__cause__`` is the kernel's exception."""
-
-
-def device_info(device: str) -> dict[str, Any]:
+def device_info(device: str) -> DeviceInfo:
+    """The device this worker serves, for its hello: name, versions, capability, SM count, memory."""
     import triton
 
-    info: dict[str, Any] = {"type": device, "torch": torch.__version__, "triton": triton.__version__}
+    info: DeviceInfo = {"type": device, "torch": torch.__version__, "triton": triton.__version__}
     if device == "cuda":
         p = torch.cuda.get_device_properties(0)
-        info.update(name=p.name, capability=[p.major, p.minor], sm_count=p.multi_processor_count,
-                    memory_gib=round(p.total_memory / 2**30, 1), interpreter=False)
+        info.update({"name": p.name, "capability": [p.major, p.minor], "sm_count": p.multi_processor_count,
+                     "memory_gib": round(p.total_memory / 2**30, 1), "interpreter": False})
     else:
-        info.update(name="cpu", interpreter=True)
+        info.update({"name": "cpu", "interpreter": True})
     return info
 
 
-_ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
+_WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def format_error(exc: BaseException) -> dict[str, str]:
+def format_error(exc: BaseException) -> ErrorReply:
     """type, message and traceback; for ``CaseFailed`` the traceback is the kernel's own exception's, without the
-    worker's own frames at its top (the user's code is what matters)."""
-    if type(exc).__name__ in ("KernelError", "ProblemError"):  # ktui's own checks: the message says it all
+    worker's own frames at its top (the user's code is what matters); for ktui's own checks (``KernelError``,
+    ``ProblemError``) no traceback: the message says it all."""
+    if isinstance(exc, KtuiCheckError):
         return {"type": type(exc).__name__, "message": str(exc), "traceback": ""}
     shown = exc.__cause__ if isinstance(exc, CaseFailed) and exc.__cause__ else exc
     tb_obj = shown.__traceback__
     while tb_obj is not None and tb_obj.tb_next is not None and \
-            os.path.dirname(os.path.abspath(tb_obj.tb_frame.f_code.co_filename)) == _ENGINE_DIR:
+            os.path.dirname(os.path.abspath(tb_obj.tb_frame.f_code.co_filename)) == _WORKER_DIR:
         tb_obj = tb_obj.tb_next
     tb = "".join(traceback.format_exception(type(shown), shown, tb_obj))
     etype = type(shown).__name__ if isinstance(exc, CaseFailed) else type(exc).__name__
     return {"type": etype, "message": str(exc), "traceback": tb[-12000:]}
 
 
+def dispatch_table(role: str, handler: object) -> dict[str, Handler]:
+    """method name -> bound ``do_<method>`` of ``handler`` for every method ``METHODS`` lists for ``role`` (except
+    ``shutdown``, which the loop itself serves).
+
+    Raises:
+        TypeError: the handler lacks one of its role's methods (a protocol entry without an implementation).
+    """
+    table: dict[str, Handler] = {}
+    for name in methods_of(role):
+        if name == "shutdown":
+            continue
+        fn = getattr(handler, f"do_{name}", None)
+        if not callable(fn):
+            raise TypeError(f"{type(handler).__name__} has no do_{name} for the {role} role's {name!r}")
+        table[name] = fn
+    return table
+
+
+def unknown_method(role: str, method: str) -> ErrorReply:
+    """The error for a request the role does not serve."""
+    if method in METHODS:
+        return {"type": "ValueError", "message": f"unknown method {method!r} for the {role} worker"}
+    return {"type": "ValueError", "message": f"unknown method {method!r}"}
+
+
 class Server:
+    """One worker's request loop over its protocol channel (``proto_in``/``proto_out``, private file descriptors)."""
+
     def __init__(self, role: str, device: str, proto_in: BinaryIO, proto_out: BinaryIO):
         self.role = role
         self.device = device
@@ -62,7 +96,8 @@ class Server:
         self.proto_out = proto_out
         import triton  # noqa: F401 - imported once here so that every request finds it warm
 
-        if role in ("candidate", "compiler"):
+        self.handler: object
+        if role in ("candidate", "compiler"):  # each role imports only its own handler module
             from ktui.worker.candidate import Candidate
 
             self.handler = Candidate(device, cross=role == "compiler")
@@ -70,16 +105,20 @@ class Server:
             from ktui.worker.judge import Judge
 
             self.handler = Judge(device)
+        self.table = dispatch_table(role, self.handler)
         self.info = device_info(device)
 
     def send(self, msg: dict[str, Any]) -> None:
+        """Write one protocol line."""
         self.proto_out.write(encode(msg))
 
     def hello(self, startup_s: float) -> None:
+        """Say the worker is ready (``protocol.Hello``)."""
         self.send({"hello": {"role": self.role, "device": self.info, "startup_s": round(startup_s, 3),
                              "pid": os.getpid(), "python": sys.version.split()[0]}})
 
     def serve(self) -> None:
+        """Serve requests until ``shutdown`` or the end of the input (ktui went away)."""
         buf = b""
         while True:
             chunk = self.proto_in.read(1 << 16)
@@ -93,12 +132,14 @@ class Server:
                         return
 
     def handle(self, req: dict[str, Any]) -> bool:
+        """Run one request and send its reply. Returns False for ``shutdown``. A CUDA error that leaves the context
+        unusable is replied with ``restart`` and ends the process (exit code 3)."""
         rid, method, params = req.get("id"), req.get("method", ""), req.get("params", {})
         if method == "shutdown":
             return False
-        fn = getattr(self.handler, "do_" + method, None)
+        fn = self.table.get(method)
         if fn is None:
-            self.send({"id": rid, "error": {"type": "ValueError", "message": f"unknown method {method!r}"}})
+            self.send({"id": rid, "error": unknown_method(self.role, method)})
             return True
         try:
             result = fn(params, lambda p: self.send({"id": rid, "progress": p}))
@@ -122,7 +163,8 @@ class Server:
 
 
 def _cuda_fatal(exc: BaseException) -> bool:
-    chain = []
+    """The exception (or its causes) says the CUDA context is broken, or a synchronize now fails."""
+    chain: list[BaseException] = []
     e: BaseException | None = exc
     while e is not None and len(chain) < 5:
         chain.append(e)

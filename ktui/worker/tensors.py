@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from ktui.protocol import OutputLeaf
+
 # A NaN bit pattern that arithmetic does not produce (it produces the canonical quiet NaN), used to fill output
 # buffers before a call: an element still holding it afterwards was never written. One pattern per float width.
 POISON_BITS = {2: 0xFFF1, 4: 0xFFF1_F1F1, 8: 0xFFF1_F1F1_F1F1_F1F1}
@@ -122,11 +124,11 @@ def poisoned_mask(t: torch.Tensor) -> torch.Tensor:
     return torch.zeros(t.shape, dtype=torch.bool)
 
 
-def save_outputs(out: Any, folder: Path) -> list[dict[str, Any]]:
+def save_outputs(out: Any, folder: Path) -> list[OutputLeaf]:
     """Write every leaf of ``out`` under ``folder``; return their descriptions (path, kind, dtype, shape, stride,
     device, file). Non-tensor leaves are described by ``repr`` and ``value`` when they are numbers."""
     folder.mkdir(parents=True, exist_ok=True)
-    leaves = []
+    leaves: list[OutputLeaf] = []
     for i, (path, leaf) in enumerate(flatten(out)):
         if isinstance(leaf, torch.Tensor) and (leaf.is_meta or leaf.layout != torch.strided):
             what = "meta tensor (no data)" if leaf.is_meta else f"tensor with layout {leaf.layout}"
@@ -146,13 +148,14 @@ def save_outputs(out: Any, folder: Path) -> list[dict[str, Any]]:
     return leaves
 
 
-def load_output(folder: Path, leaf: dict[str, Any]) -> torch.Tensor:
+def load_output(folder: Path, leaf: OutputLeaf) -> torch.Tensor:
+    """The tensor a ``save_outputs`` leaf describes, read back from its file under ``folder``."""
     return tensor_from_bytes((folder / leaf["file"]).read_bytes(), leaf["dtype"], leaf["shape"])
 
 
-def describe(obj: Any) -> list[dict[str, Any]]:
+def describe(obj: Any) -> list[OutputLeaf]:
     """The leaves of ``obj`` as (path, kind, dtype, shape): what the judge expects the candidate to return."""
-    out = []
+    out: list[OutputLeaf] = []
     for path, leaf in flatten(obj):
         if isinstance(leaf, torch.Tensor):
             out.append({"path": path, "kind": "tensor", "dtype": dtype_name(leaf.dtype), "shape": list(leaf.shape)})

@@ -13,6 +13,8 @@ from typing import Any, Callable
 
 import torch
 
+from ktui.protocol import TimingStats
+
 _FLUSH: dict[str, torch.Tensor] = {}
 
 
@@ -34,7 +36,7 @@ def quantile(sorted_xs: list[float], q: float) -> float:
     return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
 
 
-def summarize(times_us: list[float]) -> dict[str, Any]:
+def summarize(times_us: list[float]) -> TimingStats:
     """median, p25, p75, iqr (p75 - p25), min, max and mean of per-call times in microseconds."""
     xs = sorted(times_us)
     p25, p75 = quantile(xs, 0.25), quantile(xs, 0.75)
@@ -60,7 +62,7 @@ def bench(
     min_reps: int = 10,
     max_reps: int = 2000,
     flush_l2: bool = True,
-) -> tuple[dict[str, Any], Any]:
+) -> tuple[TimingStats, Any]:
     """Time ``fn()`` on ``device`` (CUDA only). Returns (statistics, the output of the last timed call).
 
     One untimed call first (compilation, allocator warm-up); three calls estimate the time per call; then
@@ -75,8 +77,9 @@ def bench(
     counter = {"rep": 0}
 
     def one(n: int) -> tuple[list[float], Any]:
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        # torch.cuda.Event.__new__ has no annotations in torch's sources (a stub gap, not an untyped call of ours).
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]  # type: ignore[no-untyped-call]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]  # type: ignore[no-untyped-call]
         out = None
         for i in range(n):
             if before is not None:

@@ -51,6 +51,7 @@ class Tolerance:
     max_scale_err: float = math.inf  # |<out,ref>/<ref,ref> - 1|: a uniform scale error, invisible to cosine
 
     def describe(self) -> str:
+        """The thresholds in one phrase: ``atol=1e-05 rtol=1e-05``, ``psnr_db>=40 cosine>=0.9999``, ``exact``."""
         if self.mode == "allclose":
             return f"atol={self.atol:g} rtol={self.rtol:g}"
         if self.mode == "psnr":
@@ -97,4 +98,5 @@ def resolve(policy_dtype: str, overrides: dict[str, Any] | None) -> Tolerance:
 
 
 def is_low_precision(dtype: str) -> bool:
+    """``dtype`` (a torch name) is judged by PSNR and cosine rather than elementwise."""
     return dtype in LOW_PRECISION

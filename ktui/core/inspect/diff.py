@@ -1,129 +1,223 @@
-"""``ktui diff A B``: what the compiler made of two versions, side by side: resources, instruction mix, SASS.
+"""What the compiler made of two versions, compared: resources, instruction mix and the normalized SASS diff.
 
-Dumps come from each version's latest ladder result when it ran on the file's current content; otherwise the
-``dumps`` rung runs first (compiling for this GPU, or for sm_90a without one).
+Pure comparison: it reads the dumps that two ``LadderResult``s point at and never runs anything. The front end
+gets those results first (``ktui diff`` from the store or a ``Session(watch=False).result_for(kernel,
+rungs=("dumps",))``, the TUI's Diff tab from its states); :func:`has_current_dumps` says whether a stored result will
+do. :func:`compare_results` returns a :class:`DiffResult`; :func:`render` makes the terminal text and
+``DiffResult.to_json`` the ``ktui diff --json`` object.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from ktui.core.inspect import sass
 from ktui.core.results import LadderResult, Status
-from ktui.core.store import ResultStore, sha256
+from ktui.core.store import sha256
 from ktui.core.workspace import KernelRef, Workspace
+
+RESOURCES = ("registers", "local", "stack", "shared", "dynamic_shared")
 
 
 class DiffError(RuntimeError):
-    """A version has no dumps and the dumps rung failed on it; the message says which and why."""
+    """A version has no dumps to compare; the message says which and what to do."""
 
 
-def _dumps(ws: Workspace, k: KernelRef, device: str) -> LadderResult:
-    sha = sha256(k.path.read_bytes())
-    res = ResultStore(ws).load(k.problem, k.version)
+@dataclass(frozen=True)
+class KernelDumps:
+    """One compiled kernel of a version, as its dumps rung recorded it.
+
+    Attributes:
+        kernel: the kernel's name (``softmax_kernel``).
+        language: ``triton`` or ``cutedsl``.
+        resources: registers, local, stack, shared and dynamic_shared, per thread or per block as ``cuobjdump``
+            reports them.
+        mix: instruction counts by family (``HGMMA``, ``LDG.128``, ``LDL``...).
+        warnings: the red flags of this kernel (spills, scalar loads...).
+        files: the dumped stages (``sass``, ``ptx``, ``linemap``...), relative to the workspace.
+    """
+
+    kernel: str | None
+    language: str | None
+    resources: dict[str, int] = field(default_factory=dict)
+    mix: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "language": self.language, "resources": self.resources, "mix": self.mix,
+                "warnings": self.warnings, "files": self.files}
+
+
+@dataclass(frozen=True)
+class DiffSide:
+    """One side (A or B) of a comparison.
+
+    Attributes:
+        kernel: the version, ``problem/version``.
+        file: its source file, relative to the workspace.
+        sha256: the hash of the source the dumps were made from.
+        arch: the architecture the dumps were compiled for (``sm_90a``).
+        kernels: every kernel of the timed launch.
+        ncu: the profile rung's per-kernel figures when it passed on this result, else None.
+        normalized: the normalized SASS lines of all kernels (registers, addresses and encodings removed): what
+            the diff compares; not in the JSON.
+    """
+
+    kernel: str
+    file: str
+    sha256: str
+    arch: str | None
+    kernels: list[KernelDumps]
+    ncu: list[dict[str, Any]] | None = None
+    normalized: list[str] = field(default_factory=list, repr=False)
+
+    def total(self, resource: str) -> int:
+        """``resource`` summed over the kernels."""
+        return sum(k.resources.get(resource, 0) for k in self.kernels)
+
+    def total_mix(self) -> dict[str, int]:
+        """The instruction mix summed over the kernels."""
+        out: dict[str, int] = {}
+        for k in self.kernels:
+            for fam, n in k.mix.items():
+                out[fam] = out.get(fam, 0) + n
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "file": self.file, "sha256": self.sha256, "arch": self.arch,
+                "kernels": [k.to_json() for k in self.kernels], "ncu": self.ncu}
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One row of a before/after table.
+
+    Attributes:
+        name: the resource (``registers``) or the instruction family (``LDG.128``).
+        a: the figure of A.
+        b: the figure of B.
+    """
+
+    name: str
+    a: int
+    b: int
+
+    @property
+    def delta(self) -> int:
+        """``b - a``."""
+        return self.b - self.a
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    """Two versions compared.
+
+    Attributes:
+        a: the first side.
+        b: the second side.
+        resources: registers, local, stack, shared and dynamic_shared of A and B (summed over the kernels).
+        mix_delta: every instruction family of either side, the changed ones first.
+        diff: the unified diff of the normalized SASS (``---``/``+++`` headers named by the files).
+    """
+
+    a: DiffSide
+    b: DiffSide
+    resources: list[Delta]
+    mix_delta: list[Delta]
+    diff: list[str]
+
+    @property
+    def changed(self) -> int:
+        """How many normalized SASS lines were added or removed."""
+        return sum(1 for ln in self.diff if ln[:1] in "+-" and not ln.startswith(("+++", "---")))
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``ktui diff --json`` object: ``a``, ``b``, ``resources``, ``mix_delta``, ``diff``, ``lines``,
+        ``changed``."""
+        return {"a": self.a.to_json(), "b": self.b.to_json(),
+                "resources": [{"resource": r.name, "a": r.a, "b": r.b, "delta": r.delta} for r in self.resources],
+                "mix_delta": [{"family": r.name, "a": r.a, "b": r.b, "delta": r.delta} for r in self.mix_delta],
+                "diff": self.diff, "lines": {"a": len(self.a.normalized), "b": len(self.b.normalized)},
+                "changed": self.changed}
+
+
+def has_current_dumps(ws: Workspace, k: KernelRef, res: LadderResult | None) -> bool:
+    """True when ``res`` ran on ``k``'s current source, its dumps rung passed and its SASS files are still there
+    (then the comparison can use it without running anything)."""
     rung = res.rung("dumps") if res else None
-    if res and res.source_sha256 == sha and rung and rung.status is Status.OK and all(
-            (ws.root / kk["files"]["sass"]).exists() for kk in rung.figures.get("kernels", []) if "sass" in
-            kk.get("files", {})):
-        return res
-    from ktui.core.device import resolve_device
-    from ktui.core.ladder import Ladder, LadderOptions, WorkerPool
-
-    pool = WorkerPool(ws, resolve_device(device))
-    pool.start()
-    try:
-        ladder = Ladder(ws, pool, options=LadderOptions(rungs=("dumps",)), store=ResultStore(ws))
-        res = ladder.run(k)
-        ladder.close()
-    finally:
-        pool.stop()
-    failed = res.failed_rung
-    if failed:
-        raise DiffError(f"{k.key}: {failed.line()}")
-    return res
+    if res is None or rung is None or rung.status is not Status.OK:
+        return False
+    if res.source_sha256 != sha256(k.path.read_bytes()):
+        return False
+    return all((ws.root / kk["files"]["sass"]).exists()
+               for kk in rung.figures.get("kernels", []) if "sass" in kk.get("files", {}))
 
 
-def _side(ws: Workspace, k: KernelRef, res: LadderResult) -> dict[str, Any]:
-    rung = res.rung("dumps")
-    kernels, lines = [], []
-    for kk in rung.figures.get("kernels", []):
-        kernels.append({"kernel": kk.get("kernel"), "language": kk.get("language"),
-                        "resources": kk.get("resources", {}), "mix": kk.get("mix", {}),
-                        "warnings": kk.get("warnings", []), "files": kk.get("files", {})})
-        sass_file = kk.get("files", {}).get("sass")
-        if sass_file:
-            lines += sass.normalized_text_lines((ws.root / sass_file).read_text())
-    prof = res.rung("profile")
-    return {"kernel": k.key, "file": str(k.path.relative_to(ws.root)), "sha256": res.source_sha256,
-            "arch": rung.figures.get("arch"), "kernels": kernels,
-            "ncu": prof.figures.get("kernels") if prof and prof.status is Status.OK else None,
-            "_lines": lines}
-
-
-def _total_mix(side: dict[str, Any]) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for kk in side["kernels"]:
-        for fam, n in kk["mix"].items():
-            total[fam] = total.get(fam, 0) + n
-    return total
-
-
-def compare(a: tuple[Workspace, KernelRef], b: tuple[Workspace, KernelRef], device: str = "auto") -> dict[str, Any]:
-    """The comparison as JSON-able data: both sides (resources, mix, warnings, ncu figures when profiled), the
-    instruction-mix delta, the resources before and after, and the unified diff of the normalized SASS.
+def side(ws: Workspace, k: KernelRef, res: LadderResult) -> DiffSide:
+    """One side of a comparison from ``res``'s dumps (reads the SASS files).
 
     Raises:
-        DiffError: dumps could not be made for a side.
+        DiffError: ``res`` has no dumps rung that passed.
+        OSError: a SASS file cannot be read.
     """
-    return compare_results([(ws, k, _dumps(ws, k, device)) for ws, k in (a, b)])
+    rung = res.rung("dumps")
+    if rung is None or rung.status is not Status.OK:
+        raise DiffError(f"{k.key} has no dumps yet: run its ladder (the dumps rung writes them)")
+    kernels, lines = [], []
+    for kk in rung.figures.get("kernels", []):
+        files = kk.get("files", {})
+        kernels.append(KernelDumps(kernel=kk.get("kernel"), language=kk.get("language"),
+                                   resources=kk.get("resources", {}), mix=kk.get("mix", {}),
+                                   warnings=kk.get("warnings", []), files=files))
+        if files.get("sass"):
+            lines += sass.normalized_text_lines((ws.root / files["sass"]).read_text())
+    prof = res.rung("profile")
+    return DiffSide(kernel=k.key, file=str(k.path.relative_to(ws.root)), sha256=res.source_sha256,
+                    arch=rung.figures.get("arch"), kernels=kernels,
+                    ncu=prof.figures.get("kernels") if prof and prof.status is Status.OK else None,
+                    normalized=lines)
 
 
-def compare_results(items: list[tuple[Workspace, KernelRef, LadderResult]]) -> dict[str, Any]:
-    """``compare`` for two results that already have dumps (the TUI's Diff tab).
+def compare_sides(a: DiffSide, b: DiffSide) -> DiffResult:
+    """Compare two sides already read."""
+    mix = [Delta(r["family"], r["a"], r["b"]) for r in sass.mix_delta(a.total_mix(), b.total_mix())]
+    return DiffResult(a=a, b=b, resources=[Delta(f, a.total(f), b.total(f)) for f in RESOURCES], mix_delta=mix,
+                      diff=sass.unified_diff(a.normalized, b.normalized, a.file, b.file))
+
+
+def compare_results(items: list[tuple[Workspace, KernelRef, LadderResult]]) -> DiffResult:
+    """Compare two versions from their results: ``[(ws, kernel, result) of A, (ws, kernel, result) of B]``.
 
     Raises:
         DiffError: a result has no dumps rung that passed.
+        OSError: a SASS file cannot be read.
     """
-    for _, k, res in items:
-        rung = res.rung("dumps")
-        if rung is None or rung.status is not Status.OK:
-            raise DiffError(f"{k.key} has no dumps yet: run its ladder (the dumps rung writes them)")
-    sides = [_side(ws, k, res) for ws, k, res in items]
-    la, lb = sides[0].pop("_lines"), sides[1].pop("_lines")
-    diff = sass.unified_diff(la, lb, sides[0]["file"], sides[1]["file"])
-    res_rows = []
-    for fld in ("registers", "local", "stack", "shared", "dynamic_shared"):
-        va = sum(kk["resources"].get(fld, 0) for kk in sides[0]["kernels"])
-        vb = sum(kk["resources"].get(fld, 0) for kk in sides[1]["kernels"])
-        res_rows.append({"resource": fld, "a": va, "b": vb, "delta": vb - va})
-    return {"a": sides[0], "b": sides[1], "resources": res_rows,
-            "mix_delta": sass.mix_delta(_total_mix(sides[0]), _total_mix(sides[1])),
-            "diff": diff, "lines": {"a": len(la), "b": len(lb)},
-            "changed": sum(1 for ln in diff if ln[:1] in "+-" and not ln.startswith(("+++", "---"))),
-            "_normalized": (la, lb)}
+    (wa, ka, ra), (wb, kb, rb) = items
+    return compare_sides(side(wa, ka, ra), side(wb, kb, rb))
 
 
-def render(result: dict[str, Any], side_by_side: bool = False, width: int = 60) -> str:
-    """The comparison as text for a terminal."""
-    a, b = result["a"], result["b"]
-    out = [f"A: {a['file']} ({a['sha256'][:12]})  B: {b['file']} ({b['sha256'][:12]})  [{a.get('arch')}]", ""]
+def render(result: DiffResult, side_by_side: bool = False, width: int = 60) -> str:
+    """The comparison as text for a terminal: both files, the resources table, the instruction-mix table, each
+    side's warnings, and the normalized SASS diff (unified, or in two columns)."""
+    a, b = result.a, result.b
+    out = [f"A: {a.file} ({a.sha256[:12]})  B: {b.file} ({b.sha256[:12]})  [{a.arch}]", ""]
     out.append(f"{'resource':<16}{'A':>10}{'B':>10}{'delta':>10}")
-    for r in result["resources"]:
-        out.append(f"{r['resource']:<16}{r['a']:>10}{r['b']:>10}{r['delta']:>+10}")
+    for r in result.resources:
+        out.append(f"{r.name:<16}{r.a:>10}{r.b:>10}{r.delta:>+10}")
     out.append("")
     out.append(f"{'instructions':<16}{'A':>10}{'B':>10}{'delta':>10}")
-    for r in result["mix_delta"]:
-        out.append(f"{r['family']:<16}{r['a']:>10}{r['b']:>10}{r['delta']:>+10}")
-    for side, name in ((a, "A"), (b, "B")):
-        for kk in side["kernels"]:
-            for w in kk["warnings"]:
-                out.append(f"warning {name} {kk['kernel']}: {w}")
+    for r in result.mix_delta:
+        out.append(f"{r.name:<16}{r.a:>10}{r.b:>10}{r.delta:>+10}")
+    for s, name in ((a, "A"), (b, "B")):
+        for kk in s.kernels:
+            for w in kk.warnings:
+                out.append(f"warning {name} {kk.kernel}: {w}")
     out.append("")
-    out.append(f"normalized SASS: {result['lines']['a']} lines in A, {result['lines']['b']} in B, "
-               f"{result['changed']} changed")
+    out.append(f"normalized SASS: {len(a.normalized)} lines in A, {len(b.normalized)} in B, {result.changed} changed")
     if side_by_side:
-        out += sass.side_by_side(result["diff"], width)
+        out += sass.side_by_side(result.diff, width)
     else:
-        out += result["diff"]
+        out += result.diff
     return "\n".join(out)

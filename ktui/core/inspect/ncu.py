@@ -181,10 +181,10 @@ def summarize(raw: dict[str, tuple[str, str]] | None, details: dict[str, Any] | 
     out["bank_conflicts"] = sum(c for c in conflicts if c is not None) if conflicts else None
     local = [number(v[0]) for k, v in raw.items() if "mem_local" in k and k.endswith(".sum")]
     out["local_bytes"] = sum(x for x in local if x is not None) if local else None
-    tensor = [number(v[0]) for k, v in raw.items()
-              if k.startswith("sm__pipe_tensor") and "pct_of_peak" in k and number(v[0]) is not None]
-    tensor += [number(v[0]) for (sec, name), v in dm.items() if "tensor" in name.lower() and "%" in (v[1] or "")
-               and number(v[0]) is not None]
+    tensor = [x for k, v in raw.items()
+              if k.startswith("sm__pipe_tensor") and "pct_of_peak" in k and (x := number(v[0])) is not None]
+    tensor += [x for (sec, name), v in dm.items() if "tensor" in name.lower() and "%" in (v[1] or "")
+               and (x := number(v[0])) is not None]
     out["tensor_pipe_pct"] = max(tensor) if tensor else None
     for fld in ("registers", "block_size", "grid_size"):
         if out.get(fld) is not None:

@@ -322,7 +322,7 @@ def line_map(funcs: list[Function], source: str) -> dict[str, Any]:
             hit = ins.file is not None and (ins.file == source or other == name or
                                             (content is not None and other.endswith("-" + content)))
             per_instr.append(ins.line if hit else None)
-            if hit:
+            if hit and ins.line is not None:
                 lines.setdefault(ins.line, []).append(i)
             i += 1
     return {"lines": {str(k): v for k, v in sorted(lines.items())}, "instrs": per_instr}

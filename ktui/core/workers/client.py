@@ -4,6 +4,10 @@ A worker is ``python -m ktui.worker --role ROLE --device DEVICE``. It imports to
 requests until told to stop. A kernel that segfaults, calls ``os._exit`` or hangs takes down only the worker: the
 call raises ``WorkerCrashed`` or ``WorkerTimeout`` with what the worker printed last, and the next call starts a
 fresh worker.
+
+Where the process runs is the ``Transport``'s business (``LocalTransport``: a child process, today's only one).
+``WorkerProcess.call(method, params)`` speaks the wire (``ktui.protocol``); the typed per-role calls
+(``JudgeClient.describe``, ``CandidateClient.execute``...) are in ``ktui.core.workers.facades``.
 """
 
 from __future__ import annotations
@@ -15,12 +19,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any, Protocol
 
 from ktui.core.results import ErrorInfo
-from ktui.protocol import decode, encode
+from ktui.protocol import OnProgress, decode, encode
 
 DEFAULT_START_TIMEOUT_S = 120.0
 
@@ -49,6 +54,16 @@ class WorkerStartError(WorkerError):
     """The worker could not start (bad device, torch missing...)."""
 
 
+def _stdin(proc: subprocess.Popen[bytes]) -> IO[bytes]:
+    assert proc.stdin is not None, "a worker is spawned with a pipe for its requests"
+    return proc.stdin
+
+
+def _stdout(proc: subprocess.Popen[bytes]) -> IO[bytes]:
+    assert proc.stdout is not None, "a worker is spawned with a pipe for its replies"
+    return proc.stdout
+
+
 def describe_exit(code: int | None) -> str:
     """``exit code 3`` / ``signal SIGSEGV (segmentation fault)``."""
     if code is None:
@@ -64,14 +79,58 @@ def describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
+class Transport(Protocol):
+    """The seam for *where* a worker runs: it makes the process, and nothing else.
+
+    ``spawn`` starts ``python -m ktui.worker --role ROLE --device DEVICE`` somewhere and returns its process handle:
+    the protocol travels over the handle's ``stdin`` (requests) and ``stdout`` (replies, read non-blocking), the
+    worker's stderr goes to ``stderr`` (the role's log), and killing the handle's process group stops it and every
+    process it started. ``LocalTransport`` runs it as a child of ktui's process. A remote transport would return the
+    ``subprocess.Popen`` of ``ssh -T HOST python -m ktui.worker ...`` (the channel is then the ssh process's pipes
+    and a hang-up ends the remote worker); the paths in requests (snapshots, ``out_dir``) must then name storage that
+    both machines see.
+    """
+
+    def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+        """Start the worker for ``role`` on ``device`` with ``env`` added to its environment."""
+        ...
+
+
+@dataclass(frozen=True)
+class LocalTransport:
+    """The worker as a child process of ktui, in a session of its own (a kill reaches the worker's children too).
+
+    Attributes:
+        python: the interpreter that runs the worker (ktui's own by default: the same torch and the same ktui).
+    """
+
+    python: str = sys.executable
+
+    def command(self, role: str, device: str) -> list[str]:
+        """The worker's command line."""
+        return [self.python, "-m", "ktui.worker", "--role", role, "--device", device]
+
+    def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+        """``subprocess.Popen`` of ``command`` with pipes for the protocol and ktui's environment plus ``env``."""
+        return subprocess.Popen(
+            self.command(role, device), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+            env={**os.environ, **env}, start_new_session=True,
+        )
+
+
 class WorkerProcess:
     """One worker process, restarted on demand. Calls are serialized by a lock: one request at a time.
 
     Args:
-        role: ``candidate`` (runs kernel versions) or ``judge`` (runs references and decides verdicts).
+        role: ``candidate`` (runs kernel versions), ``judge`` (runs references and decides verdicts) or ``compiler``
+            (without a GPU: compiles versions for sm_90a; on a GPU the candidate compiles).
         device: ``cpu`` or ``cuda``.
         log_dir: where the worker's stderr goes (``<role>.log``, appended); its tail is quoted when it dies.
-        on_state: called with (role, state, detail) on ``starting``, ``ready``, ``restarting``, ``stopped``.
+        env: variables added to the worker's environment.
+        on_state: called with (role, state, detail) on ``starting``, ``ready``, ``restarting``, ``stopped`` and
+            ``failed`` (it could not start).
+        start_timeout_s: how long ``ensure_ready`` waits for the hello by default.
+        transport: makes the process (``LocalTransport()`` by default).
     """
 
     def __init__(
@@ -82,6 +141,7 @@ class WorkerProcess:
         env: dict[str, str] | None = None,
         on_state: Callable[[str, str, str], None] | None = None,
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+        transport: Transport | None = None,
     ):
         self.role = role
         self.device = device
@@ -89,46 +149,46 @@ class WorkerProcess:
         self.env = env or {}
         self.on_state = on_state or (lambda role, state, detail: None)
         self.start_timeout_s = start_timeout_s
+        self.transport: Transport = transport or LocalTransport()
         self.hello: dict[str, Any] | None = None
         self.last_hello: dict[str, Any] | None = None  # survives restarts: what the device was
         self.starts = 0
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._buf = b""
         self._next_id = 0
         self._lock = threading.RLock()
         self._closed = False
         self._log_path = self.log_dir / f"{role}.log"
-        self._log_file = None
+        self._log_file: IO[bytes] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     @property
     def pid(self) -> int | None:
+        """The process id of the running worker (None when none runs)."""
         return self._proc.pid if self._proc else None
 
     def alive(self) -> bool:
+        """A worker process is running (it may still be importing torch)."""
         return self._proc is not None and self._proc.poll() is None
 
     def start(self) -> None:
-        """Spawn the process if it is not running; returns at once (``ensure_ready`` waits for its hello)."""
+        """Spawn the process through ``transport`` if it is not running; returns at once (``ensure_ready`` waits for
+        its hello)."""
         with self._lock:
             if self.alive():
                 return
             if self._closed:
                 raise WorkerStartError(f"the {self.role} worker was stopped")
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            self._log_file = open(self._log_path, "ab", buffering=0)
-            self._log_file.write(f"\n=== ktui {self.role} worker start {time.strftime('%H:%M:%S')} ===\n".encode())
-            env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
-            cmd = [sys.executable, "-m", "ktui.worker", "--role", self.role, "--device", self.device]
-            self._proc = subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log_file, env=env,
-                start_new_session=True,  # a kill reaches the worker's own children too
-            )
-            os.set_blocking(self._proc.stdout.fileno(), False)
+            log = self._log_file = open(self._log_path, "ab", buffering=0)
+            log.write(f"\n=== ktui {self.role} worker start {time.strftime('%H:%M:%S')} ===\n".encode())
+            env = {**self.env, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
+            proc = self._proc = self.transport.spawn(self.role, self.device, env, log)
+            os.set_blocking(_stdout(proc).fileno(), False)
             self._buf = b""
             self.hello = None
             self.starts += 1
-            self.on_state(self.role, "starting", f"pid {self._proc.pid}")
+            self.on_state(self.role, "starting", f"pid {proc.pid}")
 
     def ensure_ready(self, timeout_s: float | None = None) -> dict[str, Any]:
         """Start if needed and wait for the worker's hello (device, versions). Returns the hello.
@@ -176,7 +236,8 @@ class WorkerProcess:
             pass
         for f in (proc.stdin, proc.stdout):
             try:
-                f.close()
+                if f is not None:
+                    f.close()
             except OSError:
                 pass
         log, self._log_file = self._log_file, None
@@ -197,8 +258,8 @@ class WorkerProcess:
         proc = self._proc
         if proc is not None and proc.poll() is None:
             try:
-                proc.stdin.write(encode({"id": -1, "method": "shutdown", "params": {}}))
-                proc.stdin.flush()
+                _stdin(proc).write(encode({"id": -1, "method": "shutdown", "params": {}}))
+                _stdin(proc).flush()
             except (OSError, ValueError):
                 pass
 
@@ -208,6 +269,7 @@ class WorkerProcess:
 
     @property
     def closed(self) -> bool:
+        """``close`` or ``stop`` was called: the worker is never restarted."""
         return self._closed
 
     def stop(self, grace_s: float = 3.0) -> None:
@@ -230,11 +292,12 @@ class WorkerProcess:
     def call(
         self,
         method: str,
-        params: dict[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
         timeout_s: float = 60.0,
-        on_progress: Callable[[dict[str, Any]], None] | None = None,
+        on_progress: OnProgress | None = None,
     ) -> dict[str, Any]:
-        """Send one request and wait for its result.
+        """Send one request (``method`` is a ``ktui.protocol.METHODS`` name, ``params`` its request) and wait for its
+        result, its reply dict. ``on_progress`` gets each ``progress`` line (``protocol.Progress``) meanwhile.
 
         Raises:
             RemoteError: the request raised inside the worker (the worker lives on, unless it asked to restart).
@@ -246,11 +309,14 @@ class WorkerProcess:
             self.ensure_ready()
             self._next_id += 1
             rid = self._next_id
+            proc = self._proc
+            if proc is None:  # killed from another thread since it was ready
+                raise WorkerCrashed(f"the {self.role} worker was killed")
             try:
-                self._proc.stdin.write(encode({"id": rid, "method": method, "params": params or {}}))
-                self._proc.stdin.flush()
+                _stdin(proc).write(encode({"id": rid, "method": method, "params": dict(params or {})}))
+                _stdin(proc).flush()
             except (BrokenPipeError, OSError):
-                code = self._proc.poll() if self._proc else None
+                code = proc.poll()
                 tail = self.log_tail()
                 self.restart(f"died before {method}")
                 raise WorkerCrashed(f"the {self.role} worker died ({describe_exit(code)}){tail}") from None
@@ -280,12 +346,14 @@ class WorkerProcess:
                     raise RemoteError(info.one_line(), info)
                 if msg.get("restart"):
                     self.restart(msg.get("restart_reason", "asked to restart"))
-                return msg.get("result", {})
+                result: dict[str, Any] = msg.get("result", {})
+                return result
 
     # -- plumbing ----------------------------------------------------------------------------------------------
     def _read_message(self, deadline: float) -> dict[str, Any]:
         proc = self._proc
         assert proc is not None
+        stdout = _stdout(proc)
         while True:
             nl = self._buf.find(b"\n")
             if nl >= 0:
@@ -301,13 +369,13 @@ class WorkerProcess:
                 raise WorkerTimeout("timed out")
             try:
                 with selectors.DefaultSelector() as sel:
-                    sel.register(proc.stdout, selectors.EVENT_READ)
+                    sel.register(stdout, selectors.EVENT_READ)
                     ready = sel.select(min(remaining, 0.5))
             except (ValueError, OSError):  # closed under us by kill() from another thread
                 raise WorkerCrashed(f"the {self.role} worker was killed") from None
             if ready:
                 try:
-                    chunk = proc.stdout.read(1 << 16)
+                    chunk = stdout.read(1 << 16)
                 except BlockingIOError:
                     chunk = None
                 except (ValueError, OSError):

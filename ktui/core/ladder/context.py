@@ -1,0 +1,194 @@
+"""What one ladder run carries from rung to rung: the ``RunContext``, the options, and how a rung fails.
+
+Every rung module (``ktui.core.ladder.rungs``) takes a ``RunContext`` and imports this module, never the runner: the
+context holds the workspace, the worker pool, the options, the snapshots of the two sources, and what earlier rungs
+left for later ones (the problem's description, the cases, the executed outputs, the judge's background prepare).
+Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ktui.core.events import EventBus, RungProgress
+from ktui.core.results import DEFAULT_RUNGS, ErrorInfo
+from ktui.core.workers.facades import CandidateClient, JudgeClient
+from ktui.core.workspace import KernelRef, Workspace
+from ktui.protocol import Case, ExecutedCase, OnProgress, PrepareReply, Progress, Sources, spec_size
+
+if TYPE_CHECKING:
+    from ktui.core.store import ResultStore
+    from ktui.core.workers.pool import WorkerPool
+    from ktui.protocol import ProblemInfo  # the judge's ``describe`` reply: tests, labels, benchmarks...
+
+BENCH_SEED = 20261129  # benchmark inputs are fixed so that reference timings can be reused across runs
+
+PROGRESS_INTERVAL_S = 0.1  # at most ~10 RungProgress events a second per rung: a screen cannot show more
+
+
+@dataclass
+class LadderOptions:
+    """How a ladder runs. Time limits are per rung, in seconds; ``seed`` None draws fresh seeds for every run."""
+
+    seeds: int = 2
+    seed: int | None = None
+    rungs: tuple[str, ...] = DEFAULT_RUNGS
+    distributions: bool = True  # one extra case per spec for each input distribution the problem allows
+    layouts: bool = True  # transposed / padded / offset / expanded inputs on the largest specs (unless contiguous_only)
+    repeat: bool = True  # the first case of each spec runs twice on identical inputs (nondeterminism)
+    timeouts: dict[str, float] = field(
+        default_factory=lambda: {"compile": 240.0, "run": 120.0, "correctness": 300.0, "benchmark": 600.0}
+    )
+
+
+class RungFailed(Exception):
+    """Raised by a rung to fail itself with ``info`` (and the ``figures`` and ``summary`` it has so far); the
+    runner turns it into a ``FAILED`` ``RungResult``."""
+
+    def __init__(self, info: ErrorInfo, figures: dict[str, Any] | None = None, summary: str = ""):
+        super().__init__(info.message)
+        self.info = info
+        self.figures = figures or {}
+        self.summary = summary
+
+
+class ProgressThrottle:
+    """Rate limit for one rung's progress: ``allow(done, total)`` is True at most once per ``interval_s`` seconds,
+    and always for the last item (``done >= total``). Thread-safe: the judge's prepare reports from a background
+    thread."""
+
+    def __init__(self, interval_s: float = PROGRESS_INTERVAL_S, clock: Callable[[], float] = time.monotonic):
+        self.interval_s = interval_s
+        self._clock = clock
+        self._last = -float("inf")
+        self._lock = threading.Lock()
+
+    def allow(self, done: int, total: int) -> bool:
+        now = self._clock()
+        with self._lock:
+            if done < total and now - self._last < self.interval_s:
+                return False
+            self._last = now
+            return True
+
+
+@dataclass
+class RunContext:
+    """One ladder run of one version.
+
+    Set by the runner before the first rung: ``ws``, ``pool``, ``options``, ``bus``, ``store`` (None: no results
+    are read), ``background`` (the thread the judge's prepare runs on), ``kernel``, ``run_id``, ``seed`` (the first
+    correctness seed), the snapshots and their sha256 (``kernel_snap``/``sha``, ``ref_snap``/``ref_sha``) and
+    ``out_dir`` (where candidate outputs travel to the judge).
+
+    Left by the rungs for later ones: ``problem`` (the judge's description, by compile), ``cases`` (the case plan,
+    by compile), ``prepare`` (the judge's reference outputs, started by compile, awaited by correctness),
+    ``executed`` (the executed cases and their output files, by run), ``tampered`` (what the candidate patched in
+    its worker, by run and benchmark).
+    """
+
+    ws: Workspace
+    pool: WorkerPool
+    options: LadderOptions
+    bus: EventBus
+    kernel: KernelRef
+    run_id: int
+    seed: int
+    store: ResultStore | None = None
+    background: ThreadPoolExecutor | None = None
+    kernel_snap: Path | None = None
+    ref_snap: Path | None = None
+    sha: str = ""
+    ref_sha: str = ""
+    out_dir: Path | None = None
+    problem: ProblemInfo | None = None
+    cases: list[Case] | None = None
+    executed: list[ExecutedCase] | None = None
+    prepare: Future[PrepareReply] | None = None
+    tampered: list[str] = field(default_factory=list)
+    _throttles: dict[str, ProgressThrottle] = field(default_factory=dict, repr=False)
+
+    # -- the workers, as typed facades ------------------------------------------------------------------------
+    # Made at each use: the pool replaces its candidate-side workers after every ladder.
+    @property
+    def judge(self) -> JudgeClient:
+        """The judge worker (references and verdicts only)."""
+        return JudgeClient(self.pool.judge)
+
+    @property
+    def candidate(self) -> CandidateClient:
+        """The worker that runs this version."""
+        return CandidateClient(self.pool.candidate)
+
+    @property
+    def compiler(self) -> CandidateClient:
+        """The worker that compiles this version for the target (the candidate itself on a GPU; sm_90a without)."""
+        return CandidateClient(self.pool.compiler)
+
+    # -- requests ----------------------------------------------------------------------------------------------
+    def sources(self) -> Sources:
+        """The part of every request that names the two sources: snapshot paths, their sha256 and the user's
+        folders for imports. A request is ``{**ctx.sources(), "cases": ...}``, typed by the method it goes to."""
+        k = self.kernel
+        return {
+            "kernel": {"name": str(k.path.relative_to(self.ws.root)), "path": str(self.kernel_snap), "sha": self.sha,
+                       "search_dir": str(k.path.parent)},
+            "reference": {"problem": k.problem, "path": str(self.ref_snap), "sha": self.ref_sha,
+                          "search_dir": str(self.ws.reference_path(k.problem).parent)},
+        }
+
+    def problem_info(self) -> ProblemInfo:
+        """The problem's description: compile's, or the judge's ``describe`` now (default time limit, 60 s)."""
+        if self.problem is None:
+            self.problem = self.judge.describe(self.sources(), timeout_s=self.options.timeouts["compile"])
+        return self.problem
+
+    def profile_spec(self) -> dict[str, Any]:
+        """The spec whose launch is dumped and profiled: the first benchmark spec (the one timed; its sizes decide
+        Triton's specialization), else the largest test spec."""
+        desc = self.problem_info()
+        if desc["benchmarks"]:
+            return desc["benchmarks"][0]
+        return max(desc["tests"], key=spec_size)
+
+    # -- the user's view ---------------------------------------------------------------------------------------
+    @property
+    def state_rel(self) -> Path:
+        """The workspace's state folder (``.ktui``), relative to its root: figures name files relative to it."""
+        return self.ws.state_dir.relative_to(self.ws.root)
+
+    def user_paths(self, info: ErrorInfo) -> ErrorInfo:
+        """``info`` with the user's paths instead of ktui's snapshot paths, in the message and the traceback."""
+        return ErrorInfo(info.type, self.user_paths_text(info.message), self.user_paths_text(info.traceback))
+
+    def user_paths_text(self, text: str) -> str:
+        """``text`` with each snapshot path replaced by the source's path relative to the workspace (and a bare
+        snapshot file name by the source's file name: SyntaxError messages name the file alone)."""
+        if not text:
+            return text
+        for snap, real in ((self.kernel_snap, self.kernel.path),
+                           (self.ref_snap, self.ws.reference_path(self.kernel.problem))):
+            if snap:
+                text = text.replace(str(snap), str(real.relative_to(self.ws.root)))
+                text = text.replace(snap.name, real.name)
+        return text
+
+    # -- progress ----------------------------------------------------------------------------------------------
+    def progress(self, rung: str, detail: str = "") -> OnProgress:
+        """An ``on_progress`` for a worker call made for ``rung``: publishes ``RungProgress`` on the bus, at most
+        every ``PROGRESS_INTERVAL_S`` per rung and always the last (``done == total``)."""
+        throttle = self._throttles.setdefault(rung, ProgressThrottle())
+        key, run_id, bus = self.kernel.key, self.run_id, self.bus
+
+        def on_progress(p: Progress) -> None:
+            done, total = int(p.get("done", 0)), int(p.get("total", 0))
+            if throttle.allow(done, total):
+                bus.publish(RungProgress(key=key, run_id=run_id, rung=rung, done=done, total=total, detail=detail))
+
+        return on_progress

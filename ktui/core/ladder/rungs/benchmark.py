@@ -1,0 +1,216 @@
+"""The ``benchmark`` rung: CUDA-event timing of every benchmark spec, with integrity checks, against the
+reference timed the same way and against the measured roofline.
+
+The candidate times each spec (L2 flushed and inputs refreshed between calls); then, after the timing, the judge
+checks elements of each spec's last timed output drawn at random (``_recheck_timed_outputs``), this process times a
+device-synchronized loop of calls (``_host_us_per_call``), the candidate is asked what it patched, and the judge
+times the reference (on ``BENCH_SEED``'s inputs, so its times are comparable across runs) and reports the roofline.
+``benchmark_result`` folds it all. On the CPU (the Triton interpreter) the rung is skipped: no times.
+
+Figures: ``specs`` (per spec: label, spec, ``median_us``, ``p25_us``, ``p75_us``, ``iqr_us``, ``min_us``,
+``max_us``, ``reps``, ``ref_median_us``, ``speedup``, ``gbps``, ``tflops``, ``roofline_us``, ``sol_pct``,
+``host_us_per_call``, ``enqueue_us_per_call``; times in µs), ``bandwidth_gbps``, ``peak_tflops``, ``recheck``,
+``tampered``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ktui.core.ladder.context import BENCH_SEED, RunContext
+from ktui.core.results import ErrorInfo, RungResult, Status, fmt
+from ktui.protocol import (
+    BenchmarkRequest,
+    BenchSpecTiming,
+    CheckItem,
+    CheckSamplesRequest,
+    HostLoopReply,
+    SampleRequestItem,
+    SampleVerdict,
+    TimeReferenceRequest,
+    json_float,
+)
+
+if TYPE_CHECKING:
+    from ktui.protocol import ProblemInfo
+
+
+def run(ctx: RunContext) -> RungResult:
+    """Time the candidate and the reference on every benchmark spec (GPU only) and fold the verdict.
+
+    Raises ``WorkerError`` (the runner reports it).
+    """
+    desc = ctx.problem_info()
+    if ctx.pool.device != "cuda":
+        return RungResult("benchmark", Status.SKIPPED,
+                          summary="timing under the Triton interpreter is not meaningful: no times on "
+                                  "cpu (interpreter); run with --device cuda on a GPU",
+                          figures={"reason": "interpreter"})
+    if not desc["benchmarks"]:
+        return RungResult("benchmark", Status.SKIPPED, summary="the reference declares no benchmarks",
+                          figures={"reason": "no benchmarks"})
+    t = ctx.options.timeouts["benchmark"]
+    idx = list(range(len(desc["benchmarks"])))
+    seed = random.SystemRandom().randrange(1, 2**30)
+    params: BenchmarkRequest = {**ctx.sources(), "spec_indices": idx, "seed": seed}
+    on_progress = ctx.progress("benchmark", "candidate")
+    cand = ctx.candidate.benchmark(params, timeout_s=t, on_progress=on_progress)
+    recheck = _recheck_timed_outputs(ctx, cand["specs"], t)
+    host = {s["spec_index"]: _host_us_per_call(ctx, s, t) for s in cand["specs"]}
+    # Patches persist: what the candidate patched while it was timed is still patched now.
+    patched = ctx.candidate.integrity({}, timeout_s=t)["tampered"]
+    ctx.tampered = sorted(set(ctx.tampered) | set(patched))
+    timing: TimeReferenceRequest = {**ctx.sources(), "spec_indices": idx, "seed": BENCH_SEED}
+    on_progress = ctx.progress("benchmark", "reference")
+    ref = ctx.judge.time_reference(timing, timeout_s=t, on_progress=on_progress)
+    dtypes = sorted({r["dtype"] for r in ref["specs"] if r.get("flops")})
+    roof = ctx.judge.roofline({"dtypes": dtypes}, timeout_s=t)
+    return benchmark_result(cand["specs"], ref["specs"], roof, desc, host=host, recheck=recheck,
+                            tampered=ctx.tampered)
+
+
+def _recheck_timed_outputs(ctx: RunContext, specs: Sequence[BenchSpecTiming], t: float) -> list[SampleVerdict]:
+    """Sample elements of each spec's last timed output at indices drawn now (after the timing, so the kernel
+    cannot know them) and have the judge check them against the reference on that call's inputs.
+
+    ``specs`` is the candidate's benchmark reply (each with ``spec_index`` and its output ``leaves``: ``path``,
+    ``numel``); returns the judge's ``check_samples`` reply per spec (``label``, ``ok``, ``reason``). Per leaf the
+    first and last elements and up to 4096 random ones are checked.
+    """
+    rnd = random.SystemRandom()
+    items: list[SampleRequestItem] = []
+    for s in specs:
+        indices: dict[str, list[int]] = {}
+        for leaf in s["leaves"]:
+            n = leaf["numel"]
+            picks = {0, n - 1} | {rnd.randrange(n) for _ in range(min(n, 4096))}
+            indices[leaf["path"]] = sorted(picks)
+        items.append({"spec_index": s["spec_index"], "indices": indices})
+    sampled = ctx.candidate.bench_sample({"specs": items, "out_dir": str(ctx.out_dir)}, timeout_s=t)
+    checks: list[CheckItem] = [{**item, "seed": got["seed"], "files": got["files"]}
+                               for item, got in zip(items, sampled["specs"], strict=True)]
+    params: CheckSamplesRequest = {**ctx.sources(), "specs": checks, "out_dir": str(ctx.out_dir)}
+    return ctx.judge.check_samples(params, timeout_s=t)["specs"]
+
+
+def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> dict[str, float]:
+    """Per-call time of back-to-back calls ended by a device synchronize, timed from this process: the
+    difference of two requests (N calls, 0 calls) cancels set-up and IPC. Nothing in the candidate's process
+    (a side stream, a patched timer) can shorten it. Returns ``us_per_call`` (µs), ``enqueue_us_per_call`` (µs
+    until the last call returned, before the synchronize: the host's own cost per call, as the worker measured
+    it)."""
+    sources, index = ctx.sources(), spec["spec_index"]
+    replies: list[HostLoopReply] = []  # the worker's own enqueue times
+
+    def timed(n: int) -> float:
+        t0 = time.perf_counter()
+        replies.append(ctx.candidate.host_loop({**sources, "spec_index": index, "seed": BENCH_SEED, "calls": n},
+                                              timeout_s=t))
+        return time.perf_counter() - t0
+
+    base = timed(0)
+    probe = max(timed(10) - base, 0.0) / 10  # seconds per call, roughly: sizes the real loop to ~100 ms
+    calls = int(max(10, min(5000, 0.1 / max(probe, 1e-6))))
+    times = [timed(0), timed(calls), timed(0), timed(calls)]
+    loop = min(times[1], times[3]) - min(base, times[0], times[2])
+    enqueue = min(r.get("enqueue_s", 0.0) for r in replies if r["calls"] == calls)
+    return {"us_per_call": max(loop, 0.0) * 1e6 / calls, "enqueue_us_per_call": max(enqueue, 0.0) * 1e6 / calls}
+
+
+# Host loop against CUDA events. Honest kernels measured on an H200 (benchmarks/h200.sh, examples) give host loop /
+# event median 0.98-1.09 (the loop runs with a warm L2, so GPU-bound calls can come out below the median); work the
+# events miss (another stream) shows as host time that neither the median nor the host's own enqueue time explains.
+HOST_FAIL_RATIO, HOST_FAIL_GAP_US = 1.4, 50.0
+HOST_WARN_RATIO, HOST_WARN_GAP_US = 1.2, 20.0
+SOL_SLACK = 0.8  # a time under 80% of the roofline floor cannot be real: the measured ceilings are within a few %
+
+
+def benchmark_result(cand: Sequence[Mapping[str, Any]], ref: Sequence[Mapping[str, Any]], roof: Mapping[str, Any],
+                     describe: ProblemInfo, host: dict[int, dict[str, float]] | None = None,
+                     recheck: Sequence[Mapping[str, Any]] | None = None, tampered: list[str] | None = None) -> RungResult:
+    """Per benchmark spec: the candidate's median and spread, the reference's median, the speedup, achieved GB/s
+    and TFLOP/s, and % of the measured roofline ``max(bytes / bandwidth, flops / peak)`` ("speed of light").
+
+    ``host`` maps a spec index to ``{"us_per_call", "enqueue_us_per_call"}`` (see ``_host_us_per_call``).
+    Fails, naming the spec, when the output of the last timed call is wrong (``recheck``), when a time is faster
+    than the speed of light, when the candidate patched functions in its worker (``tampered``: the timer itself is
+    suspect), or when the host-synchronized time per call exceeds both the CUDA-event median and the host's own
+    enqueue time by ``HOST_FAIL_RATIO`` and ``HOST_FAIL_GAP_US`` (GPU work the events do not see: a side stream).
+    A milder gap is a warning, and so is a host-bound call (enqueue time above the median).
+    """
+    refs = {r["spec_index"]: r for r in ref}
+    bw = json_float(roof.get("bandwidth_gbps"))
+    host = host or {}
+    specs, problems, warnings = [], [], []
+    for c in cand:
+        i = c["spec_index"]
+        r = refs.get(i, {})
+        med = c["median_us"]
+        label = describe["benchmark_labels"][i]
+        e: dict[str, Any] = {"label": label, "spec": describe["benchmarks"][i],
+                             **{k: c[k] for k in ("median_us", "p25_us", "p75_us", "iqr_us", "min_us", "max_us",
+                                                  "reps")}}
+        e["ref_median_us"] = r.get("median_us")
+        e["speedup"] = (r["median_us"] / med) if r.get("median_us") and med > 0 else None
+        floors = []
+        if r.get("bytes"):
+            e["gbps"] = r["bytes"] / (med * 1e-6) / 1e9
+            floors.append(r["bytes"] / (bw * 1e9) * 1e6)
+        if r.get("flops"):
+            e["tflops"] = r["flops"] / (med * 1e-6) / 1e12
+            peak = json_float(roof.get("peak_tflops", {}).get(r.get("dtype"), math.nan))
+            if math.isfinite(peak) and peak > 0:
+                floors.append(r["flops"] / (peak * 1e12) * 1e6)
+        if floors:
+            e["roofline_us"] = max(floors)
+            e["sol_pct"] = 100.0 * e["roofline_us"] / med
+            if med < SOL_SLACK * e["roofline_us"]:
+                problems.append(f"spec={label}: impossible: {med:.4g} us is faster than the speed of light "
+                                f"{e['roofline_us']:.4g} us (declared bytes/flops over the measured ceilings); the "
+                                "kernel skips work or the timer misses it")
+        hl = host.get(i)
+        if hl is not None:
+            h, q = hl["us_per_call"], hl.get("enqueue_us_per_call", 0.0)
+            e["host_us_per_call"], e["enqueue_us_per_call"] = h, q
+            explained = max(med, q)
+            gap = h - explained
+            if h > HOST_FAIL_RATIO * explained and gap > HOST_FAIL_GAP_US:
+                problems.append(f"spec={label}: timing escapes the events: CUDA events give {med:.4g} us and the "
+                                f"host enqueues a call in {q:.4g} us, but a device-synchronized loop takes {h:.4g} "
+                                "us per call (GPU work on another stream?)")
+            elif h > HOST_WARN_RATIO * explained and gap > HOST_WARN_GAP_US:
+                warnings.append(f"spec={label}: device-synchronized loop {h:.4g} us per call against {med:.4g} us on "
+                                "the events: work the events may not see")
+            elif q > HOST_WARN_RATIO * med and q - med > HOST_WARN_GAP_US:
+                warnings.append(f"spec={label}: host-bound: the host takes {q:.4g} us to issue a call that runs "
+                                f"{med:.4g} us on the GPU (launch overhead; CUDA graphs or fewer launches help)")
+        specs.append(e)
+    for rc in recheck or []:
+        if not rc["ok"]:
+            problems.append(f"spec={rc['label']}: the output of the last timed call is wrong ({rc['reason']}): a "
+                            "kernel must compute on every call; timed calls get fresh inputs")
+    parts = []
+    for e in specs:
+        s = f"{e['label']}: {fmt(e['median_us'], 4)} us (IQR {fmt(e['iqr_us'], 2)})"
+        if e.get("speedup"):
+            s += f", ref {fmt(e['ref_median_us'], 4)} us, {e['speedup']:.2f}x"
+        if e.get("tflops") is not None:
+            s += f", {e['tflops']:.1f} TFLOP/s"
+        elif e.get("gbps") is not None:
+            s += f", {e['gbps']:.0f} GB/s"
+        if e.get("sol_pct") is not None:
+            s += f" ({e['sol_pct']:.0f}% SOL)"
+        parts.append(s)
+    if tampered:
+        problems.insert(0, f"timings untrustworthy: this version patched {', '.join(tampered[:5])} in its worker "
+                           "(the functions that time and check it)")
+    figures = {"specs": specs, "bandwidth_gbps": roof.get("bandwidth_gbps"), "peak_tflops": roof.get("peak_tflops"),
+               "recheck": recheck or [], "tampered": tampered or []}
+    if problems:
+        return RungResult("benchmark", Status.FAILED, summary=problems[0], figures=figures, warnings=warnings,
+                          error=ErrorInfo("TimingIntegrityError", "; ".join(problems)))
+    return RungResult("benchmark", Status.OK, summary="; ".join(parts), figures=figures, warnings=warnings)

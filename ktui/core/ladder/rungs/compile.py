@@ -1,0 +1,71 @@
+"""The ``compile`` rung: describe the problem, plan the cases, and compile every launch of one dry call.
+
+The judge describes the reference (specs, labels, distributions) and then prepares the reference outputs of every
+case in the background, while the compiler worker (the candidate itself on a GPU; a separate worker that compiles
+for sm_90a on the CPU) imports the version and calls ``custom_kernel`` once with nothing launched. The source is
+also scanned for what a kernel must not do (``ktui.core.inspect.scan``).
+
+Figures: ``languages``, ``launches`` (kernel, signature, constexprs, ``num_warps``, ``num_stages``, ``target``),
+``import_s``, ``compile_s`` (seconds), ``autotune_configs``, ``scan`` (kind, line, text). A failure here stops the
+ladder.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ktui.core.inspect.scan import scan_source
+from ktui.core.ladder.cases import make_cases
+from ktui.core.ladder.context import RunContext
+from ktui.core.results import RungResult, Status
+from ktui.protocol import CompileReply, PrepareRequest
+
+if TYPE_CHECKING:
+    pass
+
+
+def run(ctx: RunContext) -> RungResult:
+    """Describe, plan, start the judge's prepare, compile. Raises ``WorkerError`` (the runner reports it)."""
+    t = ctx.options.timeouts
+    desc = ctx.judge.describe(ctx.sources(), timeout_s=t["compile"])
+    ctx.problem = desc
+    cases = ctx.cases = make_cases(desc, ctx.options, ctx.seed)
+    # The judge prepares the references while the candidate compiles.
+    prepare: PrepareRequest = {**ctx.sources(), "cases": cases}
+    on_prepared = ctx.progress("correctness", "reference outputs")
+    assert ctx.background is not None and ctx.kernel_snap is not None
+    ctx.prepare = ctx.background.submit(
+        lambda: ctx.judge.prepare(prepare, timeout_s=t["correctness"], on_progress=on_prepared))
+    findings = scan_source(ctx.kernel_snap.read_text(errors="replace"))
+    res = ctx.compiler.compile({**ctx.sources(), "seed": ctx.seed}, timeout_s=t["compile"])
+    configs = int(res.get("autotune_configs") or 0)
+    if configs > 1:  # every autotune config is checked alone, on its own inputs and output
+        cases += [{"spec_index": i, "seed": ctx.seed, "config": c}
+                      for c in range(1, configs) for i in range(len(desc["tests"]))]
+    return compile_result(res, [f.message() for f in findings],
+                          [{"kind": f.kind, "line": f.line, "text": f.text} for f in findings])
+
+
+def compile_result(res: CompileReply, scan_warnings: list[str], scan: list[dict[str, Any]]) -> RungResult:
+    """Fold the compiler's reply into the rung: ``langs: kernel(w=W,s=S), ...`` plus ``[sm_90a]`` when a launch was
+    compiled for it and the autotune config count when there are several."""
+    configs = int(res.get("autotune_configs") or 0)
+    launches = res.get("launches", [])
+    names = []
+    for rec in launches:
+        label = rec.get("kernel", "?")
+        if rec.get("num_warps") is not None:
+            label += f"(w={rec['num_warps']},s={rec.get('num_stages')})"
+        if label not in names:
+            names.append(label)
+    langs = "+".join(res.get("languages", [])) or "host"
+    targets = sorted({rec.get("target", "") for rec in launches})
+    summary = f"{langs}: {', '.join(names) or 'no launches'}"
+    if any("sm_90a" in x for x in targets):
+        summary += " [sm_90a]"
+    if configs > 1:
+        summary += f" autotune: {configs} configs"
+    figures = {"languages": res.get("languages", []), "launches": launches, "import_s": res.get("import_s"),
+               "compile_s": res.get("compile_s"), "autotune_configs": configs, "scan": scan}
+    warnings = scan_warnings + res.get("warnings", [])
+    return RungResult("compile", Status.OK, summary=summary, figures=figures, warnings=warnings)

@@ -1,0 +1,102 @@
+"""The ``correctness`` rung: the judge compares every executed case's output with the reference computed in float64
+(``ktui.worker.judge``, the tolerance policy in ``ktui.worker.tolerance``) and this module folds the per-case
+verdicts into one rung (``correctness_result``).
+
+Figures: ``specs`` (per spec: label, spec, ok, seeds, cases, the worst case's ``METRIC_KEYS``, tolerance,
+precision, score, unsupported layouts, failed cases), ``worst`` (the worst spec's label), ``cases`` (how many).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ktui.core.ladder.context import RunContext, RungFailed
+from ktui.core.results import ErrorInfo, RungResult, Status, fmt
+from ktui.core.workers.client import WorkerError
+from ktui.protocol import CompareRequest, json_float
+
+if TYPE_CHECKING:
+    from ktui.protocol import ProblemInfo
+
+# What each spec entry copies from its worst case: the error metrics (``ktui.worker.metrics``), where the worst
+# element sits and what it holds, the precision-dependent expectations and the output's path in the result.
+METRIC_KEYS = ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine", "rel_l2_err", "scale_err",
+               "nan_count", "inf_count", "unwritten", "outside_tol", "worst_index", "worst_got", "worst_expected",
+               "where", "baseline_psnr_db", "expected_rel_l2_fp32", "expected_rel_l2_tf32", "run_to_run_spread", "path")
+MAX_WARNINGS = 8  # distinct warnings kept on the rung; the rest are counted in one last line
+
+
+def run(ctx: RunContext) -> RungResult:
+    """Wait for the judge's prepared reference outputs, then compare the executed cases.
+
+    Raises:
+        RungFailed: run did not execute the cases, or the judge's prepare failed (its error, with the user's paths).
+    """
+    if ctx.executed is None:
+        raise RungFailed(ErrorInfo("RuntimeError", "correctness needs run first"))
+    t = ctx.options.timeouts["correctness"]
+    assert ctx.prepare is not None and ctx.problem is not None
+    try:
+        ctx.prepare.result(timeout=t)
+    except WorkerError as exc:
+        raise RungFailed(ctx.user_paths(exc.info)) from None
+    params: CompareRequest = {**ctx.sources(), "cases": ctx.executed, "out_dir": str(ctx.out_dir)}
+    on_progress = ctx.progress("correctness", "verdicts")
+    res = ctx.judge.compare(params, timeout_s=t, on_progress=on_progress)
+    return correctness_result(res["cases"], ctx.problem)
+
+
+def correctness_result(cases: Sequence[Mapping[str, Any]], describe: ProblemInfo) -> RungResult:
+    """Fold per-case verdicts into the correctness rung: per spec the worst case's metrics, the worst spec named in
+    the summary, the worst failing case (spec, seed, distribution, layout) and its reason as the error; unsupported
+    layouts and per-case warnings (precision, nondeterminism within tolerance, scale) as rung warnings.
+
+    ``cases`` are the judge's ``compare`` reply: each has ``spec_index``, ``seed``, ``ok``, and ``score`` (higher is
+    worse), ``case`` (its one-line name), ``reason``, ``label``, the metrics, ``warnings`` and ``unsupported`` (a
+    layout the kernel declined) where they apply. ``describe`` gives the specs' ``labels`` and ``tests``. The worst
+    case is the one with the highest score; warnings are deduplicated, in order, and capped at ``MAX_WARNINGS``.
+    """
+    by_spec: dict[int, list[Mapping[str, Any]]] = {}
+    for c in cases:
+        by_spec.setdefault(c["spec_index"], []).append(c)
+    specs = []
+    warnings: list[str] = []
+    for i, cs in sorted(by_spec.items()):
+        judged = [c for c in cs if not c.get("unsupported")]
+        worst = max(judged or cs, key=lambda c: json_float(c.get("score", 0.0)))
+        entry = {"label": describe["labels"][i], "spec": describe["tests"][i],
+                 "ok": all(c["ok"] for c in cs), "seeds": sorted({c["seed"] for c in cs}), "cases": len(cs),
+                 "worst_seed": worst["seed"], "worst_case": worst.get("case", ""),
+                 "reason": worst.get("reason", ""), "tolerance": worst.get("tolerance"),
+                 "precision": worst.get("precision"), "score": worst.get("score"),
+                 "unsupported_layouts": sorted({c["layout"] for c in cs if c.get("unsupported")}),
+                 "failed_cases": [c.get("case", "") for c in cs if not c["ok"]]}
+        entry.update({k: worst.get(k) for k in METRIC_KEYS})
+        specs.append(entry)
+        for c in cs:
+            if c.get("unsupported"):
+                warnings.append(f"{c.get('case') or 'spec=' + entry['label']} unsupported: {c['unsupported']}")
+            for w in c.get("warnings", []):
+                warnings.append(f"spec={entry['label']}: {w}")
+    unique = list(dict.fromkeys(warnings))
+    if len(unique) > MAX_WARNINGS:
+        unique = unique[:MAX_WARNINGS] + [f"... and {len(unique) - MAX_WARNINGS} more warnings"]
+    worst_spec = max(specs, key=lambda s: json_float(s.get("score", 0.0))) if specs else None
+    figures = {"specs": specs, "worst": worst_spec["label"] if worst_spec else None, "cases": len(cases)}
+    failing = [c for c in cases if not c["ok"]]
+    if failing:
+        f = max(failing, key=lambda c: json_float(c.get("score", math.inf)))
+        detail = f"{f.get('case') or 'spec=' + f['label']}: {f['reason']}"
+        if f.get("max_abs_err") is not None:
+            detail += f"; max_abs_err={fmt(f['max_abs_err'])}"
+        n_fail = sum(not s["ok"] for s in specs)
+        suffix = f" ({n_fail} of {len(specs)} specs failed)" if n_fail > 1 else ""
+        return RungResult("correctness", Status.FAILED, summary=detail + suffix, figures=figures,
+                          error=ErrorInfo("CorrectnessError", detail + suffix), warnings=unique)
+    w = worst_spec
+    summary = (f"worst={w['label']} max_abs_err={fmt(w['max_abs_err'])} max_rel_err={fmt(w['max_rel_err'])} "
+               f"psnr_db={fmt(w['psnr_db'])} cosine={fmt(w['cosine'], 7)}") if w else "no specs"
+    return RungResult("correctness", Status.OK, summary=summary + f" ({len(cases)} cases)", figures=figures,
+                      warnings=unique)

@@ -1,0 +1,89 @@
+"""The ``dumps`` rung: what the compiler made of the launch as timed.
+
+The compiler worker compiles each launch of one call on ``ctx.profile_spec()`` (the first benchmark spec) and keeps
+Triton's ttir, ttgir, llir, PTX and cubin (CuTeDSL: PTX, cubin) in ``.ktui/dumps/<problem>/<version>-<sha12>/``;
+this process disassembles each cubin (``ktui.core.inspect.sass``: nvdisasm/cuobjdump) and writes the SASS and the
+source line map beside it.
+
+Figures: ``dir`` (relative to the workspace), ``spec``, ``arch`` (``device_arch``), ``kernels`` (per launch:
+language, kernel, ``num_warps``, ``num_stages``, signature, constexprs, target, ``files`` by stage, ``resources``
+(registers, local/shared bytes...), ``mix`` (instruction counts), ``warnings``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ktui.core.inspect import sass
+from ktui.core.ladder.context import RunContext
+from ktui.core.results import RungResult, Status
+from ktui.core.store import atomic_write
+from ktui.protocol import DumpsRequest
+
+if TYPE_CHECKING:
+    from ktui.core.workers.pool import WorkerPool
+
+
+def device_arch(pool: WorkerPool) -> str:
+    """``sm_90a`` without a GPU (what ktui compiles for), else the device's ``sm_XY`` (``sm_90a`` on Hopper)."""
+    hello = pool.candidate.last_hello or {}
+    cap = hello.get("device", {}).get("capability")
+    if pool.device != "cuda" or not cap:
+        return "sm_90a"
+    return f"sm_{cap[0]}{cap[1]}" + ("a" if cap[0] == 9 else "")
+
+
+def run(ctx: RunContext) -> RungResult:
+    """Dump and disassemble every launch of the profiled spec. A missing disassembler is a warning per launch.
+
+    Raises ``WorkerError`` (the runner reports it).
+    """
+    spec = ctx.profile_spec()
+    rel = ctx.state_rel / "dumps" / ctx.kernel.problem / f"{ctx.kernel.version}-{ctx.sha[:12]}"
+    folder = ctx.ws.root / rel
+    params: DumpsRequest = {**ctx.sources(), "spec": spec, "seed": ctx.seed, "dumps_dir": str(folder)}
+    res = ctx.compiler.dumps(params, timeout_s=ctx.options.timeouts["compile"])
+    assert ctx.kernel_snap is not None
+    source = ctx.kernel_snap.read_text(errors="replace")
+    uses_dot = "tl.dot" in source or "cute.gemm" in source or "mma" in source.lower()
+    arch = device_arch(ctx.pool)
+    kernels, warnings, parts = [], list(res.get("warnings", [])), []
+    for launch in res["launches"]:
+        entry: dict[str, Any] = {k: launch.get(k) for k in ("language", "kernel", "num_warps", "num_stages",
+                                                             "signature", "constexprs", "target")}
+        entry["files"] = {stage: str(rel / f) for stage, f in launch["files"].items()}
+        cubin = launch["files"].get("cubin")
+        if cubin:
+            try:
+                a = sass.analyze(folder / cubin, uses_dot, source_name=str(ctx.kernel_snap), arch=arch)
+            except (sass.ToolMissing, subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                warnings.append(f"{launch.get('kernel')}: no SASS ({exc})")
+                a = None
+            if a is not None:
+                base = Path(cubin).with_suffix("")
+                (folder / f"{base}.sass").write_text(a["sass"])
+                atomic_write(folder / f"{base}.linemap.json", json.dumps(a.get("line_map", {})).encode())
+                entry["files"]["sass"] = str(rel / f"{base}.sass")
+                entry["files"]["linemap"] = str(rel / f"{base}.linemap.json")
+                if launch.get("shared_bytes") is not None:  # Triton's dynamic shared memory
+                    a["resources"]["dynamic_shared"] = int(launch["shared_bytes"])
+                entry.update(resources=a["resources"], mix=a["mix"], warnings=a["warnings"])
+                warnings += [f"{launch.get('kernel')}: {w}" for w in a["warnings"]]
+                parts.append(launch_line(launch.get("kernel"), a["resources"], a["mix"]))
+        kernels.append(entry)
+    summary = "; ".join(parts) or "no kernel compiled"
+    return RungResult("dumps", Status.OK, summary=f"{summary} [{arch}]", warnings=warnings,
+                      figures={"dir": str(rel), "spec": spec, "arch": arch, "kernels": kernels})
+
+
+def launch_line(kernel: str | None, r: dict[str, Any], m: dict[str, int]) -> str:
+    """``name: R regs, L B local, S B smem; HGMMA 4, LDG.128 8, ...``: resources and the notable instruction counts
+    (tensor-core ops, global loads and stores, local spills, async copies, TMA), at most five."""
+    notable = [f"{k} {v}" for k, v in m.items() if k != "total" and v and
+               (k in sass.TENSOR or k.startswith(("LDG", "STG")) or k in ("LDL", "STL", "LDGSTS", "UTMALDG"))]
+    smem = r.get("shared", 0) + r.get("dynamic_shared", 0)
+    return (f"{kernel}: {r.get('registers')} regs, {r.get('local', 0)} B local, "
+            f"{smem} B smem; {', '.join(notable[:5]) or 'no memory ops'}")

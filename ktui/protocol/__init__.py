@@ -1,0 +1,275 @@
+"""The wire protocol between ktui and its worker processes: one JSON object per line, typed per method.
+
+ktui -> worker:  ``{"id": 7, "method": "execute", "params": {...}}``
+worker -> ktui:  ``{"hello": {...}}`` once when ready (``Hello``), or ``{"fatal": "..."}`` when it cannot serve;
+                 ``{"id": 7, "progress": {...}}`` any number of times (``Progress``);
+                 ``{"id": 7, "result": {...}}`` or ``{"id": 7, "error": {...}}`` (``ErrorReply``) once; either may
+                 carry ``"restart": true`` and a ``restart_reason`` (the CUDA context cannot be trusted any more).
+
+Every method has one request and one reply ``TypedDict`` (in ``ktui.protocol.candidate`` and ``ktui.protocol.judge``,
+the pieces both share in ``ktui.protocol.shared``; all importable from here), and ``METHODS`` names them with the
+roles that serve them: ``candidate`` (runs kernel versions), ``judge`` (runs only references, decides verdicts) and
+``compiler`` (on a machine without a GPU: compiles versions for sm_90a). TypedDicts are plain dicts at run time, so
+the wire stays JSON; the types are for readers and type checkers. Times are in seconds (``_s``) or microseconds
+(``_us``) as their names say; ``spec_index`` indexes the reference's ``tests`` (correctness) or ``benchmarks``
+(timing) as the method says.
+
+The worker moves its own stdout to stderr before any candidate code runs, so a ``print`` in a kernel never corrupts
+the channel. Neither side imports torch here.
+"""
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, NamedTuple, NotRequired, TypedDict
+
+from ktui.protocol.candidate import (
+    BenchmarkReply,
+    BenchmarkRequest,
+    BenchSampleReply,
+    BenchSampleRequest,
+    BenchSpecTiming,
+    CompileReply,
+    CompileRequest,
+    DumpsReply,
+    DumpsRequest,
+    ExecuteReply,
+    ExecuteRequest,
+    HostLoopReply,
+    HostLoopRequest,
+    IntegrityReply,
+    IntegrityRequest,
+    Launch,
+    OutputShape,
+    PingReply,
+    PingRequest,
+    ProfileParams,
+    SampledSpec,
+)
+from ktui.protocol.judge import (
+    CaseVerdict,
+    CheckItem,
+    CheckSamplesReply,
+    CheckSamplesRequest,
+    CompareReply,
+    CompareRequest,
+    DescribeRequest,
+    PreparedCase,
+    PrepareReply,
+    PrepareRequest,
+    ProblemInfo,
+    RefSpecTiming,
+    RooflineReply,
+    RooflineRequest,
+    SampleVerdict,
+    TimeReferenceReply,
+    TimeReferenceRequest,
+)
+from ktui.protocol.shared import (
+    Case,
+    ExecutedCase,
+    KernelSource,
+    OutputLeaf,
+    ReferenceSource,
+    SampleFile,
+    SampleRequestItem,
+    Sources,
+    Spec,
+    TimingStats,
+)
+
+__all__ = [
+    "Role",
+    "Progress",
+    "OnProgress",
+    "ErrorReply",
+    "DeviceInfo",
+    "Hello",
+    "ShutdownRequest",
+    "Method",
+    "METHODS",
+    "methods_of",
+    "encode",
+    "decode",
+    "json_safe",
+    "json_float",
+    "spec_size",
+    "Spec",
+    "KernelSource",
+    "ReferenceSource",
+    "Sources",
+    "Case",
+    "OutputLeaf",
+    "ExecutedCase",
+    "TimingStats",
+    "SampleRequestItem",
+    "SampleFile",
+    "Launch",
+    "IntegrityRequest",
+    "IntegrityReply",
+    "CompileRequest",
+    "CompileReply",
+    "DumpsRequest",
+    "DumpsReply",
+    "ExecuteRequest",
+    "ExecuteReply",
+    "BenchmarkRequest",
+    "OutputShape",
+    "BenchSpecTiming",
+    "BenchmarkReply",
+    "BenchSampleRequest",
+    "SampledSpec",
+    "BenchSampleReply",
+    "HostLoopRequest",
+    "HostLoopReply",
+    "PingRequest",
+    "PingReply",
+    "ProfileParams",
+    "ProblemInfo",
+    "DescribeRequest",
+    "PrepareRequest",
+    "PreparedCase",
+    "PrepareReply",
+    "CompareRequest",
+    "CaseVerdict",
+    "CompareReply",
+    "TimeReferenceRequest",
+    "RefSpecTiming",
+    "TimeReferenceReply",
+    "CheckItem",
+    "CheckSamplesRequest",
+    "SampleVerdict",
+    "CheckSamplesReply",
+    "RooflineRequest",
+    "RooflineReply",
+]
+
+Role = Literal["candidate", "judge", "compiler"]
+
+
+# -- the envelope -----------------------------------------------------------------------------------------------
+class Progress(TypedDict):
+    """A ``progress`` line: ``done`` of ``total`` items (cases or specs) of the running request."""
+
+    done: int
+    total: int
+
+
+OnProgress = Callable[[Progress], None]  # a handler's ``progress`` argument, a caller's ``on_progress``
+
+
+class ErrorReply(TypedDict):
+    """An ``error`` line's payload: the exception's class name, its message and a traceback trimmed to the user's
+    frames ('' for ktui's own checks, whose message says it all)."""
+
+    type: str
+    message: str
+    traceback: NotRequired[str]
+
+
+class DeviceInfo(TypedDict, total=False):
+    """The worker's device, as its hello reports it."""
+
+    type: str  # ``cpu`` or ``cuda``
+    name: str  # the GPU's name, or ``cpu``
+    torch: str  # torch.__version__
+    triton: str  # triton.__version__
+    capability: list[int]  # [major, minor]
+    sm_count: int
+    memory_gib: float
+    interpreter: bool  # True: Triton runs in its interpreter (no GPU)
+
+
+class Hello(TypedDict):
+    """The worker's first line: it is ready."""
+
+    role: Role
+    device: DeviceInfo
+    startup_s: float  # from process start to ready (torch and triton imported)
+    pid: int
+    python: str
+
+
+# -- the methods ------------------------------------------------------------------------------------------------
+class ShutdownRequest(TypedDict):
+    """No params; the worker exits after its current request and sends no reply."""
+
+
+
+
+class Method(NamedTuple):
+    """One worker method: the roles that serve it, its request type and its reply type (None: no reply)."""
+
+    roles: tuple[Role, ...]
+    request: type
+    reply: type | None
+
+
+CANDIDATE: tuple[Role, ...] = ("candidate",)
+BUILDERS: tuple[Role, ...] = ("candidate", "compiler")  # on a GPU the candidate is the compiler
+JUDGE: tuple[Role, ...] = ("judge",)
+
+METHODS: dict[str, Method] = {
+    "integrity": Method(BUILDERS, IntegrityRequest, IntegrityReply),
+    "compile": Method(BUILDERS, CompileRequest, CompileReply),
+    "dumps": Method(BUILDERS, DumpsRequest, DumpsReply),
+    "execute": Method(CANDIDATE, ExecuteRequest, ExecuteReply),
+    "benchmark": Method(CANDIDATE, BenchmarkRequest, BenchmarkReply),
+    "bench_sample": Method(CANDIDATE, BenchSampleRequest, BenchSampleReply),
+    "host_loop": Method(CANDIDATE, HostLoopRequest, HostLoopReply),
+    "ping": Method(BUILDERS, PingRequest, PingReply),
+    "describe": Method(JUDGE, DescribeRequest, ProblemInfo),
+    "prepare": Method(JUDGE, PrepareRequest, PrepareReply),
+    "compare": Method(JUDGE, CompareRequest, CompareReply),
+    "time_reference": Method(JUDGE, TimeReferenceRequest, TimeReferenceReply),
+    "check_samples": Method(JUDGE, CheckSamplesRequest, CheckSamplesReply),
+    "roofline": Method(JUDGE, RooflineRequest, RooflineReply),
+    "shutdown": Method(BUILDERS + JUDGE, ShutdownRequest, None),
+}
+
+
+def methods_of(role: str) -> list[str]:
+    """The methods a role serves (``shutdown`` included), in ``METHODS`` order."""
+    return [name for name, m in METHODS.items() if role in m.roles]
+
+
+# -- encoding ---------------------------------------------------------------------------------------------------
+def encode(msg: dict[str, Any]) -> bytes:
+    """One line of strict JSON (NaN/inf become strings, so any JSON reader can read the stream)."""
+    return (json.dumps(json_safe(msg), separators=(",", ":")) + "\n").encode()
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """Raises ValueError on a line that is not a JSON object."""
+    obj = json.loads(line)
+    if not isinstance(obj, dict):
+        raise ValueError(f"protocol line is not an object: {line[:80]!r}")
+    return obj
+
+
+def json_safe(x: Any) -> Any:
+    """Replace NaN/inf floats by the strings "nan"/"inf"/"-inf" (in nested dicts and lists) for strict JSON."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {str(k): json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    return x
+
+
+def json_float(x: Any) -> float:
+    """The inverse of the NaN/inf encoding above: a JSON figure back to a float."""
+    if isinstance(x, str):
+        return float(x)
+    return float(x) if x is not None else math.nan
+
+
+def spec_size(spec: Mapping[str, Any]) -> int:
+    """The product of a spec's integer values: a proxy for its size that needs no input data (the largest test
+    spec is the one compiled by the compile rung; layouts run on the two largest)."""
+    size = 1
+    for v in spec.values():
+        if isinstance(v, int) and not isinstance(v, bool):
+            size *= max(v, 1)
+    return size

@@ -1,0 +1,179 @@
+"""Requests and replies of the ``judge`` role's methods: ``ktui.worker.judge.Judge.do_<method>`` on the worker's
+side, ``ktui.core.workers.facades.JudgeClient.<method>`` on ktui's."""
+
+from typing import Any, TypedDict
+
+from ktui.protocol.shared import (
+    Case,
+    ExecutedCase,
+    OutputLeaf,
+    SampleFile,
+    SampleRequestItem,
+    Sources,
+    Spec,
+    TimingStats,
+)
+
+
+class ProblemInfo(TypedDict):
+    """What a reference module declares (the ``describe`` reply)."""
+
+    tests: list[Spec]  # correctness specs, in the module's order (``spec_index`` of correctness cases)
+    benchmarks: list[Spec]  # timed specs (``spec_index`` of timing requests)
+    labels: list[str]  # ``(4, 129, bf16)`` per test spec
+    benchmark_labels: list[str]  # the same per benchmark spec
+    has_flops: bool  # the module defines flops(spec)
+    has_bytes: bool  # the module defines bytes_moved(spec)
+    outputs: list[Any]  # indices or keys of output buffers inside the input data
+    distributions: list[str]  # input distributions the problem allows (``native`` first)
+    contiguous_only: bool  # skip the layout cases
+
+
+class DescribeRequest(Sources):
+    """Load the reference (only ``reference`` is read)."""
+
+
+class PrepareRequest(Sources):
+    """Build each case's inputs and compute its references, kept for ``compare``."""
+
+    cases: list[Case]
+
+
+class PreparedCase(TypedDict):
+    """What the judge expects for one case."""
+
+    input_hash: str
+    expected: list[OutputLeaf]  # path, kind, dtype, shape of each expected leaf
+    precision: str
+    policy_dtype: str
+
+
+class PrepareReply(TypedDict):
+    """One entry per case, in order."""
+
+    cases: list[PreparedCase]
+
+
+class CompareRequest(Sources):
+    """Judge executed cases whose outputs are under ``out_dir/case<i>/``."""
+
+    cases: list[ExecutedCase]
+    out_dir: str
+
+
+class CaseVerdict(TypedDict, total=False):
+    """The judge's verdict on one case (the ``compare`` reply): the case's keys, the worst output leaf's metrics
+    (``ktui.worker.metrics``) and the verdict. ``score`` is the largest error-to-allowance ratio (<= 1 passes,
+    ``inf`` for a failure that has no ratio)."""
+
+    spec_index: int
+    seed: int
+    dist: str
+    layout: str
+    config: int
+    repeat: int
+    label: str  # the spec: ``(4, 129, bf16)``
+    case: str  # the case: spec, seed, distribution, layout
+    precision: str  # the reference's precision: ``float64`` or ``native``
+    policy_dtype: str  # the lowest precision involved: picks the tolerance
+    ok: bool
+    reason: str  # one line, '' when ok
+    score: float
+    warnings: list[str]
+    tolerance: str  # ``atol=1e-05 rtol=1e-05``
+    outputs: int  # output leaves compared
+    unsupported: str  # an unsupported layout: not judged
+    path: str  # the worst leaf's path
+    max_abs_err: float
+    max_rel_err: float
+    mse: float
+    rmse: float
+    psnr_db: float
+    cosine: float
+    rel_l2_err: float
+    scale_err: float
+    nan_count: int
+    inf_count: int
+    ref_nan_count: int
+    nonfinite_mismatch: int
+    unwritten: int  # elements still holding the poison
+    outside_tol: int
+    where: str  # where the bad elements sit: ``rows 64 and cols 64 entirely (of 65 x 65)``
+    worst_index: list[int]
+    worst_got: float
+    worst_expected: float
+    baseline_psnr_db: float | None  # the native-precision reference's own PSNR against float64
+    expected_rel_l2_fp32: float
+    expected_rel_l2_tf32: float
+    nondeterministic_elements: int
+    run_to_run_spread: float
+
+
+class CompareReply(TypedDict):
+    """One verdict per case, in order."""
+
+    cases: list[CaseVerdict]
+
+
+class TimeReferenceRequest(Sources):
+    """Time ``ref_kernel`` on the benchmark specs ``spec_indices``, inputs from ``seed``."""
+
+    spec_indices: list[int]
+    seed: int
+
+
+class RefSpecTiming(TimingStats):
+    """One timed reference spec and what the roofline needs."""
+
+    spec_index: int
+    flops: float | None  # the module's flops(spec), or None
+    bytes: float | None  # the module's bytes_moved(spec), or None
+    dtype: str  # the lowest input precision
+
+
+class TimeReferenceReply(TypedDict):
+    """One entry per requested spec."""
+
+    specs: list[RefSpecTiming]
+
+
+class CheckItem(SampleRequestItem):
+    """One spec's samples to check: the ``bench_sample`` reply's ``seed`` and ``files`` added to the request item."""
+
+    seed: int
+    files: dict[str, SampleFile]
+
+
+class CheckSamplesRequest(Sources):
+    """Check sampled elements of the candidate's last timed outputs against the reference; files under ``out_dir``."""
+
+    specs: list[CheckItem]
+    out_dir: str
+
+
+class SampleVerdict(TypedDict):
+    """The re-check of one timed spec."""
+
+    spec_index: int
+    ok: bool
+    reason: str
+    label: str
+
+
+class CheckSamplesReply(TypedDict):
+    """One entry per spec."""
+
+    specs: list[SampleVerdict]
+
+
+class RooflineRequest(TypedDict):
+    """The dtypes (torch names: ``bfloat16``) whose matmul peak is wanted."""
+
+    dtypes: list[str]
+
+
+class RooflineReply(TypedDict):
+    """The measured ceilings (cached per worker)."""
+
+    bandwidth_gbps: float  # device memory bandwidth, 1e9 B/s
+    peak_tflops: dict[str, float]  # dtype -> matmul TFLOP/s

@@ -1,0 +1,101 @@
+"""What requests and replies of both roles share: the snapshots a request names, correctness cases, output leaves,
+timing statistics and sampled elements."""
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+Spec = dict[str, Any]  # one test or benchmark spec: keyword arguments of the reference's generate_input
+
+
+class KernelSource(TypedDict):
+    """The snapshot of the kernel version a request is about (the ``kernel`` param)."""
+
+    name: str  # workspace-relative path, for messages: ``kernels/softmax/v2.py``
+    path: str  # absolute path of the snapshot file the worker imports
+    sha: str  # sha256 (hex) of the snapshot's content; the module is imported under a name made from it
+    search_dir: str  # the folder the version was snapshotted from, on sys.path while it imports ('' for none)
+
+
+class ReferenceSource(TypedDict):
+    """The snapshot of the problem's reference module (the ``reference`` param)."""
+
+    problem: str  # the problem name: ``softmax``
+    path: str  # absolute path of the snapshot file
+    sha: str  # sha256 (hex) of the snapshot; the worker refuses a file whose content no longer matches
+    search_dir: str  # the folder of ``references/``, on sys.path while it imports
+
+
+class Sources(TypedDict):
+    """The two snapshots that nearly every request names."""
+
+    kernel: KernelSource
+    reference: ReferenceSource
+
+
+class Case(TypedDict):
+    """One correctness case: a test spec, a seed and how its inputs are made (``ktui.worker.cases``)."""
+
+    spec_index: int  # into ``ProblemInfo.tests``
+    seed: int
+    repeat: NotRequired[int]  # 2: call twice on identical inputs (nondeterminism)
+    fill: NotRequired[Literal["decoy"]]  # memory the kernel allocates holds decoy values instead of the poison
+    dist: NotRequired[str]  # an input distribution other than ``native``
+    layout: NotRequired[str]  # a non-contiguous input layout (transposed, padded, offset, expanded)
+    config: NotRequired[int]  # pin this autotune config (index modulo the number of configs)
+    fresh: NotRequired[bool]  # import the kernel afresh before this case (a second phase)
+
+
+OutputLeaf = TypedDict("OutputLeaf", {  # the functional form: ``class`` is a keyword
+    "path": str,  # where the leaf sits in the output: '' for a lone tensor, ``[1]``, ``['o']``
+    "kind": Literal["tensor", "number", "other"],
+    "dtype": str,  # torch's name without ``torch.``
+    "shape": list[int],
+    "stride": list[int],
+    "device": str,
+    "file": str,  # the tensor's raw bytes, relative to the case's folder under ``out_dir``
+    "class": str,  # ``torch.Tensor`` unless a subclass
+    "value": Any,  # a number's value
+    "type": str,  # the Python type's name (numbers and other leaves)
+    "repr": str,  # other leaves: ``repr`` (200 characters at most)
+}, total=False)
+OutputLeaf.__doc__ = """One leaf of a returned output (``ktui.worker.tensors.save_outputs``, ``describe``)."""
+
+
+class ExecutedCase(Case, total=False):
+    """A case after the candidate called the kernel on it (the ``execute`` reply; ``compare`` takes these)."""
+
+    seconds: float  # the call's wall time, synchronized
+    input_hash_before: str  # ``tensors.hash_data`` of the inputs before the call (the judge compares its own)
+    input_hash_after: str  # and after: they differ when the kernel wrote into its inputs
+    outputs: list[OutputLeaf]
+    aliases: list[str]  # ``out[0] aliases in[1]``: outputs sharing storage with an input
+    repeat_outputs: list[OutputLeaf]  # the second call's outputs (``repeat: 2``)
+    repeat_dir: str  # their folder inside the case's folder
+    changed_after: bool  # an output changed after its call returned
+    unsupported: str  # the layout raised: ``Type: message`` (not a failure)
+
+
+class TimingStats(TypedDict):
+    """Per-call times of one timed spec (``ktui.worker.timing.summarize``), in microseconds."""
+
+    median_us: float
+    p25_us: float
+    p75_us: float
+    iqr_us: float
+    min_us: float
+    max_us: float
+    mean_us: float
+    reps: int
+
+
+class SampleRequestItem(TypedDict):
+    """Elements to sample from one spec's last timed output: flat indices per output leaf path."""
+
+    spec_index: int
+    indices: dict[str, list[int]]
+
+
+class SampleFile(TypedDict):
+    """The sampled elements of one leaf: raw bytes in ``file`` (under ``out_dir``), of ``dtype``."""
+
+    file: str
+    dtype: str

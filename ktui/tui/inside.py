@@ -1,0 +1,191 @@
+"""The tabs that look inside a version: its source beside its SASS, the diff against its baseline, its profile.
+
+Each draws from a ``LadderResult`` and the files its dumps rung wrote; the diff is computed on a thread worker.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Log
+
+from ktui.core.inspect import sass
+from ktui.core.results import LadderResult, Status, fmt
+from ktui.core.store import Snapshots
+from ktui.core.workspace import KernelRef, Workspace
+
+
+class SourceSass(Horizontal):
+    """The kernel's Python source beside its SASS: moving in one moves the other to what the line info links."""
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="src", cursor_type="row", zebra_stripes=False)
+        yield DataTable(id="asm", cursor_type="row", zebra_stripes=False)
+
+    def on_mount(self) -> None:
+        src, asm = self.query_one("#src", DataTable), self.query_one("#asm", DataTable)
+        src.add_column("line", width=5)
+        src.add_column("source")
+        asm.add_column("addr", width=6)
+        asm.add_column("instruction")
+        asm.add_column("line", width=5)
+        self._map: dict[str, Any] = {"lines": {}, "instrs": []}
+        self._syncing = False
+        self._shown: tuple[str, str] | None = None
+
+    def show(self, root: Path, result: LadderResult | None) -> None:
+        """Load the source snapshot and SASS of ``result``'s dumps (the first kernel that has SASS)."""
+        dumps = result.rung("dumps") if result else None
+        kernels = [k for k in (dumps.figures.get("kernels", []) if dumps else []) if "sass" in k.get("files", {})]
+        key = (result.key, result.source_sha256) if result and kernels else None
+        if key == self._shown:
+            return
+        self._shown = key
+        src, asm = self.query_one("#src", DataTable), self.query_one("#asm", DataTable)
+        src.clear()
+        asm.clear()
+        if not kernels:
+            src.add_row("", Text("no dumps yet: the dumps rung writes them", style="dim"))
+            return
+        assert result is not None  # (kernels come from its dumps rung)
+        snap = Snapshots(Workspace(root)).path_for(result.problem, result.version, result.source_sha256)
+        text = snap.read_text() if snap.exists() else (root / result.kernel).read_text()
+        for i, line in enumerate(text.splitlines(), 1):
+            src.add_row(str(i), line, key=str(i))
+        k = kernels[0]
+        try:
+            self._map = json.loads((root / k["files"]["linemap"]).read_text())
+            funcs = sass.parse((root / k["files"]["sass"]).read_text())
+        except (OSError, ValueError, KeyError):
+            return
+        n = 0
+        for f in funcs:
+            for ins in f.instrs:
+                linked = self._map["instrs"][n] if n < len(self._map["instrs"]) else None
+                asm.add_row(f"{ins.addr:04x}", ins.text(), str(linked or ""), key=str(n))
+                n += 1
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self._syncing or event.row_key is None or event.row_key.value is None:
+            return
+        src, asm = self.query_one("#src", DataTable), self.query_one("#asm", DataTable)
+        self._syncing = True
+        try:
+            if event.data_table is src:
+                hits = self._map.get("lines", {}).get(event.row_key.value)
+                if hits:
+                    asm.move_cursor(row=asm.get_row_index(str(hits[0])))
+            else:
+                n = int(event.row_key.value)
+                line = self._map["instrs"][n] if n < len(self._map.get("instrs", [])) else None
+                if line is not None and str(line) in src.rows:
+                    src.move_cursor(row=src.get_row_index(str(line)))
+        finally:
+            self._syncing = False
+
+    def sass_rows_for_line(self, line: int) -> list[int]:
+        """The SASS rows (instruction numbers) that the line info links to source line ``line``."""
+        return list(self._map.get("lines", {}).get(str(line), []))
+
+    def line_of(self, row: int) -> int | None:
+        """The source line that SASS row ``row`` comes from, by the line info (None: no line, or no such row)."""
+        instrs = self._map.get("instrs", [])
+        return instrs[row] if 0 <= row < len(instrs) else None
+
+
+PROFILE_ROWS = (("duration_us", "duration (us)"), ("sm_throughput_pct", "SM throughput %"),
+                ("memory_throughput_pct", "memory throughput %"), ("dram_throughput_pct", "DRAM throughput %"),
+                ("achieved_occupancy_pct", "achieved occupancy %"),
+                ("theoretical_occupancy_pct", "theoretical occupancy %"), ("registers", "registers/thread"),
+                ("shared_bytes", "shared memory B/block"), ("local_bytes", "local (spill) traffic B"),
+                ("bank_conflicts", "smem bank conflicts"), ("tensor_pipe_pct", "tensor pipe %"),
+                ("grid_size", "grid"), ("block_size", "block"), ("waves", "waves/SM"))
+
+
+class ProfileTable(DataTable[str | Text]):
+    """Nsight Compute figures of the selected version, with deltas against the pinned baseline."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        for name, width in (("figure", None), ("value", 12), ("baseline", 12), ("delta", 12), ("", 8)):
+            self.add_column(name, key=name or "noise", width=width)
+
+    def show(self, result: LadderResult | None) -> None:
+        self.clear()
+        prof = result.rung("profile") if result else None
+        if prof is None or prof.status is not Status.OK:
+            why = prof.summary if prof is not None else "not profiled: press p (needs a GPU and ncu)"
+            self.add_row(Text(why, style="dim"), "", "", "", "")
+            return
+        k = prof.figures["kernels"][0]
+        deltas = (prof.figures.get("deltas") or [{}])[0]
+        for key, label in PROFILE_ROWS:
+            d = deltas.get(key)
+            self.add_row(label, fmt(k.get(key)), fmt(d["baseline"]) if d else "",
+                         (f"{d['delta']:+.4g}" if d else ""),
+                         Text("noise", "dim") if d and d["within_noise"] else (Text("changed", "bold") if d else ""),
+                         key=key)
+        for key, label in (("pct_peak_bandwidth", "% of peak bandwidth"), ("pct_peak_flops", "% of peak FLOP/s")):
+            if prof.figures.get(key) is not None:
+                self.add_row(label, fmt(prof.figures[key]), "", "", "", key=key)
+        self.add_row("report", str(prof.figures.get("report", "")), prof.figures.get("baseline", ""), "", "",
+                     key="report")
+
+
+class DiffView(Log):
+    """The Diff tab: a version against the problem's pinned baseline, else the version before it (resources,
+    instruction-mix delta, normalized SASS diff), unified or side by side."""
+
+    NOTHING = ("Nothing to compare yet: the diff shows this version against the pinned baseline (b) or the version "
+               "before it, once both have been through the ladder.")
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(highlight=False, **kw)
+        self.side_by_side = False
+        self._key: str | None = None
+
+    @staticmethod
+    def compare_with(ws: Workspace, k: KernelRef) -> KernelRef | None:
+        """The pinned baseline of ``k``'s problem, else the version before ``k``."""
+        from ktui.core.ladder import Baselines
+
+        versions = [v.version for v in ws.versions(k.problem)]
+        base = Baselines(ws).get(k.problem)
+        if base and base != k.version and base in versions:
+            return KernelRef(k.problem, base, ws.root)
+        i = versions.index(k.version) if k.version in versions else 0
+        return KernelRef(k.problem, versions[i - 1], ws.root) if i > 0 else None
+
+    def show(self, ws: Workspace, k: KernelRef | None, results: dict[str, LadderResult | None]) -> None:
+        """Compare ``k`` with what ``compare_with`` picks, given the latest result of each version by key. The
+        worker runs on the app, so that the app's ``Worker.StateChanged`` handler reports it if it fails."""
+        self.clear()
+        self._key = k.key if k else None
+        other = self.compare_with(ws, k) if k else None
+        ra, rb = (results.get(other.key) if other else None), (results.get(k.key) if k else None)
+        if k is None or other is None or ra is None or rb is None:
+            self.write_line(self.NOTHING)
+            return
+        self.app.run_worker(lambda: self._compute(ws, other, k, ra, rb), thread=True, group="diff",
+                            exclusive=True, description=f"the diff of {k.key}", exit_on_error=False)
+
+    def _compute(self, ws: Workspace, a: KernelRef, b: KernelRef, ra: LadderResult, rb: LadderResult) -> None:
+        from ktui.core.inspect.diff import DiffError, compare_results, render
+
+        try:
+            text = render(compare_results([(ws, a, ra), (ws, b, rb)]), side_by_side=self.side_by_side)
+        except (DiffError, OSError) as exc:
+            text = str(exc)
+        self.app.call_from_thread(self._write, b.key, text)
+
+    def _write(self, key: str, text: str) -> None:
+        if key != self._key:
+            return  # the selection moved on while the diff was computed
+        self.clear()
+        self.write_lines(text.splitlines())
+        self.scroll_home(animate=False)

@@ -1,0 +1,208 @@
+"""The ladder's pure parts, without workers (milliseconds): the correctness fold, the case plan, the merge rule, the
+rung table and the progress rate limit."""
+
+from __future__ import annotations
+
+import pytest
+
+from ktui.core.events import EventBus, RungProgress
+from ktui.core.ladder import LadderOptions, correctness_result, make_cases, merge
+from ktui.core.ladder.cases import LAYOUTS
+from ktui.core.ladder.context import ProgressThrottle, RunContext
+from ktui.core.ladder.rungs.correctness import MAX_WARNINGS
+from ktui.core.ladder.runner import RUNG_IMPLS
+from ktui.core.results import (
+    DEFAULT_RUNGS,
+    RUNG_ORDER,
+    RUNG_SPECS,
+    RUNGS,
+    STOPPING_RUNGS,
+    LadderResult,
+    RungResult,
+    Status,
+    expand_rungs,
+)
+from ktui.core.workspace import KernelRef
+
+# -- correctness_result ----------------------------------------------------------------------------------------
+DESCRIBE = {"tests": [{"n": 1}, {"n": 129}], "labels": ["(1,)", "(129,)"]}
+
+
+def case(spec_index: int, seed: int, ok: bool = True, score: float = 0.1, **kw) -> dict:
+    label = DESCRIBE["labels"][spec_index]
+    c = {"spec_index": spec_index, "seed": seed, "ok": ok, "score": score, "label": label,
+         "case": f"spec={label} seed={seed}", "reason": "" if ok else "3 elements outside tolerance",
+         "max_abs_err": score * 1e-6, "max_rel_err": score * 1e-5, "psnr_db": 120.0 - score, "cosine": 1.0}
+    c.update(kw)
+    return c
+
+
+def test_a_passing_fold_names_the_worst_spec_and_keeps_its_metrics():
+    cases = [case(0, 5, score=0.2), case(0, 6, score=0.1), case(1, 5, score=0.3), case(1, 6, score=0.7)]
+    r = correctness_result(cases, DESCRIBE)
+    assert r.status is Status.OK and r.error is None
+    assert r.figures["worst"] == "(129,)" and r.figures["cases"] == 4
+    s0, s1 = r.figures["specs"]
+    assert (s0["label"], s0["ok"], s0["seeds"], s0["cases"], s0["worst_seed"]) == ("(1,)", True, [5, 6], 2, 5)
+    assert (s1["worst_seed"], s1["max_abs_err"], s1["score"]) == (6, pytest.approx(0.7e-6), 0.7)
+    assert s1["failed_cases"] == [] and s1["unsupported_layouts"] == []
+    assert r.summary == "worst=(129,) max_abs_err=7.00e-07 max_rel_err=7.00e-06 psnr_db=119.3 cosine=1 (4 cases)"
+
+
+def test_a_failing_fold_puts_the_worst_failing_case_and_its_reason_in_the_error():
+    cases = [case(0, 5), case(1, 5, ok=False, score=3.0), case(1, 6, ok=False, score=9.0, max_abs_err=0.5),
+             case(0, 6, ok=False, score=2.0)]
+    r = correctness_result(cases, DESCRIBE)
+    assert r.status is Status.FAILED
+    assert r.error.type == "CorrectnessError"
+    expected = "spec=(129,) seed=6: 3 elements outside tolerance; max_abs_err=0.5 (2 of 2 specs failed)"
+    assert r.summary == r.error.message == expected
+    by = {s["label"]: s for s in r.figures["specs"]}
+    assert by["(129,)"]["failed_cases"] == ["spec=(129,) seed=5", "spec=(129,) seed=6"]
+    assert by["(1,)"]["ok"] is False and by["(1,)"]["failed_cases"] == ["spec=(1,) seed=6"]
+
+
+def test_one_failing_spec_has_no_count_suffix():
+    r = correctness_result([case(0, 5), case(1, 5, ok=False, score=4.0)], DESCRIBE)
+    assert r.summary == "spec=(129,) seed=5: 3 elements outside tolerance; max_abs_err=4.00e-06"
+
+
+def test_warnings_are_deduplicated_in_order_and_capped():
+    many = [f"w{i}" for i in range(MAX_WARNINGS + 3)]
+    cases = [case(0, 5, warnings=["low precision", "low precision"]), case(0, 6, warnings=["low precision"]),
+             case(1, 5, warnings=many),
+             case(1, 6, unsupported="strides not handled", layout="padded", case="spec=(129,) layout=padded")]
+    r = correctness_result(cases, DESCRIBE)
+    assert r.warnings[0] == "spec=(1,): low precision"
+    assert r.warnings[1:MAX_WARNINGS] == [f"spec=(129,): w{i}" for i in range(MAX_WARNINGS - 1)]
+    total = 1 + len(many) + 1  # one distinct precision warning, the many, the unsupported layout
+    assert len(r.warnings) == MAX_WARNINGS + 1
+    assert r.warnings[-1] == f"... and {total - MAX_WARNINGS} more warnings"
+    # the unsupported case is not the spec's worst (it was not judged), and its layout is listed
+    s1 = r.figures["specs"][1]
+    assert s1["unsupported_layouts"] == ["padded"] and s1["worst_seed"] == 5
+
+
+def test_an_unsupported_layout_shows_as_a_warning():
+    cases = [case(0, 5), case(1, 5),
+             case(1, 7, unsupported="strides not handled", layout="padded", case="spec=(129,) layout=padded")]
+    r = correctness_result(cases, DESCRIBE)
+    assert r.status is Status.OK
+    assert r.warnings == ["spec=(129,) layout=padded unsupported: strides not handled"]
+
+
+# -- make_cases ------------------------------------------------------------------------------------------------
+PLAN = {"tests": [{"n": 64}, {"n": 1}, {"n": 4096}, {"n": 129}], "distributions": ["native", "normal", "shifted"]}
+
+
+def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distributions_and_layouts():
+    cases = make_cases(PLAN, LadderOptions(seeds=2), seed=100)
+    up = [1, 0, 3, 2]  # spec indices by size
+    phase1 = cases[:8]
+    assert [c["spec_index"] for c in phase1] == [i for i in up for _ in range(2)]
+    assert [c["seed"] for c in phase1] == [100, 101] * 4
+    assert all(c.get("repeat") == 2 and "fill" not in c for c in phase1[0::2])  # the first seed runs twice
+    assert all(c.get("fill") == "decoy" and "repeat" not in c for c in phase1[1::2])  # the second on decoys
+    phase2 = cases[8:]
+    dists = phase2[:8]
+    assert [(c["spec_index"], c["dist"], c["seed"]) for c in dists] == [
+        (i, d, 100 + 101 + j) for i in reversed(up) for j, d in enumerate(["normal", "shifted"])]
+    layouts = phase2[8:]
+    assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
+        (i, lay, 107) for i in (2, 3) for lay in LAYOUTS]  # the two largest specs only
+    assert phase2[0]["fresh"] is True and sum(bool(c.get("fresh")) for c in cases) == 1
+    assert len(cases) == 8 + 8 + 2 * len(LAYOUTS)
+
+
+def test_contiguous_only_and_the_options_drop_cases():
+    only = make_cases({**PLAN, "contiguous_only": True}, LadderOptions(seeds=2), seed=1)
+    assert not any("layout" in c for c in only) and len(only) == 16
+    bare = make_cases(PLAN, LadderOptions(seeds=3, distributions=False, layouts=False, repeat=False), seed=1)
+    assert len(bare) == 12 and not any("repeat" in c or "fresh" in c or "dist" in c for c in bare)
+    assert [c["seed"] for c in bare[:3]] == [1, 2, 3] and [c.get("fill") for c in bare[:3]] == [None, "decoy", None]
+    native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1), seed=1)  # no distributions declared
+    assert [c.get("layout") for c in native] == [None, *LAYOUTS]
+
+
+# -- merge -----------------------------------------------------------------------------------------------------
+def result(names: list[str], sha: str = "a" * 64, summary: str = "old", device: str = "cpu") -> LadderResult:
+    return LadderResult("p", "v1", "kernels/p/v1.py", {"type": device},
+                        [RungResult(n, Status.OK, summary=summary) for n in names], sha, "r" * 64)
+
+
+def test_a_partial_run_keeps_the_other_rungs_of_the_same_sources():
+    old = result(["compile", "run", "correctness", "benchmark", "dumps"])
+    new = result(["compile", "profile"], summary="new")
+    merged = merge(old, new)
+    assert [r.name for r in merged.rungs] == ["compile", "run", "correctness", "benchmark", "dumps", "profile"]
+    assert {r.name: r.summary for r in merged.rungs} == {"compile": "new", "run": "old", "correctness": "old",
+                                                          "benchmark": "old", "dumps": "old", "profile": "new"}
+
+
+def test_a_different_source_device_or_a_full_run_replaces():
+    old = result(["compile", "run", "correctness", "benchmark", "dumps"])
+    for new in (result(["compile", "profile"], sha="b" * 64), result(["compile", "profile"], device="cuda"),
+                result(["compile", "run", "correctness", "benchmark", "dumps"], summary="new"),
+                result(["compile"], summary="new")):
+        assert merge(old, new) is new
+    assert merge(None, old) is old
+
+
+# -- the rung table --------------------------------------------------------------------------------------------
+def test_the_runner_climbs_exactly_the_rungs_of_the_table():
+    assert set(RUNG_IMPLS) == set(RUNG_SPECS) == set(RUNG_ORDER)
+    assert RUNG_ORDER == ("compile", "run", "correctness", "benchmark", "dumps", "profile")
+    assert DEFAULT_RUNGS == RUNG_ORDER[:-1] and STOPPING_RUNGS == {"compile", "run"}
+    for spec in RUNGS:
+        assert all(RUNG_ORDER.index(n) < RUNG_ORDER.index(spec.name) for n in spec.needs), spec
+        assert RUNG_IMPLS[spec.name].__module__ == f"ktui.core.ladder.rungs.{spec.name}"
+
+
+def test_expand_rungs_adds_what_they_need_in_ladder_order():
+    assert expand_rungs(("profile",)) == ("compile", "profile")
+    assert expand_rungs(["dumps", "correctness"]) == ("compile", "run", "correctness", "dumps")
+    assert expand_rungs(DEFAULT_RUNGS) == DEFAULT_RUNGS
+    with pytest.raises(ValueError, match="unknown rung"):
+        expand_rungs(("speed",))
+
+
+# -- progress --------------------------------------------------------------------------------------------------
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_the_progress_throttle_allows_one_per_interval_and_always_the_last():
+    clock = Clock()
+    th = ProgressThrottle(interval_s=10.0, clock=clock)
+    allowed = []
+    for i in range(1, 101):  # one item per second, ten-second interval
+        clock.t = float(i)
+        if th.allow(i, 100):
+            allowed.append(i)
+    assert allowed == [1, 11, 21, 31, 41, 51, 61, 71, 81, 91, 100]
+    clock.t = 100.5
+    assert th.allow(100, 100)  # a last one is never held back
+    assert not th.allow(1, 100)  # ... and counts: the next call's first item waits its turn
+    clock.t = 110.5
+    assert th.allow(2, 100)
+
+
+def test_context_progress_publishes_rung_progress_on_the_bus(tmp_path):
+    bus = EventBus()
+    seen: list[RungProgress] = []
+    bus.subscribe(lambda ev: seen.append(ev) if isinstance(ev, RungProgress) else None)
+    ctx = RunContext(ws=None, pool=None, options=LadderOptions(), bus=bus,  # type: ignore[arg-type]
+                     kernel=KernelRef("softmax", "v2", tmp_path), run_id=7, seed=1)
+    on_progress = ctx.progress("correctness", "verdicts")
+    for i in range(1, 51):  # back to back: far faster than 10 a second
+        on_progress({"done": i, "total": 50})
+    assert [(e.done, e.total) for e in seen] == [(1, 50), (50, 50)]
+    assert {(e.key, e.run_id, e.rung, e.detail) for e in seen} == {("softmax/v2", 7, "correctness", "verdicts")}
+    # the rung's one limiter is shared by its calls; another rung has its own
+    ctx.progress("correctness")({"done": 1, "total": 9})
+    ctx.progress("run")({"done": 1, "total": 9})
+    assert [(e.rung, e.done) for e in seen[2:]] == [("run", 1)]

@@ -1,0 +1,147 @@
+"""Tickets: every submit returns a future of its run's result; a save of content that already ran is skipped, a
+rerun always runs; and ``Session.result_for`` waits on its ticket (no sleeping, no polling). Fake ladders: no
+workers."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import CancelledError
+
+import pytest
+
+from ktui.core.events import EventBus
+from ktui.core.results import LadderResult, RungResult, Status
+from ktui.core.scheduler import Scheduler, Ticket
+from ktui.core.store import sha256
+from ktui.core.workspace import KernelRef
+
+
+def fake_ladder(ran: list[str], gate: threading.Event | None = None):
+    def run(k: KernelRef, rungs=None) -> LadderResult:
+        if gate is not None:
+            gate.wait(10)
+        ran.append(k.path.read_text())
+        ref = k.root / "references" / f"{k.problem}.py"
+        return LadderResult(k.problem, k.version, f"kernels/{k.problem}/{k.version}.py", {"type": "cpu"},
+                            [RungResult("compile", Status.OK)], source_sha256=sha256(k.path.read_bytes()),
+                            reference_sha256=sha256(ref.read_bytes()))
+    return run
+
+
+@pytest.fixture
+def sched():
+    made = []
+
+    def make(run) -> Scheduler:
+        s = Scheduler(run, EventBus())
+        s.start()
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.stop()
+
+
+def test_a_save_of_content_that_already_ran_is_skipped_and_a_rerun_runs(make_ws, sched):
+    ws = make_ws(["vector_add"])
+    k = ws.versions("vector_add")[0]
+    ran: list[str] = []
+    s = sched(fake_ladder(ran))
+    first = s.submit(k)
+    assert isinstance(first, Ticket)
+    r1 = first.result(10)
+    assert r1.source_sha256 == sha256(k.path.read_bytes()) and len(ran) == 1
+    saved = s.submit(k, why="save")  # e.g. the watcher's save of what the agent just wrote and ran
+    assert saved.result(10) is r1 and saved.skipped and len(ran) == 1
+    again = s.submit(k)  # `r`
+    assert again.result(10) is not r1 and not again.skipped and len(ran) == 2
+    k.path.write_text(k.path.read_text() + "# edited\n")
+    edited = s.submit(k, why="save")
+    assert not edited.skipped and edited.result(10).source_sha256 == sha256(k.path.read_bytes()) and len(ran) == 3
+    ws.reference_path("vector_add").write_text(ws.reference_path("vector_add").read_text() + "# edited\n")
+    assert s.submit(k, why="save").result(10) is not None and len(ran) == 4  # a new reference runs again
+
+
+def test_a_save_during_the_run_of_the_same_content_is_skipped_when_its_turn_comes(make_ws, sched):
+    ws = make_ws(["vector_add"])
+    k = ws.versions("vector_add")[0]
+    ran: list[str] = []
+    gate = threading.Event()
+    s = sched(fake_ladder(ran, gate))
+    mine = s.submit(k)  # the agent's run_ladder after its write ...
+    saved = s.submit(k, why="save")  # ... and the watcher's save of it, while waiting: the same run serves both
+    assert saved is mine
+    while s.running != k.key:
+        threading.Event().wait(0.01)
+    late = s.submit(k, why="save")  # the save seen while it runs queues a new turn ...
+    assert late is not mine and s.waiting == (k.key,)
+    gate.set()
+    assert mine.result(10) is not None
+    assert late.result(10) is mine.result() and late.skipped  # ... which is skipped: nothing changed
+    assert len(ran) == 1
+
+
+def test_stop_cancels_waiting_tickets_and_a_failure_reaches_the_ticket(make_ws, sched):
+    ws = make_ws(["vector_add"])
+    a, b = ws.versions("vector_add")[:2]
+    gate = threading.Event()
+
+    def run(k: KernelRef, rungs=None):
+        gate.wait(10)
+        raise RuntimeError("the ladder broke")
+
+    s = sched(run)
+    ta, tb = s.submit(a), s.submit(b)
+    while s.running != a.key:
+        threading.Event().wait(0.01)
+    s.stop(timeout_s=0.0)
+    gate.set()
+    with pytest.raises(RuntimeError, match="the ladder broke"):
+        ta.result(10)
+    with pytest.raises(CancelledError):
+        tb.result(10)
+    assert s.submit(a).cancelled()
+
+
+def test_session_result_for_waits_on_its_ticket_and_reuses_a_current_result(make_ws, monkeypatch):
+    from ktui.core.session import Session
+
+    ws = make_ws(["vector_add"])
+    k = ws.versions("vector_add")[0]
+    session = Session(ws, "cpu", watch=False)
+    ran: list[str] = []
+    fake = fake_ladder(ran)
+
+    def run(kernel, rungs=None):
+        from ktui.core.events import LadderFinished
+
+        res = fake(kernel, rungs)
+        session.bus.publish(LadderFinished(key=kernel.key, run_id=len(ran), result=res))
+        return res
+
+    session.scheduler._run_ladder = run
+    monkeypatch.setattr(session.pool, "start", lambda: None)
+    monkeypatch.setattr(session.pool, "stop", lambda grace_s=3.0: None)
+    session.start()
+    try:
+        r = session.result_for(k, timeout_s=10)
+        assert r.source_sha256 == sha256(k.path.read_bytes()) and len(ran) == 1
+        assert session.result_for(k, timeout_s=10) is r and len(ran) == 1  # current already: no run
+        assert session.result_for(k, timeout_s=10, rungs=("dumps",)) is not r and len(ran) == 2  # it lacks dumps
+        assert session.run(k, timeout_s=10) is not r and len(ran) == 3
+    finally:
+        session.stop()
+
+
+def test_a_real_session_on_the_shared_pool_runs_once_for_the_agents_write_and_the_watchers_save(make_ws,
+                                                                                              session_for):
+    ws = make_ws(["vector_add"])
+    k = ws.versions("vector_add")[0]
+    session = session_for(ws, seeds=1, distributions=False, layouts=False, rungs=("compile", "run", "correctness"))
+    r = session.result_for(k, timeout_s=300)
+    assert r.ok and [x.name for x in r.rungs] == ["compile", "run", "correctness"]
+    assert session.store.load("vector_add", k.version).source_sha256 == r.source_sha256
+    session._on_file(k.path, deleted=False)  # the watcher's report of the same save
+    assert session.scheduler.wait_idle(60)
+    assert session.scheduler.last(k.key).started_at == r.started_at  # skipped: no second run
