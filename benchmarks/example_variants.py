@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ktui.worker.timing import bench, measure_bandwidth  # noqa: E402
+from ktui.worker.timing import bench, measure_bandwidth
 
 
 @triton.jit
@@ -60,8 +60,11 @@ def softmax_3pass(x_ptr, out_ptr, xs, os_, n_cols, CHUNK: tl.constexpr):
     total = tl.sum(s, axis=0)
     for c in range(0, n_cols, CHUNK):
         x = tl.load(x_ptr + row * xs + c + offs, mask=c + offs < n_cols, other=-float("inf")).to(tl.float32)
-        tl.store(out_ptr + row * os_ + c + offs, (tl.exp(x - mx) / total).to(out_ptr.dtype.element_ty),
-                 mask=c + offs < n_cols)
+        tl.store(
+            out_ptr + row * os_ + c + offs,
+            (tl.exp(x - mx) / total).to(out_ptr.dtype.element_ty),
+            mask=c + offs < n_cols,
+        )
 
 
 def main() -> None:
@@ -72,11 +75,22 @@ def main() -> None:
     out = torch.empty_like(a)
     ref = a + b
     print("\nvector add, 2^28 fp32 (12 bytes/element)")
-    for kern, block, warps in [(add_i32, 128, 4), (add_i32, 256, 4), (add_i32, 512, 4), (add_i32, 1024, 4),
-                               (add_i32, 2048, 8), (add_i32, 4096, 8), (add_i64, 1024, 4), (add_i64, 2048, 8),
-                               (add_i64, 4096, 8), (add_i64, 8192, 16)]:
+    for kern, block, warps in [
+        (add_i32, 128, 4),
+        (add_i32, 256, 4),
+        (add_i32, 512, 4),
+        (add_i32, 1024, 4),
+        (add_i32, 2048, 8),
+        (add_i32, 4096, 8),
+        (add_i64, 1024, 4),
+        (add_i64, 2048, 8),
+        (add_i64, 4096, 8),
+        (add_i64, 8192, 16),
+    ]:
+
         def fn():
-            kern[(triton.cdiv(n, block),)](a, b, out, n, BLOCK=block, num_warps=warps)
+            kern[(triton.cdiv(n, block),)](a, b, out, n, BLOCK=block, num_warps=warps)  # noqa: F821 - freed below
+
         fn()
         assert torch.equal(out, ref)
         med = bench(fn)[0]["median_us"]
@@ -88,11 +102,17 @@ def main() -> None:
         ref = torch.softmax(x.float(), -1).to(dtype)
         nbytes = 2 * x.numel() * x.element_size()
         print(f"\nsoftmax 8192x8192 {dtype}")
-        variants = [(f"whole row, {w} warps", lambda w=w: softmax_row[(8192,)](x, o, 8192, 8192, 8192, BLOCK=8192,
-                                                                                 num_warps=w)) for w in (4, 8, 16, 32)]
-        variants += [(f"3-pass chunks of {c}, {w} warps",
-                      lambda c=c, w=w: softmax_3pass[(8192,)](x, o, 8192, 8192, 8192, CHUNK=c, num_warps=w))
-                     for c, w in ((1024, 4), (2048, 8))]
+        variants = [
+            (f"whole row, {w} warps", lambda w=w: softmax_row[(8192,)](x, o, 8192, 8192, 8192, BLOCK=8192, num_warps=w))
+            for w in (4, 8, 16, 32)
+        ]
+        variants += [
+            (
+                f"3-pass chunks of {c}, {w} warps",
+                lambda c=c, w=w: softmax_3pass[(8192,)](x, o, 8192, 8192, 8192, CHUNK=c, num_warps=w),
+            )
+            for c, w in ((1024, 4), (2048, 8))
+        ]
         for name, fn in variants:
             fn()
             err = (o.float() - ref.float()).abs().max().item()

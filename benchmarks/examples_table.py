@@ -43,8 +43,12 @@ def main() -> int:
         if args.only and k.key not in args.only.split(","):
             continue
         t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-m", "ktui", "run", str(k.path), "--json", "--device", args.device],
-                           capture_output=True, text=True, cwd=ROOT)
+        p = subprocess.run(
+            [sys.executable, "-m", "ktui", "run", str(k.path), "--json", "--device", args.device],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
         wall = time.perf_counter() - t0
         try:
             res = json.loads(p.stdout)
@@ -58,9 +62,16 @@ def main() -> int:
         verdicts = " ".join(f"{n}:{r['status']}" for n, r in rungs.items())
         corr = rungs.get("correctness", {})
         bench = rungs.get("benchmark", {})
-        rows.append((k.key, res["device"].get("name", "?"), verdicts, corr.get("summary", ""),
-                     bench.get("summary", "") if bench.get("status") == "ok" else bench.get("status", "-"),
-                     f"{wall:.1f}s"))
+        rows.append(
+            (
+                k.key,
+                res["device"].get("name", "?"),
+                verdicts,
+                corr.get("summary", ""),
+                bench.get("summary", "") if bench.get("status") == "ok" else bench.get("status", "-"),
+                f"{wall:.1f}s",
+            )
+        )
         if k.key in TARGETS and bench.get("status") == "ok":
             field, floor, what = TARGETS[k.key]
             value = min(s.get(field) or 0.0 for s in bench["specs"])

@@ -130,8 +130,12 @@ def cold_path(ws_dir: Path, key: str, device: str, n: int, seeds: int) -> list[f
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-c", COLD_CHECK, str(ws_dir), problem, str(kernel), device, str(seeds)],
-                           capture_output=True, text=True, env=env)
+        p = subprocess.run(
+            [sys.executable, "-c", COLD_CHECK, str(ws_dir), problem, str(kernel), device, str(seeds)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         times.append(time.perf_counter() - t0)
         if p.returncode or not json.loads(p.stdout.strip().splitlines()[-1])["ok"]:
             raise SystemExit(f"cold path failed: {p.stdout[-500:]} {p.stderr[-2000:]}")
@@ -143,8 +147,9 @@ def first_paint(device: str, n: int) -> list[tuple[float, float, bool]]:
     out = []
     for _ in range(n):
         t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-c", FIRST_PAINT, str(ROOT), device], capture_output=True, text=True,
-                           env=env)
+        p = subprocess.run(
+            [sys.executable, "-c", FIRST_PAINT, str(ROOT), device], capture_output=True, text=True, env=env
+        )
         wall = time.perf_counter() - t0
         if p.returncode:
             raise SystemExit(f"first paint failed: {p.stderr[-2000:]}")
@@ -175,9 +180,11 @@ def main() -> int:
     print(f"  ratio cold/warm          {mc / mw:.1f}x")
     if not args.skip_startup:
         fp = first_paint(device, 5)
-        print(f"ktui start-up to first drawn screen (100x30, headless), 5 runs: median wall "
-              f"{statistics.median(w for w, _, _ in fp):.3f} s (in-process {statistics.median(i for _, i, _ in fp):.3f}"
-              f" s); torch imported: {any(t for _, _, t in fp)}")
+        print(
+            f"ktui start-up to first drawn screen (100x30, headless), 5 runs: median wall "
+            f"{statistics.median(w for w, _, _ in fp):.3f} s (in-process {statistics.median(i for _, i, _ in fp):.3f}"
+            f" s); torch imported: {any(t for _, _, t in fp)}"
+        )
     return 0
 
 

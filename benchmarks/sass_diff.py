@@ -16,11 +16,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ktui.core.inspect import sass  # noqa: E402
+from ktui.core.inspect import sass
 
-OPS = ["FFMA R{a}, R{b}, R{c}, R{a} ;", "LDG.E.128 R{a}, desc[UR4][R{b}.64] ;", "IMAD.WIDE R{a}, R{b}, 0x4, R{c} ;",
-       "HGMMA.64x256x16.F32.BF16 R24, gdesc[UR8].tnspB, R24 ;", "BAR.SYNC.DEFER_BLOCKING 0x0 ;",
-       "ISETP.GE.AND P{p}, PT, R{a}, UR5, PT ;", "STG.E.128 desc[UR4][R{b}.64], R{a} ;", "LDS.128 R{a}, [R{b}] ;"]
+OPS = [
+    "FFMA R{a}, R{b}, R{c}, R{a} ;",
+    "LDG.E.128 R{a}, desc[UR4][R{b}.64] ;",
+    "IMAD.WIDE R{a}, R{b}, 0x4, R{c} ;",
+    "HGMMA.64x256x16.F32.BF16 R24, gdesc[UR8].tnspB, R24 ;",
+    "BAR.SYNC.DEFER_BLOCKING 0x0 ;",
+    "ISETP.GE.AND P{p}, PT, R{a}, UR5, PT ;",
+    "STG.E.128 desc[UR4][R{b}.64], R{a} ;",
+    "LDS.128 R{a}, [R{b}] ;",
+]
 
 
 def listing(n: int, seed: int, change_every: int | None = None) -> str:
@@ -30,8 +37,10 @@ def listing(n: int, seed: int, change_every: int | None = None) -> str:
         op = OPS[rnd.randrange(len(OPS))]
         if change_every and i % change_every == 0:
             op = "FMUL R{a}, R{b}, R{c} ;"
-        out.append(f"        /*{i * 16:05x}*/   " + op.format(a=rnd.randrange(255), b=rnd.randrange(255),
-                                                              c=rnd.randrange(255), p=rnd.randrange(6)))
+        out.append(
+            f"        /*{i * 16:05x}*/   "
+            + op.format(a=rnd.randrange(255), b=rnd.randrange(255), c=rnd.randrange(255), p=rnd.randrange(6))
+        )
     return "\n".join(out)
 
 

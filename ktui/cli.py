@@ -25,8 +25,10 @@ from ktui import __version__
 
 USAGE_ERROR = 2
 ENVIRONMENT_ERROR = 3
-EXIT_CODES = ("exit codes: 0 ok, 1 a rung failed, 2 usage, 3 environment (a worker could not start: no GPU for "
-              "--device cuda, torch missing...)")
+EXIT_CODES = (
+    "exit codes: 0 ok, 1 a rung failed, 2 usage, 3 environment (a worker could not start: no GPU for "
+    "--device cuda, torch missing...)"
+)
 
 
 class UsageError(Exception):
@@ -38,43 +40,70 @@ class EnvironmentFailure(Exception):
 
 
 def _device_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
-                   help="where kernels run: cuda when a GPU is usable (auto), or cpu (Triton interpreter)")
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=("auto", "cpu", "cuda"),
+        help="where kernels run: cuda when a GPU is usable (auto), or cpu (Triton interpreter)",
+    )
 
 
 def run_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ktui run", description="Run the rung ladder (compile, run, correctness, "
-                                "benchmark) on one kernel version and print one line per rung.", epilog=EXIT_CODES)
+    p = argparse.ArgumentParser(
+        prog="ktui run",
+        description="Run the rung ladder (compile, run, correctness, "
+        "benchmark) on one kernel version and print one line per rung.",
+        epilog=EXIT_CODES,
+    )
     p.add_argument("kernel", metavar="KERNEL_FILE", help="kernels/<problem>/<version>.py inside a workspace")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     _device_arg(p)
     p.add_argument("--seed", type=int, default=None, help="base seed for correctness inputs (default: fresh)")
     p.add_argument("--seeds", type=int, default=2, help="seeds per test spec (default 2)")
-    p.add_argument("--rungs", default=None, help="comma-separated rungs to run, with what they need first "
-                   "(compile, run, correctness, benchmark, dumps, profile); default: all but profile")
-    p.add_argument("--baseline", default=None, metavar="VERSION", help="pin VERSION as the problem's baseline "
-                   "(profile figures show their deltas against it)")
+    p.add_argument(
+        "--rungs",
+        default=None,
+        help="comma-separated rungs to run, with what they need first "
+        "(compile, run, correctness, benchmark, dumps, profile); default: all but profile",
+    )
+    p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="VERSION",
+        help="pin VERSION as the problem's baseline (profile figures show their deltas against it)",
+    )
     return p
 
 
 def diff_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ktui diff", description="Compare what the compiler made of two kernel "
-                                "versions: resources, instruction mix and the normalized SASS diff (dumps are made "
-                                "first when missing).", epilog="exit codes: 0 ok, 1 the dumps of a version could "
-                                "not be made, 2 usage, 3 environment (a worker could not start)")
+    p = argparse.ArgumentParser(
+        prog="ktui diff",
+        description="Compare what the compiler made of two kernel "
+        "versions: resources, instruction mix and the normalized SASS diff (dumps are made "
+        "first when missing).",
+        epilog="exit codes: 0 ok, 1 the dumps of a version could "
+        "not be made, 2 usage, 3 environment (a worker could not start)",
+    )
     p.add_argument("a", metavar="A", help="a kernel file")
     p.add_argument("b", metavar="B", help="another kernel file")
-    p.add_argument("--json", action="store_true", help="one JSON object: a and b (each with its kernels' resources, "
-                   "instruction mix, warnings and ncu figures), resources, mix_delta, diff, lines, changed")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object: a and b (each with its kernels' resources, "
+        "instruction mix, warnings and ncu figures), resources, mix_delta, diff, lines, changed",
+    )
     p.add_argument("--side-by-side", action="store_true", help="two columns instead of a unified diff")
     _device_arg(p)
     return p
 
 
 def agent_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ktui agent", description="Send one message to the agent about PROBLEM and "
-                                "run the loop (model turns, kernel writes, ladder results) without the TUI; prints "
-                                "the transcript.")
+    p = argparse.ArgumentParser(
+        prog="ktui agent",
+        description="Send one message to the agent about PROBLEM and "
+        "run the loop (model turns, kernel writes, ladder results) without the TUI; prints "
+        "the transcript.",
+    )
     p.add_argument("problem", metavar="PROBLEM", help="a problem of the workspace (references/<PROBLEM>.py)")
     p.add_argument("-m", "--message", required=True, help="what to ask")
     p.add_argument("--model", default=None, help="a litellm model name (default: KTUI_MODEL or ktui.toml)")
@@ -113,14 +142,16 @@ def cmd_agent(argv: list[str]) -> int:
 
 
 def tui_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ktui", description="A terminal assistant for writing GPU kernels: saving a "
-                                "kernel reruns its rung ladder. Headless subcommands: `ktui run KERNEL_FILE`, "
-                                "`ktui agent PROBLEM -m MESSAGE`, `ktui diff A B` (each with --help).",
-                                epilog=EXIT_CODES)
+    p = argparse.ArgumentParser(
+        prog="ktui",
+        description="A terminal assistant for writing GPU kernels: saving a "
+        "kernel reruns its rung ladder. Headless subcommands: `ktui run KERNEL_FILE`, "
+        "`ktui agent PROBLEM -m MESSAGE`, `ktui diff A B` (each with --help).",
+        epilog=EXIT_CODES,
+    )
     p.add_argument("workspace", nargs="?", default=".", help="a folder with references/ and kernels/ (default .)")
     _device_arg(p)
-    p.add_argument("--model", default=None, help="a litellm model name for the chat (default: KTUI_MODEL or "
-                   "ktui.toml)")
+    p.add_argument("--model", default=None, help="a litellm model name for the chat (default: KTUI_MODEL or ktui.toml)")
     p.add_argument("--version", action="version", version=f"ktui {__version__}")
     return p
 
@@ -160,8 +191,9 @@ def cmd_run(argv: list[str]) -> int:
         if args.baseline not in [v.version for v in ws.versions(kernel.problem)]:
             raise UsageError(f"no version {args.baseline!r} of {kernel.problem} to pin as the baseline")
         Baselines(ws).pin(kernel.problem, args.baseline)
-    session = Session(ws, args.device, options=LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs),
-                      watch=False)
+    session = Session(
+        ws, args.device, options=LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs), watch=False
+    )
     session.start()
     try:
         try:
@@ -252,8 +284,10 @@ def cmd_tui(argv: list[str]) -> int:
     if args.device == "cuda" and not cuda_available():
         raise UsageError("--device cuda, but no CUDA GPU is usable on this machine (use --device cpu or auto)")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("the ktui session needs a terminal; for scripts use `ktui run KERNEL_FILE` or "
-                         "`ktui agent PROBLEM -m MESSAGE`")
+        raise UsageError(
+            "the ktui session needs a terminal; for scripts use `ktui run KERNEL_FILE` or "
+            "`ktui agent PROBLEM -m MESSAGE`"
+        )
     try:
         config = load_config(ws.root, args.model)
     except ConfigError as exc:

@@ -71,7 +71,7 @@ class ScriptedLLM:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def __enter__(self) -> "ScriptedLLM":
+    def __enter__(self) -> ScriptedLLM:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -80,7 +80,7 @@ class ScriptedLLM:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 with owner._lock:
                     owner.requests.append(body)
@@ -128,8 +128,13 @@ class ScriptedLLM:
             h.wfile.flush()
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()),
-                    "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            return {
+                "id": "chatcmpl-scripted",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
 
         if isinstance(step, Drop):
             send(chunk({"role": "assistant", "content": step.after_text}))
@@ -142,20 +147,42 @@ class ScriptedLLM:
             return
         send(chunk({"role": "assistant", "content": ""}))
         for i in range(0, len(step.text), step.chunk):
-            send(chunk({"content": step.text[i:i + step.chunk]}))
+            send(chunk({"content": step.text[i : i + step.chunk]}))
             if step.delay_s:
                 time.sleep(step.delay_s)
         for n, call in enumerate(step.tool_calls):
             args = call.raw if call.raw is not None else json.dumps(call.args or {})
-            send(chunk({"tool_calls": [{"index": n, "id": f"call_{len(self.requests)}_{n}", "type": "function",
-                                        "function": {"name": call.name, "arguments": ""}}]}))
+            send(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": n,
+                                "id": f"call_{len(self.requests)}_{n}",
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
             for i in range(0, len(args), 16):
-                send(chunk({"tool_calls": [{"index": n, "function": {"arguments": args[i:i + 16]}}]}))
+                send(chunk({"tool_calls": [{"index": n, "function": {"arguments": args[i : i + 16]}}]}))
         send(chunk({}, "tool_calls" if step.tool_calls else "stop"))
-        send({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()),
-              "model": model, "choices": [],
-              "usage": {"prompt_tokens": step.prompt_tokens, "completion_tokens": step.completion_tokens,
-                        "total_tokens": step.prompt_tokens + step.completion_tokens}})
+        send(
+            {
+                "id": "chatcmpl-scripted",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": step.prompt_tokens,
+                    "completion_tokens": step.completion_tokens,
+                    "total_tokens": step.prompt_tokens + step.completion_tokens,
+                },
+            }
+        )
         h.wfile.write(b"data: [DONE]\n\n")
         h.wfile.flush()
         h.close_connection = True
@@ -165,13 +192,24 @@ class ScriptedLLM:
         msg: dict[str, Any] = {"role": "assistant", "content": getattr(step, "text", "")}
         calls = getattr(step, "tool_calls", [])
         if calls:
-            msg["tool_calls"] = [{"id": f"call_{i}", "type": "function",
-                                  "function": {"name": c.name, "arguments": c.raw or json.dumps(c.args or {})}}
-                                 for i, c in enumerate(calls)]
-        payload = json.dumps({"id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()),
-                              "model": model, "choices": [{"index": 0, "message": msg,
-                                                           "finish_reason": "tool_calls" if calls else "stop"}],
-                              "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+            msg["tool_calls"] = [
+                {
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.raw or json.dumps(c.args or {})},
+                }
+                for i, c in enumerate(calls)
+            ]
+        payload = json.dumps(
+            {
+                "id": "chatcmpl-scripted",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
+        )
         h.send_response(200)
         h.send_header("content-type", "application/json")
         h.send_header("content-length", str(len(payload)))

@@ -3,7 +3,6 @@ streamed replies, kernel writes through tools, ladder results back to the model,
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -35,8 +34,14 @@ class Recorder:
 
 def make_agent(ws, llm: ScriptedLLM, run_ladder=None, **cfg) -> tuple[Agent, Recorder]:
     os.environ.setdefault("OPENAI_API_KEY", "scripted")
-    config = AgentConfig(model="openai/scripted", api_base=llm.api_base, approve=cfg.pop("approve", "auto"),
-                         timeout_s=cfg.pop("timeout_s", 10.0), context_tokens=32768, **cfg)
+    config = AgentConfig(
+        model="openai/scripted",
+        api_base=llm.api_base,
+        approve=cfg.pop("approve", "auto"),
+        timeout_s=cfg.pop("timeout_s", 10.0),
+        context_tokens=32768,
+        **cfg,
+    )
     bus = EventBus()
     rec = Recorder(bus)
     agent = Agent(ws, config, bus, run_ladder=run_ladder or (lambda k: pytest.fail("no ladder expected")))
@@ -59,17 +64,26 @@ def test_a_streamed_reply_arrives_in_pieces_with_its_usage(make_ws):
     assert sent["messages"][0]["role"] == "system"
     assert "def ref_kernel" in sent["messages"][0]["content"]  # the problem's reference source
     assert sent["messages"][-1] == {"role": "user", "content": "how fast can this go?"}
-    assert {t["function"]["name"] for t in sent["tools"]} == {"list_files", "read_file", "search_context",
-                                                               "write_kernel", "read_dump", "run_ladder"}
+    assert {t["function"]["name"] for t in sent["tools"]} == {
+        "list_files",
+        "read_file",
+        "search_context",
+        "write_kernel",
+        "read_dump",
+        "run_ladder",
+    }
 
 
 def test_a_tool_call_writes_a_kernel_and_its_ladder_results_reach_the_model(make_ws, cpu_pool):
     ws = make_ws(["vector_add"])
     ladder = Ladder(ws, cpu_pool, options=LadderOptions(seeds=1))
-    script = [Reply("Writing v4 with wider blocks.", tool_calls=[Call("write_kernel",
-                                                                      {"problem": "vector_add", "source": V2})]),
-              Reply("Written; waiting for the ladder."),
-              Reply("All rungs ok; stopping here.")]
+    script = [
+        Reply(
+            "Writing v4 with wider blocks.", tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": V2})]
+        ),
+        Reply("Written; waiting for the ladder."),
+        Reply("All rungs ok; stopping here."),
+    ]
     with ScriptedLLM(script) as llm:
         agent, rec = make_agent(ws, llm, run_ladder=ladder.run)
         agent.send("make it faster", "vector_add")
@@ -93,12 +107,18 @@ def test_writes_outside_the_workspace_are_refused(make_ws, tmp_path):
     outside.mkdir()
     (ws.root / "references/evil.py").write_text((ROOT / "references/vector_add.py").read_text())
     (ws.root / "kernels/evil").symlink_to(outside, target_is_directory=True)
-    script = [Reply(tool_calls=[Call("write_kernel", {"problem": "../../etc", "source": V2}),
-                                Call("write_kernel", {"problem": "evil", "source": V2}),
-                                Call("write_kernel", {"problem": "vector_add", "version": "../x", "source": V2}),
-                                Call("read_file", {"path": "../outside/secret"}),
-                                Call("read_file", {"path": "kernels/evil/anything.py"})]),
-              Reply("Understood.")]
+    script = [
+        Reply(
+            tool_calls=[
+                Call("write_kernel", {"problem": "../../etc", "source": V2}),
+                Call("write_kernel", {"problem": "evil", "source": V2}),
+                Call("write_kernel", {"problem": "vector_add", "version": "../x", "source": V2}),
+                Call("read_file", {"path": "../outside/secret"}),
+                Call("read_file", {"path": "kernels/evil/anything.py"}),
+            ]
+        ),
+        Reply("Understood."),
+    ]
     with ScriptedLLM(script) as llm:
         agent, rec = make_agent(ws, llm)
         agent.send("write it", "vector_add")
@@ -111,12 +131,15 @@ def test_writes_outside_the_workspace_are_refused(make_ws, tmp_path):
     assert all(e.state == "error" for e in rec.of(ToolCall) if e.state != "running")
 
 
-@pytest.mark.parametrize("failure, line", [
-    (Fail(429, headers={"retry-after": "0"}), "rate limited (429)"),
-    (Fail(503), "server error (503"),
-    (Drop(), "connection dropped"),
-    (Hang(3.0), "did not answer in time"),
-])
+@pytest.mark.parametrize(
+    "failure, line",
+    [
+        (Fail(429, headers={"retry-after": "0"}), "rate limited (429)"),
+        (Fail(503), "server error (503"),
+        (Drop(), "connection dropped"),
+        (Hang(3.0), "did not answer in time"),
+    ],
+)
 def test_transient_failures_say_so_and_are_retried(make_ws, failure, line):
     ws = make_ws(["vector_add"])
     with ScriptedLLM([failure, Reply("recovered")]) as llm:
@@ -144,9 +167,12 @@ def test_a_failure_that_retrying_cannot_fix_keeps_the_message(make_ws):
 
 def test_malformed_arguments_and_unknown_tools_go_back_to_the_model(make_ws):
     ws = make_ws(["vector_add"])
-    script = [Reply(tool_calls=[Call("write_kernel", raw='{"problem": "vector_add", "source": "x'),
-                                Call("launch_missiles", {})]),
-              Reply("Sorry.")]
+    script = [
+        Reply(
+            tool_calls=[Call("write_kernel", raw='{"problem": "vector_add", "source": "x'), Call("launch_missiles", {})]
+        ),
+        Reply("Sorry."),
+    ]
     with ScriptedLLM(script) as llm:
         agent, rec = make_agent(ws, llm)
         agent.send("go", "vector_add")
@@ -158,14 +184,17 @@ def test_malformed_arguments_and_unknown_tools_go_back_to_the_model(make_ws):
 
 def test_in_ask_mode_a_write_waits_for_the_human(make_ws):
     ws = make_ws(["vector_add"])
-    script = [Reply(tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": V2})]),
-              Reply(tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": V2 + "\n# two\n"})]),
-              Reply("ok")]
+    script = [
+        Reply(tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": V2})]),
+        Reply(tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": V2 + "\n# two\n"})]),
+        Reply("ok"),
+    ]
     with ScriptedLLM(script) as llm:
         agent, rec = make_agent(ws, llm, approve="ask", max_rounds=0)
         answers = iter([False, True])
-        agent.bus.subscribe(lambda e: agent.decide(e.request_id, next(answers))
-                            if isinstance(e, ApprovalRequest) else None)
+        agent.bus.subscribe(
+            lambda e: agent.decide(e.request_id, next(answers)) if isinstance(e, ApprovalRequest) else None
+        )
         agent.send("two tries", "vector_add")
     requests = rec.of(ApprovalRequest)
     assert len(requests) == 2 and requests[0].path == "kernels/vector_add/v4.py" and requests[0].new_file
@@ -195,8 +224,15 @@ def test_trimming_keeps_the_system_prompt_and_the_latest_results():
     history = []
     for i in range(50):
         history.append({"role": "user", "content": f"message {i} " + "x" * 2000})
-        history.append({"role": "assistant", "content": "", "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]})
+        history.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+                ],
+            }
+        )
         history.append({"role": "tool", "tool_call_id": f"c{i}", "content": "y" * 500})
     history.append({"role": "user", "content": "Ladder results for softmax/v9: ..."})
     out = trim(system, history, budget=5000)
@@ -228,20 +264,42 @@ def test_config_precedence_and_errors(tmp_path, monkeypatch):
 
 def test_ktui_agent_headless_prints_the_transcript(make_ws):
     ws = make_ws(["vector_add"])
-    script = [Reply("I will write v4.", tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": V2})]),
-              Reply("Done."), Reply("The ladder passed.")]
+    script = [
+        Reply("I will write v4.", tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": V2})]),
+        Reply("Done."),
+        Reply("The ladder passed."),
+    ]
     exe = str(Path(sys.executable).with_name("ktui"))
     with ScriptedLLM(script) as llm:
         env = {**os.environ, "OPENAI_API_KEY": "scripted", "KTUI_API_BASE": llm.api_base, "KTUI_FORCE_CPU": "1"}
         env.pop("KTUI_MODEL", None)
-        p = subprocess.run([exe, "agent", "vector_add", "-m", "make it faster", "--model", "openai/scripted",
-                            "--yes", "--max-rounds", "1", "--workspace", str(ws.root)],
-                           capture_output=True, text=True, env=env, timeout=300)
+        p = subprocess.run(
+            [
+                exe,
+                "agent",
+                "vector_add",
+                "-m",
+                "make it faster",
+                "--model",
+                "openai/scripted",
+                "--yes",
+                "--max-rounds",
+                "1",
+                "--workspace",
+                str(ws.root),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
     assert p.returncode == 0, p.stdout + p.stderr
     out = p.stdout
     assert out.startswith("> make it faster\nassistant: I will write v4.\n")
-    assert "[write_kernel(kernels/vector_add/v4.py)] done: wrote kernels/vector_add/v4.py" in out or \
-        "[write_kernel(vector_add/v4)] done: wrote kernels/vector_add/v4.py" in out
+    assert (
+        "[write_kernel(kernels/vector_add/v4.py)] done: wrote kernels/vector_add/v4.py" in out
+        or "[write_kernel(vector_add/v4)] done: wrote kernels/vector_add/v4.py" in out
+    )
     assert "  | Ladder results for vector_add/v4" in out and "  | [correctness] ok" in out
     assert "assistant: The ladder passed." in out
     assert "session" in out and "tokens" in out
@@ -251,8 +309,13 @@ def test_ktui_agent_without_a_model_exits_2_with_the_hint(make_ws):
     ws = make_ws(["vector_add"])
     exe = str(Path(sys.executable).with_name("ktui"))
     env = {k: v for k, v in os.environ.items() if k != "KTUI_MODEL"}
-    p = subprocess.run([exe, "agent", "vector_add", "-m", "hi", "--workspace", str(ws.root)], capture_output=True,
-                       text=True, env=env, timeout=60)
+    p = subprocess.run(
+        [exe, "agent", "vector_add", "-m", "hi", "--workspace", str(ws.root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert p.returncode == 2 and "No model configured: pass --model or set KTUI_MODEL" in p.stderr
 
 
@@ -263,10 +326,16 @@ def test_read_dump_shows_what_the_compiler_made(make_ws, cpu_pool):
     ladder = Ladder(ws, cpu_pool, options=LadderOptions(rungs=("dumps",)), store=ResultStore(ws))
     ladder.run(ws.kernel(ws.root / "kernels/vector_add/v2.py"))
     ladder.close()
-    script = [Reply(tool_calls=[Call("read_dump", {"problem": "vector_add", "version": "v2"}),
-                                Call("read_dump", {"problem": "vector_add", "version": "v2", "stage": "ptx"}),
-                                Call("read_dump", {"problem": "vector_add", "version": "v1"})]),
-              Reply("I see 128-bit loads.")]
+    script = [
+        Reply(
+            tool_calls=[
+                Call("read_dump", {"problem": "vector_add", "version": "v2"}),
+                Call("read_dump", {"problem": "vector_add", "version": "v2", "stage": "ptx"}),
+                Call("read_dump", {"problem": "vector_add", "version": "v1"}),
+            ]
+        ),
+        Reply("I see 128-bit loads."),
+    ]
     with ScriptedLLM(script) as llm:
         agent, rec = make_agent(ws, llm)
         agent.send("what did the compiler make of v2?", "vector_add")
@@ -282,8 +351,11 @@ def test_missing_credentials_are_an_authentication_failure_not_a_server_error():
     class InternalServerError(Exception):
         status_code = 500
 
-    err = classify(InternalServerError("litellm.InternalServerError: OpenAIException - Missing credentials. Please "
-                                       "pass an `api_key`"))
+    err = classify(
+        InternalServerError(
+            "litellm.InternalServerError: OpenAIException - Missing credentials. Please pass an `api_key`"
+        )
+    )
     assert err.kind == "auth" and not err.retry
     long = classify(Exception("x " * 500))
     assert str(long).endswith(" ...") and len(str(long)) < 700

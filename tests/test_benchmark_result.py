@@ -10,8 +10,18 @@ ROOF = {"bandwidth_gbps": 4000.0, "peak_tflops": {}}
 
 
 def cand(median_us: float) -> list[dict]:
-    return [{"spec_index": 0, "median_us": median_us, "p25_us": median_us * 0.99, "p75_us": median_us * 1.01,
-             "iqr_us": median_us * 0.02, "min_us": median_us * 0.98, "max_us": median_us * 1.2, "reps": 100}]
+    return [
+        {
+            "spec_index": 0,
+            "median_us": median_us,
+            "p25_us": median_us * 0.99,
+            "p75_us": median_us * 1.01,
+            "iqr_us": median_us * 0.02,
+            "min_us": median_us * 0.98,
+            "max_us": median_us * 1.2,
+            "reps": 100,
+        }
+    ]
 
 
 BYTES = 3 * 4 * (1 << 24)  # two fp32 inputs and one output: 201 MB, 50 us at 4 TB/s

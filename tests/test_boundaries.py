@@ -27,8 +27,12 @@ AGENT = ["ktui.agent", *_walk(ktui.agent)]
 
 
 def _modules_after(code: str) -> set[str]:
-    out = subprocess.run([sys.executable, "-c", code + "\nimport sys; print(' '.join(sys.modules))"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys; print(' '.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return set(out.stdout.split())
 
 

@@ -20,8 +20,9 @@ CASES = Path(__file__).resolve().parent / "cases"
 K = CASES / "kernels"
 
 
-def run(make_ws, ladder_for, problem: str, kernel: Path, *, reference: Path | None = None, version: str = "v1",
-        **options):
+def run(
+    make_ws, ladder_for, problem: str, kernel: Path, *, reference: Path | None = None, version: str = "v1", **options
+):
     """The ladder on ``kernel`` as ``kernels/<problem>/<version>.py`` in a fresh workspace with the reference."""
     if reference is None:
         ws = make_ws([problem], {f"{problem}/{version}": kernel})
@@ -49,16 +50,23 @@ def test_tail_mask_softmax_fails_on_the_tail_and_names_the_last_column(make_ws, 
     assert bad.status is Status.FAILED
     assert "unwritten at [0, 128]" in bad.summary or "unwritten at [" in bad.summary
     failing = {s["label"] for s in bad.figures["specs"] if not s["ok"]}
-    assert failing == {"(1, 129, fp32)", "(5, 257, fp32)", "(3, 1025, fp32)", "(2, 4099, fp32)",
-                       "(1, 129, bf16)", "(5, 257, bf16)", "(3, 1025, bf16)", "(2, 4099, bf16)"}
+    assert failing == {
+        "(1, 129, fp32)",
+        "(5, 257, fp32)",
+        "(3, 1025, fp32)",
+        "(2, 4099, fp32)",
+        "(1, 129, bf16)",
+        "(5, 257, bf16)",
+        "(3, 1025, bf16)",
+        "(2, 4099, bf16)",
+    }
     spec = next(s for s in bad.figures["specs"] if s["label"] == "(7, 127, fp32)")
     assert spec["ok"]  # widths within the block pass
     good(run(make_ws, ladder_for, "softmax", ROOT / "kernels/softmax/v2.py"))
 
 
 def test_tail_mask_gemm_fails_on_block_plus_one_in_the_last_tile(make_ws, ladder_for):
-    bad = corr(run(make_ws, ladder_for, "matmul", K / "gemm_tail_bad.py", seed=3, distributions=False,
-                   layouts=False))
+    bad = corr(run(make_ws, ladder_for, "matmul", K / "gemm_tail_bad.py", seed=3, distributions=False, layouts=False))
     assert bad.status is Status.FAILED
     spec = next(s for s in bad.figures["specs"] if s["label"] == "(65, 65, 65)")
     assert not spec["ok"]
@@ -221,16 +229,19 @@ def test_a_cpu_pass_is_labelled_interpreter_and_never_a_gpu_pass(make_ws, ladder
 
 # -- nondeterminism -------------------------------------------------------------------------------------------------
 def test_two_calls_on_the_same_inputs_must_agree(make_ws, ladder_for):
-    bad = corr(run(make_ws, ladder_for, "vector_add", K / "nondeterministic_bad.py", distributions=False,
-                   layouts=False))
+    bad = corr(
+        run(make_ws, ladder_for, "vector_add", K / "nondeterministic_bad.py", distributions=False, layouts=False)
+    )
     assert bad.status is Status.FAILED
     assert "nondeterministic: 1 element(s) differ between two calls on identical inputs" in bad.summary
 
 
 # -- poisoned-worker ------------------------------------------------------------------------------------------------
 def test_a_patching_kernel_cannot_fool_its_verdict_nor_the_next_versions(make_ws, ladder_for, cpu_pool):
-    ws = make_ws(["vector_add"], {"vector_add/v1": K / "poisoned_worker_bad.py",
-                                  "vector_add/v2": ROOT / "kernels/vector_add/v2.py"})
+    ws = make_ws(
+        ["vector_add"],
+        {"vector_add/v1": K / "poisoned_worker_bad.py", "vector_add/v2": ROOT / "kernels/vector_add/v2.py"},
+    )
     lad = ladder_for(ws)
     patched = cpu_pool.candidate
     bad = lad.run(ws.kernel(ws.root / "kernels/vector_add/v1.py"))
@@ -251,8 +262,9 @@ def test_a_patching_kernel_cannot_fool_its_verdict_nor_the_next_versions(make_ws
 def test_a_tensor_subclass_output_is_refused(make_ws, ladder_for):
     bad = corr(run(make_ws, ladder_for, "vector_add", K / "subclass_output_bad.py"))
     assert bad.status is Status.FAILED
-    assert "out is a subclass_output_bad.Lazy" in bad.summary or "a subclass of torch.Tensor" in bad.summary, \
+    assert "out is a subclass_output_bad.Lazy" in bad.summary or "a subclass of torch.Tensor" in bad.summary, (
         bad.summary
+    )
 
 
 def test_an_output_buffer_reused_across_calls_is_caught(make_ws, ladder_for):
@@ -266,8 +278,10 @@ def test_an_output_buffer_reused_across_calls_is_caught(make_ws, ladder_for):
 def test_work_left_running_after_return_is_caught(make_ws, ladder_for):
     res = run(make_ws, ladder_for, "vector_add", K / "late_write_bad.py")
     assert corr(res).status is Status.FAILED
-    assert any("thread(s) the kernel started were still running" in w for w in res.rung("run").warnings) or \
-        "output changed after the call returned" in corr(res).summary
+    assert (
+        any("thread(s) the kernel started were still running" in w for w in res.rung("run").warnings)
+        or "output changed after the call returned" in corr(res).summary
+    )
 
 
 # -- integer outputs, output structure, the repeated call --------------------------------------------------------

@@ -51,10 +51,13 @@ def test_run_lines_and_exit_code_1_on_a_failed_rung(make_ws):
     assert lines[5].startswith("[dumps] ok  softmax_kernel: ")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "no/such/file.py"], "no such kernel file"),
-    (["run"], "the following arguments are required"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "no/such/file.py"], "no such kernel file"),
+        (["run"], "the following arguments are required"),
+    ],
+)
 def test_bad_usage_exits_2_with_one_line(args, message):
     p = ktui(*args)
     assert p.returncode == 2
@@ -66,8 +69,9 @@ def test_unknown_problem_exits_2(make_ws):
     ws = make_ws(["vector_add"], {"nosuch/v1": "def custom_kernel(d):\n    return d\n"})
     p = ktui("run", str(ws.root / "kernels/nosuch/v1.py"))
     assert p.returncode == 2
-    assert p.stderr.strip() == ("ktui: error: unknown problem 'nosuch': there is no references/nosuch.py "
-                                "(problems: vector_add)")
+    assert p.stderr.strip() == (
+        "ktui: error: unknown problem 'nosuch': there is no references/nosuch.py (problems: vector_add)"
+    )
 
 
 def test_file_outside_a_workspace_exits_2(tmp_path):
@@ -96,13 +100,16 @@ def test_the_readme_example_passes_as_written(tmp_path):
     assert "[correctness] ok  worst=" in p.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "{ws}/kernels/vector_add"], "is a folder: name a version file"),
-    (["run", "{ws}/kernels/vector_add/v1.py", "--rungs", ""], "--rungs names no rung"),
-    (["run", "{ws}/kernels/vector_add/v1.py", "--rungs", "dumps,speed"], "unknown rung(s) speed"),
-    (["{ws}", "--device", "cuda"], "--device cuda, but no CUDA GPU"),
-    (["{ws}"], "needs a terminal"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "{ws}/kernels/vector_add"], "is a folder: name a version file"),
+        (["run", "{ws}/kernels/vector_add/v1.py", "--rungs", ""], "--rungs names no rung"),
+        (["run", "{ws}/kernels/vector_add/v1.py", "--rungs", "dumps,speed"], "unknown rung(s) speed"),
+        (["{ws}", "--device", "cuda"], "--device cuda, but no CUDA GPU"),
+        (["{ws}"], "needs a terminal"),
+    ],
+)
 def test_more_bad_usage(make_ws, args, message):
     ws = make_ws(["vector_add"])
     p = ktui(*[a.format(ws=ws.root) for a in args])
@@ -133,5 +140,6 @@ def test_a_worker_that_cannot_start_exits_3_with_one_line(make_ws):
 def test_help_lists_the_exit_codes():
     for args in (["run", "--help"], ["--help"]):
         p = ktui(*args)
-        assert p.returncode == 0 and "exit codes: 0 ok, 1 a rung failed, 2 usage, 3 environment" in \
-            " ".join(p.stdout.split())
+        assert p.returncode == 0 and "exit codes: 0 ok, 1 a rung failed, 2 usage, 3 environment" in " ".join(
+            p.stdout.split()
+        )

@@ -15,7 +15,9 @@ HEAD = """
 	.section	.text.add_kernel,"ax",@progbits
 .text.add_kernel:
 """
-A_SASS = HEAD + """\
+A_SASS = (
+    HEAD
+    + """\
         /*0000*/                   LDC R1, c[0x0][0x28] ;
         /*0010*/                   LDG.E R4, desc[UR6][R2.64] ;
         /*0020*/                   LDG.E R5, desc[UR6][R2.64+0x4] ;
@@ -23,27 +25,52 @@ A_SASS = HEAD + """\
         /*0040*/                   STG.E desc[UR6][R8.64], R6 ;
         /*0050*/                   EXIT ;
 """
-B_SASS = HEAD + """\
+)
+B_SASS = (
+    HEAD
+    + """\
         /*0000*/                   LDC R1, c[0x0][0x28] ;
         /*0010*/                   LDG.E.128 R12, desc[UR6][R2.64] ;
         /*0020*/                   FADD R6, R12, R13 ;
         /*0030*/                   STG.E desc[UR6][R8.64], R6 ;
         /*0040*/                   EXIT ;
 """
+)
 
 
-def make_side(ws: Workspace, version: str, sass_text: str, regs: int, mix: dict[str, int],
-              warnings: list[str] = ()) -> tuple:
+def make_side(
+    ws: Workspace, version: str, sass_text: str, regs: int, mix: dict[str, int], warnings: list[str] = ()
+) -> tuple:
     k = ws.kernel(ws.root / f"kernels/add/{version}.py")
     k.path.write_text(f"# {version}\ndef custom_kernel(data):\n    return data\n")
     sass_file = f".ktui/dumps/add/{version}/add_kernel.sass"
     (ws.root / sass_file).parent.mkdir(parents=True, exist_ok=True)
     (ws.root / sass_file).write_text(sass_text)
-    dumps = RungResult("dumps", Status.OK, figures={"arch": "sm_90a", "kernels": [{
-        "kernel": "add_kernel", "language": "triton", "resources": {"registers": regs, "local": 0, "shared": 0},
-        "mix": mix, "warnings": list(warnings), "files": {"sass": sass_file}}]})
-    res = LadderResult("add", version, f"kernels/add/{version}.py", {"type": "cpu"},
-                       [RungResult("compile", Status.OK), dumps], source_sha256=sha256(k.path.read_bytes()))
+    dumps = RungResult(
+        "dumps",
+        Status.OK,
+        figures={
+            "arch": "sm_90a",
+            "kernels": [
+                {
+                    "kernel": "add_kernel",
+                    "language": "triton",
+                    "resources": {"registers": regs, "local": 0, "shared": 0},
+                    "mix": mix,
+                    "warnings": list(warnings),
+                    "files": {"sass": sass_file},
+                }
+            ],
+        },
+    )
+    res = LadderResult(
+        "add",
+        version,
+        f"kernels/add/{version}.py",
+        {"type": "cpu"},
+        [RungResult("compile", Status.OK), dumps],
+        source_sha256=sha256(k.path.read_bytes()),
+    )
     return ws, k, res
 
 
@@ -63,14 +90,23 @@ def test_compare_results_gives_typed_sides_resources_mix_and_the_normalized_diff
     d = diff.compare_results([a, b])
     assert isinstance(d, diff.DiffResult) and isinstance(d.a, diff.DiffSide)
     assert (d.a.kernel, d.a.file, d.b.file, d.a.arch) == ("add/v1", "kernels/add/v1.py", "kernels/add/v2.py", "sm_90a")
-    assert d.a.kernels[0] == diff.KernelDumps("add_kernel", "triton", {"registers": 12, "local": 0, "shared": 0},
-                                              {"LDG.32": 2, "FADD": 1, "STG.32": 1}, [],
-                                              {"sass": ".ktui/dumps/add/v1/add_kernel.sass"})
+    assert d.a.kernels[0] == diff.KernelDumps(
+        "add_kernel",
+        "triton",
+        {"registers": 12, "local": 0, "shared": 0},
+        {"LDG.32": 2, "FADD": 1, "STG.32": 1},
+        [],
+        {"sass": ".ktui/dumps/add/v1/add_kernel.sass"},
+    )
     regs = next(r for r in d.resources if r.name == "registers")
     assert (regs.a, regs.b, regs.delta) == (12, 16, 4)
     assert [r.name for r in d.resources] == list(diff.RESOURCES)
     assert [(r.name, r.a, r.b, r.delta) for r in d.mix_delta] == [
-        ("LDG.128", 0, 1, 1), ("LDG.32", 2, 0, -2), ("FADD", 1, 1, 0), ("STG.32", 1, 1, 0)]
+        ("LDG.128", 0, 1, 1),
+        ("LDG.32", 2, 0, -2),
+        ("FADD", 1, 1, 0),
+        ("STG.32", 1, 1, 0),
+    ]
     assert d.a.normalized[0] == "== add_kernel" and len(d.a.normalized) == 7 and len(d.b.normalized) == 6
     assert d.diff[:2] == ["--- kernels/add/v1.py", "+++ kernels/add/v2.py"]
     assert "-LDG.E R, desc[UR][R.64+0x4]" in d.diff and "+LDG.E.128 R, desc[UR][R.64]" in d.diff
@@ -92,13 +128,15 @@ def test_render(sides):
     a, b = sides
     d = diff.compare_results([a, b])
     text = diff.render(d).splitlines()
-    assert text[0] == f"A: kernels/add/v1.py ({a[2].source_sha256[:12]})  B: kernels/add/v2.py " \
-                      f"({b[2].source_sha256[:12]})  [sm_90a]"
+    assert (
+        text[0] == f"A: kernels/add/v1.py ({a[2].source_sha256[:12]})  B: kernels/add/v2.py "
+        f"({b[2].source_sha256[:12]})  [sm_90a]"
+    )
     assert text[2] == f"{'resource':<16}{'A':>10}{'B':>10}{'delta':>10}"
     assert text[3] == f"{'registers':<16}{12:>10}{16:>10}{'+4':>10}"
     assert "warning B add_kernel: a red flag" in text
     i = text.index("normalized SASS: 7 lines in A, 6 in B, 3 changed")
-    assert text[i + 1:] == d.diff
+    assert text[i + 1 :] == d.diff
     wide = diff.render(diff.compare_results([a, b]), side_by_side=True)
     assert "LDG.E.128" in wide
 

@@ -19,18 +19,38 @@ from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status
 
 
 def rung_result() -> RungResult:
-    return RungResult("correctness", Status.FAILED, 0.25, "spec=(129,) seed=12: 1 element unwritten",
-                      {"specs": [{"label": "(129,)", "ok": False, "worst_index": [128], "psnr_db": 40.5}]},
-                      error=ErrorInfo("CorrectnessError", "1 element unwritten at [128]", "Traceback ...\n"),
-                      warnings=["slow host path"])
+    return RungResult(
+        "correctness",
+        Status.FAILED,
+        0.25,
+        "spec=(129,) seed=12: 1 element unwritten",
+        {"specs": [{"label": "(129,)", "ok": False, "worst_index": [128], "psnr_db": 40.5}]},
+        error=ErrorInfo("CorrectnessError", "1 element unwritten at [128]", "Traceback ...\n"),
+        warnings=["slow host path"],
+    )
 
 
 def ladder_result() -> LadderResult:
-    return LadderResult("vector_add", "v2", "kernels/vector_add/v2.py", {"type": "cpu", "interpreter": True},
-                        [RungResult("compile", Status.OK, 0.5, "triton: add_kernel(w=4,s=3)",
-                                    {"launches": [{"kernel": "add_kernel", "num_warps": 4}]}),
-                         rung_result()],
-                        source_sha256="ab" * 32, reference_sha256="cd" * 32, started_at=1700000000.5, seconds=2.5)
+    return LadderResult(
+        "vector_add",
+        "v2",
+        "kernels/vector_add/v2.py",
+        {"type": "cpu", "interpreter": True},
+        [
+            RungResult(
+                "compile",
+                Status.OK,
+                0.5,
+                "triton: add_kernel(w=4,s=3)",
+                {"launches": [{"kernel": "add_kernel", "num_warps": 4}]},
+            ),
+            rung_result(),
+        ],
+        source_sha256="ab" * 32,
+        reference_sha256="cd" * 32,
+        started_at=1700000000.5,
+        seconds=2.5,
+    )
 
 
 def sample(tp):
@@ -42,27 +62,51 @@ def sample(tp):
         return sample(next(a for a in typing.get_args(tp) if a is not type(None)))
     if origin is tuple:
         return (sample(typing.get_args(tp)[0]), sample(typing.get_args(tp)[0]))
-    return {str: "some text", int: 37, float: 0.125, bool: True, RungResult: rung_result(),
-            LadderResult: ladder_result()}[tp]
+    return {
+        str: "some text",
+        int: 37,
+        float: 0.125,
+        bool: True,
+        RungResult: rung_result(),
+        LadderResult: ladder_result(),
+    }[tp]
 
 
 def every_event() -> list[Event]:
     out = []
-    for kind, cls in sorted(Event.kinds().items()):
+    for _kind, cls in sorted(Event.kinds().items()):
         if cls.__module__ not in (core_events.__name__, agent_events.__name__):
             continue  # events declared by other tests
         hints = typing.get_type_hints(cls)
-        out.append(cls(**{f.name: sample(hints[f.name]) for f in dataclasses.fields(cls)
-                          if f.name != "at"}, at=1700000000.25))
+        out.append(
+            cls(**{f.name: sample(hints[f.name]) for f in dataclasses.fields(cls) if f.name != "at"}, at=1700000000.25)
+        )
     return out
 
 
 def test_every_kind_is_registered_by_its_name_core_and_agent_alike():
     kinds = Event.kinds()
-    for name in ("FileChanged", "ResultStored", "QueueChanged", "LadderStarted", "RungStarted", "RungProgress",
-                 "RungFinished", "LadderFinished", "WorkerState", "Notice", "ChatMessage", "ChatDelta",
-                 "ChatReplyDone", "ChatReplyReset", "ToolCall", "ApprovalRequest", "ApprovalDecided",
-                 "AgentNotice", "AgentState"):
+    for name in (
+        "FileChanged",
+        "ResultStored",
+        "QueueChanged",
+        "LadderStarted",
+        "RungStarted",
+        "RungProgress",
+        "RungFinished",
+        "LadderFinished",
+        "WorkerState",
+        "Notice",
+        "ChatMessage",
+        "ChatDelta",
+        "ChatReplyDone",
+        "ChatReplyReset",
+        "ToolCall",
+        "ApprovalRequest",
+        "ApprovalDecided",
+        "AgentNotice",
+        "AgentState",
+    ):
         assert name in kinds, name
     assert "ToolCallEvent" not in kinds
     assert kinds["ToolCall"] is agent_events.ToolCall
@@ -89,8 +133,13 @@ def test_nested_results_and_tuples_come_back_as_themselves():
     assert back.result.failed_rung.figures["specs"][0]["worst_index"] == [128]
     rung = Event.from_json(RungFinished(key="k", run_id=1, result=rung_result()).to_json())
     assert rung.result == rung_result()
-    started = Event.from_json(json.loads(json.dumps(core_events.LadderStarted(
-        key="k", run_id=1, source_sha256="ab", rungs=("compile", "run")).to_json())))
+    started = Event.from_json(
+        json.loads(
+            json.dumps(
+                core_events.LadderStarted(key="k", run_id=1, source_sha256="ab", rungs=("compile", "run")).to_json()
+            )
+        )
+    )
     assert started.rungs == ("compile", "run")
 
 

@@ -67,8 +67,11 @@ def test_illegal_address_fails_run_and_the_worker_restarts(gpu_ws, gpu_pool):
 def test_gpu_hang_times_out_and_the_worker_restarts(gpu_ws, gpu_pool):
     cand = gpu_pool.candidate
     starts = cand.starts
-    lad = Ladder(gpu_ws, gpu_pool, options=LadderOptions(timeouts={"compile": 60.0, "run": 8.0,
-                                                                   "correctness": 60.0, "benchmark": 60.0}))
+    lad = Ladder(
+        gpu_ws,
+        gpu_pool,
+        options=LadderOptions(timeouts={"compile": 60.0, "run": 8.0, "correctness": 60.0, "benchmark": 60.0}),
+    )
     res = lad.run(_k(gpu_ws, "vector_add/bad_gpu_spin"))
     run = res.rung("run")
     assert run is not None and run.status is Status.FAILED, [r.line() for r in res.rungs]

@@ -96,8 +96,9 @@ def test_float_atomics_are_caught_as_run_to_run_spread(tmp_path, gpu_pool):
 
 def test_int32_overflow_fails_naming_the_shape_and_int64_passes(tmp_path, gpu_pool):
     ref = CASES / "references" / "big_copy.py"
-    opts = dict(seeds=1, repeat=False, timeouts={"compile": 300.0, "run": 300.0, "correctness": 600.0,
-                                                 "benchmark": 60.0})
+    opts = dict(
+        seeds=1, repeat=False, timeouts={"compile": 300.0, "run": 300.0, "correctness": 600.0, "benchmark": 60.0}
+    )
     bad = run(tmp_path, gpu_pool, "big_copy", K / "big_copy_i32.py", ref, **opts)
     failed = bad.failed_rung
     assert failed is not None and failed.name in ("run", "correctness"), [r.line() for r in bad.rungs]

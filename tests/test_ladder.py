@@ -99,12 +99,15 @@ def test_no_tail_mask_fails_correctness_on_the_tail_specs(make_ws, ladder_for):
     assert all(int(s["label"].split(",")[1]) > 128 for s in failing)
 
 
-@pytest.mark.parametrize("bad, rung, needle", [
-    ("raises.py", "run", "ValueError"),
-    ("syntax_error.py", "compile", "SyntaxError"),
-    ("no_entry.py", "compile", "does not define custom_kernel"),
-    ("dot_too_small.py", "compile", "CompilationError"),
-])
+@pytest.mark.parametrize(
+    "bad, rung, needle",
+    [
+        ("raises.py", "run", "ValueError"),
+        ("syntax_error.py", "compile", "SyntaxError"),
+        ("no_entry.py", "compile", "does not define custom_kernel"),
+        ("dot_too_small.py", "compile", "CompilationError"),
+    ],
+)
 def test_kernel_errors_fail_their_rung_with_the_exception(make_ws, ladder_for, bad, rung, needle):
     problem = "matmul" if bad == "dot_too_small.py" else "vector_add"
     ws = make_ws([problem], {f"{problem}/v1": BAD / bad})
@@ -127,11 +130,14 @@ def test_wrong_shape_fails_correctness_naming_the_shapes(make_ws, ladder_for):
     assert "has shape" in corr.summary and "expected" in corr.summary
 
 
-@pytest.mark.parametrize("bad, needle", [
-    ("exits.py", "exit code 3"),
-    ("segfaults.py", "SIGSEGV"),
-    ("hangs.py", "timed out after 6 s"),
-])
+@pytest.mark.parametrize(
+    "bad, needle",
+    [
+        ("exits.py", "exit code 3"),
+        ("segfaults.py", "SIGSEGV"),
+        ("hangs.py", "timed out after 6 s"),
+    ],
+)
 def test_crashing_and_hanging_kernels_fail_and_the_worker_comes_back(make_ws, ladder_for, cpu_pool, bad, needle):
     """Host code runs first in compile's dry call (in the compiler worker on the CPU, in the candidate on a GPU):
     the crash or hang fails the rung it happens in, that worker is restarted, and the next version runs."""
@@ -155,7 +161,7 @@ def test_crashing_and_hanging_kernels_fail_and_the_worker_comes_back(make_ws, la
     assert good.ok, [r.line() for r in good.rungs]
 
 
-FILL_REFERENCE = '''
+FILL_REFERENCE = """
 import torch
 
 def generate_input(seed, n):
@@ -170,9 +176,9 @@ def ref_kernel(data):
 tests = [{"n": n} for n in (1, 129, 1025)]
 outputs = (1,)
 contiguous_only = True
-'''
+"""
 
-FILL_KERNEL = '''
+FILL_KERNEL = """
 import triton
 import triton.language as tl
 
@@ -188,7 +194,7 @@ def custom_kernel(data):
     x, out = data
     twice[(1,)](x, out, x.numel(), BLOCK=2048)
     return out
-'''
+"""
 
 
 def test_declared_output_buffers_are_poisoned_and_unwritten_elements_counted(make_ws, ladder_for):

@@ -30,9 +30,19 @@ DESCRIBE = {"tests": [{"n": 1}, {"n": 129}], "labels": ["(1,)", "(129,)"]}
 
 def case(spec_index: int, seed: int, ok: bool = True, score: float = 0.1, **kw) -> dict:
     label = DESCRIBE["labels"][spec_index]
-    c = {"spec_index": spec_index, "seed": seed, "ok": ok, "score": score, "label": label,
-         "case": f"spec={label} seed={seed}", "reason": "" if ok else "3 elements outside tolerance",
-         "max_abs_err": score * 1e-6, "max_rel_err": score * 1e-5, "psnr_db": 120.0 - score, "cosine": 1.0}
+    c = {
+        "spec_index": spec_index,
+        "seed": seed,
+        "ok": ok,
+        "score": score,
+        "label": label,
+        "case": f"spec={label} seed={seed}",
+        "reason": "" if ok else "3 elements outside tolerance",
+        "max_abs_err": score * 1e-6,
+        "max_rel_err": score * 1e-5,
+        "psnr_db": 120.0 - score,
+        "cosine": 1.0,
+    }
     c.update(kw)
     return c
 
@@ -50,8 +60,12 @@ def test_a_passing_fold_names_the_worst_spec_and_keeps_its_metrics():
 
 
 def test_a_failing_fold_puts_the_worst_failing_case_and_its_reason_in_the_error():
-    cases = [case(0, 5), case(1, 5, ok=False, score=3.0), case(1, 6, ok=False, score=9.0, max_abs_err=0.5),
-             case(0, 6, ok=False, score=2.0)]
+    cases = [
+        case(0, 5),
+        case(1, 5, ok=False, score=3.0),
+        case(1, 6, ok=False, score=9.0, max_abs_err=0.5),
+        case(0, 6, ok=False, score=2.0),
+    ]
     r = correctness_result(cases, DESCRIBE)
     assert r.status is Status.FAILED
     assert r.error.type == "CorrectnessError"
@@ -69,9 +83,12 @@ def test_one_failing_spec_has_no_count_suffix():
 
 def test_warnings_are_deduplicated_in_order_and_capped():
     many = [f"w{i}" for i in range(MAX_WARNINGS + 3)]
-    cases = [case(0, 5, warnings=["low precision", "low precision"]), case(0, 6, warnings=["low precision"]),
-             case(1, 5, warnings=many),
-             case(1, 6, unsupported="strides not handled", layout="padded", case="spec=(129,) layout=padded")]
+    cases = [
+        case(0, 5, warnings=["low precision", "low precision"]),
+        case(0, 6, warnings=["low precision"]),
+        case(1, 5, warnings=many),
+        case(1, 6, unsupported="strides not handled", layout="padded", case="spec=(129,) layout=padded"),
+    ]
     r = correctness_result(cases, DESCRIBE)
     assert r.warnings[0] == "spec=(1,): low precision"
     assert r.warnings[1:MAX_WARNINGS] == [f"spec=(129,): w{i}" for i in range(MAX_WARNINGS - 1)]
@@ -84,8 +101,11 @@ def test_warnings_are_deduplicated_in_order_and_capped():
 
 
 def test_an_unsupported_layout_shows_as_a_warning():
-    cases = [case(0, 5), case(1, 5),
-             case(1, 7, unsupported="strides not handled", layout="padded", case="spec=(129,) layout=padded")]
+    cases = [
+        case(0, 5),
+        case(1, 5),
+        case(1, 7, unsupported="strides not handled", layout="padded", case="spec=(129,) layout=padded"),
+    ]
     r = correctness_result(cases, DESCRIBE)
     assert r.status is Status.OK
     assert r.warnings == ["spec=(129,) layout=padded unsupported: strides not handled"]
@@ -106,10 +126,12 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
     phase2 = cases[8:]
     dists = phase2[:8]
     assert [(c["spec_index"], c["dist"], c["seed"]) for c in dists] == [
-        (i, d, 100 + 101 + j) for i in reversed(up) for j, d in enumerate(["normal", "shifted"])]
+        (i, d, 100 + 101 + j) for i in reversed(up) for j, d in enumerate(["normal", "shifted"])
+    ]
     layouts = phase2[8:]
     assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
-        (i, lay, 107) for i in (2, 3) for lay in LAYOUTS]  # the two largest specs only
+        (i, lay, 107) for i in (2, 3) for lay in LAYOUTS
+    ]  # the two largest specs only
     assert phase2[0]["fresh"] is True and sum(bool(c.get("fresh")) for c in cases) == 1
     assert len(cases) == 8 + 8 + 2 * len(LAYOUTS)
 
@@ -126,8 +148,15 @@ def test_contiguous_only_and_the_options_drop_cases():
 
 # -- merge -----------------------------------------------------------------------------------------------------
 def result(names: list[str], sha: str = "a" * 64, summary: str = "old", device: str = "cpu") -> LadderResult:
-    return LadderResult("p", "v1", "kernels/p/v1.py", {"type": device},
-                        [RungResult(n, Status.OK, summary=summary) for n in names], sha, "r" * 64)
+    return LadderResult(
+        "p",
+        "v1",
+        "kernels/p/v1.py",
+        {"type": device},
+        [RungResult(n, Status.OK, summary=summary) for n in names],
+        sha,
+        "r" * 64,
+    )
 
 
 def test_a_partial_run_keeps_the_other_rungs_of_the_same_sources():
@@ -135,15 +164,24 @@ def test_a_partial_run_keeps_the_other_rungs_of_the_same_sources():
     new = result(["compile", "profile"], summary="new")
     merged = merge(old, new)
     assert [r.name for r in merged.rungs] == ["compile", "run", "correctness", "benchmark", "dumps", "profile"]
-    assert {r.name: r.summary for r in merged.rungs} == {"compile": "new", "run": "old", "correctness": "old",
-                                                          "benchmark": "old", "dumps": "old", "profile": "new"}
+    assert {r.name: r.summary for r in merged.rungs} == {
+        "compile": "new",
+        "run": "old",
+        "correctness": "old",
+        "benchmark": "old",
+        "dumps": "old",
+        "profile": "new",
+    }
 
 
 def test_a_different_source_device_or_a_full_run_replaces():
     old = result(["compile", "run", "correctness", "benchmark", "dumps"])
-    for new in (result(["compile", "profile"], sha="b" * 64), result(["compile", "profile"], device="cuda"),
-                result(["compile", "run", "correctness", "benchmark", "dumps"], summary="new"),
-                result(["compile"], summary="new")):
+    for new in (
+        result(["compile", "profile"], sha="b" * 64),
+        result(["compile", "profile"], device="cuda"),
+        result(["compile", "run", "correctness", "benchmark", "dumps"], summary="new"),
+        result(["compile"], summary="new"),
+    ):
         assert merge(old, new) is new
     assert merge(None, old) is old
 
@@ -195,8 +233,15 @@ def test_context_progress_publishes_rung_progress_on_the_bus(tmp_path):
     bus = EventBus()
     seen: list[RungProgress] = []
     bus.subscribe(lambda ev: seen.append(ev) if isinstance(ev, RungProgress) else None)
-    ctx = RunContext(ws=None, pool=None, options=LadderOptions(), bus=bus,  # type: ignore[arg-type]
-                     kernel=KernelRef("softmax", "v2", tmp_path), run_id=7, seed=1)
+    ctx = RunContext(
+        ws=None,
+        pool=None,
+        options=LadderOptions(),
+        bus=bus,  # type: ignore[arg-type]
+        kernel=KernelRef("softmax", "v2", tmp_path),
+        run_id=7,
+        seed=1,
+    )
     on_progress = ctx.progress("correctness", "verdicts")
     for i in range(1, 51):  # back to back: far faster than 10 a second
         on_progress({"done": i, "total": 50})

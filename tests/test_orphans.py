@@ -13,7 +13,7 @@ import pytest
 from ktui.core.events import RungFinished
 from ktui.core.workers import orphans
 
-REFERENCE = '''
+REFERENCE = """
 import torch
 
 def generate_input(seed, n):
@@ -25,12 +25,12 @@ def ref_kernel(data):
 
 tests = [{"n": n} for n in (1, 17)]
 contiguous_only = True
-'''
+"""
 
 # Once per import (the compile worker's dry call, the candidate's two phases), the kernel leaves a sleeper behind:
 # the child starts a new session and forks again, then exits; the grandchild (still ``python -m ktui.worker`` on its
 # command line) writes its pid into PIDS and sleeps for ten minutes.
-KERNEL = '''
+KERNEL = """
 import os
 import time
 
@@ -65,7 +65,7 @@ def custom_kernel(data):
         _leave_a_sleeper()
     a, b = data
     return a + b
-'''
+"""
 
 
 def _alive(pid: int) -> bool:

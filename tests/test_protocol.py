@@ -35,8 +35,9 @@ def role_classes() -> dict[str, type]:
 
 
 def handler_names(cls: type) -> set[str]:
-    return {name.removeprefix("do_") for name, _ in inspect.getmembers(cls, inspect.isfunction)
-            if name.startswith("do_")}
+    return {
+        name.removeprefix("do_") for name, _ in inspect.getmembers(cls, inspect.isfunction) if name.startswith("do_")
+    }
 
 
 # -- the table ---------------------------------------------------------------------------------------------------
@@ -155,9 +156,15 @@ def test_format_error_knows_ktui_checks_by_class():
     from ktui.worker.server import format_error
 
     assert format_error(KernelError("v1.py does not define custom_kernel(data)")) == {
-        "type": "KernelError", "message": "v1.py does not define custom_kernel(data)", "traceback": ""}
+        "type": "KernelError",
+        "message": "v1.py does not define custom_kernel(data)",
+        "traceback": "",
+    }
     assert format_error(ProblemError("references/x.py does not define tests")) == {
-        "type": "ProblemError", "message": "references/x.py does not define tests", "traceback": ""}
+        "type": "ProblemError",
+        "message": "references/x.py does not define tests",
+        "traceback": "",
+    }
 
     class KernelError(Exception):  # a kernel's own class of the same name is no ktui check
         pass
@@ -244,10 +251,15 @@ def replies(out: io.BytesIO) -> list[dict]:
 
 def reference_params(sha: str | None = None) -> dict:
     path = ROOT / "references" / "vector_add.py"
-    return {"kernel": {"name": "kernels/vector_add/v1.py", "path": "", "sha": "0" * 64, "search_dir": ""},
-            "reference": {"problem": "vector_add", "path": str(path),
-                          "sha": sha or hashlib.sha256(path.read_bytes()).hexdigest(),
-                          "search_dir": str(path.parent)}}
+    return {
+        "kernel": {"name": "kernels/vector_add/v1.py", "path": "", "sha": "0" * 64, "search_dir": ""},
+        "reference": {
+            "problem": "vector_add",
+            "path": str(path),
+            "sha": sha or hashlib.sha256(path.read_bytes()).hexdigest(),
+            "search_dir": str(path.parent),
+        },
+    }
 
 
 def test_unknown_methods_are_answered_with_an_error(judge_server):
@@ -255,8 +267,9 @@ def test_unknown_methods_are_answered_with_an_error(judge_server):
     assert server.handle({"id": 4, "method": "no_such_method", "params": {}})
     assert replies(out) == [{"id": 4, "error": {"type": "ValueError", "message": "unknown method 'no_such_method'"}}]
     assert server.handle({"id": 5, "method": "execute", "params": {}})  # a candidate method
-    assert replies(out) == [{"id": 5, "error": {"type": "ValueError",
-                                                "message": "unknown method 'execute' for the judge worker"}}]
+    assert replies(out) == [
+        {"id": 5, "error": {"type": "ValueError", "message": "unknown method 'execute' for the judge worker"}}
+    ]
     assert server.handle({"id": 6, "method": "__init__", "params": {}})  # never looked up on the handler
     assert replies(out)[0]["error"]["message"] == "unknown method '__init__'"
     assert server.handle({"id": -1, "method": "shutdown", "params": {}}) is False
@@ -277,16 +290,28 @@ def test_serve_reads_requests_until_shutdown():
     from ktui.worker.server import Server
 
     out = io.BytesIO()
-    requests = encode({"id": 1, "method": "nope", "params": {}}) + encode({"id": 2, "method": "shutdown"}) + \
-        encode({"id": 3, "method": "nope", "params": {}})
+    requests = (
+        encode({"id": 1, "method": "nope", "params": {}})
+        + encode({"id": 2, "method": "shutdown"})
+        + encode({"id": 3, "method": "nope", "params": {}})
+    )
     Server("judge", "cpu", io.BytesIO(requests), out).serve()
     assert [r["id"] for r in replies(out)] == [1]
 
 
 # -- the wire --------------------------------------------------------------------------------------------------------
 def test_encode_decode_round_trip_with_nan_and_inf():
-    msg = {"id": 3, "result": {"psnr_db": math.inf, "worst": -math.inf, "mse": math.nan, "xs": [1.5, math.nan],
-                               "nested": {"t": (math.inf, 2)}, 7: "int key"}}
+    msg = {
+        "id": 3,
+        "result": {
+            "psnr_db": math.inf,
+            "worst": -math.inf,
+            "mse": math.nan,
+            "xs": [1.5, math.nan],
+            "nested": {"t": (math.inf, 2)},
+            7: "int key",
+        },
+    }
     line = encode(msg)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
 
@@ -305,7 +330,7 @@ def test_encode_decode_round_trip_with_nan_and_inf():
 
 
 # -- the transport seam ----------------------------------------------------------------------------------------------
-STAND_IN = textwrap.dedent('''
+STAND_IN = textwrap.dedent("""
     import json, sys
     print(json.dumps({"hello": {"role": "judge", "device": {"type": "cpu"}, "startup_s": 0.0, "pid": 0,
                                 "python": "3"}}), flush=True)
@@ -319,7 +344,7 @@ STAND_IN = textwrap.dedent('''
         else:
             print(json.dumps({"id": req["id"], "error": {"type": "ValueError", "message": "unknown method"}}),
                   flush=True)
-''')
+""")
 
 
 class StandInTransport(LocalTransport):
@@ -331,8 +356,7 @@ class StandInTransport(LocalTransport):
 
 def test_worker_process_starts_through_its_transport(tmp_path):
     w = WorkerProcess("judge", "cpu", tmp_path, transport=StandInTransport())
-    assert LocalTransport().command("judge", "cpu")[1:] == ["-m", "ktui.worker", "--role", "judge",
-                                                            "--device", "cpu"]
+    assert LocalTransport().command("judge", "cpu")[1:] == ["-m", "ktui.worker", "--role", "judge", "--device", "cpu"]
     try:
         seen = []
         info = JudgeClient(w).describe({"n": 3}, timeout_s=30.0, on_progress=seen.append)  # type: ignore[arg-type]

@@ -16,26 +16,63 @@ H200 = {"type": "cuda", "name": "NVIDIA H200", "capability": [9, 0]}
 
 
 def failed_run() -> LadderResult:
-    return LadderResult("softmax", "v3", "kernels/softmax/v3.py", CPU, [
-        RungResult("compile", Status.OK, summary="triton: softmax_kernel(w=4,s=3) [sm_90a]",
-                   warnings=["a warning", "another"],
-                   figures={"launches": [{"language": "triton", "kernel": "softmax_kernel", "target": "sm_90a",
-                                          "num_warps": 4, "num_stages": 3,
-                                          "signature": {"x_ptr": "*fp32", "n": "i32"}}]}),
-        RungResult("run", Status.FAILED, error=ErrorInfo("IndexError", "index 4 is out of bounds", TB)),
-    ], source_sha256="ab" * 32, reference_sha256="cd" * 32, seconds=2.345)
+    return LadderResult(
+        "softmax",
+        "v3",
+        "kernels/softmax/v3.py",
+        CPU,
+        [
+            RungResult(
+                "compile",
+                Status.OK,
+                summary="triton: softmax_kernel(w=4,s=3) [sm_90a]",
+                warnings=["a warning", "another"],
+                figures={
+                    "launches": [
+                        {
+                            "language": "triton",
+                            "kernel": "softmax_kernel",
+                            "target": "sm_90a",
+                            "num_warps": 4,
+                            "num_stages": 3,
+                            "signature": {"x_ptr": "*fp32", "n": "i32"},
+                        }
+                    ]
+                },
+            ),
+            RungResult("run", Status.FAILED, error=ErrorInfo("IndexError", "index 4 is out of bounds", TB)),
+        ],
+        source_sha256="ab" * 32,
+        reference_sha256="cd" * 32,
+        seconds=2.345,
+    )
 
 
 def failed_correctness() -> LadderResult:
-    specs = [{"label": "(1, 129)", "ok": True},
-             {"label": "(2, 4099)", "ok": False, "worst_case": "seed=7", "reason": "max_abs_err 0.5 > atol 1e-06"}]
-    return LadderResult("softmax", "v1", "kernels/softmax/v1.py", H200, [
-        RungResult("compile", Status.OK, summary="triton: softmax_kernel"),
-        RungResult("run", Status.OK, summary="90 cases ok"),
-        RungResult("correctness", Status.FAILED, summary="spec=(2, 4099) seed=7: max_abs_err 0.5",
-                   figures={"specs": specs}, error=ErrorInfo("AssertionError", "not close", "Traceback\n  x\n")),
-        RungResult("benchmark", Status.SKIPPED, summary="timing under the Triton interpreter is not meaningful"),
-    ], source_sha256="0123456789abcdef" * 4, reference_sha256="f" * 64)
+    specs = [
+        {"label": "(1, 129)", "ok": True},
+        {"label": "(2, 4099)", "ok": False, "worst_case": "seed=7", "reason": "max_abs_err 0.5 > atol 1e-06"},
+    ]
+    return LadderResult(
+        "softmax",
+        "v1",
+        "kernels/softmax/v1.py",
+        H200,
+        [
+            RungResult("compile", Status.OK, summary="triton: softmax_kernel"),
+            RungResult("run", Status.OK, summary="90 cases ok"),
+            RungResult(
+                "correctness",
+                Status.FAILED,
+                summary="spec=(2, 4099) seed=7: max_abs_err 0.5",
+                figures={"specs": specs},
+                error=ErrorInfo("AssertionError", "not close", "Traceback\n  x\n"),
+            ),
+            RungResult("benchmark", Status.SKIPPED, summary="timing under the Triton interpreter is not meaningful"),
+        ],
+        source_sha256="0123456789abcdef" * 4,
+        reference_sha256="f" * 64,
+    )
 
 
 def test_traceback_tail_keeps_the_last_lines_and_drops_trailing_blanks():
@@ -61,15 +98,17 @@ def test_ktui_run_lines():
 
 
 def test_the_models_text():
-    assert report.for_model(failed_run()) == "\n".join([
-        f"Ladder results for softmax/v3 (kernels/softmax/v3.py, sha256 {'ab' * 6}) on cpu (interpreter): FAILED",
-        "[compile] ok  triton: softmax_kernel(w=4,s=3) [sm_90a]",
-        "  warning: a warning",
-        "  warning: another",
-        "[run] FAILED IndexError: index 4 is out of bounds",
-        "  traceback (last lines):",
-        *[f"    line {i}" for i in range(11, 31)],  # the last 20 lines
-    ])
+    assert report.for_model(failed_run()) == "\n".join(
+        [
+            f"Ladder results for softmax/v3 (kernels/softmax/v3.py, sha256 {'ab' * 6}) on cpu (interpreter): FAILED",
+            "[compile] ok  triton: softmax_kernel(w=4,s=3) [sm_90a]",
+            "  warning: a warning",
+            "  warning: another",
+            "[run] FAILED IndexError: index 4 is out of bounds",
+            "  traceback (last lines):",
+            *[f"    line {i}" for i in range(11, 31)],  # the last 20 lines
+        ]
+    )
     assert report.for_model(failed_correctness()).splitlines()[3:] == [
         "[correctness] FAILED spec=(2, 4099) seed=7: max_abs_err 0.5",
         "  traceback (last lines):",
@@ -82,10 +121,14 @@ def test_the_models_text():
 
 def test_the_details_tab():
     k = KernelRef("softmax", "v3", Path("/ws"))
-    assert report.details(k, None) == [("softmax/v3", "bold"), ("  kernels/softmax/v3.py\n", ""),
-                                       ("Not run yet: press r to run it, or save the file.\n", "dim")]
+    assert report.details(k, None) == [
+        ("softmax/v3", "bold"),
+        ("  kernels/softmax/v3.py\n", ""),
+        ("Not run yet: press r to run it, or save the file.\n", "dim"),
+    ]
     assert report.details(k, failed_run()) == [
-        ("softmax/v3", "bold"), ("  kernels/softmax/v3.py\n", ""),
+        ("softmax/v3", "bold"),
+        ("  kernels/softmax/v3.py\n", ""),
         (f"device: cpu (interpreter)   source sha256: {'ab' * 6}   reference: {'cd' * 6}   2.3 s\n", ""),
         ("  triton softmax_kernel [sm_90a] warps=4 stages=3  x_ptr:*fp32, n:i32\n", "cyan"),
         ("warning [compile]: a warning\n", "yellow"),
@@ -106,15 +149,22 @@ class Done:
 
 def test_the_usage_line():
     assert report.usage_line(Done()) == "1234 in + 56 out tokens, $0.0042; session 1290 tokens, $0.0123"
-    assert report.usage_line(Done(cost_usd=None, session_cost_usd=None)) == \
-        "1234 in + 56 out tokens, cost n/a; session 1290 tokens, cost n/a"
+    assert (
+        report.usage_line(Done(cost_usd=None, session_cost_usd=None))
+        == "1234 in + 56 out tokens, cost n/a; session 1290 tokens, cost n/a"
+    )
     assert report.session_usage(Done()) == "session 1290 tokens, $0.0123"
 
 
 def test_worst_speedup_is_the_smallest_of_a_passed_benchmark():
     def with_bench(status: Status, speedups: list[float | None]) -> LadderResult:
-        return LadderResult("p", "v1", "kernels/p/v1.py", H200, [
-            RungResult("benchmark", status, figures={"specs": [{"speedup": s} for s in speedups]})])
+        return LadderResult(
+            "p",
+            "v1",
+            "kernels/p/v1.py",
+            H200,
+            [RungResult("benchmark", status, figures={"specs": [{"speedup": s} for s in speedups]})],
+        )
 
     assert with_bench(Status.OK, [1.5, 0.8, None, 2.0]).worst_speedup == 0.8
     assert with_bench(Status.OK, [None]).worst_speedup is None

@@ -83,7 +83,9 @@ def test_line_map_links_source_lines_and_instructions():
 def test_a_50000_line_diff_is_computed_and_rendered_in_about_a_second():
     lines = SASS.splitlines()
     body = [ln for ln in lines if "/*00" in ln]
-    big_a = "\n".join(lines[:5] + [f"        /*{i:04x}*/ {body[i % len(body)].split('*/', 1)[1]}" for i in range(50_000)])
+    big_a = "\n".join(
+        lines[:5] + [f"        /*{i:04x}*/ {body[i % len(body)].split('*/', 1)[1]}" for i in range(50_000)]
+    )
     big_b = big_a.replace("FFMA R10, R11, R12, R10", "FMUL R10, R11, R12")
     t0 = time.perf_counter()
     la, lb = sass.normalized_lines(sass.parse(big_a)), sass.normalized_lines(sass.parse(big_b))
@@ -142,8 +144,10 @@ def test_ncu_summaries_pair_the_pages(fixtures):
 
 
 def test_ncu_deltas_with_a_noise_band():
-    d = ncu.deltas({"duration_us": 100.0, "sm_throughput_pct": 50.0, "registers": 32},
-                   {"duration_us": 102.0, "sm_throughput_pct": 60.0, "registers": 40})
+    d = ncu.deltas(
+        {"duration_us": 100.0, "sm_throughput_pct": 50.0, "registers": 32},
+        {"duration_us": 102.0, "sm_throughput_pct": 60.0, "registers": 40},
+    )
     assert d["duration_us"]["within_noise"] and d["duration_us"]["delta"] == pytest.approx(2.0)
     assert not d["sm_throughput_pct"]["within_noise"]
     assert not d["registers"]["within_noise"] and d["registers"]["delta"] == 8
@@ -160,8 +164,20 @@ def test_ncu_command_profiles_one_call_with_clocks_untouched(tmp_path):
 def test_ktui_diff_json_compares_two_versions(make_ws):
     ws = make_ws(["vector_add"])
     exe = str(Path(sys.executable).with_name("ktui"))
-    p = subprocess.run([exe, "diff", str(ws.root / "kernels/vector_add/v1.py"), str(ws.root / "kernels/vector_add/v2.py"),
-                        "--json", "--device", "cpu"], capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [
+            exe,
+            "diff",
+            str(ws.root / "kernels/vector_add/v1.py"),
+            str(ws.root / "kernels/vector_add/v2.py"),
+            "--json",
+            "--device",
+            "cpu",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["a"]["file"] == "kernels/vector_add/v1.py" and d["b"]["file"] == "kernels/vector_add/v2.py"
@@ -170,9 +186,18 @@ def test_ktui_diff_json_compares_two_versions(make_ws):
     assert {r["resource"] for r in d["resources"]} >= {"registers", "local", "shared"}
     assert d["diff"][0] == "--- kernels/vector_add/v1.py" and d["changed"] > 0
     assert d["a"]["ncu"] is None  # no profile on a CPU machine
-    text = subprocess.run([exe, "diff", str(ws.root / "kernels/vector_add/v1.py"),
-                           str(ws.root / "kernels/vector_add/v2.py"), "--side-by-side"],
-                          capture_output=True, text=True, timeout=120).stdout
+    text = subprocess.run(
+        [
+            exe,
+            "diff",
+            str(ws.root / "kernels/vector_add/v1.py"),
+            str(ws.root / "kernels/vector_add/v2.py"),
+            "--side-by-side",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     assert "LDG.128" in text and " | " in text or " > " in text
 
 
@@ -206,13 +231,15 @@ def test_the_fast_normalization_matches_the_per_instruction_one():
 
 
 def test_ncu_sizes_in_si_units_become_bytes():
-    det = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
-           '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n'
-           '"0","1","p","h","mm","1","7","(256, 1, 1)","(512, 1, 1)","0","9.0","Launch Statistics",'
-           '"Dynamic Shared Memory Per Block","Kbyte/block","147.46"\n'
-           '"0","1","p","h","mm","1","7","(256, 1, 1)","(512, 1, 1)","0","9.0","Launch Statistics",'
-           '"Static Shared Memory Per Block","byte/block","16"\n'
-           '"0","1","p","h","mm","1","7","(256, 1, 1)","(512, 1, 1)","0","9.0","GPU Speed Of Light Throughput",'
-           '"Duration","us","201.50"\n')
+    det = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+        '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+        '"0","1","p","h","mm","1","7","(256, 1, 1)","(512, 1, 1)","0","9.0","Launch Statistics",'
+        '"Dynamic Shared Memory Per Block","Kbyte/block","147.46"\n'
+        '"0","1","p","h","mm","1","7","(256, 1, 1)","(512, 1, 1)","0","9.0","Launch Statistics",'
+        '"Static Shared Memory Per Block","byte/block","16"\n'
+        '"0","1","p","h","mm","1","7","(256, 1, 1)","(512, 1, 1)","0","9.0","GPU Speed Of Light Throughput",'
+        '"Duration","us","201.50"\n'
+    )
     s = ncu.summarize(None, ncu.parse_details(det)[0])
     assert s["shared_bytes"] == pytest.approx(147_476) and s["duration_us"] == pytest.approx(201.5)

@@ -8,7 +8,7 @@ from ktui.core.inspect.scan import scan_source
 
 from .conftest import ROOT
 
-SOURCE = '''
+SOURCE = """
 import threading
 import time
 import torch
@@ -36,7 +36,7 @@ def custom_kernel(data):
         return torch.softmax(a, dim=-1)
     setattr(torch, "allclose", lambda *x, **y: True)
     return F.relu(a @ b) + torch.matmul(a, b)
-'''
+"""
 
 
 def kinds(findings):
@@ -69,7 +69,7 @@ def test_a_module_that_does_not_parse_gives_no_findings():
     assert scan_source("def custom_kernel(:\n") == []
 
 
-HIDDEN = '''
+HIDDEN = """
 import math
 import importlib
 import numpy as np
@@ -93,7 +93,7 @@ def custom_kernel(data):
     m = importlib.import_module("torch")
     eval("1 + 1")
     return torch.empty(triton.cdiv(x.numel(), 2), device=x.device).view(-1).contiguous()
-'''
+"""
 
 
 def test_fallbacks_that_avoid_the_torch_name_are_still_reported():

@@ -136,9 +136,12 @@ def test_quitting_during_a_run_is_quick_and_stores_no_verdict(make_ws):
     from .conftest import BAD
 
     ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "hangs.py"})
-    session = Session(ws, "cpu", options=LadderOptions(timeouts={"compile": 120.0, "run": 120.0,
-                                                                 "correctness": 120.0, "benchmark": 60.0}),
-                      watch=False)
+    session = Session(
+        ws,
+        "cpu",
+        options=LadderOptions(timeouts={"compile": 120.0, "run": 120.0, "correctness": 120.0, "benchmark": 60.0}),
+        watch=False,
+    )
     started = threading.Event()
     session.bus.subscribe(lambda ev: started.set() if isinstance(ev, RungStarted) and ev.rung == "compile" else None)
     session.start()

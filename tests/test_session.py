@@ -22,9 +22,16 @@ def fake_ladder(ran: list[str], gate: threading.Event | None = None):
             gate.wait(10)
         ran.append(k.path.read_text())
         ref = k.root / "references" / f"{k.problem}.py"
-        return LadderResult(k.problem, k.version, f"kernels/{k.problem}/{k.version}.py", {"type": "cpu"},
-                            [RungResult("compile", Status.OK)], source_sha256=sha256(k.path.read_bytes()),
-                            reference_sha256=sha256(ref.read_bytes()))
+        return LadderResult(
+            k.problem,
+            k.version,
+            f"kernels/{k.problem}/{k.version}.py",
+            {"type": "cpu"},
+            [RungResult("compile", Status.OK)],
+            source_sha256=sha256(k.path.read_bytes()),
+            reference_sha256=sha256(ref.read_bytes()),
+        )
+
     return run
 
 
@@ -134,8 +141,7 @@ def test_session_result_for_waits_on_its_ticket_and_reuses_a_current_result(make
         session.stop()
 
 
-def test_a_real_session_on_the_shared_pool_runs_once_for_the_agents_write_and_the_watchers_save(make_ws,
-                                                                                              session_for):
+def test_a_real_session_on_the_shared_pool_runs_once_for_the_agents_write_and_the_watchers_save(make_ws, session_for):
     ws = make_ws(["vector_add"])
     k = ws.versions("vector_add")[0]
     session = session_for(ws, seeds=1, distributions=False, layouts=False, rungs=("compile", "run", "correctness"))

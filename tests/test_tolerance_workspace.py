@@ -2,8 +2,8 @@
 
 import pytest
 
-from ktui.worker.tolerance import resolve
 from ktui.core.workspace import Workspace, WorkspaceError
+from ktui.worker.tolerance import resolve
 
 
 def test_defaults_by_precision():
@@ -62,8 +62,8 @@ def test_a_snapshot_written_to_after_it_was_taken_is_taken_again_and_refused_by_
     import hashlib
     import os
 
-    from ktui.worker.problem import Problem, ProblemError
     from ktui.core.store import Snapshots
+    from ktui.worker.problem import Problem, ProblemError
 
     ws = make_ws(["vector_add"])
     src = ws.reference_path("vector_add")

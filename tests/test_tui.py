@@ -48,8 +48,10 @@ def demo_ws(tmp_path):
 
 @pytest.fixture
 def session_ws(make_ws):
-    ws = make_ws(["vector_add"], {"vector_add/v1": ROOT / "kernels/vector_add/v1.py",
-                                  "vector_add/v2": ROOT / "kernels/vector_add/v2.py"})
+    ws = make_ws(
+        ["vector_add"],
+        {"vector_add/v1": ROOT / "kernels/vector_add/v1.py", "vector_add/v2": ROOT / "kernels/vector_add/v2.py"},
+    )
     session = Session(ws, "cpu", options=FAST, debounce_s=0.05)
     session.start()
     for w in session.pool.workers:
@@ -67,8 +69,10 @@ async def test_saving_a_file_reruns_its_ladder_and_the_tables_update(session_ws)
     ws, session = session_ws
     seen: list[CoreEvent] = []
     app = KtuiApp(ws, session=session)
-    async with app.run_test(size=(100, 30), message_hook=lambda m: seen.append(m)
-                            if isinstance(m, CoreEvent) and m.event.kind in LADDER_KINDS else None) as pilot:
+    async with app.run_test(
+        size=(100, 30),
+        message_hook=lambda m: seen.append(m) if isinstance(m, CoreEvent) and m.event.kind in LADDER_KINDS else None,
+    ) as pilot:
         await pilot.pause(0.3)
         ladder = app.query_one(LadderTable)
         assert app.selected.key == "vector_add/v1"
@@ -76,8 +80,11 @@ async def test_saving_a_file_reruns_its_ladder_and_the_tables_update(session_ws)
         path = ws.root / "kernels/vector_add/v1.py"
         text = path.read_text() + "\n# saved by the test\n"
         path.write_text(text)
-        await wait_for(pilot, lambda: (r := app.states["vector_add/v1"].result) is not None
-                       and r.source_sha256 == sha(text), what="the ladder after the save")
+        await wait_for(
+            pilot,
+            lambda: (r := app.states["vector_add/v1"].result) is not None and r.source_sha256 == sha(text),
+            what="the ladder after the save",
+        )
         await pilot.pause(0.2)
         for rung in ("compile", "run", "correctness"):
             assert cell_text(ladder, rung, "status") == "ok"
@@ -109,8 +116,11 @@ async def test_two_quick_saves_run_the_latest_content(session_ws):
         latest = good + "\n# the second save\n"
         path.write_text(wrong)
         path.write_text(latest)
-        await wait_for(pilot, lambda: (r := app.states["vector_add/v2"].result) is not None
-                       and r.source_sha256 == sha(latest), what="the latest save's result")
+        await wait_for(
+            pilot,
+            lambda: (r := app.states["vector_add/v2"].result) is not None and r.source_sha256 == sha(latest),
+            what="the latest save's result",
+        )
         res = app.states["vector_add/v2"].result
         assert res.ok, [r.line() for r in res.rungs]
         assert session.scheduler.wait_idle(30)
@@ -205,13 +215,17 @@ async def test_chat_approval_prompt_takes_y_and_n(session_ws):
     ws, session = session_ws
     src = (ROOT / "kernels/vector_add/v2.py").read_text()
     os.environ.setdefault("OPENAI_API_KEY", "scripted")
-    script = [Reply("First try.", tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": src})]),
-              Reply("Second try.", tool_calls=[Call("write_kernel", {"problem": "vector_add",
-                                                                     "source": src + "\n# second\n"})]),
-              Reply("Done.")]
+    script = [
+        Reply("First try.", tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": src})]),
+        Reply(
+            "Second try.", tool_calls=[Call("write_kernel", {"problem": "vector_add", "source": src + "\n# second\n"})]
+        ),
+        Reply("Done."),
+    ]
     with ScriptedLLM(script) as llm:
-        config = AgentConfig(model="openai/scripted", api_base=llm.api_base, context_tokens=32768,
-                             approve="ask", max_rounds=0)
+        config = AgentConfig(
+            model="openai/scripted", api_base=llm.api_base, context_tokens=32768, approve="ask", max_rounds=0
+        )
         app = KtuiApp(ws, session=session, agent_config=config)
         async with app.run_test(size=(100, 30)) as pilot:
             chat = app.query_one(ChatPane)
@@ -223,8 +237,11 @@ async def test_chat_approval_prompt_takes_y_and_n(session_ws):
             bar = app.query_one(ApprovalBar)
             await wait_for(pilot, lambda: bar.display and bar.has_focus, what="the first approval prompt")
             await pilot.press("n")
-            await wait_for(pilot, lambda: len(llm.requests) >= 2 and bar.display and bar.has_focus,
-                           what="the second approval prompt")
+            await wait_for(
+                pilot,
+                lambda: len(llm.requests) >= 2 and bar.display and bar.has_focus,
+                what="the second approval prompt",
+            )
             assert not (ws.root / "kernels/vector_add/v3.py").exists()
             await pilot.press("y")
             await wait_for(pilot, lambda: len(llm.requests) >= 3, what="the model's last turn")
@@ -248,10 +265,15 @@ async def test_sass_tab_maps_source_lines_to_instructions_and_back_and_diff_tab_
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.3)
         await pilot.press("a")  # run every version of the problem
-        await wait_for(pilot, lambda: all(app.states[k].result is not None and
-                                          app.states[k].result.rung("dumps") is not None
-                                          for k in ("vector_add/v1", "vector_add/v2")), timeout=180,
-                       what="both ladders with dumps")
+        await wait_for(
+            pilot,
+            lambda: all(
+                app.states[k].result is not None and app.states[k].result.rung("dumps") is not None
+                for k in ("vector_add/v1", "vector_add/v2")
+            ),
+            timeout=180,
+            what="both ladders with dumps",
+        )
         await pilot.press("right_square_bracket")  # v2
         await pilot.press("3")
         await pilot.pause(0.3)
@@ -259,8 +281,9 @@ async def test_sass_tab_maps_source_lines_to_instructions_and_back_and_diff_tab_
         src, asm = view.query_one("#src", DataTable), view.query_one("#asm", DataTable)
         assert src.row_count > 10 and asm.row_count > 10
         # the line of the first 128-bit global load, from the line info
-        ldg = next(i for i in range(asm.row_count) if "LDG.E.128" in str(asm.get_row_at(i)[1])
-                   and view.line_of(i) is not None)
+        ldg = next(
+            i for i in range(asm.row_count) if "LDG.E.128" in str(asm.get_row_at(i)[1]) and view.line_of(i) is not None
+        )
         load_line = view.line_of(ldg)
         hits = view.sass_rows_for_line(load_line)
         assert ldg in hits
@@ -311,12 +334,18 @@ async def test_next_follows_the_tree_after_a_new_version_and_results_stored_else
         assert tree.version_keys() == ["vector_add/v1", "vector_add/v2", "vector_add/v3"]
         await pilot.press("left_square_bracket")
         assert app.selected.key == "vector_add/v2"
-        await wait_for(pilot, lambda: session.scheduler.idle() and
-                       app.states["vector_add/v3"].result is not None, what="the new version's run")
+        await wait_for(
+            pilot,
+            lambda: session.scheduler.idle() and app.states["vector_add/v3"].result is not None,
+            what="the new version's run",
+        )
         # another ktui process (ktui run) stores a result for v2: the tree shows it
         stored = hand_result("v2", ok=False)
         stored.started_at = 4e9
         session.store.save(stored)
-        await wait_for(pilot, lambda: "correctness" in tree.label_of("vector_add/v2"), timeout=10,
-                       what="the result stored by another process")
-
+        await wait_for(
+            pilot,
+            lambda: "correctness" in tree.label_of("vector_add/v2"),
+            timeout=10,
+            what="the result stored by another process",
+        )

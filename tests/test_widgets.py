@@ -18,8 +18,15 @@ from textual.widgets import Input
 
 from ktui.agent.config import AgentConfig
 from ktui.agent.events import ApprovalDecided, ApprovalRequest, ToolCall
-from ktui.core.events import (LadderFinished, LadderStarted, QueueChanged, RungFinished, RungProgress, RungStarted,
-                              WorkerState)
+from ktui.core.events import (
+    LadderFinished,
+    LadderStarted,
+    QueueChanged,
+    RungFinished,
+    RungProgress,
+    RungStarted,
+    WorkerState,
+)
 from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status
 from ktui.core.store import ResultStore
 from ktui.core.workspace import KernelRef, Workspace
@@ -41,27 +48,81 @@ def anyio_backend():
 
 def hand_result(version: str, ok: bool) -> LadderResult:
     """vector_add ``version`` on an H200: four rungs ok (1.00x), or correctness failed on an unwritten element."""
-    specs = [{"label": f"({n},)", "spec": {"n": n}, "ok": ok or n < 129, "seeds": [11, 12], "worst_seed": 12,
-              "max_abs_err": 2.38e-07 if (ok or n < 129) else float("nan"), "max_rel_err": 5.96e-08,
-              "mse": 1.1e-15, "rmse": 3.3e-08, "psnr_db": 164.2, "cosine": 1.0, "nan_count": 0, "inf_count": 0,
-              "unwritten": 0 if (ok or n < 129) else 1, "worst_index": [n - 1]} for n in (1, 127, 129, 1025)]
-    corr = (RungResult("correctness", Status.OK, 0.05, "worst=(1025,) max_abs_err=2.38e-07 max_rel_err=5.96e-08 "
-                       "psnr_db=164.2 cosine=1", {"specs": specs})
-            if ok else
-            RungResult("correctness", Status.FAILED, 0.05, "spec=(129,) seed=12: 1 element unwritten at [128]; "
-                       "max_abs_err=nan", {"specs": specs},
-                       error=ErrorInfo("CorrectnessError", "spec=(129,) seed=12: 1 element unwritten at [128]")))
-    bench = RungResult("benchmark", Status.OK, 2.1, "(268435456,): 741.3 us (IQR 1.8), ref 741.7 us, 1.00x, "
-                       "4346 GB/s (102% SOL)", {"specs": [{"label": "(268435456,)", "median_us": 741.25,
-                                                           "iqr_us": 1.8, "ref_median_us": 741.66,
-                                                           "speedup": 1.0005, "gbps": 4346.0, "sol_pct": 102.3}]})
-    rungs = [RungResult("compile", Status.OK, 0.61, "triton: add_kernel(w=4,s=3)"),
-             RungResult("run", Status.OK, 0.02, "8 calls ok on 4 specs, first 0.00869 s, total 0.0512 s"), corr]
+    specs = [
+        {
+            "label": f"({n},)",
+            "spec": {"n": n},
+            "ok": ok or n < 129,
+            "seeds": [11, 12],
+            "worst_seed": 12,
+            "max_abs_err": 2.38e-07 if (ok or n < 129) else float("nan"),
+            "max_rel_err": 5.96e-08,
+            "mse": 1.1e-15,
+            "rmse": 3.3e-08,
+            "psnr_db": 164.2,
+            "cosine": 1.0,
+            "nan_count": 0,
+            "inf_count": 0,
+            "unwritten": 0 if (ok or n < 129) else 1,
+            "worst_index": [n - 1],
+        }
+        for n in (1, 127, 129, 1025)
+    ]
+    corr = (
+        RungResult(
+            "correctness",
+            Status.OK,
+            0.05,
+            "worst=(1025,) max_abs_err=2.38e-07 max_rel_err=5.96e-08 psnr_db=164.2 cosine=1",
+            {"specs": specs},
+        )
+        if ok
+        else RungResult(
+            "correctness",
+            Status.FAILED,
+            0.05,
+            "spec=(129,) seed=12: 1 element unwritten at [128]; max_abs_err=nan",
+            {"specs": specs},
+            error=ErrorInfo("CorrectnessError", "spec=(129,) seed=12: 1 element unwritten at [128]"),
+        )
+    )
+    bench = RungResult(
+        "benchmark",
+        Status.OK,
+        2.1,
+        "(268435456,): 741.3 us (IQR 1.8), ref 741.7 us, 1.00x, 4346 GB/s (102% SOL)",
+        {
+            "specs": [
+                {
+                    "label": "(268435456,)",
+                    "median_us": 741.25,
+                    "iqr_us": 1.8,
+                    "ref_median_us": 741.66,
+                    "speedup": 1.0005,
+                    "gbps": 4346.0,
+                    "sol_pct": 102.3,
+                }
+            ]
+        },
+    )
+    rungs = [
+        RungResult("compile", Status.OK, 0.61, "triton: add_kernel(w=4,s=3)"),
+        RungResult("run", Status.OK, 0.02, "8 calls ok on 4 specs, first 0.00869 s, total 0.0512 s"),
+        corr,
+    ]
     if ok:
         rungs.append(bench)
-    return LadderResult("vector_add", version, f"kernels/vector_add/{version}.py",
-                        {"type": "cuda", "name": "NVIDIA H200", "capability": [9, 0]}, rungs,
-                        source_sha256="ab" * 32, reference_sha256="cd" * 32, started_at=0.0, seconds=3.2)
+    return LadderResult(
+        "vector_add",
+        version,
+        f"kernels/vector_add/{version}.py",
+        {"type": "cuda", "name": "NVIDIA H200", "capability": [9, 0]},
+        rungs,
+        source_sha256="ab" * 32,
+        reference_sha256="cd" * 32,
+        started_at=0.0,
+        seconds=3.2,
+    )
 
 
 def build_demo_ws(root: Path) -> Workspace:
@@ -163,8 +224,13 @@ async def test_the_timings_table_has_a_row_per_benchmark_spec_and_one_per_untime
     table = TimingsTable()
     async with One(table).run_test():
         v1, v2 = (KernelRef("vector_add", v, tmp_path) for v in ("v1", "v2"))
-        table.show("vector_add", [(v1, VersionState(v1.key, result=hand_result("v1", ok=True))),
-                                  (v2, VersionState(v2.key, result=hand_result("v2", ok=False)))])
+        table.show(
+            "vector_add",
+            [
+                (v1, VersionState(v1.key, result=hand_result("v1", ok=True))),
+                (v2, VersionState(v2.key, result=hand_result("v2", ok=False))),
+            ],
+        )
         assert [str(k.value) for k in table.rows] == ["v1:(268435456,)", "v2"]
         assert cell(table, "v1:(268435456,)", "median us") == "741.25"
         assert cell(table, "v1:(268435456,)", "speedup") == "1.00x"
@@ -175,18 +241,20 @@ async def test_the_timings_table_has_a_row_per_benchmark_spec_and_one_per_untime
 async def test_the_queue_panel_names_the_rung_and_its_progress():
     panel = QueuePanel()
     async with One(panel).run_test():
-        panel.render_state("vector_add/v1", "correctness", ("vector_add/v2",), {"judge": "ready",
-                                                                                  "candidate": "failed"}, "37/106")
-        assert str(panel.render()).splitlines() == ["▶ vector_add/v1", "  correctness 37/106",
-                                                    "waiting: vector_add/v2"]
+        panel.render_state(
+            "vector_add/v1", "correctness", ("vector_add/v2",), {"judge": "ready", "candidate": "failed"}, "37/106"
+        )
+        assert str(panel.render()).splitlines() == ["▶ vector_add/v1", "  correctness 37/106", "waiting: vector_add/v2"]
         assert Text.from_markup(panel.border_subtitle).plain == "cand ✗ judg ✓"  # the workers, in the border
 
 
 async def test_the_tree_labels_each_version_with_its_verdict(demo_ws):
     tree = KernelTree(demo_ws)
     async with One(tree).run_test():
-        states = {k.key: VersionState(k.key, result=ResultStore(demo_ws).load(k.problem, k.version))
-                  for k in demo_ws.all_versions()}
+        states = {
+            k.key: VersionState(k.key, result=ResultStore(demo_ws).load(k.problem, k.version))
+            for k in demo_ws.all_versions()
+        }
         tree.rebuild(states)
         assert tree.version_keys() == ["vector_add/v1", "vector_add/v2", "vector_add/v3"]
         assert tree.label_of("vector_add/v1").endswith("✓ 1.00x")
@@ -222,11 +290,22 @@ async def test_bus_events_reach_the_panels_through_the_one_bridge(demo_ws):
         ladder = app.query_one(LadderTable)
         post = lambda ev: app.post_message(CoreEvent(ev))  # what the bus subscriber does, from any thread
         post(QueueChanged(running="vector_add/v1", rung=None, waiting=("vector_add/v2",)))
-        post(LadderStarted(key="vector_add/v1", run_id=3, source_sha256="ef" * 32,
-                           rungs=("compile", "run", "correctness", "benchmark", "dumps")))
+        post(
+            LadderStarted(
+                key="vector_add/v1",
+                run_id=3,
+                source_sha256="ef" * 32,
+                rungs=("compile", "run", "correctness", "benchmark", "dumps"),
+            )
+        )
         post(RungStarted(key="vector_add/v1", run_id=3, rung="compile"))
-        post(RungFinished(key="vector_add/v1", run_id=3,
-                          result=RungResult("compile", Status.OK, 0.4, "triton: add_kernel(w=4,s=3)")))
+        post(
+            RungFinished(
+                key="vector_add/v1",
+                run_id=3,
+                result=RungResult("compile", Status.OK, 0.4, "triton: add_kernel(w=4,s=3)"),
+            )
+        )
         post(RungStarted(key="vector_add/v1", run_id=3, rung="correctness"))
         for done in range(1, 11):
             post(RungProgress(key="vector_add/v1", run_id=3, rung="correctness", done=done, total=106))
@@ -255,8 +334,12 @@ async def test_a_failed_textual_worker_is_notified_and_logged(demo_ws):
 
         app.run_worker(boom, thread=True, description="the diff of vector_add/v1", exit_on_error=False)
         await wait_until(pilot, lambda: notes)
-    assert notes == [("the diff of vector_add/v1 failed: RuntimeError: the diff fell over (traceback in "
-                      ".ktui/logs/ktui.log)", "error")]
+    assert notes == [
+        (
+            "the diff of vector_add/v1 failed: RuntimeError: the diff fell over (traceback in .ktui/logs/ktui.log)",
+            "error",
+        )
+    ]
     log = (demo_ws.state_dir / "logs" / "ktui.log").read_text()
     assert "the diff of vector_add/v1 failed" in log and "RuntimeError: the diff fell over" in log
     assert "Traceback" in log

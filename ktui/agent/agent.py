@@ -11,12 +11,22 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ktui.agent import llm
 from ktui.agent.config import SETUP_HINT, AgentConfig
-from ktui.agent.events import (AgentNotice, AgentState, ApprovalDecided, ApprovalRequest, ChatDelta, ChatMessage,
-                               ChatReplyDone, ChatReplyReset, ToolCall)
+from ktui.agent.events import (
+    AgentNotice,
+    AgentState,
+    ApprovalDecided,
+    ApprovalRequest,
+    ChatDelta,
+    ChatMessage,
+    ChatReplyDone,
+    ChatReplyReset,
+    ToolCall,
+)
 from ktui.agent.prompts import system_prompt
 from ktui.agent.tools import TOOLS, PendingWrite, ToolError, Workbench, results_for_model, tool_names
 from ktui.core.events import EventBus
@@ -32,8 +42,9 @@ def estimate_tokens(messages: list[dict[str, Any]]) -> int:
     return sum(int(len(json.dumps(m)) / CHARS_PER_TOKEN) + 8 for m in messages)
 
 
-def trim(system: dict[str, Any], history: list[dict[str, Any]], budget: int,
-         keep_last: int = 1) -> list[dict[str, Any]]:
+def trim(
+    system: dict[str, Any], history: list[dict[str, Any]], budget: int, keep_last: int = 1
+) -> list[dict[str, Any]]:
     """The messages to send: the system prompt, then as many of the latest messages as fit in ``budget`` tokens.
 
     Never drops the system prompt or the last ``keep_last`` message groups (the latest human message or ladder
@@ -57,8 +68,10 @@ def trim(system: dict[str, Any], history: list[dict[str, Any]], budget: int,
     out = [system] + [m for g in reversed(kept) for m in g]
     dropped = len(groups) - len(kept)
     if dropped:
-        out.insert(1, {"role": "user", "content": f"({dropped} earlier message groups were dropped to fit the "
-                                                  "context window.)"})
+        out.insert(
+            1,
+            {"role": "user", "content": f"({dropped} earlier message groups were dropped to fit the context window.)"},
+        )
     return out
 
 
@@ -73,9 +86,15 @@ class Agent:
         results: the latest result of each version, by ``problem/version`` (for the system prompt).
     """
 
-    def __init__(self, workspace: Workspace, config: AgentConfig, bus: EventBus,
-                 run_ladder: Callable[[KernelRef], LadderResult],
-                 results: Callable[[], dict[str, LadderResult]] | None = None, interactive: bool = True):
+    def __init__(
+        self,
+        workspace: Workspace,
+        config: AgentConfig,
+        bus: EventBus,
+        run_ladder: Callable[[KernelRef], LadderResult],
+        results: Callable[[], dict[str, LadderResult]] | None = None,
+        interactive: bool = True,
+    ):
         self.ws = workspace
         self.config = config
         self.bus = bus
@@ -143,8 +162,12 @@ class Agent:
                 if not written:
                     return
                 if rounds >= self.config.max_rounds:
-                    self.bus.publish(AgentNotice(level="info", text=f"{rounds} automatic round(s) done "
-                                                 f"(max_rounds={self.config.max_rounds}): over to you"))
+                    self.bus.publish(
+                        AgentNotice(
+                            level="info",
+                            text=f"{rounds} automatic round(s) done (max_rounds={self.config.max_rounds}): over to you",
+                        )
+                    )
                     return
                 rounds += 1
                 self.bus.publish(AgentState(state="ladder", detail=", ".join(written)))
@@ -182,20 +205,34 @@ class Agent:
                     self.bus.publish(ChatReplyReset())
                 if err.retry and attempt <= self.config.retries:
                     wait = llm.backoff_s(attempt, err)
-                    self.bus.publish(AgentNotice(level="warning", text=f"{err}: retrying in {wait:g} s "
-                                                 f"(attempt {attempt + 1} of {self.config.retries + 1})"))
+                    self.bus.publish(
+                        AgentNotice(
+                            level="warning",
+                            text=f"{err}: retrying in {wait:g} s (attempt {attempt + 1} of {self.config.retries + 1})",
+                        )
+                    )
                     llm.sleep_unless_cancelled(wait, self._cancel)
                     continue
-                hint = (" (your message is kept: send another message to try again)"
-                        if err.retry and self.interactive else "")
+                hint = (
+                    " (your message is kept: send another message to try again)"
+                    if err.retry and self.interactive
+                    else ""
+                )
                 self.bus.publish(AgentNotice(level="error", text=f"{err}{hint}"))
                 return None
             self.session_tokens += turn.prompt_tokens + turn.completion_tokens
             if turn.cost_usd is not None:
                 self.session_cost = (self.session_cost or 0.0) + turn.cost_usd
-            self.bus.publish(ChatReplyDone(text=turn.content, prompt_tokens=turn.prompt_tokens,
-                                           completion_tokens=turn.completion_tokens, cost_usd=turn.cost_usd,
-                                           session_tokens=self.session_tokens, session_cost_usd=self.session_cost))
+            self.bus.publish(
+                ChatReplyDone(
+                    text=turn.content,
+                    prompt_tokens=turn.prompt_tokens,
+                    completion_tokens=turn.completion_tokens,
+                    cost_usd=turn.cost_usd,
+                    session_tokens=self.session_tokens,
+                    session_cost_usd=self.session_cost,
+                )
+            )
             return turn
         return None
 
@@ -212,8 +249,9 @@ class Agent:
         except ValueError as exc:
             self.bus.publish(ToolCall(call_id=cid, name=name, summary="", state="error", detail=str(exc)))
             return f"error: {exc}", None
-        summary = ", ".join(f"{k}={v!r}" if len(repr(v)) < 40 else f"{k}=<{len(str(v))} chars>"
-                            for k, v in args.items())
+        summary = ", ".join(
+            f"{k}={v!r}" if len(repr(v)) < 40 else f"{k}=<{len(str(v))} chars>" for k, v in args.items()
+        )
         self.bus.publish(ToolCall(call_id=cid, name=name, summary=summary, state="running"))
         self.bus.publish(AgentState(state="tool", detail=name))
         try:
@@ -253,15 +291,28 @@ class Agent:
     def _write(self, cid: str, args: dict[str, Any]) -> tuple[str, KernelRef | None]:
         w: PendingWrite = self.tools.prepare_write(args.get("problem"), args.get("source"), args.get("version"))
         if self.config.approve != "auto" and not self._approved(w):
-            self.bus.publish(ToolCall(call_id=cid, name="write_kernel", summary=w.kernel.key, state="error",
-                                           detail="refused by the human"))
-            return (f"the human refused this write to {w.kernel.key}; ask what they want, or propose something "
-                    "else"), None
+            self.bus.publish(
+                ToolCall(
+                    call_id=cid, name="write_kernel", summary=w.kernel.key, state="error", detail="refused by the human"
+                )
+            )
+            return (
+                f"the human refused this write to {w.kernel.key}; ask what they want, or propose something else"
+            ), None
         self.tools.apply_write(w)
-        self.bus.publish(ToolCall(call_id=cid, name="write_kernel", summary=w.kernel.key, state="done",
-                                       detail=f"wrote {w.kernel.path.relative_to(self.ws.root)}"))
-        return (f"wrote {w.kernel.path.relative_to(self.ws.root)}; the ladder runs it and its results come back "
-                "when you end your turn"), w.kernel
+        self.bus.publish(
+            ToolCall(
+                call_id=cid,
+                name="write_kernel",
+                summary=w.kernel.key,
+                state="done",
+                detail=f"wrote {w.kernel.path.relative_to(self.ws.root)}",
+            )
+        )
+        return (
+            f"wrote {w.kernel.path.relative_to(self.ws.root)}; the ladder runs it and its results come back "
+            "when you end your turn"
+        ), w.kernel
 
     def _approved(self, w: PendingWrite) -> bool:
         rid = next(self._ids)
@@ -270,8 +321,11 @@ class Agent:
         with self._lock:
             self._decisions[rid] = (ev, box)
         self.bus.publish(AgentState(state="approval", detail=w.kernel.key))
-        self.bus.publish(ApprovalRequest(request_id=rid, path=str(w.kernel.path.relative_to(self.ws.root)),
-                                         diff=w.diff, new_file=w.new_file))
+        self.bus.publish(
+            ApprovalRequest(
+                request_id=rid, path=str(w.kernel.path.relative_to(self.ws.root)), diff=w.diff, new_file=w.new_file
+            )
+        )
         ev.wait()
         with self._lock:
             self._decisions.pop(rid, None)

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-SETUP_HINT = ("No model configured: pass --model or set KTUI_MODEL (e.g. anthropic/claude-sonnet-4-5, "
-              "openai/gpt-4.1, ollama/qwen2.5-coder), with the provider's API key in its usual environment "
-              "variable; or add [agent] model = \"...\" to ktui.toml ([tool.ktui.agent] in pyproject.toml).")
+SETUP_HINT = (
+    "No model configured: pass --model or set KTUI_MODEL (e.g. anthropic/claude-sonnet-4-5, "
+    "openai/gpt-4.1, ollama/qwen2.5-coder), with the provider's API key in its usual environment "
+    'variable; or add [agent] model = "..." to ktui.toml ([tool.ktui.agent] in pyproject.toml).'
+)
 
 
 class ConfigError(ValueError):
@@ -70,13 +72,12 @@ _FIELDS = {f.name for f in fields(AgentConfig)} - {"source", "extra"}
 
 def _from_table(table: dict[str, Any], where: str) -> dict[str, Any]:
     if "api_key" in table:
-        raise ConfigError(f"{where}: API keys are read from the environment only (name the variable with "
-                          "api_key_env)")
+        raise ConfigError(f"{where}: API keys are read from the environment only (name the variable with api_key_env)")
     unknown = set(table) - _FIELDS
     if unknown:
         raise ConfigError(f"{where}: unknown setting(s) {sorted(unknown)}; known: {sorted(_FIELDS)}")
     if table.get("approve", "ask") not in ("ask", "auto"):
-        raise ConfigError(f"{where}: approve must be \"ask\" or \"auto\", not {table['approve']!r}")
+        raise ConfigError(f'{where}: approve must be "ask" or "auto", not {table["approve"]!r}')
     return dict(table)
 
 
@@ -88,8 +89,10 @@ def load_config(workspace_root: Path, model: str | None = None) -> AgentConfig:
     """
     cfg = AgentConfig()
     root = Path(workspace_root)
-    for path, keys, where in ((root / "pyproject.toml", ("tool", "ktui", "agent"), "[tool.ktui.agent]"),
-                              (root / "ktui.toml", ("agent",), "[agent]")):
+    for path, keys, where in (
+        (root / "pyproject.toml", ("tool", "ktui", "agent"), "[tool.ktui.agent]"),
+        (root / "ktui.toml", ("agent",), "[agent]"),
+    ):
         if not path.is_file():
             continue
         try:

@@ -125,6 +125,15 @@ class AgentState(Event):
     detail: str = ""
 
 
-AGENT_EVENTS: tuple[type[Event], ...] = (ChatMessage, ChatDelta, ChatReplyDone, ChatReplyReset, ToolCall,
-                                         ApprovalRequest, ApprovalDecided, AgentNotice, AgentState)
+AGENT_EVENTS: tuple[type[Event], ...] = (
+    ChatMessage,
+    ChatDelta,
+    ChatReplyDone,
+    ChatReplyReset,
+    ToolCall,
+    ApprovalRequest,
+    ApprovalDecided,
+    AgentNotice,
+    AgentState,
+)
 """Every agent event kind (the chat pane draws these)."""

@@ -11,8 +11,9 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ktui.agent.config import AgentConfig
 
@@ -73,19 +74,29 @@ def classify(exc: BaseException) -> LLMError:
     except (TypeError, ValueError):
         wait = None
     lowered = text.lower()
-    if name == "AuthenticationError" or status == 401 or "credentials" in lowered or "api key" in lowered \
-            or "api_key" in lowered:
-        return LLMError("auth", f"authentication failed: {text} (set the provider's API key in the environment)",
-                        False)
+    if (
+        name == "AuthenticationError"
+        or status == 401
+        or "credentials" in lowered
+        or "api key" in lowered
+        or "api_key" in lowered
+    ):
+        return LLMError("auth", f"authentication failed: {text} (set the provider's API key in the environment)", False)
     if name == "RateLimitError" or status == 429:
         return LLMError("rate-limit", f"rate limited (429): {text}", True, wait)
     if name in ("Timeout", "APITimeoutError", "ReadTimeout") or "timed out" in text.lower():
         return LLMError("timeout", f"the model did not answer in time: {text}", True)
-    if name in ("APIConnectionError", "MidStreamFallbackError", "RemoteProtocolError") or \
-            "connection" in text.lower() or "stream ended" in text.lower():
+    if (
+        name in ("APIConnectionError", "MidStreamFallbackError", "RemoteProtocolError")
+        or "connection" in text.lower()
+        or "stream ended" in text.lower()
+    ):
         return LLMError("connection", f"connection dropped: {text}", True)
-    if (isinstance(status, int) and status >= 500) or name in ("InternalServerError", "ServiceUnavailableError",
-                                                                "BadGatewayError"):
+    if (isinstance(status, int) and status >= 500) or name in (
+        "InternalServerError",
+        "ServiceUnavailableError",
+        "BadGatewayError",
+    ):
         return LLMError("server", f"server error ({status or name}): {text}", True, wait)
     if name == "NotFoundError" or status == 404:
         return LLMError("not-found", f"model or endpoint not found: {text}", False)
@@ -107,9 +118,10 @@ class Turn:
     def message(self) -> dict[str, Any]:
         msg: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
-            msg["tool_calls"] = [{"id": c["id"], "type": "function",
-                                  "function": {"name": c["name"], "arguments": c["arguments"]}}
-                                 for c in self.tool_calls]
+            msg["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in self.tool_calls
+            ]
         return msg
 
 
@@ -120,12 +132,17 @@ def context_window(config: AgentConfig) -> int:
     try:
         info = litellm().get_model_info(config.model)
         return int(info.get("max_input_tokens") or info.get("max_tokens") or 32768)
-    except Exception:  # noqa: BLE001 - unknown models are normal (local servers, proxies)
+    except Exception:
         return 32768
 
 
-def stream_turn(config: AgentConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                on_delta: Callable[[str], None], cancel: threading.Event) -> Turn:
+def stream_turn(
+    config: AgentConfig,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    on_delta: Callable[[str], None],
+    cancel: threading.Event,
+) -> Turn:
     """One streamed completion. Calls ``on_delta`` with each piece of text as it arrives.
 
     Raises:
@@ -133,9 +150,16 @@ def stream_turn(config: AgentConfig, messages: list[dict[str, Any]], tools: list
         Cancelled: ``cancel`` was set while the reply streamed.
     """
     lm = litellm()
-    kwargs: dict[str, Any] = dict(model=config.model, messages=messages, stream=True,
-                                  stream_options={"include_usage": True}, timeout=config.timeout_s,
-                                  num_retries=0, max_retries=0, max_tokens=config.max_tokens)
+    kwargs: dict[str, Any] = dict(
+        model=config.model,
+        messages=messages,
+        stream=True,
+        stream_options={"include_usage": True},
+        timeout=config.timeout_s,
+        num_retries=0,
+        max_retries=0,
+        max_tokens=config.max_tokens,
+    )
     if tools:
         kwargs["tools"] = tools
     if config.api_base:
@@ -149,12 +173,13 @@ def stream_turn(config: AgentConfig, messages: list[dict[str, Any]], tools: list
         stream = lm.completion(**kwargs)
         for chunk in stream:
             if cancel.is_set():
-                close = getattr(stream, "close", None) or getattr(getattr(stream, "completion_stream", None),
-                                                                   "close", None)
+                close = getattr(stream, "close", None) or getattr(
+                    getattr(stream, "completion_stream", None), "close", None
+                )
                 if close:
                     try:
                         close()
-                    except Exception:  # noqa: BLE001 - closing a half-read stream may complain
+                    except Exception:
                         pass
                 raise Cancelled()
             chunks.append(chunk)
@@ -165,21 +190,26 @@ def stream_turn(config: AgentConfig, messages: list[dict[str, Any]], tools: list
                 on_delta(text)
     except (Cancelled, LLMError):
         raise
-    except Exception as exc:  # noqa: BLE001 - every provider error becomes one line
+    except Exception as exc:
         raise classify(exc) from exc
     full = lm.stream_chunk_builder(chunks, messages=messages)
     if full is None:
         return Turn()
     msg = full.choices[0].message
-    calls = [{"id": c.id or f"call_{i}", "name": c.function.name or "", "arguments": c.function.arguments or ""}
-             for i, c in enumerate(getattr(msg, "tool_calls", None) or [])]
+    calls = [
+        {"id": c.id or f"call_{i}", "name": c.function.name or "", "arguments": c.function.arguments or ""}
+        for i, c in enumerate(getattr(msg, "tool_calls", None) or [])
+    ]
     usage = getattr(full, "usage", None)
-    turn = Turn(content=msg.content or "", tool_calls=calls,
-                prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))
+    turn = Turn(
+        content=msg.content or "",
+        tool_calls=calls,
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+    )
     try:
         turn.cost_usd = float(lm.completion_cost(completion_response=full))
-    except Exception:  # noqa: BLE001 - litellm has no price for this model (local, custom)
+    except Exception:
         turn.cost_usd = None
     return turn
 
@@ -198,8 +228,9 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw or "{}")
     except json.JSONDecodeError as exc:
-        raise ValueError(f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}); send a JSON "
-                         "object") from None
+        raise ValueError(
+            f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}); send a JSON object"
+        ) from None
     if not isinstance(value, dict):
         raise ValueError("the arguments must be a JSON object")
     return value

@@ -27,8 +27,10 @@ def system_prompt(ws: Workspace, problem: str, results: dict[str, LadderResult])
     """The system prompt: the rules, how to write Triton and CuTeDSL kernels here, the problem's reference source,
     the versions that exist, and the current best version with its source and its figures."""
     parts = [prompt("system"), prompt("triton"), prompt("cutedsl")]
-    parts.append(f"The problem is `{problem}`. Its reference, references/{problem}.py:\n```python\n"
-                 f"{ws.reference_path(problem).read_text()}\n```")
+    parts.append(
+        f"The problem is `{problem}`. Its reference, references/{problem}.py:\n```python\n"
+        f"{ws.reference_path(problem).read_text()}\n```"
+    )
     versions = ws.versions(problem)
     if versions:
         listing = []
@@ -42,6 +44,7 @@ def system_prompt(ws: Workspace, problem: str, results: dict[str, LadderResult])
     if best:
         key, res = best
         k = ws.kernel(ws.root / res.kernel)
-        parts.append(f"The current best version is {key}:\n```python\n{k.path.read_text()}\n```\n"
-                     f"{report.for_model(res)}")
+        parts.append(
+            f"The current best version is {key}:\n```python\n{k.path.read_text()}\n```\n{report.for_model(res)}"
+        )
     return "\n\n".join(parts)

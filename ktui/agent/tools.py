@@ -28,47 +28,96 @@ class ToolError(Exception):
 
 
 TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {
-        "name": "list_files",
-        "description": "List files of the workspace under a folder (default: the workspace root).",
-        "parameters": {"type": "object", "properties": {
-            "path": {"type": "string", "description": "a folder relative to the workspace root"}}}}},
-    {"type": "function", "function": {
-        "name": "read_file",
-        "description": "Read a text file of the workspace (a kernel, a reference, a context document).",
-        "parameters": {"type": "object", "properties": {
-            "path": {"type": "string", "description": "relative to the workspace root"},
-            "start_line": {"type": "integer"}, "end_line": {"type": "integer"}},
-            "required": ["path"]}}},
-    {"type": "function", "function": {
-        "name": "search_context",
-        "description": "Search the context directory (CUTLASS, PTX docs, DSL sources) and the workspace's "
-                       "kernels and references for a regular expression; returns path:line: text matches.",
-        "parameters": {"type": "object", "properties": {
-            "query": {"type": "string", "description": "a Python regular expression, case-insensitive"},
-            "max_results": {"type": "integer"}}, "required": ["query"]}}},
-    {"type": "function", "function": {
-        "name": "write_kernel",
-        "description": "Write a kernel version: the complete source of kernels/<problem>/<version>.py. Without "
-                       "version, a new version at the next free vN; with an existing version, replaces it. "
-                       "The ladder (compile, run, correctness, benchmark) runs it and you get the results.",
-        "parameters": {"type": "object", "properties": {
-            "problem": {"type": "string"}, "source": {"type": "string", "description": "the whole file"},
-            "version": {"type": "string", "description": "e.g. v3; omit for a new version"}},
-            "required": ["problem", "source"]}}},
-    {"type": "function", "function": {
-        "name": "read_dump",
-        "description": "Read what the compiler made of a version (its latest dumps rung): the resource summary and "
-                       "instruction mix (stage 'summary'), or one stage's text: ttir, ttgir, llir, ptx, sass.",
-        "parameters": {"type": "object", "properties": {
-            "problem": {"type": "string"}, "version": {"type": "string"},
-            "stage": {"type": "string", "enum": ["summary", "ttir", "ttgir", "llir", "ptx", "sass"]}},
-            "required": ["problem", "version"]}}},
-    {"type": "function", "function": {
-        "name": "run_ladder",
-        "description": "Run the rung ladder on a version now and return its results.",
-        "parameters": {"type": "object", "properties": {
-            "problem": {"type": "string"}, "version": {"type": "string"}}, "required": ["problem", "version"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "list_files",
+            "description": "List files of the workspace under a folder (default: the workspace root).",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": "a folder relative to the workspace root"}},
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a text file of the workspace (a kernel, a reference, a context document).",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "relative to the workspace root"},
+                    "start_line": {"type": "integer"},
+                    "end_line": {"type": "integer"},
+                },
+                "required": ["path"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search_context",
+            "description": "Search the context directory (CUTLASS, PTX docs, DSL sources) and the workspace's "
+            "kernels and references for a regular expression; returns path:line: text matches.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "a Python regular expression, case-insensitive"},
+                    "max_results": {"type": "integer"},
+                },
+                "required": ["query"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "write_kernel",
+            "description": "Write a kernel version: the complete source of kernels/<problem>/<version>.py. Without "
+            "version, a new version at the next free vN; with an existing version, replaces it. "
+            "The ladder (compile, run, correctness, benchmark) runs it and you get the results.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "problem": {"type": "string"},
+                    "source": {"type": "string", "description": "the whole file"},
+                    "version": {"type": "string", "description": "e.g. v3; omit for a new version"},
+                },
+                "required": ["problem", "source"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "read_dump",
+            "description": "Read what the compiler made of a version (its latest dumps rung): the resource summary and "
+            "instruction mix (stage 'summary'), or one stage's text: ttir, ttgir, llir, ptx, sass.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "problem": {"type": "string"},
+                    "version": {"type": "string"},
+                    "stage": {"type": "string", "enum": ["summary", "ttir", "ttgir", "llir", "ptx", "sass"]},
+                },
+                "required": ["problem", "version"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "run_ladder",
+            "description": "Run the rung ladder on a version now and return its results.",
+            "parameters": {
+                "type": "object",
+                "properties": {"problem": {"type": "string"}, "version": {"type": "string"}},
+                "required": ["problem", "version"],
+            },
+        },
+    },
 ]
 
 
@@ -131,7 +180,7 @@ class Workbench:
         text = p.read_text(errors="replace")
         if start_line or end_line:
             lines = text.splitlines()
-            text = "\n".join(lines[max((start_line or 1) - 1, 0):end_line or len(lines)])
+            text = "\n".join(lines[max((start_line or 1) - 1, 0) : end_line or len(lines)])
         if len(text) > MAX_READ_CHARS:
             text = text[:MAX_READ_CHARS] + f"\n... (truncated at {MAX_READ_CHARS} characters; read a line range)"
         return text
@@ -182,8 +231,10 @@ class Workbench:
             if f:
                 texts.append(f"// {k.get('kernel')} ({stage})\n" + self.read_file(f))
         if not texts:
-            raise ToolError(f"no {stage} in the dumps of {problem}/{version} (stages: "
-                            f"{', '.join(sorted({s for k in kernels for s in k.get('files', {})}))})")
+            raise ToolError(
+                f"no {stage} in the dumps of {problem}/{version} (stages: "
+                f"{', '.join(sorted({s for k in kernels for s in k.get('files', {})}))})"
+            )
         return "\n\n".join(texts)
 
     def prepare_write(self, problem: object, source: object, version: object = None) -> PendingWrite:
@@ -207,9 +258,14 @@ class Workbench:
             raise ToolError(f"refused: {self._rel(target)} is a symbolic link")
         self.resolve(str(target.relative_to(self.root)))
         old = target.read_text() if target.exists() else ""
-        diff = "".join(difflib.unified_diff(old.splitlines(True), source.splitlines(True),
-                                            f"a/{kernel.path.relative_to(self.root)}",
-                                            f"b/{kernel.path.relative_to(self.root)}"))
+        diff = "".join(
+            difflib.unified_diff(
+                old.splitlines(True),
+                source.splitlines(True),
+                f"a/{kernel.path.relative_to(self.root)}",
+                f"b/{kernel.path.relative_to(self.root)}",
+            )
+        )
         return PendingWrite(kernel, source, diff or "(no change)", not target.exists())
 
     def apply_write(self, w: PendingWrite) -> None:

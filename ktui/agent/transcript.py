@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from ktui.agent.agent import Agent
 from ktui.agent.config import AgentConfig
-from ktui.agent.events import (AgentNotice, ApprovalRequest, ChatDelta, ChatMessage, ChatReplyDone, ChatReplyReset,
-                               ToolCall)
+from ktui.agent.events import (
+    AgentNotice,
+    ApprovalRequest,
+    ChatDelta,
+    ChatMessage,
+    ChatReplyDone,
+    ChatReplyReset,
+    ToolCall,
+)
 from ktui.core.events import Event
 from ktui.core.ladder import LadderOptions
 from ktui.core.session import Session
@@ -33,9 +41,14 @@ class Printer:
         self.failed = False
         self._open = False
         self._draw: dict[type[Event], Callable[[Any], None]] = {
-            ChatDelta: self._delta, ChatReplyDone: self._reply_done, ChatReplyReset: self._reply_reset,
-            ChatMessage: self._message, ToolCall: self._tool_call, ApprovalRequest: self._approval,
-            AgentNotice: self._notice}
+            ChatDelta: self._delta,
+            ChatReplyDone: self._reply_done,
+            ChatReplyReset: self._reply_reset,
+            ChatMessage: self._message,
+            ToolCall: self._tool_call,
+            ApprovalRequest: self._approval,
+            AgentNotice: self._notice,
+        }
 
     def __call__(self, ev: Event) -> None:
         draw = self._draw.get(type(ev))
@@ -67,8 +80,10 @@ class Printer:
 
     def _tool_call(self, ev: ToolCall) -> None:
         if ev.state != "running":
-            self.out.write(f"  [{ev.name}{'(' + ev.summary + ')' if ev.summary else ''}] {ev.state}"
-                           f"{': ' + ev.detail if ev.detail else ''}\n")
+            self.out.write(
+                f"  [{ev.name}{'(' + ev.summary + ')' if ev.summary else ''}] {ev.state}"
+                f"{': ' + ev.detail if ev.detail else ''}\n"
+            )
 
     def _approval(self, ev: ApprovalRequest) -> None:
         w = self.out.write
@@ -93,8 +108,7 @@ class Printer:
 def run_headless(ws: Workspace, config: AgentConfig, problem: str, message: str, device: str) -> int:
     session = Session(ws, device, options=LadderOptions(), watch=False)
     session.start()
-    agent = Agent(ws, config, session.bus, run_ladder=session.result_for, results=session.results,
-                  interactive=False)
+    agent = Agent(ws, config, session.bus, run_ladder=session.result_for, results=session.results, interactive=False)
     printer = Printer(agent, ask=config.approve != "auto")
     session.bus.subscribe(printer)
     try:

@@ -84,8 +84,9 @@ class Event:
         if not issubclass(target, cls):
             raise TypeError(f"{kind} is not a {cls.__name__}")
         hints = typing.get_type_hints(target)
-        return target(**{f.name: _decode(hints.get(f.name, Any), d[f.name])
-                         for f in fields(target) if f.init and f.name in d})
+        return target(
+            **{f.name: _decode(hints.get(f.name, Any), d[f.name]) for f in fields(target) if f.init and f.name in d}
+        )
 
 
 def _encode(v: Any) -> Any:
@@ -287,5 +288,10 @@ class EventBus:
             self.log.debug("event subscriber %s failed again on %s: %r", name, event.kind, exc)
             return
         self.log.error("event subscriber %s failed on %s", name, event.kind, exc_info=exc)
-        self.publish(Notice(level="error", message=f"{name} failed on {event.kind}: {type(exc).__name__}: {exc} "
-                                                   "(traceback in .ktui/logs/ktui.log)"))
+        self.publish(
+            Notice(
+                level="error",
+                message=f"{name} failed on {event.kind}: {type(exc).__name__}: {exc} "
+                "(traceback in .ktui/logs/ktui.log)",
+            )
+        )

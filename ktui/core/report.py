@@ -57,8 +57,10 @@ def run_lines(result: LadderResult) -> list[str]:
 def for_model(result: LadderResult) -> str:
     """The ladder result as the model reads it: a header with the verdict, one line per rung, its first warnings,
     the end of a failed rung's traceback, and the failed correctness specs with their reasons."""
-    lines = [f"Ladder results for {result.key} ({result.kernel}, sha256 {result.source_sha256[:12]}) on "
-             f"{device_label(result.device)}: {'all rungs ok' if result.ok else 'FAILED'}"]
+    lines = [
+        f"Ladder results for {result.key} ({result.kernel}, sha256 {result.source_sha256[:12]}) on "
+        f"{device_label(result.device)}: {'all rungs ok' if result.ok else 'FAILED'}"
+    ]
     for r in result.rungs:
         lines.append(r.line())
         lines += [f"  warning: {w}" for w in r.warnings[:MODEL_WARNINGS]]
@@ -87,10 +89,15 @@ def details(kernel: KernelRef, result: LadderResult | None) -> list[Segment]:
     if result is None:
         out.append(("Not run yet: press r to run it, or save the file.\n", "dim"))
         return out
-    out.append((f"device: {device_label(result.device)}   source sha256: {result.source_sha256[:12]}   "
-                f"reference: {result.reference_sha256[:12]}   {result.seconds:.1f} s\n", ""))
+    out.append(
+        (
+            f"device: {device_label(result.device)}   source sha256: {result.source_sha256[:12]}   "
+            f"reference: {result.reference_sha256[:12]}   {result.seconds:.1f} s\n",
+            "",
+        )
+    )
     comp = result.rung("compile")
-    for rec in (comp.figures.get("launches", []) if comp else []):
+    for rec in comp.figures.get("launches", []) if comp else []:
         sig = ", ".join(f"{a}:{v}" for a, v in (rec.get("signature") or {}).items())
         tuning = f" warps={rec.get('num_warps')} stages={rec.get('num_stages')}" if rec.get("num_warps") else ""
         out.append((f"  {rec.get('language')} {rec.get('kernel')} [{rec.get('target')}]{tuning}  {sig}\n", "cyan"))

@@ -35,15 +35,35 @@ class RungSpec:
 
 # Every rung, in ladder order: the runner, the CLI, the TUI and ``--rungs`` read this table and nothing else.
 RUNGS: tuple[RungSpec, ...] = (
-    RungSpec("compile", (), True, True,
-             "import the version and compile every launch of one dry call (for sm_90a without a GPU)"),
+    RungSpec(
+        "compile",
+        (),
+        True,
+        True,
+        "import the version and compile every launch of one dry call (for sm_90a without a GPU)",
+    ),
     RungSpec("run", ("compile",), True, True, "call custom_kernel on every case: times, or how it raised or died"),
-    RungSpec("correctness", ("compile", "run"), False, True,
-             "compare every output with the float64 reference, over seeds, distributions and layouts"),
-    RungSpec("benchmark", ("compile",), False, True,
-             "CUDA-event timing with integrity checks, against the reference and the roofline (GPU only)"),
-    RungSpec("dumps", ("compile",), False, True,
-             "keep the IRs, PTX, cubin and SASS of the timed launch: registers, spills, instruction mix"),
+    RungSpec(
+        "correctness",
+        ("compile", "run"),
+        False,
+        True,
+        "compare every output with the float64 reference, over seeds, distributions and layouts",
+    ),
+    RungSpec(
+        "benchmark",
+        ("compile",),
+        False,
+        True,
+        "CUDA-event timing with integrity checks, against the reference and the roofline (GPU only)",
+    ),
+    RungSpec(
+        "dumps",
+        ("compile",),
+        False,
+        True,
+        "keep the IRs, PTX, cubin and SASS of the timed launch: registers, spills, instruction mix",
+    ),
     RungSpec("profile", ("compile",), False, False, "Nsight Compute on one call after warm-up (GPU only)"),
 )
 RUNG_SPECS: dict[str, RungSpec] = {r.name: r for r in RUNGS}

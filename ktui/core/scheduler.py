@@ -47,8 +47,10 @@ class Ticket(Future[LadderResult | None]):
 def _content(kernel: KernelRef) -> tuple[str, str] | None:
     """The sha256 of the kernel's and of its reference's current source; None when either cannot be read."""
     try:
-        return (sha256(kernel.path.read_bytes()),
-                sha256((kernel.root / REFERENCES / f"{kernel.problem}.py").read_bytes()))
+        return (
+            sha256(kernel.path.read_bytes()),
+            sha256((kernel.root / REFERENCES / f"{kernel.problem}.py").read_bytes()),
+        )
     except OSError:
         return None
 
@@ -149,8 +151,9 @@ class Scheduler:
 
     def _publish(self) -> None:
         with self._cv:
-            ev = QueueChanged(running=self._running.key if self._running else None, rung=self._rung,
-                              waiting=tuple(self._queue))
+            ev = QueueChanged(
+                running=self._running.key if self._running else None, rung=self._rung, waiting=tuple(self._queue)
+            )
         self.bus.publish(ev)
 
     def _on_event(self, ev: Event) -> None:
@@ -191,8 +194,12 @@ class Scheduler:
                     self.bus.publish(Notice(level="warning", message=f"{kernel.key} was deleted before it ran"))
                     ticket.set_result(None)
             except Exception as exc:  # the queue must survive anything
-                self.bus.publish(Notice(level="error", message=f"{kernel.key}: ktui failed to run the ladder: "
-                                                               f"{type(exc).__name__}: {exc}"))
+                self.bus.publish(
+                    Notice(
+                        level="error",
+                        message=f"{kernel.key}: ktui failed to run the ladder: {type(exc).__name__}: {exc}",
+                    )
+                )
                 ticket.set_exception(exc)
             finally:
                 with self._cv:

@@ -37,9 +37,16 @@ class Session:
             neither starts nor stops it.
     """
 
-    def __init__(self, workspace: Workspace, device: str = "auto", bus: EventBus | None = None,
-                 options: LadderOptions | None = None, watch: bool = True,
-                 debounce_s: float = DEFAULT_DEBOUNCE_S, pool: WorkerPool | None = None):
+    def __init__(
+        self,
+        workspace: Workspace,
+        device: str = "auto",
+        bus: EventBus | None = None,
+        options: LadderOptions | None = None,
+        watch: bool = True,
+        debounce_s: float = DEFAULT_DEBOUNCE_S,
+        pool: WorkerPool | None = None,
+    ):
         self.ws = workspace
         self.bus = bus or (pool.bus if pool else EventBus())
         self.store = ResultStore(workspace)
@@ -124,8 +131,9 @@ class Session:
             with self._lock:
                 self._latest[ev.key] = ev.result
 
-    def run(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None,
-            timeout_s: float | None = None) -> LadderResult:
+    def run(
+        self, kernel: KernelRef, rungs: tuple[str, ...] | None = None, timeout_s: float | None = None
+    ) -> LadderResult:
         """Run ``kernel``'s ladder now (after what is queued before it) and return this run's own result (only the
         rungs that ran; the stored result merges it with the other rungs of the same source).
 
@@ -139,8 +147,9 @@ class Session:
             raise RuntimeError(f"{kernel.key} was deleted before it ran")
         return result
 
-    def result_for(self, kernel: KernelRef, timeout_s: float = 1800.0,
-                   rungs: tuple[str, ...] | None = None) -> LadderResult:
+    def result_for(
+        self, kernel: KernelRef, timeout_s: float = 1800.0, rungs: tuple[str, ...] | None = None
+    ) -> LadderResult:
         """The ladder result of ``kernel``'s current content: this session's latest one when it ran on that
         content already (and has ``rungs``, when given), else the result of a run queued now (the watcher's save
         of the same content is then skipped). Blocks until it finishes.

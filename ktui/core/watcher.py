@@ -50,8 +50,13 @@ class Watcher:
         bus: where a failing ``on_change`` is reported as a ``Notice`` (it is logged either way).
     """
 
-    def __init__(self, workspace: Workspace, on_change: Callable[[Path, bool], None],
-                 debounce_s: float = DEFAULT_DEBOUNCE_S, bus: EventBus | None = None):
+    def __init__(
+        self,
+        workspace: Workspace,
+        on_change: Callable[[Path, bool], None],
+        debounce_s: float = DEFAULT_DEBOUNCE_S,
+        bus: EventBus | None = None,
+    ):
         self.ws = workspace
         self.on_change = on_change
         self.debounce_s = debounce_s
@@ -115,6 +120,11 @@ class Watcher:
         if self.bus is None or key in self._reported:
             return
         self._reported.add(key)
-        self.bus.publish(Notice(level="error", message=f"ktui failed to handle the save of {path.name}: "
-                                                       f"{type(exc).__name__}: {exc} (traceback in "
-                                                       f".ktui/logs/ktui.log)"))
+        self.bus.publish(
+            Notice(
+                level="error",
+                message=f"ktui failed to handle the save of {path.name}: "
+                f"{type(exc).__name__}: {exc} (traceback in "
+                f".ktui/logs/ktui.log)",
+            )
+        )

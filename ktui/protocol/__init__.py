@@ -195,8 +195,6 @@ class ShutdownRequest(TypedDict):
     """No params; the worker exits after its current request and sends no reply."""
 
 
-
-
 class Method(NamedTuple):
     """One worker method: the roles that serve it, its request type and its reply type (None: no reply)."""
 

@@ -44,19 +44,23 @@ class Case(TypedDict):
     fresh: NotRequired[bool]  # import the kernel afresh before this case (a second phase)
 
 
-OutputLeaf = TypedDict("OutputLeaf", {  # the functional form: ``class`` is a keyword
-    "path": str,  # where the leaf sits in the output: '' for a lone tensor, ``[1]``, ``['o']``
-    "kind": Literal["tensor", "number", "other"],
-    "dtype": str,  # torch's name without ``torch.``
-    "shape": list[int],
-    "stride": list[int],
-    "device": str,
-    "file": str,  # the tensor's raw bytes, relative to the case's folder under ``out_dir``
-    "class": str,  # ``torch.Tensor`` unless a subclass
-    "value": Any,  # a number's value
-    "type": str,  # the Python type's name (numbers and other leaves)
-    "repr": str,  # other leaves: ``repr`` (200 characters at most)
-}, total=False)
+OutputLeaf = TypedDict(
+    "OutputLeaf",
+    {  # the functional form: ``class`` is a keyword
+        "path": str,  # where the leaf sits in the output: '' for a lone tensor, ``[1]``, ``['o']``
+        "kind": Literal["tensor", "number", "other"],
+        "dtype": str,  # torch's name without ``torch.``
+        "shape": list[int],
+        "stride": list[int],
+        "device": str,
+        "file": str,  # the tensor's raw bytes, relative to the case's folder under ``out_dir``
+        "class": str,  # ``torch.Tensor`` unless a subclass
+        "value": Any,  # a number's value
+        "type": str,  # the Python type's name (numbers and other leaves)
+        "repr": str,  # other leaves: ``repr`` (200 characters at most)
+    },
+    total=False,
+)
 OutputLeaf.__doc__ = """One leaf of a returned output (``ktui.worker.tensors.save_outputs``, ``describe``)."""
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
@@ -25,8 +26,19 @@ from textual.worker import WorkerState as TaskState
 
 from ktui.agent.config import AgentConfig
 from ktui.agent.events import AGENT_EVENTS
-from ktui.core.events import (Event, FileChanged, LadderFinished, LadderStarted, Notice, QueueChanged, ResultStored,
-                              RungFinished, RungProgress, RungStarted, WorkerState)
+from ktui.core.events import (
+    Event,
+    FileChanged,
+    LadderFinished,
+    LadderStarted,
+    Notice,
+    QueueChanged,
+    ResultStored,
+    RungFinished,
+    RungProgress,
+    RungStarted,
+    WorkerState,
+)
 from ktui.core.log import close_log, get_logger, open_log
 from ktui.core.results import LadderResult, device_label
 from ktui.core.session import Session
@@ -49,14 +61,32 @@ KEYS = (  # key, action, footer label, shown in the footer, command palette titl
     ("c", "focus_chat", "Chat", True, "", ""),
     ("p", "profile", "Profile", False, "Profile", "Profile the selected version with Nsight Compute (p, GPU only)"),
     ("b", "pin_baseline", "Baseline", False, "Pin baseline", "Diff and Profile compare with the selected version (b)"),
-    ("s", "toggle_side_by_side", "Side by side", False, "Diff: side by side",
-     "Toggle the SASS diff between unified and two columns (s)"),
+    (
+        "s",
+        "toggle_side_by_side",
+        "Side by side",
+        False,
+        "Diff: side by side",
+        "Toggle the SASS diff between unified and two columns (s)",
+    ),
     ("q", "quit", "Quit", True, "", ""),
     ("escape", "stop_agent", "Stop agent", True, "Agent: stop", "Stop the agent's reply and its loop (esc)"),
-    ("ctrl+t", "toggle_auto", "Auto-apply", False, "Agent: toggle auto-apply",
-     "Ask before each write, or apply writes at once (ctrl+t)"),
-    ("ctrl+r", "cycle_rounds", "Rounds", False, "Agent: cycle rounds",
-     "Automatic ladder-result rounds 0/1/3/5/10 (ctrl+r)"),
+    (
+        "ctrl+t",
+        "toggle_auto",
+        "Auto-apply",
+        False,
+        "Agent: toggle auto-apply",
+        "Ask before each write, or apply writes at once (ctrl+t)",
+    ),
+    (
+        "ctrl+r",
+        "cycle_rounds",
+        "Rounds",
+        False,
+        "Agent: cycle rounds",
+        "Automatic ladder-result rounds 0/1/3/5/10 (ctrl+r)",
+    ),
 )
 
 
@@ -75,12 +105,20 @@ class KtuiApp(App[None]):
     TITLE = "ktui"
     BINDINGS = [
         *[Binding(key, action, label, show=show) for key, action, label, show, _, _ in KEYS],
-        *[Binding(str(i), f"show_tab('tab-{tab.lower()}')", f"{tab} tab", show=False)
-          for i, tab in enumerate(("Accuracy", "Timings", "SASS", "Diff", "Profile", "Details"), 1)],
+        *[
+            Binding(str(i), f"show_tab('tab-{tab.lower()}')", f"{tab} tab", show=False)
+            for i, tab in enumerate(("Accuracy", "Timings", "SASS", "Diff", "Profile", "Details"), 1)
+        ],
     ]
 
-    def __init__(self, workspace: Workspace, device: str = "auto", session: Session | None = None,
-                 start_session: bool = True, agent_config: AgentConfig | None = None):
+    def __init__(
+        self,
+        workspace: Workspace,
+        device: str = "auto",
+        session: Session | None = None,
+        start_session: bool = True,
+        agent_config: AgentConfig | None = None,
+    ):
         super().__init__()
         self.agent_config = agent_config or AgentConfig()
         self.ws = workspace
@@ -96,10 +134,18 @@ class KtuiApp(App[None]):
         self._owns_session = False  # a session passed in (tests) is stopped by whoever made it
         self._log_handler: logging.Handler | None = None
         self._handlers: dict[type[Event], Callable[[Any], Any]] = {
-            LadderStarted: self._ladder_event, RungStarted: self._ladder_event, RungProgress: self._ladder_event,
-            RungFinished: self._ladder_event, LadderFinished: self._ladder_finished, QueueChanged: self._queue,
-            WorkerState: self._worker_state, FileChanged: self._file_changed, ResultStored: self._result_stored,
-            Notice: self._notice, **{kind: self._agent_event for kind in AGENT_EVENTS}}
+            LadderStarted: self._ladder_event,
+            RungStarted: self._ladder_event,
+            RungProgress: self._ladder_event,
+            RungFinished: self._ladder_event,
+            LadderFinished: self._ladder_finished,
+            QueueChanged: self._queue,
+            WorkerState: self._worker_state,
+            FileChanged: self._file_changed,
+            ResultStored: self._result_stored,
+            Notice: self._notice,
+            **{kind: self._agent_event for kind in AGENT_EVENTS},
+        }
 
     # -- layout ------------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -180,8 +226,11 @@ class KtuiApp(App[None]):
         err = event.worker.error
         what = event.worker.description or event.worker.name or "a background task"
         log.error("%s failed", what, exc_info=err if isinstance(err, BaseException) else None)
-        self.notify(f"{what} failed: {type(err).__name__}: {err} (traceback in .ktui/logs/ktui.log)",
-                    severity="error", timeout=10)
+        self.notify(
+            f"{what} failed: {type(err).__name__}: {err} (traceback in .ktui/logs/ktui.log)",
+            severity="error",
+            timeout=10,
+        )
 
     # -- helpers -----------------------------------------------------------------------------------------------
     def _ref(self, key: str) -> KernelRef:
@@ -224,8 +273,9 @@ class KtuiApp(App[None]):
         st = self.states.get(running) if running else None
         if st is not None and st.running:
             rung = st.running_rung or rung
-        self.query_one(QueuePanel).render_state(running, rung, waiting, self.worker_states,
-                                                st.progress_text() if st else "")
+        self.query_one(QueuePanel).render_state(
+            running, rung, waiting, self.worker_states, st.progress_text() if st else ""
+        )
 
     # -- core events -------------------------------------------------------------------------------------------
     def _ladder_event(self, ev: LadderStarted | RungStarted | RungProgress | RungFinished) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -23,8 +24,18 @@ from textual.widgets import Input, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from ktui.agent.config import SETUP_HINT, AgentConfig
-from ktui.agent.events import (AGENT_EVENTS, AgentNotice, AgentState, ApprovalDecided, ApprovalRequest, ChatDelta,
-                               ChatMessage, ChatReplyDone, ChatReplyReset, ToolCall)
+from ktui.agent.events import (
+    AGENT_EVENTS,
+    AgentNotice,
+    AgentState,
+    ApprovalDecided,
+    ApprovalRequest,
+    ChatDelta,
+    ChatMessage,
+    ChatReplyDone,
+    ChatReplyReset,
+    ToolCall,
+)
 from ktui.core.events import Event
 
 if TYPE_CHECKING:
@@ -54,8 +65,17 @@ class ApprovalBar(Static, can_focus=True):
 
     def ask(self, ev: ApprovalRequest) -> None:
         self.request_id = ev.request_id
-        self.update(Text.assemble(("Apply this write to ", "bold"), (ev.path, "bold cyan"), ("?  ", "bold"),
-                                  ("y", "bold green"), (" apply   ", ""), ("n", "bold red"), (" refuse", "")))
+        self.update(
+            Text.assemble(
+                ("Apply this write to ", "bold"),
+                (ev.path, "bold cyan"),
+                ("?  ", "bold"),
+                ("y", "bold green"),
+                (" apply   ", ""),
+                ("n", "bold red"),
+                (" refuse", ""),
+            )
+        )
         self.display = True
         self.focus()
 
@@ -85,10 +105,16 @@ class ChatPane(Vertical):
         self._stream: MarkdownStream | None = None
         self._reply_text = ""
         self._draw: dict[type[Event], Callable[[Any], Awaitable[None]]] = {
-            ChatDelta: lambda ev: self.delta(ev.text), ChatReplyDone: self._reply_done,
-            ChatReplyReset: self._reply_reset, ChatMessage: self._message, ToolCall: self._tool_call,
-            ApprovalRequest: self._approval, ApprovalDecided: self._decided, AgentNotice: self._notice,
-            AgentState: self._state}
+            ChatDelta: lambda ev: self.delta(ev.text),
+            ChatReplyDone: self._reply_done,
+            ChatReplyReset: self._reply_reset,
+            ChatMessage: self._message,
+            ToolCall: self._tool_call,
+            ApprovalRequest: self._approval,
+            ApprovalDecided: self._decided,
+            AgentNotice: self._notice,
+            AgentState: self._state,
+        }
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="chat-log")
@@ -138,8 +164,10 @@ class ChatPane(Vertical):
             return
         if self.agent is None:
             await self.add_user(text)
-            await self.add_line(SETUP_HINT if not self.config.configured else
-                                "the workers are starting; send it again in a moment", "yellow")
+            await self.add_line(
+                SETUP_HINT if not self.config.configured else "the workers are starting; send it again in a moment",
+                "yellow",
+            )
             return
         if self._busy:
             self._outbox.append(text)
@@ -152,8 +180,13 @@ class ChatPane(Vertical):
         app's one ``Worker.StateChanged`` handler reports it if it fails."""
         problem = self.problem()
         self._busy = True
-        self.app.run_worker(lambda: self._exchange(text, problem), thread=True, group="agent",
-                            description=f"agent: {text[:40]}", exit_on_error=False)
+        self.app.run_worker(
+            lambda: self._exchange(text, problem),
+            thread=True,
+            group="agent",
+            description=f"agent: {text[:40]}",
+            exit_on_error=False,
+        )
 
     def _exchange(self, text: str, problem: str) -> None:
         assert self.agent is not None  # (send() runs only once attached: the input holds messages till then)

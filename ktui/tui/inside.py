@@ -98,13 +98,22 @@ class SourceSass(Horizontal):
         return instrs[row] if 0 <= row < len(instrs) else None
 
 
-PROFILE_ROWS = (("duration_us", "duration (us)"), ("sm_throughput_pct", "SM throughput %"),
-                ("memory_throughput_pct", "memory throughput %"), ("dram_throughput_pct", "DRAM throughput %"),
-                ("achieved_occupancy_pct", "achieved occupancy %"),
-                ("theoretical_occupancy_pct", "theoretical occupancy %"), ("registers", "registers/thread"),
-                ("shared_bytes", "shared memory B/block"), ("local_bytes", "local (spill) traffic B"),
-                ("bank_conflicts", "smem bank conflicts"), ("tensor_pipe_pct", "tensor pipe %"),
-                ("grid_size", "grid"), ("block_size", "block"), ("waves", "waves/SM"))
+PROFILE_ROWS = (
+    ("duration_us", "duration (us)"),
+    ("sm_throughput_pct", "SM throughput %"),
+    ("memory_throughput_pct", "memory throughput %"),
+    ("dram_throughput_pct", "DRAM throughput %"),
+    ("achieved_occupancy_pct", "achieved occupancy %"),
+    ("theoretical_occupancy_pct", "theoretical occupancy %"),
+    ("registers", "registers/thread"),
+    ("shared_bytes", "shared memory B/block"),
+    ("local_bytes", "local (spill) traffic B"),
+    ("bank_conflicts", "smem bank conflicts"),
+    ("tensor_pipe_pct", "tensor pipe %"),
+    ("grid_size", "grid"),
+    ("block_size", "block"),
+    ("waves", "waves/SM"),
+)
 
 
 class ProfileTable(DataTable[str | Text]):
@@ -126,23 +135,30 @@ class ProfileTable(DataTable[str | Text]):
         deltas = (prof.figures.get("deltas") or [{}])[0]
         for key, label in PROFILE_ROWS:
             d = deltas.get(key)
-            self.add_row(label, fmt(k.get(key)), fmt(d["baseline"]) if d else "",
-                         (f"{d['delta']:+.4g}" if d else ""),
-                         Text("noise", "dim") if d and d["within_noise"] else (Text("changed", "bold") if d else ""),
-                         key=key)
+            self.add_row(
+                label,
+                fmt(k.get(key)),
+                fmt(d["baseline"]) if d else "",
+                (f"{d['delta']:+.4g}" if d else ""),
+                Text("noise", "dim") if d and d["within_noise"] else (Text("changed", "bold") if d else ""),
+                key=key,
+            )
         for key, label in (("pct_peak_bandwidth", "% of peak bandwidth"), ("pct_peak_flops", "% of peak FLOP/s")):
             if prof.figures.get(key) is not None:
                 self.add_row(label, fmt(prof.figures[key]), "", "", "", key=key)
-        self.add_row("report", str(prof.figures.get("report", "")), prof.figures.get("baseline", ""), "", "",
-                     key="report")
+        self.add_row(
+            "report", str(prof.figures.get("report", "")), prof.figures.get("baseline", ""), "", "", key="report"
+        )
 
 
 class DiffView(Log):
     """The Diff tab: a version against the problem's pinned baseline, else the version before it (resources,
     instruction-mix delta, normalized SASS diff), unified or side by side."""
 
-    NOTHING = ("Nothing to compare yet: the diff shows this version against the pinned baseline (b) or the version "
-               "before it, once both have been through the ladder.")
+    NOTHING = (
+        "Nothing to compare yet: the diff shows this version against the pinned baseline (b) or the version "
+        "before it, once both have been through the ladder."
+    )
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(highlight=False, **kw)
@@ -171,8 +187,14 @@ class DiffView(Log):
         if k is None or other is None or ra is None or rb is None:
             self.write_line(self.NOTHING)
             return
-        self.app.run_worker(lambda: self._compute(ws, other, k, ra, rb), thread=True, group="diff",
-                            exclusive=True, description=f"the diff of {k.key}", exit_on_error=False)
+        self.app.run_worker(
+            lambda: self._compute(ws, other, k, ra, rb),
+            thread=True,
+            group="diff",
+            exclusive=True,
+            description=f"the diff of {k.key}",
+            exit_on_error=False,
+        )
 
     def _compute(self, ws: Workspace, a: KernelRef, b: KernelRef, ra: LadderResult, rb: LadderResult) -> None:
         from ktui.core.inspect.diff import DiffError, compare_results, render

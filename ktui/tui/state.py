@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ktui.core.events import Event, LadderFinished, LadderStarted, RungFinished, RungProgress, RungStarted
 from ktui.core.results import DEFAULT_RUNGS, STOPPING_RUNGS, LadderResult, RungResult, Status
@@ -77,8 +78,9 @@ class VersionState:
                 return done.status.value, done
             if name == self.running_rung:
                 return "running", None
-            if name in self.live_rungs and not any(r.status is Status.FAILED and r.name in STOPPING_RUNGS
-                                                   for r in self.live.values()):
+            if name in self.live_rungs and not any(
+                r.status is Status.FAILED and r.name in STOPPING_RUNGS for r in self.live.values()
+            ):
                 return "waiting", None
             prev = self.result.rung(name) if self.result else None
             return ("-", None) if prev is None else ("stale", prev)

@@ -15,8 +15,16 @@ from ktui.core.results import LadderResult, Status, fmt
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.state import VersionState, rung_names
 
-STATUS_STYLE = {"ok": "bold green", "FAILED": "bold red", "failed": "bold red", "skipped": "dim",
-                "running": "bold yellow", "waiting": "yellow", "stale": "dim italic", "-": "dim"}
+STATUS_STYLE = {
+    "ok": "bold green",
+    "FAILED": "bold red",
+    "failed": "bold red",
+    "skipped": "dim",
+    "running": "bold yellow",
+    "waiting": "yellow",
+    "stale": "dim italic",
+    "-": "dim",
+}
 
 
 class KernelTree(Tree[str | KernelRef]):
@@ -116,8 +124,19 @@ class LadderTable(DataTable[str | Text]):
             self.update_cell(n, "figures", figures, update_width=True)
 
 
-ACC_COLUMNS = (("spec", None), ("ok", 4), ("max_abs", 8), ("max_rel", 8), ("psnr_db", 7), ("cosine", 9), ("mse", 8),
-               ("rmse", 8), ("nan/inf", 7), ("unwritten", 9), ("worst at", 12))
+ACC_COLUMNS = (
+    ("spec", None),
+    ("ok", 4),
+    ("max_abs", 8),
+    ("max_rel", 8),
+    ("psnr_db", 7),
+    ("cosine", 9),
+    ("mse", 8),
+    ("rmse", 8),
+    ("nan/inf", 7),
+    ("unwritten", 9),
+    ("worst at", 12),
+)
 
 
 class AccuracyTable(DataTable[str | Text]):
@@ -146,13 +165,33 @@ class AccuracyTable(DataTable[str | Text]):
         ok = Text("ok", "green") if s.get("ok") else Text("FAIL", "bold red")
         nan_inf = f"{s.get('nan_count') or 0}/{s.get('inf_count') or 0}"
         where = str(s.get("worst_index")) if s.get("worst_index") is not None else "-"
-        return [s["label"], ok, fmt(s.get("max_abs_err")), fmt(s.get("max_rel_err")), fmt(s.get("psnr_db")),
-                fmt(s.get("cosine"), 7), fmt(s.get("mse")), fmt(s.get("rmse")), nan_inf,
-                str(s.get("unwritten") or 0), where]
+        return [
+            s["label"],
+            ok,
+            fmt(s.get("max_abs_err")),
+            fmt(s.get("max_rel_err")),
+            fmt(s.get("psnr_db")),
+            fmt(s.get("cosine"), 7),
+            fmt(s.get("mse")),
+            fmt(s.get("rmse")),
+            nan_inf,
+            str(s.get("unwritten") or 0),
+            where,
+        ]
 
 
-TIME_COLUMNS = (("version", 8), ("spec", None), ("median us", 10), ("IQR us", 8), ("ref us", 10), ("speedup", 8),
-                ("GB/s", 7), ("TFLOP/s", 8), ("% SOL", 6), ("verdict", 12))
+TIME_COLUMNS = (
+    ("version", 8),
+    ("spec", None),
+    ("median us", 10),
+    ("IQR us", 8),
+    ("ref us", 10),
+    ("speedup", 8),
+    ("GB/s", 7),
+    ("TFLOP/s", 8),
+    ("% SOL", 6),
+    ("verdict", 12),
+)
 
 
 class TimingsTable(DataTable[str | Text]):
@@ -190,16 +229,25 @@ class TimingsTable(DataTable[str | Text]):
             return [(k.version, [k.version, note, "-", "-", "-", "-", "-", "-", "-", verdict])]
         out = []
         for s in bench.figures.get("specs", []):
-            out.append((f"{k.version}:{s['label']}", [
-                k.version, s["label"], fmt(s.get("median_us"), 4), fmt(s.get("iqr_us"), 2),
-                fmt(s.get("ref_median_us"), 4),
-                Text(f"{s['speedup']:.2f}x", "bold green" if s["speedup"] >= 1 else "yellow") if s.get("speedup")
-                else "-",
-                f"{s['gbps']:.0f}" if s.get("gbps") is not None else "-",
-                f"{s['tflops']:.1f}" if s.get("tflops") is not None else "-",
-                f"{s['sol_pct']:.0f}" if s.get("sol_pct") is not None else "-",
-                verdict,
-            ]))
+            out.append(
+                (
+                    f"{k.version}:{s['label']}",
+                    [
+                        k.version,
+                        s["label"],
+                        fmt(s.get("median_us"), 4),
+                        fmt(s.get("iqr_us"), 2),
+                        fmt(s.get("ref_median_us"), 4),
+                        Text(f"{s['speedup']:.2f}x", "bold green" if s["speedup"] >= 1 else "yellow")
+                        if s.get("speedup")
+                        else "-",
+                        f"{s['gbps']:.0f}" if s.get("gbps") is not None else "-",
+                        f"{s['tflops']:.1f}" if s.get("tflops") is not None else "-",
+                        f"{s['sol_pct']:.0f}" if s.get("sol_pct") is not None else "-",
+                        verdict,
+                    ],
+                )
+            )
         return out or [(k.version, [k.version, "-", "-", "-", "-", "-", "-", "-", "-", verdict])]
 
 
@@ -218,8 +266,14 @@ def details_text(k: KernelRef | None, st: VersionState | None) -> Text:
 class QueuePanel(Static):
     """What runs now (the version, then its rung and progress), what waits; the workers' states in the border."""
 
-    def render_state(self, running: str | None, rung: str | None, waiting: tuple[str, ...],
-                     workers: dict[str, str], progress: str = "") -> None:
+    def render_state(
+        self,
+        running: str | None,
+        rung: str | None,
+        waiting: tuple[str, ...],
+        workers: dict[str, str],
+        progress: str = "",
+    ) -> None:
         """``running`` on ``rung`` (with its ``progress``, ``37/106``), the versions ``waiting``, the workers."""
         t = Text()
         if running:
@@ -228,13 +282,19 @@ class QueuePanel(Static):
             t.append(f"  {rung or 'starting'}{' ' + progress if progress else ''}\n")
         else:
             t.append("idle\n", "dim")
-        t.append(f"waiting: {', '.join(waiting)}\n" if waiting else "nothing waiting\n",
-                 "yellow" if waiting else "dim")
+        t.append(f"waiting: {', '.join(waiting)}\n" if waiting else "nothing waiting\n", "yellow" if waiting else "dim")
         self.update(t)
-        self.border_subtitle = " ".join(f"[dim]{role[:4]}[/] [{WORKER_MARK.get(state, ('?', 'dim'))[1]}]"
-                                        f"{WORKER_MARK.get(state, ('?', 'dim'))[0]}[/]"
-                                        for role, state in sorted(workers.items()))
+        self.border_subtitle = " ".join(
+            f"[dim]{role[:4]}[/] [{WORKER_MARK.get(state, ('?', 'dim'))[1]}]"
+            f"{WORKER_MARK.get(state, ('?', 'dim'))[0]}[/]"
+            for role, state in sorted(workers.items())
+        )
 
 
-WORKER_MARK = {"ready": ("✓", "green"), "starting": ("…", "yellow"), "restarting": ("↻", "bold yellow"),
-               "failed": ("✗", "bold red"), "stopped": ("-", "dim")}
+WORKER_MARK = {
+    "ready": ("✓", "green"),
+    "starting": ("…", "yellow"),
+    "restarting": ("↻", "bold yellow"),
+    "failed": ("✗", "bold red"),
+    "stopped": ("-", "dim"),
+}

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, NoReturn, cast
+from typing import Any, NoReturn, cast
 
 import torch
 
@@ -267,16 +268,25 @@ class Candidate:
                         raise
                     if case.get("layout", "contiguous") != "contiguous" and not isinstance(exc, SystemExit):
                         self._sync()
-                        entry["unsupported"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}" \
-                            if str(exc) else type(exc).__name__
+                        entry["unsupported"] = (
+                            f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+                            if str(exc)
+                            else type(exc).__name__
+                        )
                         break
                     reraise_as_case(exc, label)
                 folder = out_dir / f"case{i}" / (f"repeat{rep}" if rep else "")
                 leaves = save_outputs(out, folder)
                 if rep == 0:
-                    entry.update({"seconds": round(seconds, 6), "input_hash_before": h_before,
-                                  "input_hash_after": hash_data(inputs), "outputs": leaves,
-                                  "aliases": aliases(out, inputs)})
+                    entry.update(
+                        {
+                            "seconds": round(seconds, 6),
+                            "input_hash_before": h_before,
+                            "input_hash_after": hash_data(inputs),
+                            "outputs": leaves,
+                            "aliases": aliases(out, inputs),
+                        }
+                    )
                     if all(leaf["kind"] != "other" for leaf in leaves):  # a meta or sparse output has no bytes
                         kept.append((entry, out, hash_data(out)))
                 else:
@@ -295,8 +305,7 @@ class Candidate:
                 entry["changed_after"] = True
         del kept
         threads = threading.active_count() - threads_before
-        return {"cases": results, "tampered": integrity.tampered(self.baseline),
-                "threads_left": max(0, threads)}
+        return {"cases": results, "tampered": integrity.tampered(self.baseline), "threads_left": max(0, threads)}
 
     # -- benchmark -----------------------------------------------------------------------------------------------
     def do_benchmark(self, params: BenchmarkRequest, progress: OnProgress) -> BenchmarkReply:
@@ -317,18 +326,22 @@ class Candidate:
             data = problem.generate(base, spec, self.device)
             state = {"seed": base}
 
-            def refresh(rep: int, spec: dict[str, Any] = spec, data: Any = data, base: int = base,
-                        state: dict[str, int] = state) -> None:
+            def refresh(
+                rep: int, spec: dict[str, Any] = spec, data: Any = data, base: int = base, state: dict[str, int] = state
+            ) -> None:
                 state["seed"] = base + 1 + rep
                 copy_into(data, problem.generate(state["seed"], spec, self.device))
 
             try:
-                stats, last = bench(lambda: fn(data), self.device, before=refresh)
+                stats, last = bench(lambda: fn(data), self.device, before=refresh)  # noqa: F821 - freed after timing
             except BaseException as exc:
                 reraise_as_case(exc, f"benchmark spec={spec_label(spec)}")
             self.bench_last[idx] = {"seed": state["seed"], "out": last}
-            leaves: list[OutputShape] = [{"path": p, "shape": list(t.shape), "numel": t.numel()}
-                      for p, t in flatten(last) if isinstance(t, torch.Tensor)]
+            leaves: list[OutputShape] = [
+                {"path": p, "shape": list(t.shape), "numel": t.numel()}
+                for p, t in flatten(last)
+                if isinstance(t, torch.Tensor)
+            ]
             results.append({"spec_index": idx, **stats, "final_seed": state["seed"], "leaves": leaves})
             del data
             progress({"done": n + 1, "total": len(params["spec_indices"])})

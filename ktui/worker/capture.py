@@ -20,13 +20,14 @@ import contextlib
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ktui.worker.integrity import fingerprint, tampered  # noqa: F401 - where they lived; ktui.worker.integrity now
 
 CROSS_TARGET = ("cuda", 90, 32)  # sm_90a, warp size 32
-_ACTIVE: "Capture | None" = None
+_ACTIVE: Capture | None = None
 _LOCK = threading.Lock()
 _INSTALLED: set[str] = set()
 
@@ -245,7 +246,9 @@ def install_cute(has_gpu: bool) -> bool:
         name = own_name or getattr(getattr(fn, "func", None), "__name__", "cute_kernel")
         if cap is not None:
             rec: dict[str, Any] = {
-                "language": "cutedsl", "kernel": name, "compile_s": round(time.perf_counter() - t0, 4),
+                "language": "cutedsl",
+                "kernel": name,
+                "compile_s": round(time.perf_counter() - t0, 4),
                 "target": os.environ.get("CUTE_DSL_ARCH") or ("device" if has_gpu else "sm_90a"),
             }
             if cap.keep:
@@ -253,7 +256,8 @@ def install_cute(has_gpu: bool) -> bool:
             cap.launches.append(rec)
         return CuteCompiled(compiled, name, has_gpu)
 
-    CompileCallable.__call__ = compile_call  # type: ignore[method-assign]  # deliberate patch of cutlass's class
+    # A deliberate patch of cutlass's method; unused-ignore: without the optional cute extra the class is Any.
+    CompileCallable.__call__ = compile_call  # type: ignore[method-assign, unused-ignore]
     return True
 
 
@@ -298,6 +302,7 @@ def install_autotune_hooks() -> None:
 
     orig_bench = getattr(autotuner.Autotuner, "_bench", None)
     if orig_bench is not None:
+
         def bench(self: Any, *args: Any, config: Any, **meta: Any) -> Any:
             saved = [(a, a.clone()) for a in args if isinstance(a, torch.Tensor)]
             try:
@@ -336,6 +341,7 @@ def poisoned_allocations(decoy_seed: int | None = None) -> Iterator[None]:
             if isinstance(t, torch.Tensor) and t.numel():
                 fill(t)
             return t
+
         return poisoned
 
     for name, fn in originals.items():
@@ -357,24 +363,36 @@ def placeholder_data() -> Iterator[None]:
     values, and a 2**28-element ``randn`` on a CPU takes seconds."""
     import torch
 
-    def empty_from(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None, layout: Any = None,
-                   requires_grad: bool | None = False, pin_memory: bool | None = False, out: Any = None,
-                   **_: Any) -> torch.Tensor:
+    def empty_from(
+        *size: Any,
+        generator: Any = None,
+        dtype: Any = None,
+        device: Any = None,
+        layout: Any = None,
+        requires_grad: bool | None = False,
+        pin_memory: bool | None = False,
+        out: Any = None,
+        **_: Any,
+    ) -> torch.Tensor:
         if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
             size = tuple(size[0])
         return torch.empty(size, dtype=dtype, device=device)
 
-    def empty_randint(*args: Any, generator: Any = None, dtype: Any = None, device: Any = None, size: Any = None,
-                      **_: Any) -> torch.Tensor:
-        shape = size if size is not None else (args[-1] if args and isinstance(args[-1], (tuple, list, torch.Size))
-                                               else ())
+    def empty_randint(
+        *args: Any, generator: Any = None, dtype: Any = None, device: Any = None, size: Any = None, **_: Any
+    ) -> torch.Tensor:
+        shape = (
+            size if size is not None else (args[-1] if args and isinstance(args[-1], (tuple, list, torch.Size)) else ())
+        )
         return torch.zeros(shape, dtype=dtype or torch.int64, device=device)  # zeros: valid indices
 
     def like(input: torch.Tensor, *args: Any, dtype: Any = None, device: Any = None, **_: Any) -> torch.Tensor:
         return torch.empty_like(input, dtype=dtype, device=device)
 
-    saved = {name: getattr(torch, name) for name in ("randn", "rand", "randint", "randn_like", "rand_like",
-                                                      "randint_like", "randperm")}
+    saved = {
+        name: getattr(torch, name)
+        for name in ("randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "randperm")
+    }
     methods = {name: getattr(torch.Tensor, name) for name in ("normal_", "uniform_", "random_", "exponential_")}
     torch.randn = torch.rand = empty_from
     torch.randint = empty_randint

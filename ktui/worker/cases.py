@@ -77,8 +77,11 @@ def _refill(t: torch.Tensor, dist: str, seed: int, salt: str) -> None:
         if len(shape) >= 2:
             offset = offset.reshape(lead, *([1] * (len(shape) - 1)))
         else:
-            offset = offset.repeat_interleave(torch.tensor([(shape[0] + 1) // 2, shape[0] // 2], device=dev)) \
-                if shape[0] else offset[:0]
+            offset = (
+                offset.repeat_interleave(torch.tensor([(shape[0] + 1) // 2, shape[0] // 2], device=dev))
+                if shape[0]
+                else offset[:0]
+            )
         vals = offset + 10 ** (float(u(1)) * 2 - 1) * torch.randn(shape, generator=g, device=dev, dtype=torch.float32)
     elif dist == "constant":
         vals = torch.ones(shape, device=dev, dtype=torch.float32)
@@ -106,17 +109,22 @@ def _relayout(t: torch.Tensor, layout: str) -> torch.Tensor:
     raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
 
 
-def _map_inputs(data: Any, outputs: tuple[Any, ...], fn: Callable[[torch.Tensor, str], torch.Tensor],
-                path: str = "") -> Any:
+def _map_inputs(
+    data: Any, outputs: tuple[Any, ...], fn: Callable[[torch.Tensor, str], torch.Tensor], path: str = ""
+) -> Any:
     """Apply ``fn(tensor, path)`` to every tensor of ``data`` except declared output buffers."""
     if isinstance(data, (tuple, list)):
         n = len(data)
-        out = [v if (i in outputs or i - n in outputs) and not path else _map_inputs(v, outputs, fn, f"{path}[{i}]")
-               for i, v in enumerate(data)]
+        out = [
+            v if (i in outputs or i - n in outputs) and not path else _map_inputs(v, outputs, fn, f"{path}[{i}]")
+            for i, v in enumerate(data)
+        ]
         return type(data)(out) if isinstance(data, tuple) else out
     if isinstance(data, dict):
-        return {k: v if k in outputs and not path else _map_inputs(v, outputs, fn, f"{path}[{k!r}]")
-                for k, v in data.items()}
+        return {
+            k: v if k in outputs and not path else _map_inputs(v, outputs, fn, f"{path}[{k!r}]")
+            for k, v in data.items()
+        }
     if isinstance(data, torch.Tensor):
         return fn(data, path)
     return data
@@ -134,10 +142,12 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
     data = problem.generate(seed, spec, device)
     dist = case.get("dist", "native")
     if dist != "native":
+
         def refill(t: torch.Tensor, path: str) -> torch.Tensor:
             if t.is_floating_point():
                 _refill(t, dist, seed, path)
             return t
+
         data = _map_inputs(data, problem.outputs, refill)
     layout = case.get("layout", "contiguous")
     if layout != "contiguous":

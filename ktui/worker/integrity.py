@@ -10,8 +10,16 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-_OWN_MODULES = ("ktui.worker.timing", "ktui.worker.candidate", "ktui.worker.capture", "ktui.worker.tensors",
-                "ktui.worker.cases", "ktui.worker.server", "ktui.worker.integrity", "ktui.worker.errors")
+_OWN_MODULES = (
+    "ktui.worker.timing",
+    "ktui.worker.candidate",
+    "ktui.worker.capture",
+    "ktui.worker.tensors",
+    "ktui.worker.cases",
+    "ktui.worker.server",
+    "ktui.worker.integrity",
+    "ktui.worker.errors",
+)
 
 
 def fingerprint() -> dict[str, int]:
@@ -24,8 +32,13 @@ def fingerprint() -> dict[str, int]:
     import torch
     import torch.nn.functional as F
 
-    modules: list[tuple[str, Any]] = [("torch", torch), ("torch.cuda", torch.cuda), ("F", F), ("time", time_mod),
-                                      ("builtins", builtins)]
+    modules: list[tuple[str, Any]] = [
+        ("torch", torch),
+        ("torch.cuda", torch.cuda),
+        ("F", F),
+        ("time", time_mod),
+        ("builtins", builtins),
+    ]
     try:
         import triton.testing
 
@@ -37,8 +50,9 @@ def fingerprint() -> dict[str, int]:
         mod = sys.modules.get(name)
         if mod is not None:
             modules.append((name, mod))
-            classes += [(f"{name}.{k}", v) for k, v in vars(mod).items()
-                        if isinstance(v, type) and v.__module__ == name]
+            classes += [
+                (f"{name}.{k}", v) for k, v in vars(mod).items() if isinstance(v, type) and v.__module__ == name
+            ]
     out: dict[str, int] = {}
     for prefix, mod in modules:
         for k, v in list(vars(mod).items()):
@@ -58,7 +72,14 @@ def tampered(baseline: dict[str, int]) -> list[str]:
     one)."""
     now = fingerprint()
     changed = [k for k, v in now.items() if k in baseline and baseline[k] != v]
-    owners = {k.rsplit(".", 1)[0] for k in baseline} - {"torch", "torch.cuda", "F", "time", "builtins",
-                                                        "triton.testing", *_OWN_MODULES}
+    owners = {k.rsplit(".", 1)[0] for k in baseline} - {
+        "torch",
+        "torch.cuda",
+        "F",
+        "time",
+        "builtins",
+        "triton.testing",
+        *_OWN_MODULES,
+    }
     appeared = [k for k in now if k not in baseline and k.rsplit(".", 1)[0] in owners]
     return sorted(changed + appeared)

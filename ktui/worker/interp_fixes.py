@@ -54,6 +54,7 @@ def install() -> None:
 
     orig_dot = getattr(InterpreterBuilder, "create_dot", None)
     if orig_dot is not None:
+
         def create_dot(self: Any, a: Any, b: Any, d: Any, input_precision: Any, max_num_imprecise_acc: Any) -> Any:
             if bf16 in (a.dtype.scalar, b.dtype.scalar, d.dtype.scalar):
                 prod = np.matmul(widen(a).data, widen(b).data, dtype=np.float32)
@@ -76,12 +77,14 @@ def install() -> None:
                     return orig(self, *args)
                 result_is_bf16 = handles[-1 if nargs == 3 else 0].dtype.scalar == bf16
                 return narrow(orig(self, *[widen(h) for h in handles], fn), result_is_bf16)
+
             return op
 
         setattr(InterpreterBuilder, name, make(orig, nargs))
 
     orig_fma = getattr(InterpreterBuilder, "create_fma", None)
     if orig_fma is not None:
+
         def create_fma(self: Any, x: Any, y: Any, z: Any) -> Any:
             if bf16 in (x.dtype.scalar, y.dtype.scalar, z.dtype.scalar):
                 return narrow(orig_fma(self, widen(x), widen(y), widen(z)), z.dtype.scalar == bf16)

@@ -58,12 +58,11 @@ CaseKey = tuple[str, int, int, str, str]  # reference sha, spec_index, seed, dis
 
 
 def _key(problem: Problem, case: Case) -> CaseKey:
-    return (problem.sha, case["spec_index"], case["seed"], case.get("dist", "native"),
-            case.get("layout", "contiguous"))
+    return (problem.sha, case["spec_index"], case["seed"], case.get("dist", "native"), case.get("layout", "contiguous"))
 
 
 def _rel_l2(a: torch.Tensor, ref: torch.Tensor) -> float:
-    d = (a.double() - ref.double())
+    d = a.double() - ref.double()
     nr = float(torch.linalg.vector_norm(ref.double()))
     nd = float(torch.linalg.vector_norm(d))
     return nd / nr if nr > 0 else (0.0 if nd == 0 else math.inf)
@@ -105,13 +104,18 @@ class Judge:
         if entry["policy_dtype"] == "float32" and precision == "float64":
             # What float32 and TF32 arithmetic each cost against the float64 truth (cases.md tf32): the native
             # reference is plain fp32; TF32 is emulated by rounding the floating inputs to 10 mantissa bits.
-            tf32_data = _map(data, lambda x: round_to_tf32(x) if isinstance(x, torch.Tensor)
-                             and x.dtype == torch.float32 else x)
+            tf32_data = _map(
+                data, lambda x: round_to_tf32(x) if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x
+            )
             tf32_out = _cpu(problem.reference_native(tf32_data))
             entry["expected_rel_l2"] = {
-                p: {"float32": _rel_l2(e, dict(flatten(entry["ref"]))[p]),
-                    "tf32": _rel_l2(dict(flatten(tf32_out))[p], dict(flatten(entry["ref"]))[p])}
-                for p, e in flatten(entry["expected"]) if isinstance(e, torch.Tensor) and e.is_floating_point()}
+                p: {
+                    "float32": _rel_l2(e, dict(flatten(entry["ref"]))[p]),
+                    "tf32": _rel_l2(dict(flatten(tf32_out))[p], dict(flatten(entry["ref"]))[p]),
+                }
+                for p, e in flatten(entry["expected"])
+                if isinstance(e, torch.Tensor) and e.is_floating_point()
+            }
         self.prepared[key] = entry
         return entry
 
@@ -123,8 +127,14 @@ class Judge:
         out: list[PreparedCase] = []
         for i, case in enumerate(params["cases"]):
             e = self._prepare_one(problem, case)
-            out.append({"input_hash": e["input_hash"], "expected": describe(e["expected"]),
-                        "precision": e["precision"], "policy_dtype": e["policy_dtype"]})
+            out.append(
+                {
+                    "input_hash": e["input_hash"],
+                    "expected": describe(e["expected"]),
+                    "precision": e["precision"],
+                    "policy_dtype": e["policy_dtype"],
+                }
+            )
             progress({"done": i + 1, "total": len(params["cases"])})
         return {"cases": out}
 
@@ -144,11 +154,19 @@ class Judge:
     def _judge_case(self, problem: Problem, prep: dict[str, Any], case: ExecutedCase, folder: Path) -> CaseVerdict:
         spec = problem.tests[case["spec_index"]]
         # cast: these Case keys appear in CaseVerdict with the same types (int or str).
-        base = cast(CaseVerdict, {k: case[k] for k in ("spec_index", "seed", "dist", "layout", "config", "repeat")
-                                  if k in case})
+        base = cast(
+            CaseVerdict, {k: case[k] for k in ("spec_index", "seed", "dist", "layout", "config", "repeat") if k in case}
+        )
         shown = {**case, "layout": prep.get("layout_name") or case.get("layout")} if case.get("layout") else case
-        base.update({"label": spec_label(spec), "case": case_label(spec_label(spec), shown),
-                     "precision": prep["precision"], "policy_dtype": prep["policy_dtype"], "warnings": []})
+        base.update(
+            {
+                "label": spec_label(spec),
+                "case": case_label(spec_label(spec), shown),
+                "precision": prep["precision"],
+                "policy_dtype": prep["policy_dtype"],
+                "warnings": [],
+            }
+        )
 
         def fail(reason: str) -> CaseVerdict:
             return {**base, "ok": False, "reason": reason, "score": math.inf}
@@ -156,14 +174,18 @@ class Judge:
         if case.get("unsupported"):
             return {**base, "ok": True, "reason": "", "score": 0.0, "unsupported": case["unsupported"]}
         if case["input_hash_before"] != prep["input_hash"]:
-            return fail("the candidate's inputs differ from the judge's for the same case: generate_input is not "
-                        "deterministic, or the candidate worker was tampered with")
+            return fail(
+                "the candidate's inputs differ from the judge's for the same case: generate_input is not "
+                "deterministic, or the candidate worker was tampered with"
+            )
         if case.get("aliases"):
             return fail(f"output aliases input: {', '.join(case['aliases'])} (the output must be memory of its own)")
         if case.get("changed_after"):
-            return fail("output changed after the call returned: still being written when custom_kernel returned "
-                        "(synchronize before returning), or a later call overwrote it (an output buffer kept and "
-                        "reused across calls)")
+            return fail(
+                "output changed after the call returned: still being written when custom_kernel returned "
+                "(synchronize before returning), or a later call overwrote it (an output buffer kept and "
+                "reused across calls)"
+            )
         if case["input_hash_after"] != case["input_hash_before"]:
             return fail("input modified: the kernel wrote into its input tensors")
         want = flatten(prep["expected"])
@@ -171,21 +193,24 @@ class Judge:
         got = case["outputs"]
         by_path = {g["path"]: g for g in got}
         if len(got) != len(want) or set(by_path) != {p for p, _ in want}:
-            return fail(f"returned {len(got)} output(s) ({', '.join(g['path'] or 'out' for g in got)}), "
-                        f"expected {len(want)} ({', '.join(p or 'out' for p, _ in want)}): the output's structure "
-                        "(nesting, names of dict keys) must match the reference's")
+            return fail(
+                f"returned {len(got)} output(s) ({', '.join(g['path'] or 'out' for g in got)}), "
+                f"expected {len(want)} ({', '.join(p or 'out' for p, _ in want)}): the output's structure "
+                "(nesting, names of dict keys) must match the reference's"
+            )
         tol = resolve(prep["policy_dtype"], problem.tolerance)
         leaves: list[dict[str, Any]] = []
         for path, exp in want:  # matched by path, not by order: swapped dict entries compare with their names' values
             g = by_path[path]
             # An integer or bool output compares exactly, whatever precision its inputs have (an index is right or
             # wrong); float outputs use the policy of the lowest precision involved.
-            exp_int = isinstance(exp, (bool, int)) or (isinstance(exp, torch.Tensor) and not exp.is_floating_point()
-                                                        and not exp.is_complex())
+            exp_int = isinstance(exp, (bool, int)) or (
+                isinstance(exp, torch.Tensor) and not exp.is_floating_point() and not exp.is_complex()
+            )
             leaf_tol = EXACT if exp_int else tol
             try:
                 m = self._judge_leaf(problem, prep, case, folder, leaf_tol, path, exp, wref[path], g)
-            except Exception as e:  # noqa: BLE001 - an output the judge cannot read is a failed case, with its label
+            except Exception as e:
                 return fail(f"{path}: cannot compare with the reference ({type(e).__name__}: {e})")
             if isinstance(m, str):
                 return fail(m)
@@ -193,11 +218,30 @@ class Judge:
         worst = max(leaves, key=lambda m: m["score"]) if leaves else {"ok": True, "reason": "", "score": 0.0}
         warnings = [w for m in leaves for w in m.get("warnings", [])]
         # cast: the worst leaf's figures are metrics.verdict's, CaseVerdict's keys (a chunked verdict adds ``chunked``).
-        return cast(CaseVerdict, {**base, **worst, "ok": all(m["ok"] for m in leaves), "tolerance": tol.describe(),
-                                  "outputs": len(leaves), "warnings": warnings})
+        return cast(
+            CaseVerdict,
+            {
+                **base,
+                **worst,
+                "ok": all(m["ok"] for m in leaves),
+                "tolerance": tol.describe(),
+                "outputs": len(leaves),
+                "warnings": warnings,
+            },
+        )
 
-    def _judge_leaf(self, problem: Problem, prep: dict[str, Any], case: ExecutedCase, folder: Path, tol: Tolerance,
-                    path: str, exp: Any, ref: Any, g: OutputLeaf) -> dict[str, Any] | str:
+    def _judge_leaf(
+        self,
+        problem: Problem,
+        prep: dict[str, Any],
+        case: ExecutedCase,
+        folder: Path,
+        tol: Tolerance,
+        path: str,
+        exp: Any,
+        ref: Any,
+        g: OutputLeaf,
+    ) -> dict[str, Any] | str:
         """The verdict for one output leaf, or the reason it cannot be compared (a str)."""
         if not isinstance(exp, torch.Tensor):
             exp = torch.tensor(exp)
@@ -213,11 +257,15 @@ class Judge:
         else:
             exp_dtype = str(exp.dtype).removeprefix("torch.")
             if g.get("class", "torch.Tensor") not in ("torch.Tensor", "torch.nn.parameter.Parameter"):
-                return (f"{path} is a {g['class']}, a subclass of torch.Tensor: return a plain tensor (a "
-                        "subclass can change what reading it gives)")
+                return (
+                    f"{path} is a {g['class']}, a subclass of torch.Tensor: return a plain tensor (a "
+                    "subclass can change what reading it gives)"
+                )
             if g.get("device") and g["device"].split(":")[0] != self.device.split(":")[0]:
-                return (f"{path} is on {g['device']}, expected {self.device}: the kernel must return its "
-                        "output on the device it ran on")
+                return (
+                    f"{path} is on {g['device']}, expected {self.device}: the kernel must return its "
+                    "output on the device it ran on"
+                )
             if g["dtype"] != exp_dtype:
                 return f"{path} has dtype {g['dtype']}, expected {exp_dtype}"
             if list(g["shape"]) != list(exp.shape):
@@ -228,15 +276,17 @@ class Judge:
             m["baseline_psnr_db"] = None
         else:
             m = metrics.verdict(out, ref, tol, unwritten=poisoned_mask(out), allow_nan=problem.allow_nan)
-            m["baseline_psnr_db"] = (metrics.error_metrics(exp, ref)["psnr_db"] if prep["precision"] != "native"
-                                     else None)
+            m["baseline_psnr_db"] = (
+                metrics.error_metrics(exp, ref)["psnr_db"] if prep["precision"] != "native" else None
+            )
         m["path"] = path
         if path and not m["ok"]:
             m["reason"] = f"output {path}: {m['reason']}"
         self._precision_check(prep, path, m)
         if case.get("repeat_outputs"):
-            self._determinism_check(folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m,
-                                    problem.allow_nan, self.device)
+            self._determinism_check(
+                folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m, problem.allow_nan, self.device
+            )
         return m
 
     @staticmethod
@@ -246,23 +296,37 @@ class Judge:
             return
         m["expected_rel_l2_fp32"], m["expected_rel_l2_tf32"] = exp["float32"], exp["tf32"]
         measured = m["rel_l2_err"]
-        if math.isfinite(measured) and measured > 10 * max(exp["float32"], 1e-7) and \
-                0.3 * exp["tf32"] <= measured <= 100 * exp["tf32"]:  # hardware may truncate, not round
+        if (
+            math.isfinite(measured)
+            and measured > 10 * max(exp["float32"], 1e-7)
+            and 0.3 * exp["tf32"] <= measured <= 100 * exp["tf32"]
+        ):  # hardware may truncate, not round
             m["warnings"].append(
                 f"precision lower than declared float32: rel_l2_err {measured:.2g} is at the TF32 level (expected "
                 f"{exp['float32']:.2g} for fp32, {exp['tf32']:.2g} for tf32): a tl.dot or matmul in TF32, or an "
-                f"intermediate rounded to a 10-bit mantissa (fp16/bf16)?")
+                f"intermediate rounded to a 10-bit mantissa (fp16/bf16)?"
+            )
 
     @staticmethod
-    def _determinism_check(folder: Path, repeat: list[OutputLeaf], leaf: OutputLeaf, out: torch.Tensor,
-                           ref: Any, tol: Tolerance, m: dict[str, Any], allow_nan: bool = False,
-                           device: str = "cpu") -> None:
+    def _determinism_check(
+        folder: Path,
+        repeat: list[OutputLeaf],
+        leaf: OutputLeaf,
+        out: torch.Tensor,
+        ref: Any,
+        tol: Tolerance,
+        m: dict[str, Any],
+        allow_nan: bool = False,
+        device: str = "cpu",
+    ) -> None:
         other = next((r for r in repeat if r["path"] == leaf["path"]), None)
         if other is not None and other.get("kind") == "number" and leaf.get("kind") == "number":
             if other["value"] != leaf["value"]:
                 m["ok"], m["score"] = False, math.inf
-                m["reason"] = (f"nondeterministic: the second call on identical inputs returned {other['value']!r}, "
-                               f"the first {leaf['value']!r}")
+                m["reason"] = (
+                    f"nondeterministic: the second call on identical inputs returned {other['value']!r}, "
+                    f"the first {leaf['value']!r}"
+                )
             return
         if other is None or other.get("kind") != "tensor" or other.get("shape") != leaf.get("shape"):
             m["ok"], m["score"] = False, math.inf
@@ -273,9 +337,11 @@ class Judge:
             return
         # The second answer is an answer too: it must pass the same verdict as the first (a kernel that is right
         # once and then returns something else must not pass on the first call's figures).
-        second = metrics.verdict_large(again, ref, tol, allow_nan=allow_nan, device=device) \
-            if again.numel() > metrics.LARGE else \
-            metrics.verdict(again, ref, tol, unwritten=poisoned_mask(again), allow_nan=allow_nan)
+        second = (
+            metrics.verdict_large(again, ref, tol, allow_nan=allow_nan, device=device)
+            if again.numel() > metrics.LARGE
+            else metrics.verdict(again, ref, tol, unwritten=poisoned_mask(again), allow_nan=allow_nan)
+        )
         if not second["ok"] and m["ok"]:
             m["ok"], m["score"] = False, math.inf
             m["reason"] = f"the second call on identical inputs is wrong: {second['reason']}"
@@ -286,14 +352,21 @@ class Judge:
         m["nondeterministic_elements"], m["run_to_run_spread"] = differ, spread
         exact = not out.is_floating_point() or tol.mode == "exact"
         allowance = (tol.atol + tol.rtol * ref.double().abs()) if tol.mode == "allclose" else None
-        too_far = exact or (allowance is not None and bool(((a - b).abs() > allowance).any())) or \
-            (tol.mode == "psnr" and metrics.error_metrics(again, ref)["psnr_db"] < tol.min_psnr_db)
-        text = (f"nondeterministic: {differ} element(s) differ between two calls on identical inputs, "
-                f"spread {spread:.3g}")
+        too_far = (
+            exact
+            or (allowance is not None and bool(((a - b).abs() > allowance).any()))
+            or (tol.mode == "psnr" and metrics.error_metrics(again, ref)["psnr_db"] < tol.min_psnr_db)
+        )
+        text = (
+            f"nondeterministic: {differ} element(s) differ between two calls on identical inputs, spread {spread:.3g}"
+        )
         if too_far:
             m["ok"], m["score"] = False, math.inf
-            m["reason"] = (m["reason"] + "; " if m["reason"] else "") + text + \
-                (" (exact compare for integer outputs)" if exact else " (beyond the tolerance)")
+            m["reason"] = (
+                (m["reason"] + "; " if m["reason"] else "")
+                + text
+                + (" (exact compare for integer outputs)" if exact else " (beyond the tolerance)")
+            )
         else:
             m["warnings"].append(text + " (within the tolerance: float atomics or a race?)")
 
@@ -319,8 +392,10 @@ class Judge:
 
                 stats, _ = bench(lambda: problem.module.ref_kernel(data), self.device, before=refresh)
                 self.ref_times[key] = {
-                    "spec_index": idx, **stats,
-                    "flops": problem.flops(spec), "bytes": problem.bytes_moved(spec),
+                    "spec_index": idx,
+                    **stats,
+                    "flops": problem.flops(spec),
+                    "bytes": problem.bytes_moved(spec),
                     "dtype": policy_dtype(inputs_only(problem, data), ()),
                 }
                 del data
@@ -349,12 +424,18 @@ class Judge:
                 want = refs[path].reshape(-1)[idx.to(refs[path].device)].cpu()
                 if tol.mode == "psnr":  # elementwise stand-in for PSNR: 2**-6 relative, 1% of the RMS absolute
                     rms = float(want.double().pow(2).mean().sqrt())
-                    tol = Tolerance("allclose", atol=1e-2 * rms, rtol=2.0 ** -6)
+                    tol = Tolerance("allclose", atol=1e-2 * rms, rtol=2.0**-6)
                 v = metrics.verdict(got, want, tol, allow_nan=problem.allow_nan)
                 if not v["ok"]:
                     reasons.append(f"{path}: {v['reason']}")
-            results.append({"spec_index": item["spec_index"], "ok": not reasons, "reason": "; ".join(reasons),
-                            "label": spec_label(spec)})
+            results.append(
+                {
+                    "spec_index": item["spec_index"],
+                    "ok": not reasons,
+                    "reason": "; ".join(reasons),
+                    "label": spec_label(spec),
+                }
+            )
             del data, expected, ref
         torch.cuda.empty_cache()
         return {"specs": results}

@@ -45,8 +45,9 @@ def where_bad(bad: torch.Tensor) -> str:
     covered[full_rows, :] = True
     covered[:, full_cols] = True
     if (full_rows or full_cols) and bool((covered == b2).all()) and bool(b2.sum() < b2.numel()):
-        parts = ([f"rows {ranges(full_rows)}"] if full_rows else []) + \
-                ([f"cols {ranges(full_cols)}"] if full_cols else [])
+        parts = ([f"rows {ranges(full_rows)}"] if full_rows else []) + (
+            [f"cols {ranges(full_cols)}"] if full_cols else []
+        )
         return " and ".join(parts) + f" entirely (of {rows_n} x {cols_n})"
     r = torch.nonzero(b2.any(dim=1))[:, 0].tolist()
     c = torch.nonzero(b2.any(dim=0))[:, 0].tolist()

@@ -22,7 +22,8 @@ output in chunk by chunk and ``_rules`` decides; ``verdict`` is its one-chunk ca
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -87,9 +88,23 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
     o = out.detach().to("cpu", torch.float64).reshape(-1)
     r = ref.detach().to("cpu", torch.float64).reshape(-1)
     if n == 0:
-        return {"max_abs_err": 0.0, "max_rel_err": 0.0, "mse": 0.0, "rmse": 0.0, "psnr_db": math.inf, "cosine": 1.0,
-                "rel_l2_err": 0.0, "scale_err": 0.0, "nan_count": 0, "inf_count": 0, "ref_nan_count": 0,
-                "nonfinite_mismatch": 0, "worst_index": [], "worst_got": None, "worst_expected": None}
+        return {
+            "max_abs_err": 0.0,
+            "max_rel_err": 0.0,
+            "mse": 0.0,
+            "rmse": 0.0,
+            "psnr_db": math.inf,
+            "cosine": 1.0,
+            "rel_l2_err": 0.0,
+            "scale_err": 0.0,
+            "nan_count": 0,
+            "inf_count": 0,
+            "ref_nan_count": 0,
+            "nonfinite_mismatch": 0,
+            "worst_index": [],
+            "worst_got": None,
+            "worst_expected": None,
+        }
     nan_o, nan_r = torch.isnan(o), torch.isnan(r)
     same = (nan_o & nan_r) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
     d = torch.where(same, torch.zeros_like(o), o - r)
@@ -141,8 +156,9 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
 LARGE = 1 << 26  # outputs with more elements than this are judged in chunks (memory stays bounded)
 
 
-def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: torch.Tensor | None = None,
-            allow_nan: bool = False) -> dict[str, Any]:
+def verdict(
+    out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: torch.Tensor | None = None, allow_nan: bool = False
+) -> dict[str, Any]:
     """``error_metrics`` plus the verdict under ``tol``: ``ok``, ``reason`` (one line, '' when ok), ``score`` (the
     largest ratio of an error to its allowance: <= 1 passes; used to name the worst spec), ``outside_tol`` (elements
     failing the elementwise test, allclose and exact modes), ``unwritten`` (elements still holding ktui's poison
@@ -157,12 +173,19 @@ def verdict(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: tor
         ValueError: the shapes differ.
     """
     mask = unwritten.reshape(-1) if unwritten is not None else None
-    return _judge(out, ref, tol, allow_nan, "cpu", max(out.numel(), 1),
-                  lambda s, e, raw: mask[s:e] if mask is not None else None)
+    return _judge(
+        out, ref, tol, allow_nan, "cpu", max(out.numel(), 1), lambda s, e, raw: mask[s:e] if mask is not None else None
+    )
 
 
-def verdict_large(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_nan: bool = False,
-                  device: str = "cpu", chunk: int = 1 << 24) -> dict[str, Any]:
+def verdict_large(
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    tol: Tolerance,
+    allow_nan: bool = False,
+    device: str = "cpu",
+    chunk: int = 1 << 24,
+) -> dict[str, Any]:
     """``verdict`` for outputs too large to hold several float64 copies of (more than 2**26 elements, e.g. the
     >2**31-element tensors of cases.md int32-overflow): the same figures and rules, accumulated over chunks of
     ``chunk`` elements on ``device``; unwritten elements are found from the poison pattern chunk by chunk, and
@@ -262,8 +285,15 @@ class _Sums:
             self.last_bad = s + int(idx[-1])
 
 
-def _judge(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_nan: bool, device: str, chunk: int,
-           unwritten_of: Callable[[int, int, torch.Tensor], torch.Tensor | None]) -> dict[str, Any]:
+def _judge(
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    tol: Tolerance,
+    allow_nan: bool,
+    device: str,
+    chunk: int,
+    unwritten_of: Callable[[int, int, torch.Tensor], torch.Tensor | None],
+) -> dict[str, Any]:
     """The verdict's one implementation: ``_Sums`` over chunks of ``chunk`` elements, then the figures and rules."""
     if tuple(out.shape) != tuple(ref.shape):
         raise ValueError(f"shape {tuple(out.shape)} != reference shape {tuple(ref.shape)}")
@@ -272,9 +302,13 @@ def _judge(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, allow_nan: bool
     n = of.numel()
     acc = _Sums(tol, torch.finfo(out.dtype).tiny if out.is_floating_point() else 0.0, keep_mask=n <= chunk)
     for s in range(0, n, chunk):
-        raw = of[s:s + chunk]
-        acc.add(s, raw.to(device=device, dtype=torch.float64), rf[s:s + chunk].to(device=device, dtype=torch.float64),
-                unwritten_of(s, s + raw.numel(), raw))
+        raw = of[s : s + chunk]
+        acc.add(
+            s,
+            raw.to(device=device, dtype=torch.float64),
+            rf[s : s + chunk].to(device=device, dtype=torch.float64),
+            unwritten_of(s, s + raw.numel(), raw),
+        )
     m = _figures(acc, n, shape, of, rf)
     return _rules(m, acc, tol, allow_nan, n, shape, of, rf)
 
@@ -310,45 +344,68 @@ def _figures(a: _Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: tor
     }
 
 
-def _rules(m: dict[str, Any], a: _Sums, tol: Tolerance, allow_nan: bool, n: int, shape: tuple[int, ...],
-           of: torch.Tensor, rf: torch.Tensor) -> dict[str, Any]:
+def _rules(
+    m: dict[str, Any],
+    a: _Sums,
+    tol: Tolerance,
+    allow_nan: bool,
+    n: int,
+    shape: tuple[int, ...],
+    of: torch.Tensor,
+    rf: torch.Tensor,
+) -> dict[str, Any]:
     """The verdict's rules on the figures: ``m`` gains warnings, unwritten, outside_tol, where, ok, reason, score."""
     reasons: list[str] = []
     m["warnings"] = warnings = []
     m["unwritten"] = a.unwritten
     if m["ref_nan_count"] and not allow_nan:
-        reasons.append(f"reference invalid: {m['ref_nan_count']} NaN in the reference output (set allow_nan = True "
-                       f"in the reference if NaN is a valid result)")
+        reasons.append(
+            f"reference invalid: {m['ref_nan_count']} NaN in the reference output (set allow_nan = True "
+            f"in the reference if NaN is a valid result)"
+        )
     if a.unwritten:
-        reasons.append(f"{a.unwritten} element{'s' * (a.unwritten != 1)} unwritten at "
-                       f"{index_of(a.first_unwritten or 0, shape)}")
+        reasons.append(
+            f"{a.unwritten} element{'s' * (a.unwritten != 1)} unwritten at {index_of(a.first_unwritten or 0, shape)}"
+        )
     elif a.nonfinite:
-        reasons.append(f"{a.nonfinite} NaN/inf where the reference differs (NaN positions must match the "
-                       f"reference's), first at {index_of(a.first_nonfinite or 0, shape)}")
+        reasons.append(
+            f"{a.nonfinite} NaN/inf where the reference differs (NaN positions must match the "
+            f"reference's), first at {index_of(a.first_nonfinite or 0, shape)}"
+        )
     m["outside_tol"] = a.outside if tol.mode != "psnr" else 0
     psnr, cos, rel_l2 = m["psnr_db"], m["cosine"], m["rel_l2_err"]
     if tol.mode == "exact":
         if a.outside and not reasons:
-            reasons.append(f"{a.outside} of {n} elements differ (exact compare), worst at {m['worst_index']}: "
-                           f"got {m['worst_got']:g}, expected {m['worst_expected']:g}")
+            reasons.append(
+                f"{a.outside} of {n} elements differ (exact compare), worst at {m['worst_index']}: "
+                f"got {m['worst_got']:g}, expected {m['worst_expected']:g}"
+            )
         score = math.inf if a.outside else 0.0
     elif tol.mode == "allclose":
         if 0 < a.peak <= tol.atol:
-            warnings.append(f"atol={tol.atol:g} is larger than the output's scale (max |ref| = {a.peak:.3g}): "
-                            f"any answer near zero passes the elementwise test; rel_l2_err={rel_l2:.3g}")
+            warnings.append(
+                f"atol={tol.atol:g} is larger than the output's scale (max |ref| = {a.peak:.3g}): "
+                f"any answer near zero passes the elementwise test; rel_l2_err={rel_l2:.3g}"
+            )
         score = a.ratio
         if math.isfinite(tol.max_rel_l2) and rel_l2 > tol.max_rel_l2 and not a.outside and not reasons:
-            reasons.append(f"rel_l2_err {rel_l2:.3g} > {tol.max_rel_l2:g}: the output is wrong as a whole "
-                           f"although every element is within atol={tol.atol:g}")
+            reasons.append(
+                f"rel_l2_err {rel_l2:.3g} > {tol.max_rel_l2:g}: the output is wrong as a whole "
+                f"although every element is within atol={tol.atol:g}"
+            )
             score = math.inf
         if a.outside and not reasons:
             wi = a.ratio_i
-            reasons.append(f"{a.outside} of {n} elements outside {tol.describe()}, worst at {index_of(wi, shape)}: "
-                           f"got {_f(of[wi]):.6g}, expected {_f(rf[wi]):.6g}")
+            reasons.append(
+                f"{a.outside} of {n} elements outside {tol.describe()}, worst at {index_of(wi, shape)}: "
+                f"got {_f(of[wi]):.6g}, expected {_f(rf[wi]):.6g}"
+            )
     else:  # psnr
         if a.flushed and a.flushed >= 0.01 * n:
-            warnings.append(f"{a.flushed} of {n} elements are 0 where the reference is not (up to |ref| = "
-                            f"{a.flushed_max:.3g}): small values flushed to zero? PSNR and cosine cannot see them")
+            warnings.append(
+                f"{a.flushed} of {n} elements are 0 where the reference is not (up to |ref| = "
+                f"{a.flushed_max:.3g}): small values flushed to zero? PSNR and cosine cannot see them"
+            )
         if math.isnan(psnr) or math.isnan(cos):
             score = math.inf
         else:
@@ -362,9 +419,11 @@ def _rules(m: dict[str, Any], a: _Sums, tol: Tolerance, allow_nan: bool, n: int,
             if math.isfinite(tol.max_rel_l2) and not (rel_l2 <= tol.max_rel_l2):
                 reasons.append(f"rel_l2_err {rel_l2:.3g} > {tol.max_rel_l2:g}")
     if math.isfinite(tol.max_scale_err) and not (m["scale_err"] <= tol.max_scale_err) and not reasons:
-        reasons.append(f"scale_err {m['scale_err']:.3g} > {tol.max_scale_err:g}: the output is off from the "
-                       "reference by an overall factor (a wrong constant or normalization, which cosine similarity "
-                       "cannot see, or accumulated error)")
+        reasons.append(
+            f"scale_err {m['scale_err']:.3g} > {tol.max_scale_err:g}: the output is off from the "
+            "reference by an overall factor (a wrong constant or normalization, which cosine similarity "
+            "cannot see, or accumulated error)"
+        )
         score = max(score, m["scale_err"] / tol.max_scale_err)
     m["where"] = _where(a, n, shape) if reasons else ""
     if reasons and m["where"]:

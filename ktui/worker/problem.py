@@ -9,9 +9,9 @@ The module (``references/<problem>.py``) defines, with GPU MODE's names:
   ``reference_float64 = False``;
 - ``tests``: specs (dicts of keyword arguments to ``generate_input``) checked for correctness;
 - ``benchmarks``: specs timed by the benchmark rung;
-- optionally ``tolerance`` (see ``ktui.worker.tolerance``), ``flops(spec)`` and ``bytes_moved(spec)`` (for TFLOP/s, GB/s and
-  the roofline), and ``outputs``: indices (tuple data) or keys (dict data) of output buffers inside ``data`` that
-  ktui fills with NaN before each call;
+- optionally ``tolerance`` (see ``ktui.worker.tolerance``), ``flops(spec)`` and ``bytes_moved(spec)`` (for TFLOP/s,
+  GB/s and the roofline), and ``outputs``: indices (tuple data) or keys (dict data) of output buffers inside
+  ``data`` that ktui fills with NaN before each call;
 - optionally ``input_distributions`` (default all of ``ktui.worker.cases.DISTRIBUTIONS``; ``["native"]`` when the
   op needs the inputs exactly as generated, e.g. probabilities or sorted keys), ``contiguous_only = True`` (skip the
   transposed/padded/offset/expanded layout cases) and ``allow_nan = True`` (NaN is a valid reference result).
@@ -22,9 +22,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -79,8 +80,10 @@ class Problem:
         self.sha = sha
         actual = hashlib.sha256(self.path.read_bytes()).hexdigest()
         if actual != sha:
-            raise ProblemError(f"the snapshot of references/{name}.py changed after ktui took it (sha256 "
-                               f"{actual[:12]}, expected {sha[:12]}): something wrote to {self.path}")
+            raise ProblemError(
+                f"the snapshot of references/{name}.py changed after ktui took it (sha256 "
+                f"{actual[:12]}, expected {sha[:12]}): something wrote to {self.path}"
+            )
         self.module = load_module(self.path, f"ktui_reference_{name}_{sha[:12]}", search_dir)
         missing = [a for a in REQUIRED if not hasattr(self.module, a)]
         if missing:
@@ -143,7 +146,9 @@ class Problem:
             try:
                 t = data[key]
             except (KeyError, IndexError, TypeError):
-                raise ProblemError(f"references/{self.name}.py: outputs names {key!r}, which data does not have")
+                raise ProblemError(
+                    f"references/{self.name}.py: outputs names {key!r}, which data does not have"
+                ) from None
             if not isinstance(t, torch.Tensor):
                 raise ProblemError(f"references/{self.name}.py: outputs entry {key!r} is not a tensor")
             bufs.append(t)
@@ -158,7 +163,7 @@ class Problem:
         if self.float64 and _has_float(data):
             try:
                 return self.module.ref_kernel(_map(data, _upcast)), "float64"
-            except Exception as exc:  # noqa: BLE001 - the op may not support float64; fall back
+            except Exception as exc:
                 note = f"native (float64 raised {type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
                 return self.module.ref_kernel(_map(data, _clone)), note
         return self.module.ref_kernel(_map(data, _clone)), "native"

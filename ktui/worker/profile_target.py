@@ -23,8 +23,9 @@ def main() -> None:
 
     ref, k = p["reference"], p["kernel"]
     problem = Problem(Path(ref["path"]), ref["problem"], ref["sha"])
-    module = load_module(Path(k["path"]), f"ktui_profiled_{k['sha'][:16]}",
-                         Path(k["search_dir"]) if k.get("search_dir") else None)
+    module = load_module(
+        Path(k["path"]), f"ktui_profiled_{k['sha'][:16]}", Path(k["search_dir"]) if k.get("search_dir") else None
+    )
     data = problem.generate(p["seed"], p["spec"], "cuda")
     for _ in range(p.get("warmup", 3)):
         module.custom_kernel(data)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import Any, BinaryIO, Callable
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 import torch
 
@@ -22,9 +23,18 @@ Handler = Callable[[Any, Callable[[Progress], None]], Any]  # do_<method>(params
 
 # Messages of errors after which the CUDA context cannot be trusted: the worker must be replaced.
 CUDA_FATAL = (
-    "illegal memory access", "illegal address", "unspecified launch failure", "device-side assert",
-    "illegal instruction", "misaligned address", "CUDA error", "CUDA_ERROR", "cudaError", "an illegal",
-    "launch timed out", "uncorrectable ECC",
+    "illegal memory access",
+    "illegal address",
+    "unspecified launch failure",
+    "device-side assert",
+    "illegal instruction",
+    "misaligned address",
+    "CUDA error",
+    "CUDA_ERROR",
+    "cudaError",
+    "an illegal",
+    "launch timed out",
+    "uncorrectable ECC",
 )
 
 
@@ -35,8 +45,15 @@ def device_info(device: str) -> DeviceInfo:
     info: DeviceInfo = {"type": device, "torch": torch.__version__, "triton": triton.__version__}
     if device == "cuda":
         p = torch.cuda.get_device_properties(0)
-        info.update({"name": p.name, "capability": [p.major, p.minor], "sm_count": p.multi_processor_count,
-                     "memory_gib": round(p.total_memory / 2**30, 1), "interpreter": False})
+        info.update(
+            {
+                "name": p.name,
+                "capability": [p.major, p.minor],
+                "sm_count": p.multi_processor_count,
+                "memory_gib": round(p.total_memory / 2**30, 1),
+                "interpreter": False,
+            }
+        )
     else:
         info.update({"name": "cpu", "interpreter": True})
     return info
@@ -53,8 +70,11 @@ def format_error(exc: BaseException) -> ErrorReply:
         return {"type": type(exc).__name__, "message": str(exc), "traceback": ""}
     shown = exc.__cause__ if isinstance(exc, CaseFailed) and exc.__cause__ else exc
     tb_obj = shown.__traceback__
-    while tb_obj is not None and tb_obj.tb_next is not None and \
-            os.path.dirname(os.path.abspath(tb_obj.tb_frame.f_code.co_filename)) == _WORKER_DIR:
+    while (
+        tb_obj is not None
+        and tb_obj.tb_next is not None
+        and os.path.dirname(os.path.abspath(tb_obj.tb_frame.f_code.co_filename)) == _WORKER_DIR
+    ):
         tb_obj = tb_obj.tb_next
     tb = "".join(traceback.format_exception(type(shown), shown, tb_obj))
     etype = type(shown).__name__ if isinstance(exc, CaseFailed) else type(exc).__name__
@@ -114,8 +134,17 @@ class Server:
 
     def hello(self, startup_s: float) -> None:
         """Say the worker is ready (``protocol.Hello``)."""
-        self.send({"hello": {"role": self.role, "device": self.info, "startup_s": round(startup_s, 3),
-                             "pid": os.getpid(), "python": sys.version.split()[0]}})
+        self.send(
+            {
+                "hello": {
+                    "role": self.role,
+                    "device": self.info,
+                    "startup_s": round(startup_s, 3),
+                    "pid": os.getpid(),
+                    "python": sys.version.split()[0],
+                }
+            }
+        )
 
     def serve(self) -> None:
         """Serve requests until ``shutdown`` or the end of the input (ktui went away)."""
@@ -143,7 +172,7 @@ class Server:
             return True
         try:
             result = fn(params, lambda p: self.send({"id": rid, "progress": p}))
-        except BaseException as exc:  # noqa: BLE001 - every failure goes back as a result
+        except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             err = format_error(exc)
@@ -174,6 +203,6 @@ def _cuda_fatal(exc: BaseException) -> bool:
         return True
     try:
         torch.cuda.synchronize()
-    except Exception:  # noqa: BLE001 - a sticky error shows up here
+    except Exception:
         return True
     return False

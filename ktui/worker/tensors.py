@@ -136,11 +136,18 @@ def save_outputs(out: Any, folder: Path) -> list[OutputLeaf]:
         elif isinstance(leaf, torch.Tensor):
             f = folder / f"{i}.bin"
             f.write_bytes(tensor_bytes(leaf))
-            leaves.append({
-                "path": path, "kind": "tensor", "dtype": dtype_name(leaf.dtype), "shape": list(leaf.shape),
-                "stride": list(leaf.stride()), "device": str(leaf.device), "file": f.name,
-                "class": f"{type(leaf).__module__}.{type(leaf).__qualname__}",
-            })
+            leaves.append(
+                {
+                    "path": path,
+                    "kind": "tensor",
+                    "dtype": dtype_name(leaf.dtype),
+                    "shape": list(leaf.shape),
+                    "stride": list(leaf.stride()),
+                    "device": str(leaf.device),
+                    "file": f.name,
+                    "class": f"{type(leaf).__module__}.{type(leaf).__qualname__}",
+                }
+            )
         elif isinstance(leaf, (int, float, bool)):
             leaves.append({"path": path, "kind": "number", "value": leaf, "type": type(leaf).__name__})
         else:
@@ -160,6 +167,11 @@ def describe(obj: Any) -> list[OutputLeaf]:
         if isinstance(leaf, torch.Tensor):
             out.append({"path": path, "kind": "tensor", "dtype": dtype_name(leaf.dtype), "shape": list(leaf.shape)})
         else:
-            out.append({"path": path, "kind": "number" if isinstance(leaf, (int, float)) else "other",
-                        "type": type(leaf).__name__})
+            out.append(
+                {
+                    "path": path,
+                    "kind": "number" if isinstance(leaf, (int, float)) else "other",
+                    "type": type(leaf).__name__,
+                }
+            )
     return out

@@ -8,8 +8,8 @@ min and max over all repetitions, and a hook that gives every timed call fresh i
 from __future__ import annotations
 
 import statistics
-import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -109,7 +109,7 @@ def measure_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:
     bytes written, median over repetitions. On an H200 this reads about 4,250 GB/s (shared/device/README.md)."""
     src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(1.0)
     dst = torch.empty_like(src)
-    stats, _ = bench(lambda: dst.copy_(src), device, target_ms=100.0, flush_l2=False)
+    stats, _ = bench(lambda: dst.copy_(src), device, target_ms=100.0, flush_l2=False)  # noqa: F821 - freed below
     del src, dst
     return 2 * nbytes / (stats["median_us"] * 1e-6) / 1e9
 

@@ -81,7 +81,9 @@ def resolve(policy_dtype: str, overrides: dict[str, Any] | None) -> Tolerance:
     """
     if policy_dtype.startswith(("int", "uint", "bool")):
         return EXACT
-    base = DEFAULTS.get(policy_dtype) or (DEFAULTS["bfloat16"] if policy_dtype in LOW_PRECISION else DEFAULTS["float32"])
+    base = DEFAULTS.get(policy_dtype) or (
+        DEFAULTS["bfloat16"] if policy_dtype in LOW_PRECISION else DEFAULTS["float32"]
+    )
     over = dict((overrides or {}).get(policy_dtype, {}))
     if not over:
         return base

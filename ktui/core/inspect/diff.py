@@ -46,8 +46,14 @@ class KernelDumps:
     files: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "language": self.language, "resources": self.resources, "mix": self.mix,
-                "warnings": self.warnings, "files": self.files}
+        return {
+            "kernel": self.kernel,
+            "language": self.language,
+            "resources": self.resources,
+            "mix": self.mix,
+            "warnings": self.warnings,
+            "files": self.files,
+        }
 
 
 @dataclass(frozen=True)
@@ -86,8 +92,14 @@ class DiffSide:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "file": self.file, "sha256": self.sha256, "arch": self.arch,
-                "kernels": [k.to_json() for k in self.kernels], "ncu": self.ncu}
+        return {
+            "kernel": self.kernel,
+            "file": self.file,
+            "sha256": self.sha256,
+            "arch": self.arch,
+            "kernels": [k.to_json() for k in self.kernels],
+            "ncu": self.ncu,
+        }
 
 
 @dataclass(frozen=True)
@@ -136,11 +148,15 @@ class DiffResult:
     def to_json(self) -> dict[str, Any]:
         """The ``ktui diff --json`` object: ``a``, ``b``, ``resources``, ``mix_delta``, ``diff``, ``lines``,
         ``changed``."""
-        return {"a": self.a.to_json(), "b": self.b.to_json(),
-                "resources": [{"resource": r.name, "a": r.a, "b": r.b, "delta": r.delta} for r in self.resources],
-                "mix_delta": [{"family": r.name, "a": r.a, "b": r.b, "delta": r.delta} for r in self.mix_delta],
-                "diff": self.diff, "lines": {"a": len(self.a.normalized), "b": len(self.b.normalized)},
-                "changed": self.changed}
+        return {
+            "a": self.a.to_json(),
+            "b": self.b.to_json(),
+            "resources": [{"resource": r.name, "a": r.a, "b": r.b, "delta": r.delta} for r in self.resources],
+            "mix_delta": [{"family": r.name, "a": r.a, "b": r.b, "delta": r.delta} for r in self.mix_delta],
+            "diff": self.diff,
+            "lines": {"a": len(self.a.normalized), "b": len(self.b.normalized)},
+            "changed": self.changed,
+        }
 
 
 def has_current_dumps(ws: Workspace, k: KernelRef, res: LadderResult | None) -> bool:
@@ -151,8 +167,11 @@ def has_current_dumps(ws: Workspace, k: KernelRef, res: LadderResult | None) -> 
         return False
     if res.source_sha256 != sha256(k.path.read_bytes()):
         return False
-    return all((ws.root / kk["files"]["sass"]).exists()
-               for kk in rung.figures.get("kernels", []) if "sass" in kk.get("files", {}))
+    return all(
+        (ws.root / kk["files"]["sass"]).exists()
+        for kk in rung.figures.get("kernels", [])
+        if "sass" in kk.get("files", {})
+    )
 
 
 def side(ws: Workspace, k: KernelRef, res: LadderResult) -> DiffSide:
@@ -168,23 +187,40 @@ def side(ws: Workspace, k: KernelRef, res: LadderResult) -> DiffSide:
     kernels, lines = [], []
     for kk in rung.figures.get("kernels", []):
         files = kk.get("files", {})
-        kernels.append(KernelDumps(kernel=kk.get("kernel"), language=kk.get("language"),
-                                   resources=kk.get("resources", {}), mix=kk.get("mix", {}),
-                                   warnings=kk.get("warnings", []), files=files))
+        kernels.append(
+            KernelDumps(
+                kernel=kk.get("kernel"),
+                language=kk.get("language"),
+                resources=kk.get("resources", {}),
+                mix=kk.get("mix", {}),
+                warnings=kk.get("warnings", []),
+                files=files,
+            )
+        )
         if files.get("sass"):
             lines += sass.normalized_text_lines((ws.root / files["sass"]).read_text())
     prof = res.rung("profile")
-    return DiffSide(kernel=k.key, file=str(k.path.relative_to(ws.root)), sha256=res.source_sha256,
-                    arch=rung.figures.get("arch"), kernels=kernels,
-                    ncu=prof.figures.get("kernels") if prof and prof.status is Status.OK else None,
-                    normalized=lines)
+    return DiffSide(
+        kernel=k.key,
+        file=str(k.path.relative_to(ws.root)),
+        sha256=res.source_sha256,
+        arch=rung.figures.get("arch"),
+        kernels=kernels,
+        ncu=prof.figures.get("kernels") if prof and prof.status is Status.OK else None,
+        normalized=lines,
+    )
 
 
 def compare_sides(a: DiffSide, b: DiffSide) -> DiffResult:
     """Compare two sides already read."""
     mix = [Delta(r["family"], r["a"], r["b"]) for r in sass.mix_delta(a.total_mix(), b.total_mix())]
-    return DiffResult(a=a, b=b, resources=[Delta(f, a.total(f), b.total(f)) for f in RESOURCES], mix_delta=mix,
-                      diff=sass.unified_diff(a.normalized, b.normalized, a.file, b.file))
+    return DiffResult(
+        a=a,
+        b=b,
+        resources=[Delta(f, a.total(f), b.total(f)) for f in RESOURCES],
+        mix_delta=mix,
+        diff=sass.unified_diff(a.normalized, b.normalized, a.file, b.file),
+    )
 
 
 def compare_results(items: list[tuple[Workspace, KernelRef, LadderResult]]) -> DiffResult:

@@ -17,10 +17,12 @@ from typing import Any
 
 # Sections for the summary (SpeedOfLight, LaunchStats, Occupancy) and for bank conflicts and pipe utilization.
 SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "MemoryWorkloadAnalysis_Tables", "ComputeWorkloadAnalysis")
-EXTRA_METRICS = ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-                 "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-                 "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
-                 "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum")
+EXTRA_METRICS = (
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
+)
 
 
 class NcuMissing(RuntimeError):
@@ -36,8 +38,11 @@ def find_ncu() -> str:
     found = shutil.which("ncu")
     if found:
         return found
-    for c in [os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ncu"), "/usr/local/cuda/bin/ncu",
-              *sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), reverse=True)]:
+    for c in [
+        os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ncu"),
+        "/usr/local/cuda/bin/ncu",
+        *sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), reverse=True),
+    ]:
         if os.path.isfile(c) and os.access(c, os.X_OK):
             return c
     raise NcuMissing("ncu (Nsight Compute) not found on PATH, in $CUDA_HOME/bin or /opt/nvidia/nsight-compute")
@@ -46,8 +51,20 @@ def find_ncu() -> str:
 def profile_command(ncu: str, report: Path, target: list[str]) -> list[str]:
     """Profile exactly the kernels launched between the target's ``cudaProfilerStart`` and ``cudaProfilerStop``
     (one call after warm-up), with the GPU clocks as they are (``--clock-control none``), into ``report``."""
-    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--target-processes", "all",
-           "--replay-mode", "kernel", "--force-overwrite", "--export", str(report)]
+    cmd = [
+        ncu,
+        "--clock-control",
+        "none",
+        "--profile-from-start",
+        "off",
+        "--target-processes",
+        "all",
+        "--replay-mode",
+        "kernel",
+        "--force-overwrite",
+        "--export",
+        str(report),
+    ]
     for s in SECTIONS:
         cmd += ["--section", s]
     cmd += ["--metrics", ",".join(EXTRA_METRICS)]
@@ -96,8 +113,15 @@ def parse_details(text: str) -> list[dict[str, Any]]:
         if len(row) < len(header) - 5:
             continue
         kid = row[idx["ID"]]
-        k = out.setdefault(kid, {"kernel": row[idx["Kernel Name"]], "block": row[idx["Block Size"]],
-                                 "grid": row[idx["Grid Size"]], "metrics": {}})
+        k = out.setdefault(
+            kid,
+            {
+                "kernel": row[idx["Kernel Name"]],
+                "block": row[idx["Block Size"]],
+                "grid": row[idx["Grid Size"]],
+                "metrics": {},
+            },
+        )
         name = row[idx["Metric Name"]]
         if name:
             k["metrics"][(row[idx["Section Name"]], name)] = (row[idx["Metric Value"]], row[idx["Metric Unit"]])
@@ -107,8 +131,16 @@ def parse_details(text: str) -> list[dict[str, Any]]:
 def _to_us(value: float | None, unit: str) -> float | None:
     if value is None:
         return None
-    scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3, "s": 1e6,
-             "second": 1e6}.get(unit.strip().lower(), 1e-3)
+    scale = {
+        "ns": 1e-3,
+        "nsecond": 1e-3,
+        "us": 1.0,
+        "usecond": 1.0,
+        "ms": 1e3,
+        "msecond": 1e3,
+        "s": 1e6,
+        "second": 1e6,
+    }.get(unit.strip().lower(), 1e-3)
     return value * scale
 
 
@@ -141,8 +173,10 @@ RAW = {  # summary field -> raw metric names, first present wins
     "duration_us": ("gpu__time_duration.sum",),
     "sm_throughput_pct": ("sm__throughput.avg.pct_of_peak_sustained_elapsed",),
     "memory_throughput_pct": ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",),
-    "dram_throughput_pct": ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-                            "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+    "dram_throughput_pct": (
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
     "achieved_occupancy_pct": ("sm__warps_active.avg.pct_of_peak_sustained_active",),
     "theoretical_occupancy_pct": ("sm__maximum_warps_per_active_cycle_pct",),
     "registers": ("launch__registers_per_thread",),
@@ -181,10 +215,16 @@ def summarize(raw: dict[str, tuple[str, str]] | None, details: dict[str, Any] | 
     out["bank_conflicts"] = sum(c for c in conflicts if c is not None) if conflicts else None
     local = [number(v[0]) for k, v in raw.items() if "mem_local" in k and k.endswith(".sum")]
     out["local_bytes"] = sum(x for x in local if x is not None) if local else None
-    tensor = [x for k, v in raw.items()
-              if k.startswith("sm__pipe_tensor") and "pct_of_peak" in k and (x := number(v[0])) is not None]
-    tensor += [x for (sec, name), v in dm.items() if "tensor" in name.lower() and "%" in (v[1] or "")
-               and (x := number(v[0])) is not None]
+    tensor = [
+        x
+        for k, v in raw.items()
+        if k.startswith("sm__pipe_tensor") and "pct_of_peak" in k and (x := number(v[0])) is not None
+    ]
+    tensor += [
+        x
+        for (sec, name), v in dm.items()
+        if "tensor" in name.lower() and "%" in (v[1] or "") and (x := number(v[0])) is not None
+    ]
     out["tensor_pipe_pct"] = max(tensor) if tensor else None
     for fld in ("registers", "block_size", "grid_size"):
         if out.get(fld) is not None:
@@ -200,9 +240,16 @@ def summaries(raw_text: str, details_text: str) -> list[dict[str, Any]]:
 
 
 # Deltas against a pinned baseline: what counts as noise for each figure (run-to-run spread of ncu on one GPU).
-NOISE = {"duration_us": ("rel", 0.03), "sm_throughput_pct": ("abs", 2.0), "memory_throughput_pct": ("abs", 2.0),
-         "dram_throughput_pct": ("abs", 2.0), "achieved_occupancy_pct": ("abs", 2.0),
-         "tensor_pipe_pct": ("abs", 2.0), "bank_conflicts": ("rel", 0.05), "local_bytes": ("rel", 0.05)}
+NOISE = {
+    "duration_us": ("rel", 0.03),
+    "sm_throughput_pct": ("abs", 2.0),
+    "memory_throughput_pct": ("abs", 2.0),
+    "dram_throughput_pct": ("abs", 2.0),
+    "achieved_occupancy_pct": ("abs", 2.0),
+    "tensor_pipe_pct": ("abs", 2.0),
+    "bank_conflicts": ("rel", 0.05),
+    "local_bytes": ("rel", 0.05),
+}
 
 
 def deltas(base: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -81,8 +81,13 @@ def disassemble(cubin: Path) -> str:
     Raises:
         ToolMissing, subprocess.CalledProcessError: nvdisasm is missing or rejects the file.
     """
-    out = subprocess.run([find_tool("nvdisasm"), "--print-line-info", str(cubin)], capture_output=True, text=True,
-                         check=True, timeout=120).stdout
+    out = subprocess.run(
+        [find_tool("nvdisasm"), "--print-line-info", str(cubin)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
     start = out.find("//--------------------- .text.")
     return out[start:] if start >= 0 else out
 
@@ -111,12 +116,13 @@ def parse(sass: str) -> list[Function]:
             pred = ""
             pm = _PRED.match(body)
             if pm:
-                pred, body = pm.group("pred"), body[pm.end():]
+                pred, body = pm.group("pred"), body[pm.end() :]
             parts = body.split(None, 1)
             if not parts:
                 continue
-            funcs[-1].instrs.append(Instr(int(m.group("addr"), 16), parts[0], parts[1] if len(parts) > 1 else "",
-                                          pred, file, line))
+            funcs[-1].instrs.append(
+                Instr(int(m.group("addr"), 16), parts[0], parts[1] if len(parts) > 1 else "", pred, file, line)
+            )
     return funcs
 
 
@@ -144,8 +150,26 @@ def instruction_mix(instrs: list[Instr]) -> dict[str, int]:
         b = ins.base
         if b in ("LDG", "STG"):
             c[f"{b}.{_width(ins.opcode)}"] += 1
-        elif b in TENSOR or b in ("FFMA", "FMUL", "FADD", "MUFU", "LDS", "STS", "LDSM", "LDL", "STL", "LDGSTS",
-                                  "UTMALDG", "UTMASTG", "SHFL", "BAR", "ATOMG", "RED", "WARPSYNC", "SYNCS"):
+        elif b in TENSOR or b in (
+            "FFMA",
+            "FMUL",
+            "FADD",
+            "MUFU",
+            "LDS",
+            "STS",
+            "LDSM",
+            "LDL",
+            "STL",
+            "LDGSTS",
+            "UTMALDG",
+            "UTMASTG",
+            "SHFL",
+            "BAR",
+            "ATOMG",
+            "RED",
+            "WARPSYNC",
+            "SYNCS",
+        ):
             c[b] += 1
     c["total"] = len(instrs)
     return dict(sorted(c.items()))
@@ -154,8 +178,9 @@ def instruction_mix(instrs: list[Instr]) -> dict[str, int]:
 def resource_usage(cubin: Path) -> dict[str, dict[str, int]]:
     """``cuobjdump -res-usage``: per function, registers per thread (REG), stack frame, shared and local memory
     bytes."""
-    out = subprocess.run([find_tool("cuobjdump"), "-res-usage", str(cubin)], capture_output=True, text=True,
-                         check=True, timeout=60).stdout
+    out = subprocess.run(
+        [find_tool("cuobjdump"), "-res-usage", str(cubin)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
     res: dict[str, dict[str, int]] = {}
     name = None
     for ln in out.splitlines():
@@ -165,8 +190,12 @@ def resource_usage(cubin: Path) -> dict[str, dict[str, int]]:
             continue
         if name and "REG:" in ln:
             vals = dict(re.findall(r"(\w+):(\d+)", ln))
-            res[name] = {"registers": int(vals.get("REG", 0)), "stack": int(vals.get("STACK", 0)),
-                         "shared": int(vals.get("SHARED", 0)), "local": int(vals.get("LOCAL", 0))}
+            res[name] = {
+                "registers": int(vals.get("REG", 0)),
+                "stack": int(vals.get("STACK", 0)),
+                "shared": int(vals.get("SHARED", 0)),
+                "local": int(vals.get("LOCAL", 0)),
+            }
             name = None
     return res
 
@@ -177,19 +206,25 @@ def red_flags(mix: dict[str, int], resources: dict[str, int], uses_dot: bool, ar
     flags = []
     spill_ops = mix.get("LDL", 0) + mix.get("STL", 0)
     if resources.get("local", 0) or spill_ops:
-        flags.append(f"spills: {resources.get('local', 0)} bytes of local memory per thread, {spill_ops} LDL/STL "
-                     "instructions (registers overflowing: smaller tiles or fewer live values)")
+        flags.append(
+            f"spills: {resources.get('local', 0)} bytes of local memory per thread, {spill_ops} LDL/STL "
+            "instructions (registers overflowing: smaller tiles or fewer live values)"
+        )
     if uses_dot and arch.startswith("sm_90"):
         if not any(mix.get(k) for k in ("HGMMA", "QGMMA", "IGMMA")):
             if mix.get("HMMA"):
-                flags.append("no HGMMA on sm_90: the matmul uses HMMA (mma.sync, the pre-Hopper path); wgmma needs "
-                             "tiles of at least 64 rows per warpgroup, 4+ warps and operands in shared memory")
+                flags.append(
+                    "no HGMMA on sm_90: the matmul uses HMMA (mma.sync, the pre-Hopper path); wgmma needs "
+                    "tiles of at least 64 rows per warpgroup, 4+ warps and operands in shared memory"
+                )
             elif mix.get("FFMA"):
                 flags.append("no tensor-core instruction: the matmul runs on FFMA (CUDA cores only)")
     loads = {k: v for k, v in mix.items() if k.startswith("LDG.")}
     if loads and not loads.get("LDG.128") and not loads.get("LDG.64") and loads.get("LDG.32", 0) >= 2:
-        flags.append(f"global loads are 32-bit only ({loads.get('LDG.32')} LDG.32): 128-bit loads (LDG.128) fit when "
-                     "each thread reads 4+ contiguous, 16-byte aligned floats")
+        flags.append(
+            f"global loads are 32-bit only ({loads.get('LDG.32')} LDG.32): 128-bit loads (LDG.128) fit when "
+            "each thread reads 4+ contiguous, 16-byte aligned floats"
+        )
     return flags
 
 
@@ -250,8 +285,11 @@ def unified_diff(a: list[str], b: list[str], name_a: str, name_b: str, context: 
             fa, fb = Path(d) / "a", Path(d) / "b"
             fa.write_text("\n".join(a) + "\n")
             fb.write_text("\n".join(b) + "\n")
-            run = subprocess.run([tool, f"-U{context}", "--label", name_a, "--label", name_b, str(fa), str(fb)],
-                                 capture_output=True, text=True)
+            run = subprocess.run(
+                [tool, f"-U{context}", "--label", name_a, "--label", name_b, str(fa), str(fb)],
+                capture_output=True,
+                text=True,
+            )
             if run.returncode in (0, 1):
                 return run.stdout.splitlines()
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
@@ -300,8 +338,10 @@ def side_by_side(diff: list[str], width: int = 60) -> list[str]:
 
 def mix_delta(a: dict[str, int], b: dict[str, int]) -> list[dict[str, Any]]:
     """Rows ``{family, a, b, delta}`` for every family in either mix, changed ones first."""
-    rows = [{"family": k, "a": a.get(k, 0), "b": b.get(k, 0), "delta": b.get(k, 0) - a.get(k, 0)}
-            for k in sorted(set(a) | set(b))]
+    rows = [
+        {"family": k, "a": a.get(k, 0), "b": b.get(k, 0), "delta": b.get(k, 0) - a.get(k, 0)}
+        for k in sorted(set(a) | set(b))
+    ]
     return sorted(rows, key=lambda r: (r["delta"] == 0, r["family"]))
 
 
@@ -319,8 +359,9 @@ def line_map(funcs: list[Function], source: str) -> dict[str, Any]:
     for f in funcs:
         for ins in f.instrs:
             other = Path(ins.file).name if ins.file else ""
-            hit = ins.file is not None and (ins.file == source or other == name or
-                                            (content is not None and other.endswith("-" + content)))
+            hit = ins.file is not None and (
+                ins.file == source or other == name or (content is not None and other.endswith("-" + content))
+            )
             per_instr.append(ins.line if hit else None)
             if hit and ins.line is not None:
                 lines.setdefault(ins.line, []).append(i)
@@ -337,8 +378,13 @@ def analyze(cubin: Path, uses_dot: bool, source_name: str | None = None, arch: s
     res_all = resource_usage(cubin)
     res = next(iter(res_all.values()), {})
     mix = instruction_mix(instrs)
-    out = {"sass": text, "functions": [f.name for f in funcs], "mix": mix, "resources": res,
-           "warnings": red_flags(mix, res, uses_dot, arch)}
+    out = {
+        "sass": text,
+        "functions": [f.name for f in funcs],
+        "mix": mix,
+        "resources": res,
+        "warnings": red_flags(mix, res, uses_dot, arch),
+    }
     if source_name:
         out["line_map"] = line_map(funcs, source_name)
     return out

@@ -12,22 +12,129 @@ from dataclasses import dataclass
 
 # torch calls that allocate, describe or move memory: not compute, never reported.
 TORCH_ALLOWED = {
-    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
-    "arange", "tensor", "as_strided", "device", "dtype", "Size", "is_tensor", "manual_seed", "Generator",
-    "get_device_properties", "current_device", "current_stream", "is_available", "device_count", "synchronize",
-    "finfo", "iinfo", "no_grad", "inference_mode", "cdiv",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "zeros",
+    "zeros_like",
+    "ones",
+    "ones_like",
+    "full",
+    "full_like",
+    "arange",
+    "tensor",
+    "as_strided",
+    "device",
+    "dtype",
+    "Size",
+    "is_tensor",
+    "manual_seed",
+    "Generator",
+    "get_device_properties",
+    "current_device",
+    "current_stream",
+    "is_available",
+    "device_count",
+    "synchronize",
+    "finfo",
+    "iinfo",
+    "no_grad",
+    "inference_mode",
+    "cdiv",
 }
 # Tensor methods that compute (torch.Tensor's own names): ``x.softmax(-1)`` is a torch fallback as much as
 # ``torch.softmax(x, -1)`` is. Called on a name that is not an imported module, these are reported.
 TENSOR_COMPUTE_METHODS = {
-    "abs", "add", "addmm", "addcmul", "addcdiv", "all", "amax", "amin", "any", "argmax", "argmin", "argsort",
-    "baddbmm", "bmm", "clamp", "clip", "cos", "cumprod", "cumsum", "diff", "div", "dot", "einsum", "eq", "erf",
-    "exp", "exp2", "expm1", "floor", "gather", "ge", "gelu", "gt", "index_add", "index_select", "kthvalue", "le",
-    "lerp", "log", "log1p", "log2", "log_softmax", "logsumexp", "lt", "masked_fill", "masked_scatter",
-    "masked_select", "matmul", "max", "maximum", "mean", "median", "min", "minimum", "mm", "mode", "mul", "mv",
-    "nan_to_num", "ne", "neg", "norm", "outer", "pow", "prod", "reciprocal", "relu", "round", "rsqrt", "scatter",
-    "scatter_add", "scatter_reduce", "sigmoid", "sign", "silu", "sin", "softmax", "sort", "sqrt", "square", "std",
-    "sub", "sum", "tanh", "topk", "tril", "triu", "true_divide", "var", "where",
+    "abs",
+    "add",
+    "addmm",
+    "addcmul",
+    "addcdiv",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "argsort",
+    "baddbmm",
+    "bmm",
+    "clamp",
+    "clip",
+    "cos",
+    "cumprod",
+    "cumsum",
+    "diff",
+    "div",
+    "dot",
+    "einsum",
+    "eq",
+    "erf",
+    "exp",
+    "exp2",
+    "expm1",
+    "floor",
+    "gather",
+    "ge",
+    "gelu",
+    "gt",
+    "index_add",
+    "index_select",
+    "kthvalue",
+    "le",
+    "lerp",
+    "log",
+    "log1p",
+    "log2",
+    "log_softmax",
+    "logsumexp",
+    "lt",
+    "masked_fill",
+    "masked_scatter",
+    "masked_select",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "median",
+    "min",
+    "minimum",
+    "mm",
+    "mode",
+    "mul",
+    "mv",
+    "nan_to_num",
+    "ne",
+    "neg",
+    "norm",
+    "outer",
+    "pow",
+    "prod",
+    "reciprocal",
+    "relu",
+    "round",
+    "rsqrt",
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "sigmoid",
+    "sign",
+    "silu",
+    "sin",
+    "softmax",
+    "sort",
+    "sqrt",
+    "square",
+    "std",
+    "sub",
+    "sum",
+    "tanh",
+    "topk",
+    "tril",
+    "triu",
+    "true_divide",
+    "var",
+    "where",
 }
 TENSOR_COMPUTE_METHODS |= {f"{m}_" for m in TENSOR_COMPUTE_METHODS}
 DYNAMIC_CALLS = {"eval", "exec", "compile", "__import__", "import_module"}
@@ -99,8 +206,7 @@ class _Scanner(ast.NodeVisitor):
             if root == "gc":
                 self.add("introspection", node, "imports gc: can reach objects it was not given")
             if root in ("ktui", "references"):
-                self.add("monkeypatch", node, f"imports {a.name}: a kernel has no business with ktui or the "
-                                              "reference")
+                self.add("monkeypatch", node, f"imports {a.name}: a kernel has no business with ktui or the reference")
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -112,15 +218,22 @@ class _Scanner(ast.NodeVisitor):
             self.add("thread", node, f"imports from {node.module}: work on another thread can escape the timer")
         if node.module == "torch.nn" and any(a.name == "functional" for a in node.names):
             self.functional_aliases |= {a.asname or "functional" for a in node.names if a.name == "functional"}
-        if root == "torch" and (node.module or "") in ("torch", "torch.nn.functional", "torch.special",
-                                                       "torch.linalg", "torch.fft"):
+        if root == "torch" and (node.module or "") in (
+            "torch",
+            "torch.nn.functional",
+            "torch.special",
+            "torch.linalg",
+            "torch.fft",
+        ):
             for a in node.names:
                 if a.name not in TORCH_ALLOWED and a.name != "functional" and not a.name[:1].isupper():
-                    self.add("torch-op", node, f"falls back to torch for {node.module}.{a.name} (imported as "
-                                               f"{a.asname or a.name})")
+                    self.add(
+                        "torch-op",
+                        node,
+                        f"falls back to torch for {node.module}.{a.name} (imported as {a.asname or a.name})",
+                    )
         if root in ("ktui", "references") or (node.module or "").startswith("ktui"):
-            self.add("monkeypatch", node, f"imports {node.module}: a kernel has no business with ktui or the "
-                                          "reference")
+            self.add("monkeypatch", node, f"imports {node.module}: a kernel has no business with ktui or the reference")
         self.generic_visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
@@ -151,11 +264,19 @@ class _Scanner(ast.NodeVisitor):
             self.visit(stmt)
         for handler in node.handlers:
             calls = [_dotted(n.func) for n in ast.walk(handler) if isinstance(n, ast.Call)]
-            torch_calls = [c for c in calls if c.split(".")[0] in self.torch_aliases | self.functional_aliases
-                           and c.split(".")[-1] not in TORCH_ALLOWED]
+            torch_calls = [
+                c
+                for c in calls
+                if c.split(".")[0] in self.torch_aliases | self.functional_aliases
+                and c.split(".")[-1] not in TORCH_ALLOWED
+            ]
             if torch_calls:
-                self.add("fallback", handler, f"except handler falls back to {torch_calls[0]}: a failing kernel "
-                                              "would silently be replaced by torch")
+                self.add(
+                    "fallback",
+                    handler,
+                    f"except handler falls back to {torch_calls[0]}: a failing kernel "
+                    "would silently be replaced by torch",
+                )
             self._in_handler += 1
             for stmt in handler.body:
                 self.visit(stmt)
@@ -186,24 +307,38 @@ class _Scanner(ast.NodeVisitor):
             last = parts[-1]
             if last in STREAM_NAMES and (parts[0] in self.torch_aliases or "cuda" in parts):
                 self.add("stream", node, f"calls {name}: work on another stream escapes events on the current one")
-            elif parts[0] in ("setattr", "delattr") and node.args and \
-                    _dotted(node.args[0]).split(".")[0] in PATCHED_ROOTS | self.torch_aliases:
+            elif (
+                parts[0] in ("setattr", "delattr")
+                and node.args
+                and _dotted(node.args[0]).split(".")[0] in PATCHED_ROOTS | self.torch_aliases
+            ):
                 self.add("monkeypatch", node, f"{parts[0]}({_dotted(node.args[0])}, ...): patching fools later checks")
-            elif parts[0] == "vars" and node.args and _dotted(node.args[0]).split(".")[0] in \
-                    self.torch_aliases | self.functional_aliases:
+            elif (
+                parts[0] == "vars"
+                and node.args
+                and _dotted(node.args[0]).split(".")[0] in self.torch_aliases | self.functional_aliases
+            ):
                 self.add("torch-op", node, f"reads vars({_dotted(node.args[0])}): torch functions looked up by name")
             elif last in INTROSPECTION:
                 self.add("introspection", node, f"calls {name}: can reach objects it was not given")
             elif last in DYNAMIC_CALLS and (len(parts) == 1 or parts[0] == "importlib"):
                 self.add("dynamic", node, f"calls {name}: code built at run time escapes this scan")
-            elif parts[0] == "getattr" and node.args and _dotted(node.args[0]).split(".")[0] in \
-                    self.torch_aliases | self.functional_aliases:
+            elif (
+                parts[0] == "getattr"
+                and node.args
+                and _dotted(node.args[0]).split(".")[0] in self.torch_aliases | self.functional_aliases
+            ):
                 attr = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else "?"
                 if attr not in TORCH_ALLOWED:
                     self.add("torch-op", node, f"falls back to torch for getattr({_dotted(node.args[0])}, {attr!r})")
 
-            elif parts[0] in self.torch_aliases | self.functional_aliases and len(parts) >= 2 and \
-                    last not in TORCH_ALLOWED and "cuda" not in parts[:-1] and not last[:1].isupper():
+            elif (
+                parts[0] in self.torch_aliases | self.functional_aliases
+                and len(parts) >= 2
+                and last not in TORCH_ALLOWED
+                and "cuda" not in parts[:-1]
+                and not last[:1].isupper()
+            ):
                 self.add("torch-op", node, f"falls back to torch for {name}")
         if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_COMPUTE_METHODS:
             root = _root_name(node.func.value)

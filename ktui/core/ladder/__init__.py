@@ -8,5 +8,13 @@ from ktui.core.ladder.runner import Ladder, merge
 from ktui.core.store import Baselines
 from ktui.core.workers.pool import WorkerPool
 
-__all__ = ["Baselines", "Ladder", "LadderOptions", "WorkerPool", "benchmark_result", "correctness_result",
-           "make_cases", "merge"]
+__all__ = [
+    "Baselines",
+    "Ladder",
+    "LadderOptions",
+    "WorkerPool",
+    "benchmark_result",
+    "correctness_result",
+    "make_cases",
+    "merge",
+]

@@ -49,8 +49,9 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
             for j, dist in enumerate(d for d in describe.get("distributions", ["native"]) if d != "native"):
                 phase2.append({"spec_index": i, "seed": seed + 101 + j, "dist": dist})
     if options.layouts and not describe.get("contiguous_only"):
-        phase2 += [{"spec_index": i, "seed": seed + 7, "layout": lay} for i in list(reversed(up))[:2]
-                   for lay in LAYOUTS]
+        phase2 += [
+            {"spec_index": i, "seed": seed + 7, "layout": lay} for i in list(reversed(up))[:2] for lay in LAYOUTS
+        ]
     if phase2:
         phase2[0]["fresh"] = True
     return cases + phase2

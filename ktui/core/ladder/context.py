@@ -137,10 +137,18 @@ class RunContext:
         folders for imports. A request is ``{**ctx.sources(), "cases": ...}``, typed by the method it goes to."""
         k = self.kernel
         return {
-            "kernel": {"name": str(k.path.relative_to(self.ws.root)), "path": str(self.kernel_snap), "sha": self.sha,
-                       "search_dir": str(k.path.parent)},
-            "reference": {"problem": k.problem, "path": str(self.ref_snap), "sha": self.ref_sha,
-                          "search_dir": str(self.ws.reference_path(k.problem).parent)},
+            "kernel": {
+                "name": str(k.path.relative_to(self.ws.root)),
+                "path": str(self.kernel_snap),
+                "sha": self.sha,
+                "search_dir": str(k.path.parent),
+            },
+            "reference": {
+                "problem": k.problem,
+                "path": str(self.ref_snap),
+                "sha": self.ref_sha,
+                "search_dir": str(self.ws.reference_path(k.problem).parent),
+            },
         }
 
     def problem_info(self) -> ProblemInfo:
@@ -172,8 +180,10 @@ class RunContext:
         snapshot file name by the source's file name: SyntaxError messages name the file alone)."""
         if not text:
             return text
-        for snap, real in ((self.kernel_snap, self.kernel.path),
-                           (self.ref_snap, self.ws.reference_path(self.kernel.problem))):
+        for snap, real in (
+            (self.kernel_snap, self.kernel.path),
+            (self.ref_snap, self.ws.reference_path(self.kernel.problem)),
+        ):
             if snap:
                 text = text.replace(str(snap), str(real.relative_to(self.ws.root)))
                 text = text.replace(snap.name, real.name)

@@ -42,8 +42,14 @@ assert set(RUNG_IMPLS) == set(RUNG_SPECS), f"rung table mismatch: {sorted(set(RU
 class Ladder:
     """Runs the ladder of one version at a time (callers serialize; the scheduler does)."""
 
-    def __init__(self, workspace: Workspace, pool: WorkerPool, bus: EventBus | None = None,
-                 options: LadderOptions | None = None, store: ResultStore | None = None):
+    def __init__(
+        self,
+        workspace: Workspace,
+        pool: WorkerPool,
+        bus: EventBus | None = None,
+        options: LadderOptions | None = None,
+        store: ResultStore | None = None,
+    ):
         self.ws = workspace
         self.pool = pool
         self.bus = bus or pool.bus
@@ -77,26 +83,42 @@ class Ladder:
     def _run(self, kernel: KernelRef, rungs: tuple[str, ...], run_id: int) -> LadderResult:
         started = time.time()
         t0 = time.perf_counter()
-        result = LadderResult(problem=kernel.problem, version=kernel.version,
-                              kernel=str(kernel.path.relative_to(self.ws.root)), device={"type": self.pool.device},
-                              started_at=started)
-        ctx = RunContext(ws=self.ws, pool=self.pool, options=self.options, bus=self.bus, kernel=kernel,
-                         run_id=run_id, seed=self._base_seed(), store=self.store, background=self._exec)
+        result = LadderResult(
+            problem=kernel.problem,
+            version=kernel.version,
+            kernel=str(kernel.path.relative_to(self.ws.root)),
+            device={"type": self.pool.device},
+            started_at=started,
+        )
+        ctx = RunContext(
+            ws=self.ws,
+            pool=self.pool,
+            options=self.options,
+            bus=self.bus,
+            kernel=kernel,
+            run_id=run_id,
+            seed=self._base_seed(),
+            store=self.store,
+            background=self._exec,
+        )
         try:
             ctx.kernel_snap, result.source_sha256 = self.snapshots.take(kernel.problem, kernel.path)
-            ctx.ref_snap, result.reference_sha256 = self.snapshots.take(kernel.problem,
-                                                                        self.ws.reference_path(kernel.problem))
+            ctx.ref_snap, result.reference_sha256 = self.snapshots.take(
+                kernel.problem, self.ws.reference_path(kernel.problem)
+            )
         except OSError as exc:
             self.bus.publish(LadderStarted(key=kernel.key, run_id=run_id, source_sha256="", rungs=rungs))
-            rr = RungResult(rungs[0] if rungs else "compile", Status.FAILED,
-                            error=ErrorInfo(type(exc).__name__, f"cannot read the source: {exc}"))
+            rr = RungResult(
+                rungs[0] if rungs else "compile",
+                Status.FAILED,
+                error=ErrorInfo(type(exc).__name__, f"cannot read the source: {exc}"),
+            )
             result.rungs.append(rr)
             self.bus.publish(RungFinished(key=kernel.key, run_id=run_id, result=rr))
             return self._finish(result, t0, run_id)
         ctx.sha = result.source_sha256
         ctx.ref_sha = result.reference_sha256
-        self.bus.publish(LadderStarted(key=kernel.key, run_id=run_id, source_sha256=result.source_sha256,
-                                       rungs=rungs))
+        self.bus.publish(LadderStarted(key=kernel.key, run_id=run_id, source_sha256=result.source_sha256, rungs=rungs))
         ctx.out_dir = Path(tempfile.mkdtemp(prefix="ktui-out-", dir=_tmp_root()))
         try:
             for name in rungs:
@@ -152,16 +174,27 @@ class Ladder:
 def merge(old: LadderResult | None, new: LadderResult) -> LadderResult:
     """What the store keeps after ``new``: ``new`` itself, or, when ``new`` ran only some rungs on the same sources
     and device as ``old`` (``--rungs profile``, say), ``old``'s other rungs with ``new``'s in their place."""
-    if old is None or (old.source_sha256, old.reference_sha256, old.device.get("type")) != \
-            (new.source_sha256, new.reference_sha256, new.device.get("type")):
+    if old is None or (old.source_sha256, old.reference_sha256, old.device.get("type")) != (
+        new.source_sha256,
+        new.reference_sha256,
+        new.device.get("type"),
+    ):
         return new
     names = {r.name for r in new.rungs}
     if not names - {"compile"} or {r.name for r in old.rungs} <= names:
         return new
     rungs = {r.name: r for r in old.rungs} | {r.name: r for r in new.rungs}
-    merged = LadderResult(new.problem, new.version, new.kernel, new.device,
-                          [rungs[n] for n in RUNG_ORDER if n in rungs], new.source_sha256, new.reference_sha256,
-                          new.started_at, new.seconds)
+    merged = LadderResult(
+        new.problem,
+        new.version,
+        new.kernel,
+        new.device,
+        [rungs[n] for n in RUNG_ORDER if n in rungs],
+        new.source_sha256,
+        new.reference_sha256,
+        new.started_at,
+        new.seconds,
+    )
     return merged
 
 

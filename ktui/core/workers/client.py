@@ -73,8 +73,12 @@ def describe_exit(code: int | None) -> str:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        extra = {"SIGSEGV": " (segmentation fault)", "SIGKILL": " (killed)", "SIGABRT": " (aborted)",
-                 "SIGBUS": " (bus error)"}.get(name, "")
+        extra = {
+            "SIGSEGV": " (segmentation fault)",
+            "SIGKILL": " (killed)",
+            "SIGABRT": " (aborted)",
+            "SIGBUS": " (bus error)",
+        }.get(name, "")
         return f"signal {name}{extra}"
     return f"exit code {code}"
 
@@ -113,8 +117,12 @@ class LocalTransport:
     def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
         """``subprocess.Popen`` of ``command`` with pipes for the protocol and ktui's environment plus ``env``."""
         return subprocess.Popen(
-            self.command(role, device), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-            env={**os.environ, **env}, start_new_session=True,
+            self.command(role, device),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env={**os.environ, **env},
+            start_new_session=True,
         )
 
 
@@ -357,7 +365,7 @@ class WorkerProcess:
         while True:
             nl = self._buf.find(b"\n")
             if nl >= 0:
-                line, self._buf = self._buf[:nl], self._buf[nl + 1:]
+                line, self._buf = self._buf[:nl], self._buf[nl + 1 :]
                 if not line.strip():
                     continue
                 try:

@@ -53,8 +53,13 @@ class Caller(Protocol):
 
     role: str
 
-    def call(self, method: str, params: Mapping[str, Any] | None = None, timeout_s: float = 60.0,
-             on_progress: OnProgress | None = None) -> dict[str, Any]:
+    def call(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        timeout_s: float = 60.0,
+        on_progress: OnProgress | None = None,
+    ) -> dict[str, Any]:
         """Send one request and wait for its reply."""
         ...
 
@@ -78,33 +83,33 @@ class JudgeClient(_Client):
 
     ROLES = ("judge",)
 
-    def describe(self, req: DescribeRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                 ) -> ProblemInfo:
+    def describe(self, req: DescribeRequest, *, timeout_s: float, on_progress: OnProgress | None = None) -> ProblemInfo:
         """What the reference declares: test and benchmark specs, labels, outputs, distributions."""
         return cast(ProblemInfo, self._call("describe", req, timeout_s, on_progress))
 
-    def prepare(self, req: PrepareRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                ) -> PrepareReply:
+    def prepare(self, req: PrepareRequest, *, timeout_s: float, on_progress: OnProgress | None = None) -> PrepareReply:
         """Build each case's inputs and references (kept in the judge for ``compare``); progress per case."""
         return cast(PrepareReply, self._call("prepare", req, timeout_s, on_progress))
 
-    def compare(self, req: CompareRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                ) -> CompareReply:
+    def compare(self, req: CompareRequest, *, timeout_s: float, on_progress: OnProgress | None = None) -> CompareReply:
         """The verdict on each executed case (its outputs under ``out_dir``); progress per case."""
         return cast(CompareReply, self._call("compare", req, timeout_s, on_progress))
 
-    def time_reference(self, req: TimeReferenceRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                       ) -> TimeReferenceReply:
+    def time_reference(
+        self, req: TimeReferenceRequest, *, timeout_s: float, on_progress: OnProgress | None = None
+    ) -> TimeReferenceReply:
         """Time ``ref_kernel`` on benchmark specs (cached per reference source and seed); progress per spec."""
         return cast(TimeReferenceReply, self._call("time_reference", req, timeout_s, on_progress))
 
-    def check_samples(self, req: CheckSamplesRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                      ) -> CheckSamplesReply:
+    def check_samples(
+        self, req: CheckSamplesRequest, *, timeout_s: float, on_progress: OnProgress | None = None
+    ) -> CheckSamplesReply:
         """Check elements sampled from the candidate's last timed outputs against the reference."""
         return cast(CheckSamplesReply, self._call("check_samples", req, timeout_s, on_progress))
 
-    def roofline(self, req: RooflineRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                 ) -> RooflineReply:
+    def roofline(
+        self, req: RooflineRequest, *, timeout_s: float, on_progress: OnProgress | None = None
+    ) -> RooflineReply:
         """The measured bandwidth (GB/s) and matmul peaks (TFLOP/s) of the dtypes asked (cached in the worker)."""
         return cast(RooflineReply, self._call("roofline", req, timeout_s, on_progress))
 
@@ -114,8 +119,7 @@ class CandidateClient(_Client):
 
     ROLES = ("candidate", "compiler")
 
-    def compile(self, req: CompileRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                ) -> CompileReply:
+    def compile(self, req: CompileRequest, *, timeout_s: float, on_progress: OnProgress | None = None) -> CompileReply:
         """Import the version and compile every launch with nothing run (the compile rung)."""
         return cast(CompileReply, self._call("compile", req, timeout_s, on_progress))
 
@@ -123,28 +127,31 @@ class CandidateClient(_Client):
         """Compile the launches of one spec and write their IR, PTX and cubin (the dumps rung)."""
         return cast(DumpsReply, self._call("dumps", req, timeout_s, on_progress))
 
-    def execute(self, req: ExecuteRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                ) -> ExecuteReply:
+    def execute(self, req: ExecuteRequest, *, timeout_s: float, on_progress: OnProgress | None = None) -> ExecuteReply:
         """Call the kernel on each case and write its outputs (the run rung); progress per case."""
         return cast(ExecuteReply, self._call("execute", req, timeout_s, on_progress))
 
-    def benchmark(self, req: BenchmarkRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                  ) -> BenchmarkReply:
+    def benchmark(
+        self, req: BenchmarkRequest, *, timeout_s: float, on_progress: OnProgress | None = None
+    ) -> BenchmarkReply:
         """Time the kernel on benchmark specs (CUDA only); progress per spec."""
         return cast(BenchmarkReply, self._call("benchmark", req, timeout_s, on_progress))
 
-    def bench_sample(self, req: BenchSampleRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                     ) -> BenchSampleReply:
+    def bench_sample(
+        self, req: BenchSampleRequest, *, timeout_s: float, on_progress: OnProgress | None = None
+    ) -> BenchSampleReply:
         """Sample elements of the last timed outputs that ``benchmark`` kept."""
         return cast(BenchSampleReply, self._call("bench_sample", req, timeout_s, on_progress))
 
-    def host_loop(self, req: HostLoopRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                  ) -> HostLoopReply:
+    def host_loop(
+        self, req: HostLoopRequest, *, timeout_s: float, on_progress: OnProgress | None = None
+    ) -> HostLoopReply:
         """``calls`` back-to-back calls then a synchronize, for ktui to time from outside."""
         return cast(HostLoopReply, self._call("host_loop", req, timeout_s, on_progress))
 
-    def integrity(self, req: IntegrityRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-                  ) -> IntegrityReply:
+    def integrity(
+        self, req: IntegrityRequest, *, timeout_s: float, on_progress: OnProgress | None = None
+    ) -> IntegrityReply:
         """What candidate code patched in the worker since it started."""
         return cast(IntegrityReply, self._call("integrity", req, timeout_s, on_progress))
 

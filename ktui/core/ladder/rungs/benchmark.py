@@ -46,13 +46,20 @@ def run(ctx: RunContext) -> RungResult:
     """
     desc = ctx.problem_info()
     if ctx.pool.device != "cuda":
-        return RungResult("benchmark", Status.SKIPPED,
-                          summary="timing under the Triton interpreter is not meaningful: no times on "
-                                  "cpu (interpreter); run with --device cuda on a GPU",
-                          figures={"reason": "interpreter"})
+        return RungResult(
+            "benchmark",
+            Status.SKIPPED,
+            summary="timing under the Triton interpreter is not meaningful: no times on "
+            "cpu (interpreter); run with --device cuda on a GPU",
+            figures={"reason": "interpreter"},
+        )
     if not desc["benchmarks"]:
-        return RungResult("benchmark", Status.SKIPPED, summary="the reference declares no benchmarks",
-                          figures={"reason": "no benchmarks"})
+        return RungResult(
+            "benchmark",
+            Status.SKIPPED,
+            summary="the reference declares no benchmarks",
+            figures={"reason": "no benchmarks"},
+        )
     t = ctx.options.timeouts["benchmark"]
     idx = list(range(len(desc["benchmarks"])))
     seed = random.SystemRandom().randrange(1, 2**30)
@@ -69,8 +76,7 @@ def run(ctx: RunContext) -> RungResult:
     ref = ctx.judge.time_reference(timing, timeout_s=t, on_progress=on_progress)
     dtypes = sorted({r["dtype"] for r in ref["specs"] if r.get("flops")})
     roof = ctx.judge.roofline({"dtypes": dtypes}, timeout_s=t)
-    return benchmark_result(cand["specs"], ref["specs"], roof, desc, host=host, recheck=recheck,
-                            tampered=ctx.tampered)
+    return benchmark_result(cand["specs"], ref["specs"], roof, desc, host=host, recheck=recheck, tampered=ctx.tampered)
 
 
 def _recheck_timed_outputs(ctx: RunContext, specs: Sequence[BenchSpecTiming], t: float) -> list[SampleVerdict]:
@@ -91,8 +97,9 @@ def _recheck_timed_outputs(ctx: RunContext, specs: Sequence[BenchSpecTiming], t:
             indices[leaf["path"]] = sorted(picks)
         items.append({"spec_index": s["spec_index"], "indices": indices})
     sampled = ctx.candidate.bench_sample({"specs": items, "out_dir": str(ctx.out_dir)}, timeout_s=t)
-    checks: list[CheckItem] = [{**item, "seed": got["seed"], "files": got["files"]}
-                               for item, got in zip(items, sampled["specs"], strict=True)]
+    checks: list[CheckItem] = [
+        {**item, "seed": got["seed"], "files": got["files"]} for item, got in zip(items, sampled["specs"], strict=True)
+    ]
     params: CheckSamplesRequest = {**ctx.sources(), "specs": checks, "out_dir": str(ctx.out_dir)}
     return ctx.judge.check_samples(params, timeout_s=t)["specs"]
 
@@ -108,8 +115,9 @@ def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> dict[
 
     def timed(n: int) -> float:
         t0 = time.perf_counter()
-        replies.append(ctx.candidate.host_loop({**sources, "spec_index": index, "seed": BENCH_SEED, "calls": n},
-                                              timeout_s=t))
+        replies.append(
+            ctx.candidate.host_loop({**sources, "spec_index": index, "seed": BENCH_SEED, "calls": n}, timeout_s=t)
+        )
         return time.perf_counter() - t0
 
     base = timed(0)
@@ -129,9 +137,15 @@ HOST_WARN_RATIO, HOST_WARN_GAP_US = 1.2, 20.0
 SOL_SLACK = 0.8  # a time under 80% of the roofline floor cannot be real: the measured ceilings are within a few %
 
 
-def benchmark_result(cand: Sequence[Mapping[str, Any]], ref: Sequence[Mapping[str, Any]], roof: Mapping[str, Any],
-                     describe: ProblemInfo, host: dict[int, dict[str, float]] | None = None,
-                     recheck: Sequence[Mapping[str, Any]] | None = None, tampered: list[str] | None = None) -> RungResult:
+def benchmark_result(
+    cand: Sequence[Mapping[str, Any]],
+    ref: Sequence[Mapping[str, Any]],
+    roof: Mapping[str, Any],
+    describe: ProblemInfo,
+    host: dict[int, dict[str, float]] | None = None,
+    recheck: Sequence[Mapping[str, Any]] | None = None,
+    tampered: list[str] | None = None,
+) -> RungResult:
     """Per benchmark spec: the candidate's median and spread, the reference's median, the speedup, achieved GB/s
     and TFLOP/s, and % of the measured roofline ``max(bytes / bandwidth, flops / peak)`` ("speed of light").
 
@@ -151,9 +165,11 @@ def benchmark_result(cand: Sequence[Mapping[str, Any]], ref: Sequence[Mapping[st
         r = refs.get(i, {})
         med = c["median_us"]
         label = describe["benchmark_labels"][i]
-        e: dict[str, Any] = {"label": label, "spec": describe["benchmarks"][i],
-                             **{k: c[k] for k in ("median_us", "p25_us", "p75_us", "iqr_us", "min_us", "max_us",
-                                                  "reps")}}
+        e: dict[str, Any] = {
+            "label": label,
+            "spec": describe["benchmarks"][i],
+            **{k: c[k] for k in ("median_us", "p25_us", "p75_us", "iqr_us", "min_us", "max_us", "reps")},
+        }
         e["ref_median_us"] = r.get("median_us")
         e["speedup"] = (r["median_us"] / med) if r.get("median_us") and med > 0 else None
         floors = []
@@ -169,9 +185,11 @@ def benchmark_result(cand: Sequence[Mapping[str, Any]], ref: Sequence[Mapping[st
             e["roofline_us"] = max(floors)
             e["sol_pct"] = 100.0 * e["roofline_us"] / med
             if med < SOL_SLACK * e["roofline_us"]:
-                problems.append(f"spec={label}: impossible: {med:.4g} us is faster than the speed of light "
-                                f"{e['roofline_us']:.4g} us (declared bytes/flops over the measured ceilings); the "
-                                "kernel skips work or the timer misses it")
+                problems.append(
+                    f"spec={label}: impossible: {med:.4g} us is faster than the speed of light "
+                    f"{e['roofline_us']:.4g} us (declared bytes/flops over the measured ceilings); the "
+                    "kernel skips work or the timer misses it"
+                )
         hl = host.get(i)
         if hl is not None:
             h, q = hl["us_per_call"], hl.get("enqueue_us_per_call", 0.0)
@@ -179,20 +197,28 @@ def benchmark_result(cand: Sequence[Mapping[str, Any]], ref: Sequence[Mapping[st
             explained = max(med, q)
             gap = h - explained
             if h > HOST_FAIL_RATIO * explained and gap > HOST_FAIL_GAP_US:
-                problems.append(f"spec={label}: timing escapes the events: CUDA events give {med:.4g} us and the "
-                                f"host enqueues a call in {q:.4g} us, but a device-synchronized loop takes {h:.4g} "
-                                "us per call (GPU work on another stream?)")
+                problems.append(
+                    f"spec={label}: timing escapes the events: CUDA events give {med:.4g} us and the "
+                    f"host enqueues a call in {q:.4g} us, but a device-synchronized loop takes {h:.4g} "
+                    "us per call (GPU work on another stream?)"
+                )
             elif h > HOST_WARN_RATIO * explained and gap > HOST_WARN_GAP_US:
-                warnings.append(f"spec={label}: device-synchronized loop {h:.4g} us per call against {med:.4g} us on "
-                                "the events: work the events may not see")
+                warnings.append(
+                    f"spec={label}: device-synchronized loop {h:.4g} us per call against {med:.4g} us on "
+                    "the events: work the events may not see"
+                )
             elif q > HOST_WARN_RATIO * med and q - med > HOST_WARN_GAP_US:
-                warnings.append(f"spec={label}: host-bound: the host takes {q:.4g} us to issue a call that runs "
-                                f"{med:.4g} us on the GPU (launch overhead; CUDA graphs or fewer launches help)")
+                warnings.append(
+                    f"spec={label}: host-bound: the host takes {q:.4g} us to issue a call that runs "
+                    f"{med:.4g} us on the GPU (launch overhead; CUDA graphs or fewer launches help)"
+                )
         specs.append(e)
     for rc in recheck or []:
         if not rc["ok"]:
-            problems.append(f"spec={rc['label']}: the output of the last timed call is wrong ({rc['reason']}): a "
-                            "kernel must compute on every call; timed calls get fresh inputs")
+            problems.append(
+                f"spec={rc['label']}: the output of the last timed call is wrong ({rc['reason']}): a "
+                "kernel must compute on every call; timed calls get fresh inputs"
+            )
     parts = []
     for e in specs:
         s = f"{e['label']}: {fmt(e['median_us'], 4)} us (IQR {fmt(e['iqr_us'], 2)})"
@@ -206,11 +232,25 @@ def benchmark_result(cand: Sequence[Mapping[str, Any]], ref: Sequence[Mapping[st
             s += f" ({e['sol_pct']:.0f}% SOL)"
         parts.append(s)
     if tampered:
-        problems.insert(0, f"timings untrustworthy: this version patched {', '.join(tampered[:5])} in its worker "
-                           "(the functions that time and check it)")
-    figures = {"specs": specs, "bandwidth_gbps": roof.get("bandwidth_gbps"), "peak_tflops": roof.get("peak_tflops"),
-               "recheck": recheck or [], "tampered": tampered or []}
+        problems.insert(
+            0,
+            f"timings untrustworthy: this version patched {', '.join(tampered[:5])} in its worker "
+            "(the functions that time and check it)",
+        )
+    figures = {
+        "specs": specs,
+        "bandwidth_gbps": roof.get("bandwidth_gbps"),
+        "peak_tflops": roof.get("peak_tflops"),
+        "recheck": recheck or [],
+        "tampered": tampered or [],
+    }
     if problems:
-        return RungResult("benchmark", Status.FAILED, summary=problems[0], figures=figures, warnings=warnings,
-                          error=ErrorInfo("TimingIntegrityError", "; ".join(problems)))
+        return RungResult(
+            "benchmark",
+            Status.FAILED,
+            summary=problems[0],
+            figures=figures,
+            warnings=warnings,
+            error=ErrorInfo("TimingIntegrityError", "; ".join(problems)),
+        )
     return RungResult("benchmark", Status.OK, summary="; ".join(parts), figures=figures, warnings=warnings)

@@ -35,15 +35,20 @@ def run(ctx: RunContext) -> RungResult:
     on_prepared = ctx.progress("correctness", "reference outputs")
     assert ctx.background is not None and ctx.kernel_snap is not None
     ctx.prepare = ctx.background.submit(
-        lambda: ctx.judge.prepare(prepare, timeout_s=t["correctness"], on_progress=on_prepared))
+        lambda: ctx.judge.prepare(prepare, timeout_s=t["correctness"], on_progress=on_prepared)
+    )
     findings = scan_source(ctx.kernel_snap.read_text(errors="replace"))
     res = ctx.compiler.compile({**ctx.sources(), "seed": ctx.seed}, timeout_s=t["compile"])
     configs = int(res.get("autotune_configs") or 0)
     if configs > 1:  # every autotune config is checked alone, on its own inputs and output
-        cases += [{"spec_index": i, "seed": ctx.seed, "config": c}
-                      for c in range(1, configs) for i in range(len(desc["tests"]))]
-    return compile_result(res, [f.message() for f in findings],
-                          [{"kind": f.kind, "line": f.line, "text": f.text} for f in findings])
+        cases += [
+            {"spec_index": i, "seed": ctx.seed, "config": c}
+            for c in range(1, configs)
+            for i in range(len(desc["tests"]))
+        ]
+    return compile_result(
+        res, [f.message() for f in findings], [{"kind": f.kind, "line": f.line, "text": f.text} for f in findings]
+    )
 
 
 def compile_result(res: CompileReply, scan_warnings: list[str], scan: list[dict[str, Any]]) -> RungResult:
@@ -65,7 +70,13 @@ def compile_result(res: CompileReply, scan_warnings: list[str], scan: list[dict[
         summary += " [sm_90a]"
     if configs > 1:
         summary += f" autotune: {configs} configs"
-    figures = {"languages": res.get("languages", []), "launches": launches, "import_s": res.get("import_s"),
-               "compile_s": res.get("compile_s"), "autotune_configs": configs, "scan": scan}
+    figures = {
+        "languages": res.get("languages", []),
+        "launches": launches,
+        "import_s": res.get("import_s"),
+        "compile_s": res.get("compile_s"),
+        "autotune_configs": configs,
+        "scan": scan,
+    }
     warnings = scan_warnings + res.get("warnings", [])
     return RungResult("compile", Status.OK, summary=summary, figures=figures, warnings=warnings)

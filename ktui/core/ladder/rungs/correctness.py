@@ -22,9 +22,29 @@ if TYPE_CHECKING:
 
 # What each spec entry copies from its worst case: the error metrics (``ktui.worker.metrics``), where the worst
 # element sits and what it holds, the precision-dependent expectations and the output's path in the result.
-METRIC_KEYS = ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine", "rel_l2_err", "scale_err",
-               "nan_count", "inf_count", "unwritten", "outside_tol", "worst_index", "worst_got", "worst_expected",
-               "where", "baseline_psnr_db", "expected_rel_l2_fp32", "expected_rel_l2_tf32", "run_to_run_spread", "path")
+METRIC_KEYS = (
+    "max_abs_err",
+    "max_rel_err",
+    "mse",
+    "rmse",
+    "psnr_db",
+    "cosine",
+    "rel_l2_err",
+    "scale_err",
+    "nan_count",
+    "inf_count",
+    "unwritten",
+    "outside_tol",
+    "worst_index",
+    "worst_got",
+    "worst_expected",
+    "where",
+    "baseline_psnr_db",
+    "expected_rel_l2_fp32",
+    "expected_rel_l2_tf32",
+    "run_to_run_spread",
+    "path",
+)
 MAX_WARNINGS = 8  # distinct warnings kept on the rung; the rest are counted in one last line
 
 
@@ -66,13 +86,21 @@ def correctness_result(cases: Sequence[Mapping[str, Any]], describe: ProblemInfo
     for i, cs in sorted(by_spec.items()):
         judged = [c for c in cs if not c.get("unsupported")]
         worst = max(judged or cs, key=lambda c: json_float(c.get("score", 0.0)))
-        entry = {"label": describe["labels"][i], "spec": describe["tests"][i],
-                 "ok": all(c["ok"] for c in cs), "seeds": sorted({c["seed"] for c in cs}), "cases": len(cs),
-                 "worst_seed": worst["seed"], "worst_case": worst.get("case", ""),
-                 "reason": worst.get("reason", ""), "tolerance": worst.get("tolerance"),
-                 "precision": worst.get("precision"), "score": worst.get("score"),
-                 "unsupported_layouts": sorted({c["layout"] for c in cs if c.get("unsupported")}),
-                 "failed_cases": [c.get("case", "") for c in cs if not c["ok"]]}
+        entry = {
+            "label": describe["labels"][i],
+            "spec": describe["tests"][i],
+            "ok": all(c["ok"] for c in cs),
+            "seeds": sorted({c["seed"] for c in cs}),
+            "cases": len(cs),
+            "worst_seed": worst["seed"],
+            "worst_case": worst.get("case", ""),
+            "reason": worst.get("reason", ""),
+            "tolerance": worst.get("tolerance"),
+            "precision": worst.get("precision"),
+            "score": worst.get("score"),
+            "unsupported_layouts": sorted({c["layout"] for c in cs if c.get("unsupported")}),
+            "failed_cases": [c.get("case", "") for c in cs if not c["ok"]],
+        }
         entry.update({k: worst.get(k) for k in METRIC_KEYS})
         specs.append(entry)
         for c in cs:
@@ -93,10 +121,23 @@ def correctness_result(cases: Sequence[Mapping[str, Any]], describe: ProblemInfo
             detail += f"; max_abs_err={fmt(f['max_abs_err'])}"
         n_fail = sum(not s["ok"] for s in specs)
         suffix = f" ({n_fail} of {len(specs)} specs failed)" if n_fail > 1 else ""
-        return RungResult("correctness", Status.FAILED, summary=detail + suffix, figures=figures,
-                          error=ErrorInfo("CorrectnessError", detail + suffix), warnings=unique)
+        return RungResult(
+            "correctness",
+            Status.FAILED,
+            summary=detail + suffix,
+            figures=figures,
+            error=ErrorInfo("CorrectnessError", detail + suffix),
+            warnings=unique,
+        )
     w = worst_spec
-    summary = (f"worst={w['label']} max_abs_err={fmt(w['max_abs_err'])} max_rel_err={fmt(w['max_rel_err'])} "
-               f"psnr_db={fmt(w['psnr_db'])} cosine={fmt(w['cosine'], 7)}") if w else "no specs"
-    return RungResult("correctness", Status.OK, summary=summary + f" ({len(cases)} cases)", figures=figures,
-                      warnings=unique)
+    summary = (
+        (
+            f"worst={w['label']} max_abs_err={fmt(w['max_abs_err'])} max_rel_err={fmt(w['max_rel_err'])} "
+            f"psnr_db={fmt(w['psnr_db'])} cosine={fmt(w['cosine'], 7)}"
+        )
+        if w
+        else "no specs"
+    )
+    return RungResult(
+        "correctness", Status.OK, summary=summary + f" ({len(cases)} cases)", figures=figures, warnings=unique
+    )

@@ -52,8 +52,10 @@ def run(ctx: RunContext) -> RungResult:
     arch = device_arch(ctx.pool)
     kernels, warnings, parts = [], list(res.get("warnings", [])), []
     for launch in res["launches"]:
-        entry: dict[str, Any] = {k: launch.get(k) for k in ("language", "kernel", "num_warps", "num_stages",
-                                                             "signature", "constexprs", "target")}
+        entry: dict[str, Any] = {
+            k: launch.get(k)
+            for k in ("language", "kernel", "num_warps", "num_stages", "signature", "constexprs", "target")
+        }
         entry["files"] = {stage: str(rel / f) for stage, f in launch["files"].items()}
         cubin = launch["files"].get("cubin")
         if cubin:
@@ -75,15 +77,27 @@ def run(ctx: RunContext) -> RungResult:
                 parts.append(launch_line(launch.get("kernel"), a["resources"], a["mix"]))
         kernels.append(entry)
     summary = "; ".join(parts) or "no kernel compiled"
-    return RungResult("dumps", Status.OK, summary=f"{summary} [{arch}]", warnings=warnings,
-                      figures={"dir": str(rel), "spec": spec, "arch": arch, "kernels": kernels})
+    return RungResult(
+        "dumps",
+        Status.OK,
+        summary=f"{summary} [{arch}]",
+        warnings=warnings,
+        figures={"dir": str(rel), "spec": spec, "arch": arch, "kernels": kernels},
+    )
 
 
 def launch_line(kernel: str | None, r: dict[str, Any], m: dict[str, int]) -> str:
     """``name: R regs, L B local, S B smem; HGMMA 4, LDG.128 8, ...``: resources and the notable instruction counts
     (tensor-core ops, global loads and stores, local spills, async copies, TMA), at most five."""
-    notable = [f"{k} {v}" for k, v in m.items() if k != "total" and v and
-               (k in sass.TENSOR or k.startswith(("LDG", "STG")) or k in ("LDL", "STL", "LDGSTS", "UTMALDG"))]
+    notable = [
+        f"{k} {v}"
+        for k, v in m.items()
+        if k != "total"
+        and v
+        and (k in sass.TENSOR or k.startswith(("LDG", "STG")) or k in ("LDL", "STL", "LDGSTS", "UTMALDG"))
+    ]
     smem = r.get("shared", 0) + r.get("dynamic_shared", 0)
-    return (f"{kernel}: {r.get('registers')} regs, {r.get('local', 0)} B local, "
-            f"{smem} B smem; {', '.join(notable[:5]) or 'no memory ops'}")
+    return (
+        f"{kernel}: {r.get('registers')} regs, {r.get('local', 0)} B local, "
+        f"{smem} B smem; {', '.join(notable[:5]) or 'no memory ops'}"
+    )

@@ -39,8 +39,12 @@ def run(ctx: RunContext) -> RungResult:
         RungFailed: ncu timed out (the benchmark time limit), exited with an error, or profiled no kernel.
     """
     if ctx.pool.device != "cuda":
-        return RungResult("profile", Status.SKIPPED, summary="Nsight Compute needs a CUDA GPU: no profile on "
-                          "cpu (interpreter)", figures={"reason": "no GPU"})
+        return RungResult(
+            "profile",
+            Status.SKIPPED,
+            summary="Nsight Compute needs a CUDA GPU: no profile on cpu (interpreter)",
+            figures={"reason": "no GPU"},
+        )
     try:
         tool = ncu.find_ncu()
     except ncu.NcuMissing as exc:
@@ -56,8 +60,13 @@ def run(ctx: RunContext) -> RungResult:
     target = [sys.executable, "-m", "ktui.worker.profile_target", str(pfile)]
     t = ctx.options.timeouts["benchmark"]
     try:
-        proc = subprocess.run(ncu.profile_command(tool, report, target), capture_output=True, text=True,
-                              timeout=t, env={**os.environ, "PYTHONPATH": _pythonpath()})
+        proc = subprocess.run(
+            ncu.profile_command(tool, report, target),
+            capture_output=True,
+            text=True,
+            timeout=t,
+            env={**os.environ, "PYTHONPATH": _pythonpath()},
+        )
     except subprocess.TimeoutExpired:
         raise RungFailed(ErrorInfo("TimeoutError", f"ncu did not finish within {t:g} s")) from None
     rep = report.with_suffix(".ncu-rep")
@@ -66,8 +75,9 @@ def run(ctx: RunContext) -> RungResult:
         raise RungFailed(ErrorInfo("NcuError", f"ncu exited {proc.returncode}", tail))
     pages = {}
     for page in ("raw", "details"):
-        out = subprocess.run(ncu.export_command(tool, rep, page), capture_output=True, text=True,
-                             timeout=EXPORT_TIMEOUT_S)
+        out = subprocess.run(
+            ncu.export_command(tool, rep, page), capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S
+        )
         pages[page] = out.stdout
         (report.parent / f"{report.name}.{page}.csv").write_text(out.stdout)
     kernels = ncu.summaries(pages["raw"], pages["details"])
@@ -75,8 +85,12 @@ def run(ctx: RunContext) -> RungResult:
         raise RungFailed(ErrorInfo("NcuError", "ncu profiled no kernel in the call", proc.stdout[-2000:]))
     desc = ctx.problem_info()
     total_us = sum(k["duration_us"] or 0.0 for k in kernels)
-    fig: dict[str, Any] = {"spec": spec, "report": str(rel.with_suffix(".ncu-rep")), "kernels": kernels,
-                           "duration_us": total_us}
+    fig: dict[str, Any] = {
+        "spec": spec,
+        "report": str(rel.with_suffix(".ncu-rep")),
+        "kernels": kernels,
+        "duration_us": total_us,
+    }
     if spec in desc["benchmarks"] and total_us > 0:  # where the call sits against the measured ceilings
         i = desc["benchmarks"].index(spec)
         timing: TimeReferenceRequest = {**ctx.sources(), "spec_indices": [i], "seed": BENCH_SEED}
@@ -84,8 +98,7 @@ def run(ctx: RunContext) -> RungResult:
         dtypes = [r["dtype"]] if r.get("flops") else []
         roof = ctx.judge.roofline({"dtypes": dtypes}, timeout_s=t)
         if r["bytes"]:
-            fig["pct_peak_bandwidth"] = 100 * r["bytes"] / (total_us * 1e-6) / 1e9 / json_float(
-                roof["bandwidth_gbps"])
+            fig["pct_peak_bandwidth"] = 100 * r["bytes"] / (total_us * 1e-6) / 1e9 / json_float(roof["bandwidth_gbps"])
         peak = json_float((roof.get("peak_tflops") or {}).get(r.get("dtype"), math.nan))
         if r["flops"] and math.isfinite(peak):
             fig["pct_peak_flops"] = 100 * r["flops"] / (total_us * 1e-6) / 1e12 / peak
@@ -99,10 +112,12 @@ def run(ctx: RunContext) -> RungResult:
 def profile_summary(kernels: list[dict[str, Any]], fig: dict[str, Any]) -> str:
     """The first kernel's figures in one line, with % of peak bandwidth and FLOP/s when known."""
     k0 = kernels[0]
-    summary = (f"{k0['kernel']}: {fmt(k0['duration_us'], 4)} us, SM {fmt(k0['sm_throughput_pct'])}%, "
-               f"mem {fmt(k0['memory_throughput_pct'])}%, DRAM {fmt(k0['dram_throughput_pct'])}%, occupancy "
-               f"{fmt(k0['achieved_occupancy_pct'])}/{fmt(k0['theoretical_occupancy_pct'])}%, "
-               f"{k0['registers']} regs")
+    summary = (
+        f"{k0['kernel']}: {fmt(k0['duration_us'], 4)} us, SM {fmt(k0['sm_throughput_pct'])}%, "
+        f"mem {fmt(k0['memory_throughput_pct'])}%, DRAM {fmt(k0['dram_throughput_pct'])}%, occupancy "
+        f"{fmt(k0['achieved_occupancy_pct'])}/{fmt(k0['theoretical_occupancy_pct'])}%, "
+        f"{k0['registers']} regs"
+    )
     if "pct_peak_bandwidth" in fig:
         summary += f", {fig['pct_peak_bandwidth']:.0f}% of peak bandwidth"
     if "pct_peak_flops" in fig:

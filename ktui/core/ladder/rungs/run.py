@@ -36,16 +36,32 @@ def run_result(res: ExecuteReply, planned: list[Case], n_specs: int) -> RungResu
     executed = res["cases"]
     tampered = list(res.get("tampered", []))
     secs = [c["seconds"] for c in executed if "seconds" in c]
-    summary = f"{len(executed)} cases ok on {n_specs} specs, first {fmt(secs[0])} s, " \
-              f"total {fmt(sum(secs))} s" if secs else "no calls"
+    summary = (
+        f"{len(executed)} cases ok on {n_specs} specs, first {fmt(secs[0])} s, total {fmt(sum(secs))} s"
+        if secs
+        else "no calls"
+    )
     warnings = []
     if res.get("threads_left"):
-        warnings.append(f"{res['threads_left']} thread(s) the kernel started were still running after the calls "
-                        "(work after custom_kernel returned is not checked)")
+        warnings.append(
+            f"{res['threads_left']} thread(s) the kernel started were still running after the calls "
+            "(work after custom_kernel returned is not checked)"
+        )
     if tampered:
-        warnings.append(f"this version patched {', '.join(tampered[:5])} in its worker (replaced after "
-                        "every ladder: no other version runs there)")
-    return RungResult("run", Status.OK, summary=summary, warnings=warnings,
-                      figures={"calls": len(executed), "first_call_s": secs[0] if secs else None,
-                               "total_s": sum(secs), "seeds": sorted({c["seed"] for c in planned}),
-                               "tampered": tampered})
+        warnings.append(
+            f"this version patched {', '.join(tampered[:5])} in its worker (replaced after "
+            "every ladder: no other version runs there)"
+        )
+    return RungResult(
+        "run",
+        Status.OK,
+        summary=summary,
+        warnings=warnings,
+        figures={
+            "calls": len(executed),
+            "first_call_s": secs[0] if secs else None,
+            "total_s": sum(secs),
+            "seeds": sorted({c["seed"] for c in planned}),
+            "tampered": tampered,
+        },
+    )
