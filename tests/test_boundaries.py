@@ -60,3 +60,9 @@ def test_the_tui_app_does_not_import_torch():
 def test_the_wire_imports_no_side():
     mods = _modules_after("import ktui.protocol")
     assert not any(m.startswith(("ktui.core", "ktui.worker", "ktui.tui", "ktui.agent")) for m in mods)
+
+
+def test_headless_commands_do_not_need_watchdog():
+    """`ktui run` and `ktui diff` go through a Session that never watches: they run where watchdog is missing."""
+    mods = _modules_after("import ktui.cli, ktui.core.session, ktui.core.watcher")
+    assert "watchdog" not in mods

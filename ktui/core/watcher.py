@@ -14,32 +14,39 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
+from typing import TYPE_CHECKING, Any
 
 from ktui.core.events import EventBus, Notice
 from ktui.core.log import get_logger
 from ktui.core.workspace import KERNELS, REFERENCES, STATE, Workspace
 
+if TYPE_CHECKING:
+    from watchdog.events import FileSystemEvent
+
 DEFAULT_DEBOUNCE_S = 0.1
 RESULTS_MARK = f"/{STATE}/results/"  # results stored by another ktui process (``ktui run`` beside the TUI)
 
 
-class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: Watcher):
-        self.watcher = watcher
+def _observer(watcher: Watcher) -> tuple[Any, Any]:
+    """A watchdog observer whose handler reports ``.py`` saves and stored results to ``watcher``. watchdog is
+    imported here, not at module level: headless commands (``ktui run``, ``ktui diff``) never watch and run where
+    watchdog is not installed (the GPU machine)."""
+    from watchdog.events import FileSystemEventHandler
+    from watchdog.observers import Observer
 
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.is_directory or event.event_type in ("opened", "closed_no_write"):
-            return
-        paths = [event.src_path]
-        if getattr(event, "dest_path", ""):
-            paths = [event.dest_path] if event.event_type == "moved" else paths + [event.dest_path]
-        for p in paths:
-            p = p.decode() if isinstance(p, bytes) else p
-            if p.endswith(".py") or (p.endswith(".json") and RESULTS_MARK in p):
-                self.watcher._touch(Path(p), deleted=event.event_type == "deleted")
+    class _Handler(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+                return
+            paths = [event.src_path]
+            if getattr(event, "dest_path", ""):
+                paths = [event.dest_path] if event.event_type == "moved" else paths + [event.dest_path]
+            for p in paths:
+                p = p.decode() if isinstance(p, bytes) else p
+                if p.endswith(".py") or (p.endswith(".json") and RESULTS_MARK in p):
+                    watcher._touch(Path(p), deleted=event.event_type == "deleted")
+
+    return Observer(), _Handler()
 
 
 class Watcher:
@@ -66,11 +73,11 @@ class Watcher:
         self._pending: dict[Path, tuple[float, bool]] = {}
         self._cv = threading.Condition()
         self._stopped = False
-        self._observer = Observer()
+        self._observer: Any = None  # made by start()
         self._thread = threading.Thread(target=self._loop, name="ktui-watcher", daemon=True)
 
     def start(self) -> None:
-        handler = _Handler(self)
+        self._observer, handler = _observer(self)
         self._observer.schedule(handler, str(self.ws.root / KERNELS), recursive=True)
         self._observer.schedule(handler, str(self.ws.root / REFERENCES), recursive=False)
         results = self.ws.state_dir / "results"
@@ -83,9 +90,11 @@ class Watcher:
         with self._cv:
             self._stopped = True
             self._cv.notify_all()
-        self._observer.stop()
-        self._observer.join(timeout=5)
-        self._thread.join(timeout=5)
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
 
     def _touch(self, path: Path, deleted: bool) -> None:
         with self._cv:
