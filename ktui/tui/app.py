@@ -16,7 +16,6 @@ from typing import Any
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -46,48 +45,12 @@ from ktui.core.store import ResultStore
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.chat import ChatPane
 from ktui.tui.inside import DiffView, ProfileTable, SourceSass
+from ktui.tui.keys import APP_BINDINGS, palette_commands
 from ktui.tui.messages import CoreEvent
 from ktui.tui.state import VersionState
 from ktui.tui.widgets import AccuracyTable, KernelTree, LadderTable, QueuePanel, TimingsTable, details_text
 
 log = get_logger("tui")
-
-KEYS = (  # key, action, footer label, shown in the footer, command palette title ("": not there), its help
-    ("r", "rerun", "Rerun", True, "Rerun", "Run the selected version's ladder again (r)"),
-    ("a", "run_problem", "Run all", True, "Run all versions", "Run every version of the selected problem (a)"),
-    ("right_square_bracket", "next_version", "Next", True, "Next version", "Select the next version (])"),
-    ("left_square_bracket", "previous_version", "Prev", True, "Previous version", "Select the previous version ([)"),
-    ("n", "new_version", "New version", True, "New version", "Copy the selected version to the next free vN.py (n)"),
-    ("c", "focus_chat", "Chat", True, "", ""),
-    ("p", "profile", "Profile", False, "Profile", "Profile the selected version with Nsight Compute (p, GPU only)"),
-    ("b", "pin_baseline", "Baseline", False, "Pin baseline", "Diff and Profile compare with the selected version (b)"),
-    (
-        "s",
-        "toggle_side_by_side",
-        "Side by side",
-        False,
-        "Diff: side by side",
-        "Toggle the SASS diff between unified and two columns (s)",
-    ),
-    ("q", "quit", "Quit", True, "", ""),
-    ("escape", "stop_agent", "Stop agent", True, "Agent: stop", "Stop the agent's reply and its loop (esc)"),
-    (
-        "ctrl+t",
-        "toggle_auto",
-        "Auto-apply",
-        False,
-        "Agent: toggle auto-apply",
-        "Ask before each write, or apply writes at once (ctrl+t)",
-    ),
-    (
-        "ctrl+r",
-        "cycle_rounds",
-        "Rounds",
-        False,
-        "Agent: cycle rounds",
-        "Automatic ladder-result rounds 0/1/3/5/10 (ctrl+r)",
-    ),
-)
 
 
 class KtuiApp(App[None]):
@@ -103,13 +66,7 @@ class KtuiApp(App[None]):
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "ktui"
-    BINDINGS = [
-        *[Binding(key, action, label, show=show) for key, action, label, show, _, _ in KEYS],
-        *[
-            Binding(str(i), f"show_tab('tab-{tab.lower()}')", f"{tab} tab", show=False)
-            for i, tab in enumerate(("Accuracy", "Timings", "SASS", "Diff", "Profile", "Details"), 1)
-        ],
-    ]
+    BINDINGS = APP_BINDINGS  # ktui.tui.keys: the KEYS table and the tab keys
 
     def __init__(
         self,
@@ -452,6 +409,4 @@ class KtuiApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for _, action, _, _, title, help_text in KEYS:
-            if title:
-                yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
+        yield from palette_commands(self)

@@ -44,7 +44,7 @@ from ktui.protocol import (
     Sources,
     spec_size,
 )
-from ktui.worker import capture, integrity
+from ktui.worker import allocation, capture, integrity
 from ktui.worker.cases import build_input, case_label
 from ktui.worker.errors import CaseFailed, KernelError
 from ktui.worker.problem import ProblemCache, inputs_only, load_module, spec_label
@@ -186,7 +186,7 @@ class Candidate:
         problem = self.problems.get(params["reference"])
         fn = self._load(params["kernel"])
         spec = params["spec"]
-        with capture.placeholder_data():
+        with allocation.placeholder_data():
             data = problem.generate(params["seed"], spec, self.device)
         cap = capture.Capture(dry=True, cross=self.cross, keep=True)
         try:
@@ -224,7 +224,7 @@ class Candidate:
         self._sync()
         t0 = time.perf_counter()
         decoy = case["seed"] if case.get("fill") == "decoy" else None
-        with capture.poisoned_allocations(decoy), capture.pinned_config(case.get("config", 0)):
+        with allocation.poisoned_allocations(decoy), capture.pinned_config(case.get("config", 0)):
             out = fn(data)
         self._sync()
         return out, time.perf_counter() - t0

@@ -14,6 +14,7 @@ _OWN_MODULES = (
     "ktui.worker.timing",
     "ktui.worker.candidate",
     "ktui.worker.capture",
+    "ktui.worker.allocation",
     "ktui.worker.tensors",
     "ktui.worker.cases",
     "ktui.worker.server",

@@ -14,9 +14,10 @@ elements). Definitions (``d = out - ref`` elementwise, ``N`` elements):
 Where both tensors hold NaN, or the same infinity, the element counts as equal; a NaN or infinity in only one of
 them makes ``d`` non-finite there and the max/mean figures NaN, so they cannot be skipped by a ``nan < tol`` test.
 
-``error_metrics`` is the formulas' reference implementation. The verdict has one implementation: ``_Sums`` folds an
-output in chunk by chunk and ``_rules`` decides; ``verdict`` is its one-chunk case (the whole output in memory, so
-``where`` can name rows and columns), ``verdict_large`` its many-chunk case.
+``error_metrics`` is the formulas' reference implementation. The verdict has one implementation: ``Sums``
+(``ktui.worker.accumulator``) folds an output in chunk by chunk, ``_figures`` turns its sums into the figures above and
+``_rules`` decides; ``verdict`` is its one-chunk case (the whole output in memory, so ``where`` can name rows and
+columns), ``verdict_large`` its many-chunk case.
 """
 
 from __future__ import annotations
@@ -27,12 +28,9 @@ from typing import Any
 
 import torch
 
+from ktui.worker.accumulator import Sums, poisoned_chunk, to_float
 from ktui.worker.locate import index_of, where_bad
 from ktui.worker.tolerance import Tolerance
-
-
-def _f(x: torch.Tensor | float) -> float:
-    return float(x.item()) if isinstance(x, torch.Tensor) else float(x)
 
 
 def psnr_db(mse: float, peak: float) -> float:
@@ -113,24 +111,24 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
     oc = torch.where(same, torch.zeros_like(o), o)
     rc = torch.where(same, torch.zeros_like(r), r)
 
-    max_abs = _f(ad.max())
+    max_abs = to_float(ad.max())
     ar = r.abs()
     nz = (ar > 0) & torch.isfinite(ar)
     if bool(nz.any()):
-        max_rel = _f((ad[nz] / ar[nz]).max())
+        max_rel = to_float((ad[nz] / ar[nz]).max())
         if bool(nonfinite[~nz].any()):
             max_rel = math.nan
     else:
         max_rel = 0.0 if max_abs == 0 else (math.nan if math.isnan(max_abs) else math.inf)
-    mse = _f((d * d).mean())
+    mse = to_float((d * d).mean())
     finite_r = r[torch.isfinite(r)]
-    peak = _f(finite_r.abs().max()) if finite_r.numel() else 0.0
+    peak = to_float(finite_r.abs().max()) if finite_r.numel() else 0.0
     psnr = psnr_db(mse, peak)
-    no, nr = _f(torch.linalg.vector_norm(oc)), _f(torch.linalg.vector_norm(rc))
-    cosine = cosine_of(_f(torch.dot(oc, rc)), no, nr)
-    nd = _f(torch.linalg.vector_norm(d))
+    no, nr = to_float(torch.linalg.vector_norm(oc)), to_float(torch.linalg.vector_norm(rc))
+    cosine = cosine_of(to_float(torch.dot(oc, rc)), no, nr)
+    nd = to_float(torch.linalg.vector_norm(d))
     rel_l2 = (nd / nr) if nr > 0 else (0.0 if nd == 0 else math.inf)
-    scale = scale_err(_f(torch.dot(oc, rc)), nr * nr)
+    scale = scale_err(to_float(torch.dot(oc, rc)), nr * nr)
 
     badness = torch.where(nonfinite, torch.full_like(ad, math.inf), ad)
     wi = int(torch.argmax(badness).item())
@@ -148,8 +146,8 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
         "ref_nan_count": int(nan_r.sum()),
         "nonfinite_mismatch": int(nonfinite.sum()),
         "worst_index": index_of(wi, tuple(out.shape)),
-        "worst_got": _f(o[wi]),
-        "worst_expected": _f(r[wi]),
+        "worst_got": to_float(o[wi]),
+        "worst_expected": to_float(r[wi]),
     }
 
 
@@ -199,92 +197,6 @@ def verdict_large(
     return m
 
 
-class _Sums:
-    """What the verdict needs of an output, accumulated chunk by chunk (flat indices, float64 on the device)."""
-
-    def __init__(self, tol: Tolerance, tiny: float, keep_mask: bool):
-        self.tol, self.tiny, self.keep_mask = tol, tiny, keep_mask
-        self.sq = self.dot = self.no2 = self.nr2 = self.peak = 0.0
-        self.nan_o = self.inf_o = self.nan_r = self.nonfinite = self.unwritten = self.outside = self.flushed = 0
-        self.max_bad, self.max_bad_i, self.nan_d = 0.0, 0, False
-        self.rel, self.any_nz, self.nonfinite_at_zero = 0.0, False, False
-        self.ratio, self.ratio_i, self.flushed_max = 0.0, 0, 0.0
-        self.first_nonfinite: int | None = None
-        self.first_unwritten: int | None = None
-        self.first_bad: int | None = None
-        self.last_bad: int | None = None
-        self.bad_mask: torch.Tensor | None = None  # the whole bad mask, when one chunk held the whole output
-
-    def add(self, s: int, o: torch.Tensor, r: torch.Tensor, unwritten: torch.Tensor | None) -> None:
-        """Fold in elements ``s ..`` of the output ``o`` and reference ``r`` (float64, flat, same device)."""
-        tol = self.tol
-        nan_o, nan_r = torch.isnan(o), torch.isnan(r)
-        same = (nan_o & nan_r) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
-        d = torch.where(same, torch.zeros_like(o), o - r)
-        ad = d.abs()
-        nonfinite = ~torch.isfinite(ad)
-        oc, rc = torch.where(same, torch.zeros_like(o), o), torch.where(same, torch.zeros_like(r), r)
-        self.nan_o += int(nan_o.sum())
-        self.inf_o += int(torch.isinf(o).sum())
-        self.nan_r += int(nan_r.sum())
-        n_nonfinite = int(nonfinite.sum())
-        self.nonfinite += n_nonfinite
-        if n_nonfinite and self.first_nonfinite is None:
-            self.first_nonfinite = s + int(torch.nonzero(nonfinite)[0])
-        self.nan_d |= bool(torch.isnan(ad).any())
-        badness = torch.where(nonfinite, torch.full_like(ad, math.inf), ad)  # non-finite counts as the largest
-        i = int(torch.argmax(badness))
-        if _f(badness[i]) > self.max_bad or s == 0:
-            self.max_bad, self.max_bad_i = _f(badness[i]), s + i
-        ar = r.abs()
-        nz = (ar > 0) & torch.isfinite(ar)
-        if bool(nz.any()):
-            rel = _f((ad[nz] / ar[nz]).max())  # NaN propagates
-            self.rel = math.nan if math.isnan(rel) or math.isnan(self.rel) else max(self.rel, rel)
-            self.any_nz = True
-        self.nonfinite_at_zero |= bool(nonfinite[~nz].any())
-        self.sq += _f((d * d).sum())
-        self.dot += _f(torch.dot(oc, rc))
-        self.no2 += _f(torch.dot(oc, oc))
-        self.nr2 += _f(torch.dot(rc, rc))
-        fr = r[torch.isfinite(r)]
-        if fr.numel():
-            self.peak = max(self.peak, _f(fr.abs().max()))
-        bad = nonfinite.clone()
-        if unwritten is not None:
-            unwritten = unwritten.to(o.device)
-            n_unwritten = int(unwritten.sum())
-            if n_unwritten and self.first_unwritten is None:
-                self.first_unwritten = s + int(torch.nonzero(unwritten)[0])
-            self.unwritten += n_unwritten
-            bad |= unwritten
-        if tol.mode == "exact":
-            neq = ~(same | (o == r))
-            self.outside += int(neq.sum())
-            bad |= neq
-        elif tol.mode == "allclose":
-            allowance = torch.where(same, torch.ones_like(r), tol.atol + tol.rtol * ar).clamp_min(1e-300)
-            inside = same | (ad <= allowance)
-            self.outside += int((~inside).sum())
-            bad |= ~inside
-            ratio = torch.where(inside, ad / allowance, torch.full_like(ad, math.inf))
-            j = int(torch.argmax(ratio))
-            if _f(ratio[j]) > self.ratio:
-                self.ratio, self.ratio_i = _f(ratio[j]), s + j
-        else:  # psnr: small values flushed to zero, which whole-tensor figures cannot see
-            flushed = (o == 0) & (ar >= self.tiny) & torch.isfinite(r)
-            n_flushed = int(flushed.sum())
-            if n_flushed:
-                self.flushed += n_flushed
-                self.flushed_max = max(self.flushed_max, _f(ar[flushed].max()))
-        if self.keep_mask:
-            self.bad_mask = bad
-        if bool(bad.any()):
-            idx = torch.nonzero(bad)[:, 0]
-            self.first_bad = s + int(idx[0]) if self.first_bad is None else self.first_bad
-            self.last_bad = s + int(idx[-1])
-
-
 def _judge(
     out: torch.Tensor,
     ref: torch.Tensor,
@@ -294,13 +206,13 @@ def _judge(
     chunk: int,
     unwritten_of: Callable[[int, int, torch.Tensor], torch.Tensor | None],
 ) -> dict[str, Any]:
-    """The verdict's one implementation: ``_Sums`` over chunks of ``chunk`` elements, then the figures and rules."""
+    """The verdict's one implementation: ``Sums`` over chunks of ``chunk`` elements, then the figures and rules."""
     if tuple(out.shape) != tuple(ref.shape):
         raise ValueError(f"shape {tuple(out.shape)} != reference shape {tuple(ref.shape)}")
     shape = tuple(out.shape)
     of, rf = out.detach().reshape(-1), ref.detach().reshape(-1)
     n = of.numel()
-    acc = _Sums(tol, torch.finfo(out.dtype).tiny if out.is_floating_point() else 0.0, keep_mask=n <= chunk)
+    acc = Sums(tol, torch.finfo(out.dtype).tiny if out.is_floating_point() else 0.0, keep_mask=n <= chunk)
     for s in range(0, n, chunk):
         raw = of[s : s + chunk]
         acc.add(
@@ -313,7 +225,7 @@ def _judge(
     return _rules(m, acc, tol, allow_nan, n, shape, of, rf)
 
 
-def _figures(a: _Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: torch.Tensor) -> dict[str, Any]:
+def _figures(a: Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: torch.Tensor) -> dict[str, Any]:
     """The ``error_metrics`` figures from the sums (the same definitions)."""
     if n == 0:
         return error_metrics(of, rf)
@@ -339,14 +251,14 @@ def _figures(a: _Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: tor
         "ref_nan_count": a.nan_r,
         "nonfinite_mismatch": a.nonfinite,
         "worst_index": index_of(wi, shape),
-        "worst_got": _f(of[wi]),
-        "worst_expected": _f(rf[wi]),
+        "worst_got": to_float(of[wi]),
+        "worst_expected": to_float(rf[wi]),
     }
 
 
 def _rules(
     m: dict[str, Any],
-    a: _Sums,
+    a: Sums,
     tol: Tolerance,
     allow_nan: bool,
     n: int,
@@ -398,7 +310,7 @@ def _rules(
             wi = a.ratio_i
             reasons.append(
                 f"{a.outside} of {n} elements outside {tol.describe()}, worst at {index_of(wi, shape)}: "
-                f"got {_f(of[wi]):.6g}, expected {_f(rf[wi]):.6g}"
+                f"got {to_float(of[wi]):.6g}, expected {to_float(rf[wi]):.6g}"
             )
     else:  # psnr
         if a.flushed and a.flushed >= 0.01 * n:
@@ -436,15 +348,8 @@ def _rules(
     return m
 
 
-def _where(a: _Sums, n: int, shape: tuple[int, ...]) -> str:
+def _where(a: Sums, n: int, shape: tuple[int, ...]) -> str:
     """Rows and columns of the bad elements when the whole mask was held (``where_bad``), else their flat range."""
     if a.bad_mask is not None:
         return where_bad(a.bad_mask.cpu().reshape(shape))
     return f"flat indices {a.first_bad}..{a.last_bad} of {n}" if a.first_bad is not None else ""
-
-
-def poisoned_chunk(raw: torch.Tensor) -> torch.Tensor:
-    """The elements of a chunk of a candidate's output that still hold the poison pattern (never written)."""
-    from ktui.worker.tensors import poisoned_mask
-
-    return poisoned_mask(raw.cpu().contiguous())

@@ -5,9 +5,9 @@ requests until told to stop. A kernel that segfaults, calls ``os._exit`` or hang
 call raises ``WorkerCrashed`` or ``WorkerTimeout`` with what the worker printed last, and the next call starts a
 fresh worker.
 
-Where the process runs is the ``Transport``'s business (``LocalTransport``: a child process, today's only one).
-``WorkerProcess.call(method, params)`` speaks the wire (``ktui.protocol``); the typed per-role calls
-(``JudgeClient.describe``, ``CandidateClient.execute``...) are in ``ktui.core.workers.facades``.
+Where the process runs is the ``Transport``'s business (``ktui.core.workers.transport``; ``LocalTransport``: a child
+process, today's only one). ``WorkerProcess.call(method, params)`` speaks the wire (``ktui.protocol``); the typed
+per-role calls (``JudgeClient.describe``, ``CandidateClient.execute``...) are in ``ktui.core.workers.facades``.
 """
 
 from __future__ import annotations
@@ -16,15 +16,14 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 from ktui.core.results import ErrorInfo
+from ktui.core.workers.transport import LocalTransport, Transport
 from ktui.protocol import OnProgress, decode, encode
 
 DEFAULT_START_TIMEOUT_S = 120.0
@@ -81,49 +80,6 @@ def describe_exit(code: int | None) -> str:
         }.get(name, "")
         return f"signal {name}{extra}"
     return f"exit code {code}"
-
-
-class Transport(Protocol):
-    """The seam for *where* a worker runs: it makes the process, and nothing else.
-
-    ``spawn`` starts ``python -m ktui.worker --role ROLE --device DEVICE`` somewhere and returns its process handle:
-    the protocol travels over the handle's ``stdin`` (requests) and ``stdout`` (replies, read non-blocking), the
-    worker's stderr goes to ``stderr`` (the role's log), and killing the handle's process group stops it and every
-    process it started. ``LocalTransport`` runs it as a child of ktui's process. A remote transport would return the
-    ``subprocess.Popen`` of ``ssh -T HOST python -m ktui.worker ...`` (the channel is then the ssh process's pipes
-    and a hang-up ends the remote worker); the paths in requests (snapshots, ``out_dir``) must then name storage that
-    both machines see.
-    """
-
-    def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
-        """Start the worker for ``role`` on ``device`` with ``env`` added to its environment."""
-        ...
-
-
-@dataclass(frozen=True)
-class LocalTransport:
-    """The worker as a child process of ktui, in a session of its own (a kill reaches the worker's children too).
-
-    Attributes:
-        python: the interpreter that runs the worker (ktui's own by default: the same torch and the same ktui).
-    """
-
-    python: str = sys.executable
-
-    def command(self, role: str, device: str) -> list[str]:
-        """The worker's command line."""
-        return [self.python, "-m", "ktui.worker", "--role", role, "--device", device]
-
-    def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
-        """``subprocess.Popen`` of ``command`` with pipes for the protocol and ktui's environment plus ``env``."""
-        return subprocess.Popen(
-            self.command(role, device),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            env={**os.environ, **env},
-            start_new_session=True,
-        )
 
 
 class WorkerProcess:

@@ -1,0 +1,64 @@
+"""The app's keys: what each one does, its footer label, and its command palette entry.
+
+``KEYS`` is the one table of the app's key bindings: ``APP_BINDINGS`` (the app's, with the tab keys 1-6) and the
+command palette's entries (``palette_commands``) are made from it, so a key, its footer label and its palette title
+cannot drift apart. The actions themselves are ``KtuiApp``'s ``action_*`` methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+
+KEYS = (  # key, action, footer label, shown in the footer, command palette title ("": not there), its help
+    ("r", "rerun", "Rerun", True, "Rerun", "Run the selected version's ladder again (r)"),
+    ("a", "run_problem", "Run all", True, "Run all versions", "Run every version of the selected problem (a)"),
+    ("right_square_bracket", "next_version", "Next", True, "Next version", "Select the next version (])"),
+    ("left_square_bracket", "previous_version", "Prev", True, "Previous version", "Select the previous version ([)"),
+    ("n", "new_version", "New version", True, "New version", "Copy the selected version to the next free vN.py (n)"),
+    ("c", "focus_chat", "Chat", True, "", ""),
+    ("p", "profile", "Profile", False, "Profile", "Profile the selected version with Nsight Compute (p, GPU only)"),
+    ("b", "pin_baseline", "Baseline", False, "Pin baseline", "Diff and Profile compare with the selected version (b)"),
+    (
+        "s",
+        "toggle_side_by_side",
+        "Side by side",
+        False,
+        "Diff: side by side",
+        "Toggle the SASS diff between unified and two columns (s)",
+    ),
+    ("q", "quit", "Quit", True, "", ""),
+    ("escape", "stop_agent", "Stop agent", True, "Agent: stop", "Stop the agent's reply and its loop (esc)"),
+    (
+        "ctrl+t",
+        "toggle_auto",
+        "Auto-apply",
+        False,
+        "Agent: toggle auto-apply",
+        "Ask before each write, or apply writes at once (ctrl+t)",
+    ),
+    (
+        "ctrl+r",
+        "cycle_rounds",
+        "Rounds",
+        False,
+        "Agent: cycle rounds",
+        "Automatic ladder-result rounds 0/1/3/5/10 (ctrl+r)",
+    ),
+)
+
+TABS = ("Accuracy", "Timings", "SASS", "Diff", "Profile", "Details")  # the result tabs, keys 1 to 6
+
+APP_BINDINGS: list[BindingType] = [
+    *[Binding(key, action, label, show=show) for key, action, label, show, _, _ in KEYS],
+    *[Binding(str(i), f"show_tab('tab-{tab.lower()}')", f"{tab} tab", show=False) for i, tab in enumerate(TABS, 1)],
+]
+
+
+def palette_commands(app: App[None]) -> Iterator[SystemCommand]:
+    """The command palette's entry for each key of ``KEYS`` that has a title: it runs ``app``'s action."""
+    for _, action, _, _, title, help_text in KEYS:
+        if title:
+            yield SystemCommand(title, help_text, getattr(app, f"action_{action}"))

@@ -1,0 +1,113 @@
+"""The verdict's accumulator: what ``ktui.worker.metrics`` needs of an output, folded in chunk by chunk.
+
+``Sums.add`` takes one chunk of the flattened output and reference (float64, on the judge's device) and keeps running
+sums (squared error, dot products, norms, the reference's peak), counts (NaN, inf, unwritten, outside the tolerance,
+flushed to zero), the worst element and the range of the bad ones, so that memory stays bounded for outputs of any
+size; ``ktui.worker.metrics`` turns the sums into figures and applies the tolerance's rules.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ktui.worker.tolerance import Tolerance
+
+
+def to_float(x: torch.Tensor | float) -> float:
+    """A number, or a one-element tensor's value, as a Python float."""
+    return float(x.item()) if isinstance(x, torch.Tensor) else float(x)
+
+
+class Sums:
+    """What the verdict needs of an output, accumulated chunk by chunk (flat indices, float64 on the device)."""
+
+    def __init__(self, tol: Tolerance, tiny: float, keep_mask: bool):
+        self.tol, self.tiny, self.keep_mask = tol, tiny, keep_mask
+        self.sq = self.dot = self.no2 = self.nr2 = self.peak = 0.0
+        self.nan_o = self.inf_o = self.nan_r = self.nonfinite = self.unwritten = self.outside = self.flushed = 0
+        self.max_bad, self.max_bad_i, self.nan_d = 0.0, 0, False
+        self.rel, self.any_nz, self.nonfinite_at_zero = 0.0, False, False
+        self.ratio, self.ratio_i, self.flushed_max = 0.0, 0, 0.0
+        self.first_nonfinite: int | None = None
+        self.first_unwritten: int | None = None
+        self.first_bad: int | None = None
+        self.last_bad: int | None = None
+        self.bad_mask: torch.Tensor | None = None  # the whole bad mask, when one chunk held the whole output
+
+    def add(self, s: int, o: torch.Tensor, r: torch.Tensor, unwritten: torch.Tensor | None) -> None:
+        """Fold in elements ``s ..`` of the output ``o`` and reference ``r`` (float64, flat, same device)."""
+        tol = self.tol
+        nan_o, nan_r = torch.isnan(o), torch.isnan(r)
+        same = (nan_o & nan_r) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
+        d = torch.where(same, torch.zeros_like(o), o - r)
+        ad = d.abs()
+        nonfinite = ~torch.isfinite(ad)
+        oc, rc = torch.where(same, torch.zeros_like(o), o), torch.where(same, torch.zeros_like(r), r)
+        self.nan_o += int(nan_o.sum())
+        self.inf_o += int(torch.isinf(o).sum())
+        self.nan_r += int(nan_r.sum())
+        n_nonfinite = int(nonfinite.sum())
+        self.nonfinite += n_nonfinite
+        if n_nonfinite and self.first_nonfinite is None:
+            self.first_nonfinite = s + int(torch.nonzero(nonfinite)[0])
+        self.nan_d |= bool(torch.isnan(ad).any())
+        badness = torch.where(nonfinite, torch.full_like(ad, math.inf), ad)  # non-finite counts as the largest
+        i = int(torch.argmax(badness))
+        if to_float(badness[i]) > self.max_bad or s == 0:
+            self.max_bad, self.max_bad_i = to_float(badness[i]), s + i
+        ar = r.abs()
+        nz = (ar > 0) & torch.isfinite(ar)
+        if bool(nz.any()):
+            rel = to_float((ad[nz] / ar[nz]).max())  # NaN propagates
+            self.rel = math.nan if math.isnan(rel) or math.isnan(self.rel) else max(self.rel, rel)
+            self.any_nz = True
+        self.nonfinite_at_zero |= bool(nonfinite[~nz].any())
+        self.sq += to_float((d * d).sum())
+        self.dot += to_float(torch.dot(oc, rc))
+        self.no2 += to_float(torch.dot(oc, oc))
+        self.nr2 += to_float(torch.dot(rc, rc))
+        fr = r[torch.isfinite(r)]
+        if fr.numel():
+            self.peak = max(self.peak, to_float(fr.abs().max()))
+        bad = nonfinite.clone()
+        if unwritten is not None:
+            unwritten = unwritten.to(o.device)
+            n_unwritten = int(unwritten.sum())
+            if n_unwritten and self.first_unwritten is None:
+                self.first_unwritten = s + int(torch.nonzero(unwritten)[0])
+            self.unwritten += n_unwritten
+            bad |= unwritten
+        if tol.mode == "exact":
+            neq = ~(same | (o == r))
+            self.outside += int(neq.sum())
+            bad |= neq
+        elif tol.mode == "allclose":
+            allowance = torch.where(same, torch.ones_like(r), tol.atol + tol.rtol * ar).clamp_min(1e-300)
+            inside = same | (ad <= allowance)
+            self.outside += int((~inside).sum())
+            bad |= ~inside
+            ratio = torch.where(inside, ad / allowance, torch.full_like(ad, math.inf))
+            j = int(torch.argmax(ratio))
+            if to_float(ratio[j]) > self.ratio:
+                self.ratio, self.ratio_i = to_float(ratio[j]), s + j
+        else:  # psnr: small values flushed to zero, which whole-tensor figures cannot see
+            flushed = (o == 0) & (ar >= self.tiny) & torch.isfinite(r)
+            n_flushed = int(flushed.sum())
+            if n_flushed:
+                self.flushed += n_flushed
+                self.flushed_max = max(self.flushed_max, to_float(ar[flushed].max()))
+        if self.keep_mask:
+            self.bad_mask = bad
+        if bool(bad.any()):
+            idx = torch.nonzero(bad)[:, 0]
+            self.first_bad = s + int(idx[0]) if self.first_bad is None else self.first_bad
+            self.last_bad = s + int(idx[-1])
+
+
+def poisoned_chunk(raw: torch.Tensor) -> torch.Tensor:
+    """The elements of a chunk of a candidate's output that still hold the poison pattern (never written)."""
+    from ktui.worker.tensors import poisoned_mask
+
+    return poisoned_mask(raw.cpu().contiguous())
