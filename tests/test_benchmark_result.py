@@ -27,10 +27,10 @@ def cand(median_us: float) -> list[dict]:
 BYTES = 3 * 4 * (1 << 24)  # two fp32 inputs and one output: 201 MB, 50 us at 4 TB/s
 
 
-def verdict(median_us: float, host_us: float, enqueue_us: float = 5.0, nbytes: int = BYTES, **kw):
+def verdict(median_us: float, host_us: float, enqueue_us: float = 5.0, nbytes: int = BYTES, roof=ROOF, **kw):
     host = {0: {"us_per_call": host_us, "enqueue_us_per_call": enqueue_us}}
     ref = [{"spec_index": 0, "median_us": 200.0, "bytes": nbytes, "dtype": "float32"}]
-    return benchmark_result(cand(median_us), ref, ROOF, DESCRIBE, host=host, **kw)
+    return benchmark_result(cand(median_us), ref, roof, DESCRIBE, host=host, **kw)
 
 
 def test_honest_figures_pass_with_speedup_bandwidth_and_roofline():
@@ -92,3 +92,83 @@ def test_patching_ktui_worker_code_is_seen(monkeypatch):
     assert "ktui.worker.timing.bench" in got
     assert "ktui.worker.candidate.Candidate.do_host_loop" in got
     assert "ktui.worker.candidate.Candidate.do_added" in got
+
+
+# -- the roofline from physics: the device's datasheet peak, no slack (cases.md blind-timer) ---------------------------
+H200_ROOF = {
+    "bandwidth_gbps": 4250.0,
+    "peak_tflops": {"bfloat16": 790.0, "float32": 52.0},
+    "device_name": "NVIDIA H200",
+}
+MM = 2 * 8192**3  # flops of an 8192^3 matmul
+MM_BYTES = 3 * 2 * 8192**2  # bf16 A, B and C
+
+
+def matmul_at(tflops: float, dtype: str = "bfloat16", roof=H200_ROOF, **kw):
+    """The fold for an 8192^3 matmul whose median corresponds to ``tflops``."""
+    med = MM / (tflops * 1e12) * 1e6
+    ref = [{"spec_index": 0, "median_us": 2 * med, "bytes": MM_BYTES, "flops": MM, "dtype": dtype}]
+    host = {0: {"us_per_call": med, "enqueue_us_per_call": 5.0}}
+    return benchmark_result(cand(med), ref, roof, DESCRIBE, host=host, **kw)
+
+
+def test_an_honest_matmul_at_90_percent_of_the_datasheet_passes_and_reports_both_percentages():
+    r = matmul_at(0.9 * 989)
+    assert r.status is Status.OK, r.summary
+    spec = r.figures["specs"][0]
+    assert spec["sol_pct"] == pytest.approx(90.0)
+    assert spec["peak_source"] == "NVIDIA H200 datasheet (SXM)"
+    assert spec["measured_pct"] == pytest.approx(100 * 0.9 * 989 / 790)  # beats torch.matmul: no failure
+    assert "90% of peak, 113% of measured" in r.summary
+    assert r.figures["device_name"] == "NVIDIA H200"
+
+
+@pytest.mark.parametrize("pct", [101, 110, 121])
+def test_a_matmul_faster_than_the_datasheet_allows_fails_as_impossible(pct):
+    r = matmul_at(pct / 100 * 989)
+    assert r.status is Status.FAILED and r.error.type == "TimingIntegrityError"
+    assert "impossible" in r.summary and "faster than the speed of light" in r.summary
+    assert "NVIDIA H200 datasheet (SXM)" in r.summary and "989 TFLOP/s, bf16 tensor cores" in r.summary
+
+
+def test_the_cheats_that_hid_under_the_old_slack_fail_now_and_honest_work_above_the_measured_ceiling_passes():
+    measured_only = {k: v for k, v in H200_ROOF.items() if k != "device_name"}
+    bw_roof = {**H200_ROOF, "peak_tflops": {}}
+    old = verdict(BYTES / 5.0e12 * 1e6, 10.0, roof=measured_only)  # 5.0 TB/s: 118% of the measured 4.25
+    assert old.status is Status.OK  # without datasheet figures the measured ceiling keeps its 0.8 slack
+    assert verdict(BYTES / 5.0e12 * 1e6, 10.0, roof=bw_roof).status is Status.FAILED  # beyond HBM3e's 4.8 TB/s
+    honest = verdict(BYTES / 4.6e12 * 1e6, 10.0, roof=bw_roof)  # 108% of the measured copy, 96% of the datasheet
+    assert honest.status is Status.OK, honest.summary
+    assert honest.figures["specs"][0]["sol_pct"] <= 100.0
+
+
+def test_float32_inputs_are_bounded_by_tf32_tensor_cores_not_by_the_cuda_cores():
+    tf32 = matmul_at(
+        300.0, dtype="float32"
+    )  # 4.5x the fp32 CUDA cores' 67: only TF32 gets there; correctness judges it
+    assert tf32.status is Status.OK, tf32.summary
+    assert matmul_at(500.0, dtype="float32").status is Status.FAILED  # above TF32's 494
+
+
+def test_an_unknown_device_falls_back_to_the_measured_ceilings():
+    roof = {**H200_ROOF, "device_name": "NVIDIA GeForce RTX 4090"}
+    ok = matmul_at(1.1 * 790, roof=roof)
+    assert ok.status is Status.OK and ok.figures["specs"][0]["peak_source"] == "measured"
+    assert "% SOL, measured" in ok.summary
+    assert matmul_at(1.3 * 790, roof=roof).status is Status.FAILED
+
+
+def test_datasheet_lookup_by_device_name():
+    from ktui.core.ladder.peaks import datasheet_for
+
+    assert datasheet_for("NVIDIA H200").hbm_gbps == 4800.0
+    assert datasheet_for("NVIDIA H200").tflops["bfloat16"] == 989.0
+    assert datasheet_for("NVIDIA H100 80GB HBM3").hbm_gbps == 3350.0
+    assert datasheet_for("NVIDIA H100 PCIe") is None  # lower clocks: not the SXM figures
+    assert datasheet_for("NVIDIA H100 NVL") is None  # more bandwidth than the SXM part: never bound it by those
+    assert datasheet_for(None) is None
+
+
+def test_a_wrong_output_of_the_host_loop_fails():
+    bad = verdict(100.0, 100.0, host_recheck=[{"label": "(16777216,)", "ok": False, "reason": "max_abs_err=3"}])
+    assert bad.status is Status.FAILED and "last host-loop call is wrong (max_abs_err=3)" in bad.summary

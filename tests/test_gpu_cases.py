@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -105,3 +106,43 @@ def test_int32_overflow_fails_naming_the_shape_and_int64_passes(tmp_path, gpu_po
     assert "2147487744" in failed.line()  # the spec that broke it: 2**31 + 4096
     twin = run(tmp_path, gpu_pool, "big_copy", K / "big_copy_i64.py", ref, **opts)
     assert twin.rung("correctness").status is Status.OK, twin.rung("correctness").line()
+
+
+def test_a_side_stream_behind_a_last_call_memo_is_flagged_by_the_fresh_input_host_loop(tmp_path, gpu_pool):
+    ref = CASES / "references" / "matmul_fp32.py"
+    bad = run(tmp_path, gpu_pool, "matmul_fp32", K / "side_stream_memo_bad.py", ref)
+    bench = bad.rung("benchmark")
+    spec = bench.figures["specs"][0]
+    print("side_stream_memo_bad: events", spec["median_us"], "us, host loop", spec["host_us_per_call"], "us")
+    assert bench.status is Status.FAILED and "timing escapes the events" in bench.error.message
+
+
+def test_honest_examples_stay_under_100_percent_of_the_datasheet_peak(tmp_path, gpu_pool):
+    for problem, version in (("vector_add", "v1"), ("matmul", "v2")):
+        res = run(tmp_path, gpu_pool, problem, ROOT / "kernels" / problem / f"{version}.py", version=version)
+        bench = res.rung("benchmark")
+        assert bench.status is Status.OK, bench.line()
+        for spec in bench.figures["specs"]:
+            print(
+                problem, version, spec["label"], spec.get("sol_pct"), spec.get("measured_pct"), spec.get("peak_source")
+            )
+            assert spec["sol_pct"] <= 100.0
+            if "H200" in (bench.figures.get("device_name") or ""):
+                assert spec["peak_source"] == "NVIDIA H200 datasheet (SXM)"
+        host = bench.figures["host_recheck"]
+        assert host and all(r["ok"] for r in host), host  # the last host-loop output was checked, and is right
+
+
+def test_a_store_past_the_end_is_caught_by_the_canary_after_the_output(tmp_path, gpu_pool):
+    bad = run(tmp_path, gpu_pool, "vector_add", K / "oob_store_le_bad.py")
+    r = bad.rung("run")
+    assert r.status is Status.FAILED, [x.line() for x in bad.rungs]
+    assert re.search(
+        r"out-of-bounds write: wrote 1 element past the end of out \(element (\d+) of \1, float32\)", r.line()
+    )
+    nomask = run(tmp_path, gpu_pool, "vector_add", K / "oob_store_nomask_bad.py")
+    assert re.search(
+        r"wrote \d+ elements past the end of out \(elements (\d+)\.\.\d+ of \1, float32\)", nomask.rung("run").line()
+    )
+    twin = run(tmp_path, gpu_pool, "vector_add", K / "oob_store_lt_good.py")
+    assert twin.ok, [x.line() for x in twin.rungs]

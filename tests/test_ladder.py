@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from ktui.core.figures import check as figures_check
 from ktui.core.results import Status
 
 from .conftest import BAD, ROOT
@@ -44,14 +45,22 @@ def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
     assert by["benchmark"].status is Status.SKIPPED
     assert "not meaningful" in by["benchmark"].summary
     assert res.device["type"] == "cpu" and res.device["interpreter"] is True
+    # every rung's figures are those its schema names (ktui.core.figures: the --json, TUI and agent contract)
+    for r in res.rungs:
+        assert figures_check(r.name, r.figures, skipped=r.status is Status.SKIPPED) == [], r.name
     # compile cross-compiled the real launch for sm_90a
     launches = by["compile"].figures["launches"]
     assert launches and all(rec["target"] == "sm_90a" for rec in launches)
     # correctness covers every test spec: two seeds of the reference's inputs and one case per other input
     # distribution (normal, uniform, heavy-tailed, shifted, constant), plus four layouts on the two largest specs
-    specs = by["correctness"].figures["specs"]
+    # (and tests/test_cases_inputs.py: fuzzed specs once each, near-duplicates and special values on a few specs)
+    figures = by["correctness"].figures
+    specs = [s for s in figures["specs"] if not s["fuzzed"]]
     assert all(s["cases"] >= 2 + 5 and len(s["seeds"]) >= 7 for s in specs)
-    assert sum(s["cases"] for s in specs) == by["correctness"].figures["cases"] == 7 * len(specs) + 2 * 4
+    assert all(s["cases"] == 1 for s in figures["specs"] if s["fuzzed"]) and figures["fuzzed"]
+    assert sum(s["cases"] for s in figures["specs"]) == figures["cases"]
+    special = figures["cases"] - (7 * len(specs) + 2 * 4 + 2 + len(figures["fuzzed"]))  # 2 near-duplicates
+    assert special % 2 == 0 and 0 <= special <= 2 * 6  # each special-values distribution on two specs
     assert not any(s["unsupported_layouts"] for s in specs)
     for s in specs:
         for metric in ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine"):

@@ -116,7 +116,7 @@ PLAN = {"tests": [{"n": 64}, {"n": 1}, {"n": 4096}, {"n": 129}], "distributions"
 
 
 def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distributions_and_layouts():
-    cases = make_cases(PLAN, LadderOptions(seeds=2), seed=100)
+    cases = make_cases(PLAN, LadderOptions(seeds=2, near_duplicates=False), seed=100)  # near-dups: test_cases_inputs
     up = [1, 0, 3, 2]  # spec indices by size
     phase1 = cases[:8]
     assert [c["spec_index"] for c in phase1] == [i for i in up for _ in range(2)]
@@ -137,12 +137,14 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
 
 
 def test_contiguous_only_and_the_options_drop_cases():
-    only = make_cases({**PLAN, "contiguous_only": True}, LadderOptions(seeds=2), seed=1)
+    only = make_cases({**PLAN, "contiguous_only": True}, LadderOptions(seeds=2, near_duplicates=False), seed=1)
     assert not any("layout" in c for c in only) and len(only) == 16
-    bare = make_cases(PLAN, LadderOptions(seeds=3, distributions=False, layouts=False, repeat=False), seed=1)
+    bare = make_cases(
+        PLAN, LadderOptions(seeds=3, distributions=False, layouts=False, repeat=False, near_duplicates=False), seed=1
+    )
     assert len(bare) == 12 and not any("repeat" in c or "fresh" in c or "dist" in c for c in bare)
     assert [c["seed"] for c in bare[:3]] == [1, 2, 3] and [c.get("fill") for c in bare[:3]] == [None, "decoy", None]
-    native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1), seed=1)  # no distributions declared
+    native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1, near_duplicates=False), seed=1)  # no dists
     assert [c.get("layout") for c in native] == [None, *LAYOUTS]
 
 

@@ -47,8 +47,11 @@ class Snapshots:
     every result names the exact source it came from.
     """
 
+    KEEP = 16  # snapshots whose bytes stay in memory (to take them again): the sources of the last few runs
+
     def __init__(self, workspace: Workspace):
         self.root = workspace.state_dir / "snapshots"
+        self._bytes: dict[Path, bytes] = {}  # the content of each recent snapshot, newest last
 
     def path_for(self, problem: str, version: str, sha: str) -> Path:
         """Where the snapshot of ``version`` (a kernel version, or the problem's name for its reference) with
@@ -71,7 +74,30 @@ class Snapshots:
         if not intact:  # missing, or changed since it was taken (a kernel wrote to it): write it again
             atomic_write(path, data)
             path.chmod(0o444)
+        self._bytes.pop(path, None)
+        self._bytes[path] = data
+        while len(self._bytes) > self.KEEP:
+            del self._bytes[next(iter(self._bytes))]
         return path, digest
+
+    def restore(self, path: Path) -> bool:
+        """Write the snapshot at ``path`` again from the bytes ``take`` read, when it is missing or no longer holds
+        them (something deleted ``.ktui/snapshots`` during a run, or wrote to it). True when it was written again.
+
+        Raises:
+            OSError: it cannot be written (the workspace became read-only, say).
+        """
+        data = self._bytes.get(path)
+        if data is None:
+            return False
+        try:
+            if sha256(path.read_bytes()) == sha256(data):
+                return False
+        except OSError:
+            pass
+        atomic_write(path, data)
+        path.chmod(0o444)
+        return True
 
 
 class ResultStore:

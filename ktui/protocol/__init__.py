@@ -67,6 +67,7 @@ from ktui.protocol.judge import (
 )
 from ktui.protocol.shared import (
     Case,
+    Container,
     ExecutedCase,
     KernelSource,
     OutputLeaf,
@@ -100,6 +101,7 @@ __all__ = [
     "Sources",
     "Case",
     "OutputLeaf",
+    "Container",
     "ExecutedCase",
     "TimingStats",
     "SampleRequestItem",
@@ -149,10 +151,13 @@ Role = Literal["candidate", "judge", "compiler"]
 
 # -- the envelope -----------------------------------------------------------------------------------------------
 class Progress(TypedDict):
-    """A ``progress`` line: ``done`` of ``total`` items (cases or specs) of the running request."""
+    """A ``progress`` line: ``done`` of ``total`` items (cases or specs) of the running request; ``case`` names the
+    item starting now (``spec=(129,) seed=7``, ``the dry call on spec=(4099,)``), so that a worker that dies in it
+    is reported with the case it was running."""
 
     done: int
     total: int
+    case: NotRequired[str]
 
 
 OnProgress = Callable[[Progress], None]  # a handler's ``progress`` argument, a caller's ``on_progress``

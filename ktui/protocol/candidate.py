@@ -2,9 +2,18 @@
 ``integrity`` and ``ping`` of them): ``ktui.worker.candidate.Candidate.do_<method>`` on the worker's side,
 ``ktui.core.workers.facades.CandidateClient.<method>`` on ktui's."""
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
-from ktui.protocol.shared import Case, ExecutedCase, SampleFile, SampleRequestItem, Sources, Spec, TimingStats
+from ktui.protocol.shared import (
+    Case,
+    ExecutedCase,
+    OutputLeaf,
+    SampleFile,
+    SampleRequestItem,
+    Sources,
+    Spec,
+    TimingStats,
+)
 
 
 class Launch(TypedDict, total=False):
@@ -21,6 +30,7 @@ class Launch(TypedDict, total=False):
     shared_bytes: int
     n_regs: int
     n_spills: int
+    dot: bool  # its Triton IR has a ``tt.dot`` (absent when the IR was not available)
     files: dict[str, str]  # dumps only: stage (``ttir``, ``ptx``, ``cubin``...) -> file name in ``dumps_dir``
 
 
@@ -68,10 +78,13 @@ class DumpsReply(TypedDict):
 
 
 class ExecuteRequest(Sources):
-    """Call the kernel on each case; outputs go to ``out_dir/case<i>/``."""
+    """Call the kernel on each case; outputs go to ``out_dir/case<i>/``. ``expected`` (the judge's prepared output
+    leaves of the first cases, in order) lets the candidate skip writing the bytes of an output whose structure,
+    dtype or shape is wrong: the case fails on that metadata at once."""
 
     cases: list[Case]
     out_dir: str
+    expected: NotRequired[list[list[OutputLeaf]]]
 
 
 class ExecuteReply(TypedDict):
@@ -133,19 +146,23 @@ class BenchSampleReply(TypedDict):
 
 
 class HostLoopRequest(Sources):
-    """``calls`` back-to-back calls on benchmark spec ``spec_index``'s inputs, then one synchronize."""
+    """``calls`` iterations on benchmark spec ``spec_index``: fresh inputs (from seed ``seed + 1 + i``), a call
+    (unless ``run_kernel`` is False: the baseline), a device synchronize."""
 
     spec_index: int
     seed: int
     calls: int
+    run_kernel: NotRequired[bool]  # default True; False times the same loop without the calls
 
 
 class HostLoopReply(TypedDict):
     """The worker's own view of the loop (ktui times the request from outside)."""
 
     calls: int
-    inner_s: float  # from the first call to the end of the synchronize
-    enqueue_s: float  # from the first call until the last one returned
+    inner_s: float  # from the first iteration to the end of the last synchronize
+    enqueue_s: float  # host time spent inside the calls (until each returned), summed
+    final_seed: NotRequired[int]  # the seed of the last call's inputs (its output is kept for ``bench_sample``)
+    leaves: NotRequired[list[OutputShape]]  # the last call's output leaves
 
 
 class PingRequest(TypedDict):

@@ -1,7 +1,7 @@
 """Requests and replies of the ``judge`` role's methods: ``ktui.worker.judge.Judge.do_<method>`` on the worker's
 side, ``ktui.core.workers.facades.JudgeClient.<method>`` on ktui's."""
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from ktui.protocol.shared import (
     Case,
@@ -27,10 +27,15 @@ class ProblemInfo(TypedDict):
     outputs: list[Any]  # indices or keys of output buffers inside the input data
     distributions: list[str]  # input distributions the problem allows (``native`` first)
     contiguous_only: bool  # skip the layout cases
+    fuzzed: NotRequired[list[int]]  # indices into ``tests`` of this run's fuzzed specs (appended after the module's)
+    fuzz_seed: NotRequired[int]  # the seed they were drawn from (the run's first correctness seed)
 
 
 class DescribeRequest(Sources):
-    """Load the reference (only ``reference`` is read)."""
+    """Load the reference (only ``reference`` is read); with ``fuzz_seed``, draw fuzzed specs from it
+    (``ktui.worker.fuzz``) and append them to ``tests``."""
+
+    fuzz_seed: NotRequired[int]
 
 
 class PrepareRequest(Sources):
@@ -83,6 +88,7 @@ class CaseVerdict(TypedDict, total=False):
     tolerance: str  # ``atol=1e-05 rtol=1e-05``
     outputs: int  # output leaves compared
     unsupported: str  # an unsupported layout: not judged
+    skipped: str  # a special-values case whose reference is not a valid target (NaN, overflow): not judged
     path: str  # the worst leaf's path
     max_abs_err: float
     max_rel_err: float
@@ -105,6 +111,9 @@ class CaseVerdict(TypedDict, total=False):
     baseline_psnr_db: float | None  # the native-precision reference's own PSNR against float64
     expected_rel_l2_fp32: float
     expected_rel_l2_tf32: float
+    expected_rel_l2_tf32_rz: float  # TF32 operands truncated toward zero instead of rounded
+    native_max_abs_err: float  # what the reference computed in the native precision gets (``ktui.worker.native``)
+    tf32_level: bool  # a float32 output's error is at the TF32 level (``ktui.worker.compare.TF32_BAND``)
     nondeterministic_elements: int
     run_to_run_spread: float
 
@@ -177,3 +186,4 @@ class RooflineReply(TypedDict):
 
     bandwidth_gbps: float  # device memory bandwidth, 1e9 B/s
     peak_tflops: dict[str, float]  # dtype -> matmul TFLOP/s
+    device_name: NotRequired[str]  # as CUDA names it (``NVIDIA H200``): the datasheet peaks are looked up by it

@@ -42,6 +42,8 @@ class Case(TypedDict):
     layout: NotRequired[str]  # a non-contiguous input layout (transposed, padded, offset, expanded)
     config: NotRequired[int]  # pin this autotune config (index modulo the number of configs)
     fresh: NotRequired[bool]  # import the kernel afresh before this case (a second phase)
+    spec: NotRequired[Spec]  # a fuzzed spec (``ProblemInfo.fuzzed``): used instead of ``tests[spec_index]``
+    near_dup: NotRequired[bool]  # the inputs of the same spec and seed with a few interior elements swapped
 
 
 OutputLeaf = TypedDict(
@@ -57,11 +59,23 @@ OutputLeaf = TypedDict(
         "class": str,  # ``torch.Tensor`` unless a subclass
         "value": Any,  # a number's value
         "type": str,  # the Python type's name (numbers and other leaves)
-        "repr": str,  # other leaves: ``repr`` (200 characters at most)
+        "repr": str,  # other leaves: '' (ktui never calls a returned object's ``__repr__``: it is the kernel's code)
+        "unsent": str,  # why the tensor's bytes were not written (its metadata differs from the reference's)
     },
     total=False,
 )
 OutputLeaf.__doc__ = """One leaf of a returned output (``ktui.worker.tensors.save_outputs``, ``describe``)."""
+
+
+class Container(TypedDict):
+    """One container of a returned output (``ktui.worker.structure``): its path (as the leaves' paths), kind
+    (``tuple``, ``list``, ``dict``, ``namedtuple``), class name and keys (dict keys as in paths, a named tuple's
+    fields, or for a tuple and a list its length as one string)."""
+
+    path: str
+    kind: Literal["tuple", "list", "dict", "namedtuple"]
+    name: str
+    keys: list[str]
 
 
 class ExecutedCase(Case, total=False):
@@ -71,6 +85,7 @@ class ExecutedCase(Case, total=False):
     input_hash_before: str  # ``tensors.hash_data`` of the inputs before the call (the judge compares its own)
     input_hash_after: str  # and after: they differ when the kernel wrote into its inputs
     outputs: list[OutputLeaf]
+    structure: list[Container]  # the output's containers (``ktui.worker.structure``): types and keys must match
     aliases: list[str]  # ``out[0] aliases in[1]``: outputs sharing storage with an input
     repeat_outputs: list[OutputLeaf]  # the second call's outputs (``repeat: 2``)
     repeat_dir: str  # their folder inside the case's folder

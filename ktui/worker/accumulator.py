@@ -30,6 +30,10 @@ class Sums:
         self.max_bad, self.max_bad_i, self.nan_d = 0.0, 0, False
         self.rel, self.any_nz, self.nonfinite_at_zero = 0.0, False, False
         self.ratio, self.ratio_i, self.flushed_max = 0.0, 0, 0.0
+        self.off, self.l1, self.l1_ref = 0, 0.0, 0.0  # psnr mode: elements off by > elem_ulps u |ref|; L1 sums
+        self.first_off: int | None = None
+        self.last_off: int | None = None
+        self.off_mask: torch.Tensor | None = None
         self.first_nonfinite: int | None = None
         self.first_unwritten: int | None = None
         self.first_bad: int | None = None
@@ -84,7 +88,9 @@ class Sums:
             self.outside += int(neq.sum())
             bad |= neq
         elif tol.mode == "allclose":
-            allowance = torch.where(same, torch.ones_like(r), tol.atol + tol.rtol * ar).clamp_min(1e-300)
+            # the fixed allowance, or the native-precision reference's error times the stated factor if larger
+            fixed = (tol.atol + tol.rtol * ar).clamp_min(tol.native_atol)
+            allowance = torch.where(same, torch.ones_like(r), fixed).clamp_min(1e-300)
             inside = same | (ad <= allowance)
             self.outside += int((~inside).sum())
             bad |= ~inside
@@ -98,6 +104,20 @@ class Sums:
             if n_flushed:
                 self.flushed += n_flushed
                 self.flushed_max = max(self.flushed_max, to_float(ar[flushed].max()))
+            if tol.unit_roundoff > 0:  # elementwise, scaled to the dtype (cases.md mass-loss)
+                fin = torch.isfinite(r) & ~nonfinite
+                lim = tol.elem_ulps * tol.unit_roundoff * ar.clamp_min(self.tiny)
+                off = fin & (ad > lim)
+                n_off = int(off.sum())
+                self.off += n_off
+                self.l1 += to_float(torch.where(fin, ad, torch.zeros_like(ad)).sum())
+                self.l1_ref += to_float(torch.where(fin, ar, torch.zeros_like(ar)).sum())
+                if n_off:
+                    idx = torch.nonzero(off)[:, 0]
+                    self.first_off = s + int(idx[0]) if self.first_off is None else self.first_off
+                    self.last_off = s + int(idx[-1])
+                if self.keep_mask:
+                    self.off_mask = off
         if self.keep_mask:
             self.bad_mask = bad
         if bool(bad.any()):

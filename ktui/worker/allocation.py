@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ktui.worker.guards import Guards
 
 _ALLOCATORS = ("empty", "empty_like", "empty_strided")
 
 
 @contextlib.contextmanager
-def poisoned_allocations(decoy_seed: int | None = None) -> Iterator[None]:
+def poisoned_allocations(decoy_seed: int | None = None, guards: Guards | None = None) -> Iterator[None]:
     """While active, ``torch.empty``, ``torch.empty_like``, ``torch.empty_strided`` and ``Tensor.new_empty`` return
     memory filled with ktui's poison NaN, so an output element a kernel never writes is found as unwritten even when
     the kernel allocated the output itself (cases.md unwritten, result-reuse). With ``decoy_seed``, the memory holds
-    ordinary-looking values instead (``tensors.decoy_``): nothing tells the kernel it is being checked."""
+    ordinary-looking values instead (``tensors.decoy_``): nothing tells the kernel it is being checked. With
+    ``guards``, each allocation sits between canaries (``ktui.worker.guards``: writes out of bounds, cases.md oob);
+    ``out=`` calls pass through."""
     import itertools
 
     import torch
@@ -37,6 +42,8 @@ def poisoned_allocations(decoy_seed: int | None = None) -> Iterator[None]:
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         def poisoned(*args: Any, **kwargs: Any) -> Any:
             t = fn(*args, **kwargs)
+            if guards is not None and "out" not in kwargs:
+                t = guards.wrap_new(t)
             if isinstance(t, torch.Tensor) and t.numel():
                 fill(t)
             return t

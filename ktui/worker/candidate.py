@@ -34,7 +34,6 @@ from ktui.protocol import (
     IntegrityReply,
     IntegrityRequest,
     KernelSource,
-    Launch,
     OnProgress,
     OutputShape,
     PingReply,
@@ -45,11 +44,26 @@ from ktui.protocol import (
     spec_size,
 )
 from ktui.worker import allocation, capture, integrity
-from ktui.worker.cases import build_input, case_label
+from ktui.worker.artifacts import public_launch, write_artifacts
+from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.errors import CaseFailed, KernelError
-from ktui.worker.problem import ProblemCache, inputs_only, load_module, spec_label
-from ktui.worker.tensors import decoy_, flatten, hash_data, poison_, save_outputs, tensor_bytes
-from ktui.worker.timing import bench
+from ktui.worker.guards import Guards
+from ktui.worker.interp_bounds import is_out_of_bounds
+from ktui.worker.problem import ProblemCache, inputs_only, load_module, read_snapshot, spec_label
+from ktui.worker.structure import structure
+from ktui.worker.tensors import (
+    NestingError,
+    aliases,
+    copy_into,
+    decoy_,
+    flatten,
+    hash_data,
+    is_plain_tensor,
+    poison_,
+    save_outputs,
+    tensor_bytes,
+)
+from ktui.worker.timing import bench, host_loop
 
 COMPILER_MODULES = ("triton.compiler", "triton.language", "triton.backends", "cutlass", "mlir")
 
@@ -69,31 +83,6 @@ def reraise_as_case(exc: BaseException, label: str) -> NoReturn:
     raise CaseFailed(f"{label}: {type(exc).__name__}: {exc}") from exc
 
 
-def aliases(out: Any, inputs: Any) -> list[str]:
-    """``out[0] aliases in[1]`` for every output tensor whose storage overlaps an input tensor's storage."""
-    spans = []
-    for path, t in flatten(inputs, "in"):
-        if isinstance(t, torch.Tensor) and t.numel():
-            s = t.untyped_storage()
-            spans.append((path, s.data_ptr(), s.data_ptr() + s.nbytes(), t.device))
-    found = []
-    for path, t in flatten(out):
-        if not isinstance(t, torch.Tensor) or not t.numel():
-            continue
-        s = t.untyped_storage()
-        lo, hi = s.data_ptr(), s.data_ptr() + s.nbytes()
-        for ipath, ilo, ihi, dev in spans:
-            if dev == t.device and lo < ihi and ilo < hi:
-                found.append(f"{path} aliases {ipath}")
-    return found
-
-
-def _public(rec: dict[str, Any]) -> Launch:
-    """A capture record without its private keys (``_compiled``, ``_key``): what a reply lists."""
-    # cast: capture builds each record from Launch's keys plus the private ones dropped here.
-    return cast(Launch, {k: v for k, v in rec.items() if not k.startswith("_")})
-
-
 class Candidate:
     """Handlers of the ``candidate`` role, and of the ``compiler`` role (``cross=True``: compile for sm_90a without a
     GPU and without the Triton interpreter; it serves only ``compile``)."""
@@ -111,6 +100,9 @@ class Candidate:
             from ktui.worker import interp_fixes
 
             interp_fixes.install()
+            from ktui.worker import interp_bounds
+
+            interp_bounds.install()
         self.baseline = integrity.fingerprint()
 
     def _sync(self) -> None:
@@ -119,10 +111,10 @@ class Candidate:
 
     def _load(self, k: KernelSource) -> Callable[[Any], Any]:
         """Import the kernel snapshot (fresh, under a name unique to its content) and return ``custom_kernel``."""
-        if "cutlass" in Path(k["path"]).read_text(errors="replace"):
+        if b"cutlass" in read_snapshot(Path(k["path"]), "the kernel version"):
             capture.install_cute(has_gpu=self.device == "cuda")
         search = Path(k["search_dir"]) if k.get("search_dir") else None
-        self.module = load_module(Path(k["path"]), f"ktui_candidate_{k['sha'][:16]}", search)
+        self.module = load_module(Path(k["path"]), f"ktui_candidate_{k['sha'][:16]}", search, "the kernel version")
         self.kernel_sha = k["sha"]
         fn: object = getattr(self.module, "custom_kernel", None)
         if not callable(fn):
@@ -156,6 +148,7 @@ class Candidate:
         cap = capture.Capture(dry=True, cross=self.cross)
         t1 = time.perf_counter()
         host_error = None
+        progress({"done": 0, "total": 1, "case": f"the dry call on spec={spec_label(spec)}"})
         try:
             with capture.capturing(cap):
                 fn(data)
@@ -174,7 +167,7 @@ class Candidate:
             "import_s": round(import_s, 4),
             "compile_s": round(time.perf_counter() - t1, 4),
             "languages": cap.languages,
-            "launches": [_public(rec) for rec in cap.launches],
+            "launches": [public_launch(rec) for rec in cap.launches],
             "autotune_configs": cap.autotune_configs,
             "warnings": warnings,
         }
@@ -189,42 +182,21 @@ class Candidate:
         with allocation.placeholder_data():
             data = problem.generate(params["seed"], spec, self.device)
         cap = capture.Capture(dry=True, cross=self.cross, keep=True)
+        progress({"done": 0, "total": 1, "case": f"the dry call on spec={spec_label(spec)}"})
         try:
             with capture.capturing(cap):
                 fn(data)
         except BaseException as exc:
             reraise_as_case(exc, f"spec={spec_label(spec)}")
         self._sync()
-        out_dir = Path(params["dumps_dir"])
-        out_dir.mkdir(parents=True, exist_ok=True)
-        launches: list[Launch] = []
-        for i, rec in enumerate(cap.launches):
-            compiled = rec.get("_compiled")
-            base = f"{i}-{rec.get('kernel', 'kernel')}"
-            files: dict[str, str] = {}
-            if rec["language"] == "triton" and compiled is not None:
-                for stage, blob in getattr(compiled, "asm", {}).items():
-                    if stage == "source":
-                        continue
-                    f = out_dir / f"{base}.{stage}"
-                    f.write_bytes(blob if isinstance(blob, bytes) else str(blob).encode())
-                    files[stage] = f.name
-            elif rec["language"] == "cutedsl" and compiled is not None:
-                art = getattr(compiled, "artifacts", None)
-                for stage, attr in (("ptx", "PTX"), ("cubin", "CUBIN")):
-                    blob = getattr(art, attr, None)
-                    if blob:
-                        f = out_dir / f"{base}.{stage}"
-                        f.write_bytes(blob if isinstance(blob, bytes) else str(blob).encode())
-                        files[stage] = f.name
-            launches.append({**_public(rec), "files": files})
+        launches = write_artifacts(cap.launches, Path(params["dumps_dir"]))
         return {"launches": launches, "spec": spec, "warnings": cap.warnings}
 
-    def _call(self, fn: Callable[[Any], Any], data: Any, case: Case) -> tuple[Any, float]:
+    def _call(self, fn: Callable[[Any], Any], data: Any, case: Case, guards: Guards | None = None) -> tuple[Any, float]:
         self._sync()
         t0 = time.perf_counter()
         decoy = case["seed"] if case.get("fill") == "decoy" else None
-        with allocation.poisoned_allocations(decoy), capture.pinned_config(case.get("config", 0)):
+        with allocation.poisoned_allocations(decoy, guards), capture.pinned_config(case.get("config", 0)):
             out = fn(data)
         self._sync()
         return out, time.perf_counter() - t0
@@ -246,14 +218,17 @@ class Candidate:
         results: list[ExecutedCase] = []
         cases = params["cases"]
         kept: list[tuple[ExecutedCase, Any, str]] = []  # (entry, output, its hash when the call returned)
+        expected = params.get("expected") or []  # the reference's output leaves per case, from the judge's prepare
         threads_before = threading.active_count()
         for i, case in enumerate(cases):
             if case.get("fresh"):
                 fn = self._load(params["kernel"])  # a second phase, from a fresh module again
-            label = case_label(spec_label(problem.tests[case["spec_index"]]), case)
+            label = case_label(label_of(problem, case), case)
             entry = cast(ExecutedCase, dict(case))  # cast: a copy of the Case; ExecutedCase adds only optional keys
+            progress({"done": i, "total": len(cases), "case": label})  # what runs now, should the worker die
             for rep in range(case.get("repeat", 1)):
-                data = build_input(problem, case, self.device)
+                guards = Guards()  # canaries around every input and every torch.empty* of the call (cases.md oob)
+                data = guards.wrap_data(build_input(problem, case, self.device))
                 for j, buf in enumerate(problem.output_buffers(data)):
                     if case.get("fill") == "decoy":
                         decoy_(buf, case["seed"] + 7919 * (j + 1))
@@ -262,11 +237,17 @@ class Candidate:
                 inputs = inputs_only(problem, data)
                 h_before = hash_data(inputs)
                 try:
-                    out, seconds = self._call(fn, data, case)
+                    out, seconds = self._call(fn, data, case, guards)
+                    guards.name_outputs(out)
+                    out_of_bounds = guards.violations()
                 except BaseException as exc:
                     if isinstance(exc, KeyboardInterrupt):
                         raise
-                    if case.get("layout", "contiguous") != "contiguous" and not isinstance(exc, SystemExit):
+                    if (
+                        case.get("layout", "contiguous") != "contiguous"
+                        and not isinstance(exc, SystemExit)
+                        and not is_out_of_bounds(exc)  # a memory error, whatever the layout
+                    ):
                         self._sync()
                         entry["unsupported"] = (
                             f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
@@ -275,8 +256,15 @@ class Candidate:
                         )
                         break
                     reraise_as_case(exc, label)
+                finally:
+                    guards.close()
+                if out_of_bounds:
+                    raise CaseFailed(f"{label}: out-of-bounds write: {'; '.join(out_of_bounds[:4])}")
                 folder = out_dir / f"case{i}" / (f"repeat{rep}" if rep else "")
-                leaves = save_outputs(out, folder)
+                try:
+                    leaves = save_outputs(out, folder, expected[i] if i < len(expected) else None)
+                except NestingError as exc:
+                    raise KernelError(f"{label}: {exc}") from None
                 if rep == 0:
                     entry.update(
                         {
@@ -284,10 +272,11 @@ class Candidate:
                             "input_hash_before": h_before,
                             "input_hash_after": hash_data(inputs),
                             "outputs": leaves,
+                            "structure": structure(out),
                             "aliases": aliases(out, inputs),
                         }
                     )
-                    if all(leaf["kind"] != "other" for leaf in leaves):  # a meta or sparse output has no bytes
+                    if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
                         kept.append((entry, out, hash_data(out)))
                 else:
                     entry["repeat_outputs"] = leaves
@@ -322,6 +311,7 @@ class Candidate:
         self.bench_last.clear()
         for n, idx in enumerate(params["spec_indices"]):
             spec = problem.benchmarks[idx]
+            progress({"done": n, "total": len(params["spec_indices"]), "case": f"benchmark spec={spec_label(spec)}"})
             base = params["seed"]
             data = problem.generate(base, spec, self.device)
             state = {"seed": base}
@@ -338,9 +328,7 @@ class Candidate:
                 reraise_as_case(exc, f"benchmark spec={spec_label(spec)}")
             self.bench_last[idx] = {"seed": state["seed"], "out": last}
             leaves: list[OutputShape] = [
-                {"path": p, "shape": list(t.shape), "numel": t.numel()}
-                for p, t in flatten(last)
-                if isinstance(t, torch.Tensor)
+                {"path": p, "shape": list(t.shape), "numel": t.numel()} for p, t in flatten(last) if is_plain_tensor(t)
             ]
             results.append({"spec_index": idx, **stats, "final_seed": state["seed"], "leaves": leaves})
             del data
@@ -355,7 +343,7 @@ class Candidate:
             kept = self.bench_last.get(item["spec_index"])
             if kept is None:
                 raise KeyError(f"no benchmark output kept for spec {item['spec_index']}")
-            leaves = dict((p, t) for p, t in flatten(kept["out"]) if isinstance(t, torch.Tensor))
+            leaves = dict((p, t) for p, t in flatten(kept["out"]) if is_plain_tensor(t))
             files: dict[str, SampleFile] = {}
             for path, idx in item["indices"].items():
                 t = leaves[path]
@@ -369,28 +357,32 @@ class Candidate:
         return {"specs": samples}
 
     def do_host_loop(self, params: HostLoopRequest, progress: OnProgress) -> HostLoopReply:
-        """``calls`` back-to-back calls on one input set, then a device synchronize: ktui's own process times this
-        request from outside, so neither events on the wrong stream nor a patched timer can hide the work."""
+        """``calls`` iterations of fresh inputs (``seed + 1 + i``, copied into the same buffers), a call and a device
+        synchronize (``timing.host_loop``); ``run_kernel: False`` runs the same loop without the calls. ktui's own
+        process times both requests from outside and takes the difference, so neither events on the wrong stream,
+        nor a patched timer, nor a memo of the last call's output (every call has new inputs) can hide the work.
+        The last call's output is kept for ``bench_sample`` (its seed is ``final_seed``)."""
         problem = self.problems.get(params["reference"])
         fn = self._fn(params)
-        spec = problem.benchmarks[params["spec_index"]]
-        data = problem.generate(params["seed"], spec, self.device)
+        idx, calls, base = params["spec_index"], params["calls"], params["seed"]
+        spec = problem.benchmarks[idx]
+        data = problem.generate(base, spec, self.device)
         fn(data)
         self._sync()
-        t_ready = time.perf_counter()
-        for _ in range(params["calls"]):
-            fn(data)
-        t_queued = time.perf_counter()
-        self._sync()
-        return {"calls": params["calls"], "inner_s": time.perf_counter() - t_ready, "enqueue_s": t_queued - t_ready}
+
+        def refresh(i: int) -> None:
+            copy_into(data, problem.generate(base + 1 + i, spec, self.device))
+
+        run_kernel = params.get("run_kernel", True)
+        reply, last = host_loop(lambda: fn(data), refresh, calls, run_kernel, self._sync)
+        if run_kernel and calls:
+            self.bench_last[idx] = {"seed": base + calls, "out": last}
+            leaves: list[OutputShape] = [
+                {"path": p, "shape": list(t.shape), "numel": t.numel()} for p, t in flatten(last) if is_plain_tensor(t)
+            ]
+            return {**reply, "final_seed": base + calls, "leaves": leaves}
+        return reply
 
     def do_ping(self, params: PingRequest, progress: OnProgress) -> PingReply:
         """Nothing: the worker is alive and serving."""
         return {}
-
-
-def copy_into(dst: Any, src: Any) -> None:
-    """Copy every tensor of ``src`` into the tensor at the same place in ``dst`` (same structure)."""
-    for (_, d), (_, s) in zip(flatten(dst), flatten(src)):
-        if isinstance(d, torch.Tensor) and isinstance(s, torch.Tensor):
-            d.copy_(s)

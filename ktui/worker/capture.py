@@ -131,6 +131,10 @@ def _triton_record(jf: Any, kernel: Any, kwargs: dict[str, Any], seconds: float,
     shared = getattr(meta, "shared", None)
     if shared is not None:
         rec["shared_bytes"] = shared
+    asm = getattr(kernel, "asm", None)
+    ttir = asm.get("ttir") if isinstance(asm, dict) else None
+    if isinstance(ttir, str):  # the kernel multiplies matrices (tl.dot, tl.dot_scaled): the TF32 flag may apply
+        rec["dot"] = "tt.dot" in ttir
     for attr in ("n_regs", "n_spills"):
         v = getattr(kernel, attr, None)
         if isinstance(v, int):

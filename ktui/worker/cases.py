@@ -13,7 +13,13 @@ output buffers), from a generator seeded by the case seed:
 - ``heavy``: Student's t with 2 degrees of freedom (rare values far out), clamped to +-1e4;
 - ``shifted``: normal values around +-100..200, the sign alternating by row (by half for a vector): exp() of them
   overflows or underflows unless the kernel subtracts the max, and a masked lane padded with 0 becomes the max;
-- ``constant``: every element 1.0 (a long bf16 accumulation of ones stalls at 256; cases.md bf16-accum).
+- ``constant``: every element 1.0 (a long bf16 accumulation of ones stalls at 256; cases.md bf16-accum);
+- the special values of ``ktui.worker.special`` (``zeros``, ``masked``, ``large``, ``extreme``, ``nonfinite``, and
+  ``intrange``, which refills integer tensors instead of floats), offered where the reference stays valid on them.
+
+A case with ``near_dup`` gets the inputs of the same spec, seed and distribution with a few interior elements swapped
+(``special.near_duplicate_``); a case with ``spec`` (a fuzzed spec, ``ktui.worker.fuzz``) uses that spec instead of
+``tests[spec_index]``.
 
 Layouts give the same values in other memory layouts (cases.md strides): ``transposed`` (column-major storage for
 2-D and up; for 1-D a stride-2 view, reported as ``strided``), ``padded`` (the first columns of a wider buffer: a
@@ -30,9 +36,10 @@ from typing import Any
 
 import torch
 
-from ktui.worker.problem import DISTRIBUTIONS, Problem
+from ktui.worker.problem import DISTRIBUTIONS, Problem, spec_label
+from ktui.worker.special import SPECIAL, near_duplicate_, refill_special
 
-__all__ = ["DISTRIBUTIONS", "LAYOUTS", "build_input", "case_label", "layout_of", "round_to_tf32"]
+__all__ = ["DISTRIBUTIONS", "LAYOUTS", "build_input", "case_label", "label_of", "layout_of", "round_to_tf32", "spec_of"]
 LAYOUTS = ("transposed", "padded", "offset", "expanded")
 
 
@@ -42,7 +49,20 @@ def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
     for key in ("dist", "layout", "config", "fill"):
         if case.get(key) not in (None, "native", "contiguous"):
             parts.append(f"{key}={case[key]}")
+    if case.get("near_dup"):
+        parts.append("near-duplicate")
     return " ".join(parts)
+
+
+def spec_of(problem: Problem, case: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec a case runs: its own ``spec`` (a fuzzed one) or the reference's ``tests[spec_index]``."""
+    spec = case.get("spec")
+    return dict(spec) if spec is not None else problem.tests[case["spec_index"]]
+
+
+def label_of(problem: Problem, case: Mapping[str, Any]) -> str:
+    """The spec's label, ``fuzzed(4, 8200, fp32)`` for a fuzzed spec (the labels of ``describe``)."""
+    return ("fuzzed" if case.get("spec") is not None else "") + spec_label(spec_of(problem, case))
 
 
 def _generator(device: str | torch.device, seed: int, salt: str) -> torch.Generator:
@@ -137,11 +157,19 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
         ProblemError: generate_input raised.
         ValueError: an unknown distribution or layout.
     """
-    spec = problem.tests[case["spec_index"]]
+    spec = spec_of(problem, case)
     seed = case["seed"]
     data = problem.generate(seed, spec, device)
     dist = case.get("dist", "native")
-    if dist != "native":
+    if dist in SPECIAL:
+
+        def special(t: torch.Tensor, path: str) -> torch.Tensor:
+            own, shared = _generator(t.device, seed, f"{dist}:{path}"), _generator(t.device, seed, f"{dist}:shared")
+            refill_special(t, dist, own, problem.allow_nan, shared)
+            return t
+
+        data = _map_inputs(data, problem.outputs, special)
+    elif dist != "native":
 
         def refill(t: torch.Tensor, path: str) -> torch.Tensor:
             if t.is_floating_point():
@@ -149,6 +177,13 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
             return t
 
         data = _map_inputs(data, problem.outputs, refill)
+    if case.get("near_dup"):
+
+        def perturb(t: torch.Tensor, path: str) -> torch.Tensor:
+            near_duplicate_(t, _generator("cpu", seed, f"near_dup:{path}"))
+            return t
+
+        data = _map_inputs(data, problem.outputs, perturb)
     layout = case.get("layout", "contiguous")
     if layout != "contiguous":
         data = _map_inputs(data, problem.outputs, lambda t, path: _relayout(t, layout))

@@ -17,5 +17,19 @@ class ProblemError(KtuiCheckError):
     """The reference module is missing something or returned something unusable; the message says what."""
 
 
+class SnapshotMissing(KtuiCheckError):
+    """ktui's own copy of a source (``.ktui/snapshots/...``), which the worker imports, is gone: something deleted it
+    during the run. Not the user's file: ktui takes the snapshot again (``Ladder``) and retries."""
+
+
+def snapshot_missing(what: str) -> SnapshotMissing:
+    """The error for a missing snapshot of ``what`` (``the reference``, ``the kernel version``); the message names
+    no path (ktui shows snapshot paths as the user's own, which would read as the user's file missing)."""
+    return SnapshotMissing(
+        f"ktui's own snapshot of {what} (its copy under .ktui/snapshots/) is missing: something deleted it during "
+        f"the run. Your file is not the problem; ktui takes the snapshot again"
+    )
+
+
 class CaseFailed(Exception):
     """A candidate call failed; the message names the spec and seed, ``__cause__`` is the kernel's exception."""

@@ -8,6 +8,13 @@ The fixes widen bf16 operands to float32 exactly (a bf16 value is the top 16 bit
 value), compute in float32, and round results that are bf16 back to nearest-even, as the GPU's ``cvt.rn.bf16.f32``
 does. ``tl.dot`` keeps the accumulator's dtype: "bf16 in, fp32 accumulate" gets what the GPU computes up to
 summation order, and a bf16 accumulator rounds after every step, as on the GPU (cases.md bf16-accum).
+
+Casts into and out of bf16 are fixed the same way (``cast_impl``, which every ``fp_trunc``, ``fp_ext``,
+``si_to_fp``, ``fp_to_si``... goes through): the interpreter truncates float32 -> bf16 (round toward zero, so every
+bf16 output computed in float32 came out biased low by up to one ulp) and converts ints, float64 and float16 to and
+from bf16 as integers (``astype(uint16)`` of the value, or of the bit pattern). The fix rounds to nearest even
+(``cvt.rn.bf16.f32``, ``cvt.rn.bf16.f64``) and widens bf16 exactly; an explicit ``fp_downcast_rounding="rtz"``
+still truncates, as it does on the GPU.
 """
 
 from __future__ import annotations
@@ -31,6 +38,46 @@ def _f32_to_bf16(data: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(data), np.uint16(0x7FC0), rounded)
 
 
+def _to_bf16(data: np.ndarray) -> np.ndarray:
+    """Any real numpy array (float16/32/64, ints, bools) to bf16 bits, rounded once to nearest even.
+
+    float32 uses the bit trick of ``_f32_to_bf16``. Everything else goes through float64 (exact for float16, ints
+    below 2**53 and float64 itself): the value is rounded to a multiple of its bf16 quantum, ``2**(e - 8)`` for
+    ``x = m * 2**e`` with ``0.5 <= |m| < 1`` (8 significant bits) and never below ``2**-133`` (bf16's subnormal
+    step), with ``np.rint`` (ties to even). The result is exactly a bf16 value (or overflows to inf in float32), so
+    its float32 bits end in 16 zeros."""
+    if data.dtype == np.float32:
+        return _f32_to_bf16(data)
+    x = np.asarray(data, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        _, e = np.frexp(x)
+        q = np.ldexp(1.0, np.maximum(e.astype(np.int64) - 8, -133))
+        rounded = np.where(np.isfinite(x), np.rint(x / q) * q, x).astype(np.float32)
+    return _f32_to_bf16(rounded)
+
+
+def _install_casts(builder: Any, handle: Any, tl: Any) -> None:
+    """Patch ``builder.cast_impl`` so casts to and from bf16 convert values, rounding to nearest even."""
+    orig = getattr(builder, "cast_impl", None)
+    if orig is None:
+        return
+    bf16 = tl.bfloat16
+
+    def cast_impl(self: Any, src: Any, dst_type: Any) -> Any:
+        s, d = src.dtype.scalar, dst_type.scalar
+        if s == d or bf16 not in (s, d):
+            return orig(self, src, dst_type)
+        if d == bf16:
+            return handle(_to_bf16(src.data), bf16)
+        wide = _bf16_to_f32(src.data)
+        if d == tl.float32:
+            return handle(wide, d)
+        with np.errstate(invalid="ignore"):
+            return handle(orig(self, handle(wide, tl.float32), dst_type).data, d)
+
+    builder.cast_impl = cast_impl
+
+
 def install() -> None:
     """Patch ``InterpreterBuilder`` (idempotent; a no-op on Triton releases without these methods)."""
     global _DONE
@@ -43,6 +90,7 @@ def install() -> None:
     except ImportError:
         return
     bf16 = tl.bfloat16
+    _install_casts(InterpreterBuilder, TensorHandle, tl)
 
     def widen(h: Any) -> Any:
         return TensorHandle(_bf16_to_f32(h.data), tl.float32) if h.dtype.scalar == bf16 else h

@@ -253,6 +253,9 @@ def _figures(a: Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: torc
         "worst_index": index_of(wi, shape),
         "worst_got": to_float(of[wi]),
         "worst_expected": to_float(rf[wi]),
+        # low precision, elementwise (``tolerance``): the fraction of elements off by > elem_ulps u |ref|, L1 error
+        "off_frac": a.off / n,
+        "rel_l1_err": (a.l1 / a.l1_ref) if a.l1_ref > 0 else (0.0 if a.l1 == 0 else math.inf),
     }
 
 
@@ -300,18 +303,22 @@ def _rules(
                 f"any answer near zero passes the elementwise test; rel_l2_err={rel_l2:.3g}"
             )
         score = a.ratio
-        if math.isfinite(tol.max_rel_l2) and rel_l2 > tol.max_rel_l2 and not a.outside and not reasons:
+        versus = tol.native_comparison(m["max_abs_err"])  # against the reference computed natively (honest-fp32)
+        bound = tol.rel_l2_bound
+        if math.isfinite(bound) and rel_l2 > bound and not a.outside and not reasons:
             reasons.append(
-                f"rel_l2_err {rel_l2:.3g} > {tol.max_rel_l2:g}: the output is wrong as a whole "
-                f"although every element is within atol={tol.atol:g}"
+                f"rel_l2_err {rel_l2:.3g} > {bound:.3g}: the output is wrong as a whole "
+                f"although every element is within {tol.describe()}" + (f"; {versus}" if versus else "")
             )
             score = math.inf
         if a.outside and not reasons:
             wi = a.ratio_i
             reasons.append(
                 f"{a.outside} of {n} elements outside {tol.describe()}, worst at {index_of(wi, shape)}: "
-                f"got {to_float(of[wi]):.6g}, expected {to_float(rf[wi]):.6g}"
+                f"got {to_float(of[wi]):.6g}, expected {to_float(rf[wi]):.6g}" + (f"; {versus}" if versus else "")
             )
+        if tol.native_warning(a.peak):
+            warnings.append(tol.native_warning(a.peak))
     else:  # psnr
         if a.flushed and a.flushed >= 0.01 * n:
             warnings.append(
@@ -337,6 +344,8 @@ def _rules(
             "cannot see, or accumulated error)"
         )
         score = max(score, m["scale_err"] / tol.max_scale_err)
+    if tol.mode == "psnr":  # after the scale check: an overall factor is named as one, not as elements off
+        score = max(score, _elementwise(m, a, tol, n, shape, of, rf, reasons))
     m["where"] = _where(a, n, shape) if reasons else ""
     if reasons and m["where"]:
         reasons[0] += f" (bad elements in {m['where']})"
@@ -346,6 +355,44 @@ def _rules(
     m["reason"] = "; ".join(reasons)
     m["score"] = score
     return m
+
+
+def _elementwise(
+    m: dict[str, Any],
+    a: Sums,
+    tol: Tolerance,
+    n: int,
+    shape: tuple[int, ...],
+    of: torch.Tensor,
+    rf: torch.Tensor,
+    reasons: list[str],
+) -> float:
+    """Low precision's elementwise rules (``tolerance``: at most ``max_off_frac`` of the elements off by more than
+    ``elem_ulps`` u |ref|, L1 relative error at most ``max_rel_l1``): appends a reason when one fails and none came
+    before; returns the score of the two (their ratios to the bounds)."""
+    if tol.unit_roundoff <= 0 or n == 0:
+        return 0.0
+    frac, l1 = m["off_frac"], m["rel_l1_err"]
+    score = max(
+        frac / tol.max_off_frac if tol.max_off_frac > 0 else 0.0, l1 / tol.max_rel_l1 if tol.max_rel_l1 else 0.0
+    )
+    if reasons:
+        return score
+    if frac > tol.max_off_frac:
+        i = a.first_off or 0
+        reasons.append(
+            f"{a.off} of {n} elements ({frac:.1%}) off by more than {tol.elem_ulps:g} u |ref| "
+            f"(u = {tol.unit_roundoff:.3g}: 4-8 ulp), more than the {tol.max_off_frac:.0%} allowed; first at "
+            f"{index_of(i, shape)}: got {to_float(of[i]):.6g}, expected {to_float(rf[i]):.6g} (small values flushed "
+            "or lost? PSNR and cosine cannot see them)"
+        )
+        if a.first_bad is None:  # name where the off elements sit
+            a.bad_mask, a.first_bad, a.last_bad = a.off_mask, a.first_off, a.last_off
+    if l1 > tol.max_rel_l1:
+        reasons.append(
+            f"rel_l1_err {l1:.3g} > {tol.max_rel_l1:.3g} (4u): the output has lost or gained that fraction of its mass"
+        )
+    return score
 
 
 def _where(a: Sums, n: int, shape: tuple[int, ...]) -> str:

@@ -14,7 +14,9 @@ The module (``references/<problem>.py``) defines, with GPU MODE's names:
   ``data`` that ktui fills with NaN before each call;
 - optionally ``input_distributions`` (default all of ``ktui.worker.cases.DISTRIBUTIONS``; ``["native"]`` when the
   op needs the inputs exactly as generated, e.g. probabilities or sorted keys), ``contiguous_only = True`` (skip the
-  transposed/padded/offset/expanded layout cases) and ``allow_nan = True`` (NaN is a valid reference result).
+  transposed/padded/offset/expanded layout cases) and ``allow_nan = True`` (NaN is a valid reference result);
+- optionally ``fuzz`` (``False``, or ``{field: (lo, hi)}``) and ``valid_spec(spec)``: bounds on the fuzzed specs
+  drawn around the tests every run (``ktui.worker.fuzz``).
 """
 
 from __future__ import annotations
@@ -30,20 +32,38 @@ from typing import Any
 import torch
 
 from ktui.protocol import ProblemInfo, ReferenceSource
-from ktui.worker.errors import ProblemError
+from ktui.worker.errors import ProblemError, snapshot_missing
+from ktui.worker.special import SPECIAL
 from ktui.worker.tensors import dtype_name, flatten
 
-DISTRIBUTIONS = ("native", "normal", "uniform", "heavy", "shifted", "constant")
+DISTRIBUTIONS = ("native", "normal", "uniform", "heavy", "shifted", "constant", *SPECIAL)
 
 REQUIRED = ("generate_input", "ref_kernel", "tests")
 
 
-def load_module(path: Path, name: str, search_dir: Path | None = None) -> ModuleType:
+def read_snapshot(path: Path, what: str) -> bytes:
+    """The bytes of the snapshot ``path`` of ``what`` (``the reference``...).
+
+    Raises:
+        SnapshotMissing: the file is gone (deleted under ``.ktui/snapshots/`` during the run).
+    """
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise snapshot_missing(what) from None
+
+
+def load_module(path: Path, name: str, search_dir: Path | None = None, what: str = "the source") -> ModuleType:
     """Import ``path`` as a fresh module called ``name`` (replacing any earlier module of that name).
 
     ``search_dir`` (the folder the file was snapshotted from) is put on ``sys.path`` while the module runs, so a
     kernel can import helper modules that sit beside it.
+
+    Raises:
+        SnapshotMissing: ``path`` (a snapshot of ``what``) does not exist.
     """
+    if not path.exists():
+        raise snapshot_missing(what)
     sys.modules.pop(name, None)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -78,13 +98,13 @@ class Problem:
         self.path = Path(path)
         self.name = name
         self.sha = sha
-        actual = hashlib.sha256(self.path.read_bytes()).hexdigest()
+        actual = hashlib.sha256(read_snapshot(self.path, "the reference")).hexdigest()
         if actual != sha:
             raise ProblemError(
                 f"the snapshot of references/{name}.py changed after ktui took it (sha256 "
                 f"{actual[:12]}, expected {sha[:12]}): something wrote to {self.path}"
             )
-        self.module = load_module(self.path, f"ktui_reference_{name}_{sha[:12]}", search_dir)
+        self.module = load_module(self.path, f"ktui_reference_{name}_{sha[:12]}", search_dir, "the reference")
         missing = [a for a in REQUIRED if not hasattr(self.module, a)]
         if missing:
             raise ProblemError(f"references/{name}.py does not define {', '.join(missing)}")

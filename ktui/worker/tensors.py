@@ -22,14 +22,60 @@ _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 INT_POISON_BYTE = 0x5A
 
 
-def flatten(obj: Any, prefix: str = "out") -> list[tuple[str, Any]]:
+# How deep outputs may nest (tuples, lists, dicts): far beyond any real output, far below Python's recursion limit
+# (1000), so a 10,000-level nesting or a list that contains itself fails with a message, not a RecursionError.
+MAX_DEPTH = 64
+PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)  # the only tensor classes ktui reads: a subclass runs its own code
+_KEY_TYPES = (str, int, float, bool, type(None))  # dict keys whose repr is the builtin's (no kernel code runs)
+
+
+class NestingError(ValueError):
+    """An output nests tuples, lists or dicts deeper than ``MAX_DEPTH`` levels (or contains itself)."""
+
+
+def class_name(obj: Any) -> str:
+    """``module.QualName`` of ``obj``'s class, read from the class's own slots: no attribute lookup that a class (or
+    its metaclass) could override runs."""
+    cls = type(obj)
+    module = type.__dict__["__module__"].__get__(cls, type)
+    qual = type.__dict__["__qualname__"].__get__(cls, type)
+    return qual if module == "builtins" else f"{module}.{qual}"
+
+
+def flatten(obj: Any, prefix: str = "out", _depth: int = 0) -> list[tuple[str, Any]]:
     """``[(path, leaf)]`` for nested tuples, lists and dicts: ``out``, ``out[0]``, ``out['key']``. Leaves are tensors,
-    numbers or anything else (which the judge rejects)."""
-    if isinstance(obj, (tuple, list)):
-        return [p for i, v in enumerate(obj) for p in flatten(v, f"{prefix}[{i}]")]
-    if isinstance(obj, dict):
-        return [p for k, v in obj.items() for p in flatten(v, f"{prefix}[{k!r}]")]
+    numbers or anything else (which the judge rejects).
+
+    Containers are walked with the builtin types' own methods (``tuple.__iter__``, ``dict.items``), chosen by the
+    object's real type (never ``isinstance``, which a ``__class__`` property fools), so a subclass's overridden
+    ``__iter__`` or ``items`` never runs; a dict key that is not a builtin scalar is shown by its class name, never by
+    its ``__repr__``.
+
+    Raises:
+        NestingError: more than ``MAX_DEPTH`` levels of containers.
+    """
+    cls = type(obj)
+    if issubclass(cls, (tuple, list, dict)) and _depth >= MAX_DEPTH:
+        raise NestingError(
+            f"the output nests tuples, lists or dicts more than {MAX_DEPTH} levels deep (or contains itself): "
+            "return the reference's structure"
+        )
+    if issubclass(cls, tuple):
+        return [p for i, v in enumerate(tuple.__iter__(obj)) for p in flatten(v, f"{prefix}[{i}]", _depth + 1)]
+    if issubclass(cls, list):
+        return [p for i, v in enumerate(list.__iter__(obj)) for p in flatten(v, f"{prefix}[{i}]", _depth + 1)]
+    if issubclass(cls, dict):
+        return [p for k, v in dict.items(obj) for p in flatten(v, f"{prefix}[{_key_text(k)}]", _depth + 1)]
     return [(prefix, obj)]
+
+
+def _key_text(key: Any) -> str:
+    return repr(key) if type(key) in _KEY_TYPES else f"<{class_name(key)}>"
+
+
+def is_plain_tensor(obj: Any) -> bool:
+    """``obj`` is a ``torch.Tensor`` (or ``Parameter``) itself, not a subclass, by its real type."""
+    return type(obj) in PLAIN_TENSORS
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -47,10 +93,20 @@ def dtype_from_name(name: str) -> torch.dtype:
 
 def tensor_bytes(t: torch.Tensor) -> bytes:
     """The tensor's elements in row-major order as raw bytes (any dtype, any device, any strides)."""
-    t = t.detach().contiguous().cpu()
+    t = t.detach().resolve_conj().resolve_neg().cpu()
     if t.numel() == 0:
         return b""
-    return t.reshape(-1).view(torch.uint8).numpy().tobytes()
+    return flat_bytes(t).numpy().tobytes()
+
+
+def flat_bytes(t: torch.Tensor) -> torch.Tensor:
+    """The elements of ``t`` (any shape, 0-d included; any strides) as a 1-d uint8 tensor, in row-major order."""
+    return t.reshape(-1).contiguous().view(torch.uint8)
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """``a`` and ``b`` hold the same bytes (0-d and empty tensors included): a bitwise compare, NaN payloads too."""
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(flat_bytes(a), flat_bytes(b))
 
 
 def tensor_from_bytes(data: bytes, dtype: str, shape: list[int]) -> torch.Tensor:
@@ -76,8 +132,11 @@ def hash_data(data: Any) -> str:
 
 
 def poison_(t: torch.Tensor) -> torch.Tensor:
-    """Fill ``t`` in place with the poison pattern (NaN with a payload for floats, 0x5A bytes for integers)."""
-    if t.dtype.is_floating_point and t.element_size() in POISON_BITS:
+    """Fill ``t`` in place with the poison pattern (NaN with a payload for floats, both parts of complex numbers;
+    0x5A bytes for integers)."""
+    if t.is_complex() and not t.is_conj():
+        poison_(torch.view_as_real(t))
+    elif t.dtype.is_floating_point and t.element_size() in POISON_BITS:
         bits = POISON_BITS[t.element_size()]
         iv = _INT_VIEW[t.element_size()]
         signed = bits - (1 << (8 * t.element_size())) if bits >= 1 << (8 * t.element_size() - 1) else bits
@@ -115,6 +174,8 @@ def _int_pattern(size: int) -> int:
 def poisoned_mask(t: torch.Tensor) -> torch.Tensor:
     """Elements of ``t`` (a contiguous CPU tensor) that still hold the poison pattern: never written."""
     size = t.element_size()
+    if t.is_complex() and not t.is_conj():
+        return poisoned_mask(torch.view_as_real(t)).all(dim=-1)
     if t.dtype.is_floating_point and size in POISON_BITS:
         bits = POISON_BITS[size]
         signed = bits - (1 << (8 * size)) if bits >= 1 << (8 * size - 1) else bits
@@ -124,39 +185,81 @@ def poisoned_mask(t: torch.Tensor) -> torch.Tensor:
     return torch.zeros(t.shape, dtype=torch.bool)
 
 
-def save_outputs(out: Any, folder: Path) -> list[OutputLeaf]:
+def save_outputs(out: Any, folder: Path, expected: list[OutputLeaf] | None = None) -> list[OutputLeaf]:
     """Write every leaf of ``out`` under ``folder``; return their descriptions (path, kind, dtype, shape, stride,
-    device, file). Non-tensor leaves are described by ``repr`` and ``value`` when they are numbers."""
+    device, file).
+
+    Nothing the kernel defined runs here: a tensor subclass is described by its class name alone (no attribute of
+    it is read: its ``__torch_function__`` would run), other leaves by their type name (never their ``repr``),
+    numbers through the builtin's own conversion. With ``expected`` (the judge's ``describe`` of the reference's
+    output, from ``prepare``) the metadata is checked first: when the structure, a leaf's dtype or its shape differs
+    (the case fails on it anyway), no bytes are written, so a wrong-shaped huge output (a stride-0 view of 2^29
+    elements) costs nothing; such a leaf says why in ``unsent``.
+
+    Raises:
+        NestingError: ``out`` nests deeper than ``MAX_DEPTH``.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     leaves: list[OutputLeaf] = []
-    for i, (path, leaf) in enumerate(flatten(out)):
-        if isinstance(leaf, torch.Tensor) and (leaf.is_meta or leaf.layout != torch.strided):
+    flat = flatten(out)
+    want = {e["path"]: e for e in expected} if expected is not None else None
+    same_structure = want is None or (len(flat) == len(want) and {p for p, _ in flat} == set(want))
+    for i, (path, leaf) in enumerate(flat):
+        cls = type(leaf)
+        if issubclass(cls, torch.Tensor) and cls not in PLAIN_TENSORS:
+            leaves.append({"path": path, "kind": "tensor", "class": class_name(leaf)})
+        elif issubclass(cls, torch.Tensor) and (leaf.is_meta or leaf.layout != torch.strided):
             what = "meta tensor (no data)" if leaf.is_meta else f"tensor with layout {leaf.layout}"
             leaves.append({"path": path, "kind": "other", "type": what, "repr": ""})
-        elif isinstance(leaf, torch.Tensor):
-            f = folder / f"{i}.bin"
-            f.write_bytes(tensor_bytes(leaf))
-            leaves.append(
-                {
-                    "path": path,
-                    "kind": "tensor",
-                    "dtype": dtype_name(leaf.dtype),
-                    "shape": list(leaf.shape),
-                    "stride": list(leaf.stride()),
-                    "device": str(leaf.device),
-                    "file": f.name,
-                    "class": f"{type(leaf).__module__}.{type(leaf).__qualname__}",
-                }
-            )
-        elif isinstance(leaf, (int, float, bool)):
-            leaves.append({"path": path, "kind": "number", "value": leaf, "type": type(leaf).__name__})
+        elif issubclass(cls, torch.Tensor):
+            d: OutputLeaf = {
+                "path": path,
+                "kind": "tensor",
+                "dtype": dtype_name(leaf.dtype),
+                "shape": list(leaf.shape),
+                "stride": list(leaf.stride()),
+                "device": str(leaf.device),
+                "class": class_name(leaf),
+            }
+            unsent = _mismatch(d, want.get(path) if want is not None else None, same_structure)
+            if unsent:
+                d["unsent"] = unsent
+            else:
+                f = folder / f"{i}.bin"
+                f.write_bytes(tensor_bytes(leaf))
+                d["file"] = f.name
+            leaves.append(d)
+        elif cls is bool or issubclass(cls, (int, float)):
+            # the builtin's own conversion: an int or float subclass (numpy.float64, an IntEnum) runs no code of its own
+            value = leaf if cls is bool else float.__float__(leaf) if issubclass(cls, float) else int.__int__(leaf)
+            leaves.append({"path": path, "kind": "number", "value": value, "type": type(value).__name__})
         else:
-            leaves.append({"path": path, "kind": "other", "type": type(leaf).__name__, "repr": repr(leaf)[:200]})
+            leaves.append({"path": path, "kind": "other", "type": class_name(leaf), "repr": ""})
     return leaves
 
 
+def _mismatch(leaf: OutputLeaf, want: OutputLeaf | None, same_structure: bool) -> str:
+    """Why ``leaf``'s bytes need not travel (the judge fails the case on its metadata), or '' to send them."""
+    if not same_structure:
+        return "the output's structure differs from the reference's"
+    if want is None:
+        return ""
+    shape = want.get("shape", [] if want.get("kind") == "number" else None)
+    if shape is not None and list(shape) != leaf["shape"]:
+        return f"its shape {tuple(leaf['shape'])} is not the reference's {tuple(shape)}"
+    if want.get("dtype") and want["dtype"] != leaf["dtype"]:
+        return f"its dtype {leaf['dtype']} is not the reference's {want['dtype']}"
+    return ""
+
+
 def load_output(folder: Path, leaf: OutputLeaf) -> torch.Tensor:
-    """The tensor a ``save_outputs`` leaf describes, read back from its file under ``folder``."""
+    """The tensor a ``save_outputs`` leaf describes, read back from its file under ``folder``.
+
+    Raises:
+        ValueError: the candidate did not send the leaf's bytes (``unsent`` says why).
+    """
+    if not leaf.get("file"):
+        raise ValueError(f"its bytes were not sent: {leaf.get('unsent') or 'no file'}")
     return tensor_from_bytes((folder / leaf["file"]).read_bytes(), leaf["dtype"], leaf["shape"])
 
 
@@ -175,3 +278,29 @@ def describe(obj: Any) -> list[OutputLeaf]:
                 }
             )
     return out
+
+
+def aliases(out: Any, inputs: Any) -> list[str]:
+    """``out[0] aliases in[1]`` for every output tensor whose storage overlaps an input tensor's storage."""
+    spans = []
+    for path, t in flatten(inputs, "in"):
+        if isinstance(t, torch.Tensor) and t.numel():
+            s = t.untyped_storage()
+            spans.append((path, s.data_ptr(), s.data_ptr() + s.nbytes(), t.device))
+    found = []
+    for path, t in flatten(out):
+        if not is_plain_tensor(t) or not t.numel():  # a subclass is refused unread: its methods are the kernel's
+            continue
+        s = t.untyped_storage()
+        lo, hi = s.data_ptr(), s.data_ptr() + s.nbytes()
+        for ipath, ilo, ihi, dev in spans:
+            if dev == t.device and lo < ihi and ilo < hi:
+                found.append(f"{path} aliases {ipath}")
+    return found
+
+
+def copy_into(dst: Any, src: Any) -> None:
+    """Copy every tensor of ``src`` into the tensor at the same place in ``dst`` (same structure)."""
+    for (_, d), (_, s) in zip(flatten(dst), flatten(src)):
+        if isinstance(d, torch.Tensor) and isinstance(s, torch.Tensor):
+            d.copy_(s)

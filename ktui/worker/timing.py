@@ -8,12 +8,13 @@ min and max over all repetitions, and a hook that gives every timed call fresh i
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from ktui.protocol import TimingStats
+from ktui.protocol import HostLoopReply, TimingStats
 
 _FLUSH: dict[str, torch.Tensor] = {}
 
@@ -102,6 +103,34 @@ def bench(
     torch.cuda.synchronize(device)
     times, last = one(reps)
     return summarize(times), last
+
+
+def host_loop(
+    fn: Callable[[], Any],
+    refresh: Callable[[int], None],
+    calls: int,
+    run_kernel: bool,
+    sync: Callable[[], None],
+) -> tuple[HostLoopReply, Any]:
+    """``calls`` iterations of ``refresh(i)`` (fresh inputs), ``fn()`` (skipped when not ``run_kernel``: the
+    baseline) and ``sync()`` (a device synchronize: work on every stream, a side stream's too, ends inside the
+    iteration that launched it, and none overlaps the next refresh).
+
+    Returns the reply (``inner_s``: the loop's wall seconds; ``enqueue_s``: host seconds inside ``fn``, summed:
+    the host's own cost of issuing the calls) and the last call's output (None without calls). The caller times
+    the request from outside; the difference of a loop with calls and one without is the calls' own time.
+    """
+    out = None
+    inside = 0.0
+    t_ready = time.perf_counter()
+    for i in range(calls):
+        refresh(i)
+        if run_kernel:
+            t0 = time.perf_counter()
+            out = fn()
+            inside += time.perf_counter() - t0
+        sync()
+    return {"calls": calls, "inner_s": time.perf_counter() - t_ready, "enqueue_s": inside}, out
 
 
 def measure_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:

@@ -20,7 +20,7 @@ from ktui.core.events import EventBus, RungProgress
 from ktui.core.results import DEFAULT_RUNGS, ErrorInfo
 from ktui.core.workers.facades import CandidateClient, JudgeClient
 from ktui.core.workspace import KernelRef, Workspace
-from ktui.protocol import Case, ExecutedCase, OnProgress, PrepareReply, Progress, Sources, spec_size
+from ktui.protocol import Case, DescribeRequest, ExecutedCase, OnProgress, PrepareReply, Progress, Sources, spec_size
 
 if TYPE_CHECKING:
     from ktui.core.store import ResultStore
@@ -42,6 +42,8 @@ class LadderOptions:
     distributions: bool = True  # one extra case per spec for each input distribution the problem allows
     layouts: bool = True  # transposed / padded / offset / expanded inputs on the largest specs (unless contiguous_only)
     repeat: bool = True  # the first case of each spec runs twice on identical inputs (nondeterminism)
+    fuzz: bool = True  # a few specs drawn per run around and beyond the tests (``ktui.worker.fuzz``)
+    near_duplicates: bool = True  # inputs of an earlier case with a few interior elements swapped (memos)
     timeouts: dict[str, float] = field(
         default_factory=lambda: {"compile": 240.0, "run": 120.0, "correctness": 300.0, "benchmark": 600.0}
     )
@@ -90,7 +92,7 @@ class RunContext:
     Left by the rungs for later ones: ``problem`` (the judge's description, by compile), ``cases`` (the case plan,
     by compile), ``prepare`` (the judge's reference outputs, started by compile, awaited by correctness),
     ``executed`` (the executed cases and their output files, by run), ``tampered`` (what the candidate patched in
-    its worker, by run and benchmark).
+    its worker, by run and benchmark), ``uses_dot`` (whether a compiled launch multiplies matrices, by compile).
     """
 
     ws: Workspace
@@ -112,6 +114,7 @@ class RunContext:
     executed: list[ExecutedCase] | None = None
     prepare: Future[PrepareReply] | None = None
     tampered: list[str] = field(default_factory=list)
+    uses_dot: bool | None = None  # a compiled launch has a tl.dot (compile; None: not known)
     _throttles: dict[str, ProgressThrottle] = field(default_factory=dict, repr=False)
 
     # -- the workers, as typed facades ------------------------------------------------------------------------
@@ -154,7 +157,9 @@ class RunContext:
     def problem_info(self) -> ProblemInfo:
         """The problem's description: compile's, or the judge's ``describe`` now (default time limit, 60 s)."""
         if self.problem is None:
-            self.problem = self.judge.describe(self.sources(), timeout_s=self.options.timeouts["compile"])
+            src = self.sources()
+            request: DescribeRequest = {"kernel": src["kernel"], "reference": src["reference"]}
+            self.problem = self.judge.describe(request, timeout_s=self.options.timeouts["compile"])
         return self.problem
 
     def profile_spec(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from ktui.core.ladder.context import LadderOptions, RunContext, RungFailed
 from ktui.core.results import RUNG_ORDER, RUNG_SPECS, ErrorInfo, LadderResult, RungResult, Status, expand_rungs
 from ktui.core.store import ResultStore, Snapshots
 from ktui.core.workers.client import WorkerError
+from ktui.core.workers.logs import LOG_CAP_BYTES
 from ktui.core.workers.pool import WorkerPool
 from ktui.core.workspace import KernelRef, Workspace
 
@@ -159,16 +160,67 @@ class Ladder:
 
     def _rung(self, name: str, ctx: RunContext) -> RungResult:
         """Climb one rung: its result, or a ``FAILED`` result for ``RungFailed`` and ``WorkerError`` (with the
-        user's paths in the message and traceback); the seconds it took."""
+        user's paths in the message and traceback); the seconds it took.
+
+        ktui's own snapshots are checked first and taken again when something deleted them; a rung that failed
+        because one vanished while it ran (``SnapshotMissing``) runs once more on the snapshot taken again. Either
+        is a warning on the rung, never the user's file reported missing. So is a kernel that printed more than
+        its worker's log keeps."""
         t0 = time.perf_counter()
-        try:
-            rr = RUNG_IMPLS[name](ctx)
-        except RungFailed as f:
-            rr = RungResult(name, Status.FAILED, figures=f.figures, summary=f.summary, error=f.info)
-        except WorkerError as exc:
-            rr = RungResult(name, Status.FAILED, error=ctx.user_paths(exc.info))
+        printed = self._printed()
+        notes = self._restore_snapshots(ctx)
+        rr = self._climb(name, ctx)
+        if rr.error is not None and rr.error.type == "SnapshotMissing":
+            again = self._restore_snapshots(ctx)
+            if again:
+                notes += again
+                rr = self._climb(name, ctx)
+        rr.warnings.extend(notes)
+        rr.warnings.extend(self._printed_warnings(printed, name))
         rr.seconds = time.perf_counter() - t0
         return rr
+
+    def _climb(self, name: str, ctx: RunContext) -> RungResult:
+        try:
+            return RUNG_IMPLS[name](ctx)
+        except RungFailed as f:
+            return RungResult(name, Status.FAILED, figures=f.figures, summary=f.summary, error=f.info)
+        except WorkerError as exc:
+            return RungResult(name, Status.FAILED, error=ctx.user_paths(exc.info))
+
+    def _restore_snapshots(self, ctx: RunContext) -> list[str]:
+        """Take again each of the run's snapshots that is missing or altered; a warning for each one taken."""
+        notes = []
+        for snap, what in ((ctx.kernel_snap, "the kernel version"), (ctx.ref_snap, "the reference")):
+            if snap is None:
+                continue
+            try:
+                restored = self.snapshots.restore(snap)
+            except OSError as exc:
+                notes.append(f"ktui's own snapshot of {what} is missing and cannot be written again: {exc}")
+                continue
+            if restored:
+                notes.append(
+                    f"ktui's own snapshot of {what} ({snap.relative_to(self.ws.root)}) was deleted or altered "
+                    "during the run; ktui took it again (your file is not the problem)"
+                )
+        return notes
+
+    def _printed(self) -> dict[str, int]:
+        """Bytes each candidate-side worker (candidate, compiler) wrote to its log so far."""
+        return {w.role: w.printed_bytes for w in (self.pool.candidate, self.pool.compiler)}
+
+    def _printed_warnings(self, before: dict[str, int], rung: str) -> list[str]:
+        """A warning per candidate-side worker whose kernel printed more during ``rung`` than its log keeps."""
+        out = []
+        for role, now in self._printed().items():
+            n = now - before.get(role, now)
+            if n > LOG_CAP_BYTES:
+                out.append(
+                    f"the kernel printed {n / 2**20:.0f} MB to stdout/stderr in {rung}; the {role} worker's log "
+                    f"(.ktui/logs/{role}.log) keeps the last {LOG_CAP_BYTES >> 20} MB"
+                )
+        return out
 
 
 def merge(old: LadderResult | None, new: LadderResult) -> LadderResult:

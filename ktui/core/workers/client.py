@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ktui.core.results import ErrorInfo
+from ktui.core.workers import orphans
+from ktui.core.workers.crash import crash_message
+from ktui.core.workers.logs import LogSink, RotatingLog, open_pipe
 from ktui.core.workers.transport import LocalTransport, Transport
 from ktui.protocol import OnProgress, decode, encode
 
@@ -63,25 +66,6 @@ def _stdout(proc: subprocess.Popen[bytes]) -> IO[bytes]:
     return proc.stdout
 
 
-def describe_exit(code: int | None) -> str:
-    """``exit code 3`` / ``signal SIGSEGV (segmentation fault)``."""
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        extra = {
-            "SIGSEGV": " (segmentation fault)",
-            "SIGKILL": " (killed)",
-            "SIGABRT": " (aborted)",
-            "SIGBUS": " (bus error)",
-        }.get(name, "")
-        return f"signal {name}{extra}"
-    return f"exit code {code}"
-
-
 class WorkerProcess:
     """One worker process, restarted on demand. Calls are serialized by a lock: one request at a time.
 
@@ -89,7 +73,8 @@ class WorkerProcess:
         role: ``candidate`` (runs kernel versions), ``judge`` (runs references and decides verdicts) or ``compiler``
             (without a GPU: compiles versions for sm_90a; on a GPU the candidate compiles).
         device: ``cpu`` or ``cuda``.
-        log_dir: where the worker's stderr goes (``<role>.log``, appended); its tail is quoted when it dies.
+        log_dir: where the worker's stderr and stdout go (``<role>.log``, appended, rotated at
+            ``logs.LOG_CAP_BYTES``); its tail is quoted when it dies.
         env: variables added to the worker's environment.
         on_state: called with (role, state, detail) on ``starting``, ``ready``, ``restarting``, ``stopped`` and
             ``failed`` (it could not start).
@@ -123,7 +108,9 @@ class WorkerProcess:
         self._lock = threading.RLock()
         self._closed = False
         self._log_path = self.log_dir / f"{role}.log"
-        self._log_file: IO[bytes] | None = None
+        self._sink: LogSink | None = None  # drains the running process's stderr into the log
+        self._printed_before = 0  # bytes the earlier processes of this worker wrote
+        self._doing = ""  # the request running now and the case its last progress line named
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     @property
@@ -144,10 +131,20 @@ class WorkerProcess:
             if self._closed:
                 raise WorkerStartError(f"the {self.role} worker was stopped")
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            log = self._log_file = open(self._log_path, "ab", buffering=0)
-            log.write(f"\n=== ktui {self.role} worker start {time.strftime('%H:%M:%S')} ===\n".encode())
             env = {**self.env, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
-            proc = self._proc = self.transport.spawn(self.role, self.device, env, log)
+            read_fd, write_fd = open_pipe()
+            try:
+                with orphans.spawning(), os.fdopen(write_fd, "wb", buffering=0) as stderr:
+                    proc = self._proc = self.transport.spawn(self.role, self.device, env, stderr)
+                    orphans.register(proc.pid)
+            except BaseException:
+                os.close(read_fd)
+                raise
+            if self._sink is not None:
+                self._printed_before += self._sink.total
+            header = f"\n=== ktui {self.role} worker start {time.strftime('%H:%M:%S')} pid {proc.pid} ===\n"
+            self._sink = LogSink(read_fd, RotatingLog.for_path(self._log_path), header.encode())
+            self._doing = ""
             os.set_blocking(_stdout(proc).fileno(), False)
             self._buf = b""
             self.hello = None
@@ -204,9 +201,7 @@ class WorkerProcess:
                     f.close()
             except OSError:
                 pass
-        log, self._log_file = self._log_file, None
-        if log:
-            log.close()
+        orphans.unregister(proc.pid)
 
     def restart(self, reason: str) -> None:
         """Kill and spawn again at once, so the next call finds torch already imported (not after ``stop``)."""
@@ -276,29 +271,34 @@ class WorkerProcess:
             proc = self._proc
             if proc is None:  # killed from another thread since it was ready
                 raise WorkerCrashed(f"the {self.role} worker was killed")
+            self._doing = method
             try:
                 _stdin(proc).write(encode({"id": rid, "method": method, "params": dict(params or {})}))
                 _stdin(proc).flush()
             except (BrokenPipeError, OSError):
-                code = proc.poll()
-                tail = self.log_tail()
+                message = self._crash_message(proc.poll())
                 self.restart(f"died before {method}")
-                raise WorkerCrashed(f"the {self.role} worker died ({describe_exit(code)}){tail}") from None
+                raise WorkerCrashed(message) from None
             deadline = time.monotonic() + timeout_s
             while True:
                 try:
                     msg = self._read_message(deadline)
                 except WorkerTimeout:
+                    doing = self._doing
                     self.restart(f"{method} timed out after {timeout_s:g} s")
                     raise WorkerTimeout(
-                        f"timed out after {timeout_s:g} s (the kernel may hang); the {self.role} worker was restarted"
+                        f"timed out after {timeout_s:g} s while running {doing} (the kernel may hang); the "
+                        f"{self.role} worker was restarted"
                     ) from None
                 except WorkerCrashed as exc:
                     self.restart(f"crashed during {method}")
-                    raise WorkerCrashed(f"{exc}; the {self.role} worker was restarted") from None
+                    raise WorkerCrashed(f"{exc}\nthe {self.role} worker was restarted") from None
                 if msg.get("id") != rid:
                     continue  # a stale line from an earlier, abandoned request
                 if "progress" in msg:
+                    case = msg["progress"].get("case") if isinstance(msg["progress"], dict) else None
+                    if case:
+                        self._doing = f"{case} ({method})"
                     if on_progress:
                         on_progress(msg["progress"])
                     continue
@@ -352,16 +352,23 @@ class WorkerProcess:
                         code = proc.wait(timeout=5)
                     except subprocess.TimeoutExpired:
                         code = None
-                    raise WorkerCrashed(f"the {self.role} worker died ({describe_exit(code)}){self.log_tail()}")
+                    raise WorkerCrashed(self._crash_message(code))
             elif proc.poll() is not None:
-                raise WorkerCrashed(f"the {self.role} worker died ({describe_exit(proc.returncode)}){self.log_tail()}")
+                raise WorkerCrashed(self._crash_message(proc.returncode))
 
-    def log_tail(self, lines: int = 12) -> str:
-        """The last lines the worker wrote to stderr since its latest start, as ``: ...`` text, or ''."""
-        try:
-            data = self._log_path.read_bytes()[-16384:].decode(errors="replace")
-        except OSError:
-            return ""
-        data = data.rsplit("=== ktui ", 1)[-1].split("\n", 1)[-1] if "=== ktui " in data else data
-        tail = [ln for ln in data.splitlines() if ln.strip()][-lines:]
-        return (":\n" + "\n".join(tail)) if tail else ""
+    def _crash_message(self, code: int | None) -> str:
+        """``crash.crash_message`` for this worker's process, which ended with ``code``, once its last output is in."""
+        if self._sink is not None:
+            self._sink.settle()
+        return crash_message(self.role, self.device, code, self._doing, self.log_tail())
+
+    def log_tail(self) -> str:
+        """The end of what the running (or last) process of this worker wrote to stderr and stdout, '' if nothing:
+        its own output only, kept in memory (``logs.TAIL_BYTES``), whatever other processes wrote to the file."""
+        return self._sink.tail_text() if self._sink is not None else ""
+
+    @property
+    def printed_bytes(self) -> int:
+        """Bytes every process of this worker wrote to stderr and stdout so far (a kernel's ``print`` among
+        them); the log file keeps only the last ``logs.LOG_CAP_BYTES`` or so of them."""
+        return self._printed_before + (self._sink.total if self._sink is not None else 0)

@@ -18,7 +18,8 @@ class Transport(Protocol):
 
     ``spawn`` starts ``python -m ktui.worker --role ROLE --device DEVICE`` somewhere and returns its process handle:
     the protocol travels over the handle's ``stdin`` (requests) and ``stdout`` (replies, read non-blocking), the
-    worker's stderr goes to ``stderr`` (the role's log), and killing the handle's process group stops it and every
+    worker's stderr goes to ``stderr`` (a pipe that ktui drains into the role's log, ``ktui.core.workers.logs``),
+    and killing the handle's process group stops it and every
     process it started. ``LocalTransport`` runs it as a child of ktui's process. A remote transport would return the
     ``subprocess.Popen`` of ``ssh -T HOST python -m ktui.worker ...`` (the channel is then the ssh process's pipes
     and a hang-up ends the remote worker); the paths in requests (snapshots, ``out_dir``) must then name storage that

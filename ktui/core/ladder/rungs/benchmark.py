@@ -1,27 +1,29 @@
 """The ``benchmark`` rung: CUDA-event timing of every benchmark spec, with integrity checks, against the
-reference timed the same way and against the measured roofline.
+reference timed the same way and against the roofline (the device's datasheet peak, ``ktui.core.ladder.peaks``).
 
 The candidate times each spec (L2 flushed and inputs refreshed between calls); then, after the timing, the judge
 checks elements of each spec's last timed output drawn at random (``_recheck_timed_outputs``), this process times a
-device-synchronized loop of calls (``_host_us_per_call``), the candidate is asked what it patched, and the judge
+device-synchronized loop of calls on fresh inputs (``_host_us_per_call``; its last output is re-checked too), the
+candidate is asked what it patched, and the judge
 times the reference (on ``BENCH_SEED``'s inputs, so its times are comparable across runs) and reports the roofline.
 ``benchmark_result`` folds it all. On the CPU (the Triton interpreter) the rung is skipped: no times.
 
 Figures: ``specs`` (per spec: label, spec, ``median_us``, ``p25_us``, ``p75_us``, ``iqr_us``, ``min_us``,
-``max_us``, ``reps``, ``ref_median_us``, ``speedup``, ``gbps``, ``tflops``, ``roofline_us``, ``sol_pct``,
-``host_us_per_call``, ``enqueue_us_per_call``; times in µs), ``bandwidth_gbps``, ``peak_tflops``, ``recheck``,
-``tampered``.
+``max_us``, ``reps``, ``ref_median_us``, ``speedup``, ``gbps``, ``tflops``, ``roofline_us``, ``sol_pct`` (% of
+the datasheet peak), ``measured_us``, ``measured_pct`` (% of the measured ceilings), ``peak_source``,
+``host_us_per_call``, ``enqueue_us_per_call``; times in µs), ``bandwidth_gbps``, ``peak_tflops``, ``device_name``,
+``recheck``, ``host_recheck``, ``tampered``.
 """
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ktui.core.ladder.context import BENCH_SEED, RunContext
+from ktui.core.ladder.peaks import roofline
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
 from ktui.protocol import (
     BenchmarkRequest,
@@ -29,10 +31,11 @@ from ktui.protocol import (
     CheckItem,
     CheckSamplesRequest,
     HostLoopReply,
+    HostLoopRequest,
+    OutputShape,
     SampleRequestItem,
     SampleVerdict,
     TimeReferenceRequest,
-    json_float,
 )
 
 if TYPE_CHECKING:
@@ -67,7 +70,11 @@ def run(ctx: RunContext) -> RungResult:
     on_progress = ctx.progress("benchmark", "candidate")
     cand = ctx.candidate.benchmark(params, timeout_s=t, on_progress=on_progress)
     recheck = _recheck_timed_outputs(ctx, cand["specs"], t)
-    host = {s["spec_index"]: _host_us_per_call(ctx, s, t) for s in cand["specs"]}
+    loops = {s["spec_index"]: _host_us_per_call(ctx, s, t) for s in cand["specs"]}
+    host = {i: figures for i, (figures, _) in loops.items()}
+    # The last host-loop call's output, checked like the last event-timed one: the loop's calls must compute too.
+    last_calls = [last for _, last in loops.values() if last is not None]
+    host_recheck = _recheck_timed_outputs(ctx, last_calls, t) if last_calls else []
     # Patches persist: what the candidate patched while it was timed is still patched now.
     patched = ctx.candidate.integrity({}, timeout_s=t)["tampered"]
     ctx.tampered = sorted(set(ctx.tampered) | set(patched))
@@ -76,10 +83,19 @@ def run(ctx: RunContext) -> RungResult:
     ref = ctx.judge.time_reference(timing, timeout_s=t, on_progress=on_progress)
     dtypes = sorted({r["dtype"] for r in ref["specs"] if r.get("flops")})
     roof = ctx.judge.roofline({"dtypes": dtypes}, timeout_s=t)
-    return benchmark_result(cand["specs"], ref["specs"], roof, desc, host=host, recheck=recheck, tampered=ctx.tampered)
+    return benchmark_result(
+        cand["specs"],
+        ref["specs"],
+        roof,
+        desc,
+        host=host,
+        recheck=recheck,
+        tampered=ctx.tampered,
+        host_recheck=host_recheck,
+    )
 
 
-def _recheck_timed_outputs(ctx: RunContext, specs: Sequence[BenchSpecTiming], t: float) -> list[SampleVerdict]:
+def _recheck_timed_outputs(ctx: RunContext, specs: Sequence[TimedOutput], t: float) -> list[SampleVerdict]:
     """Sample elements of each spec's last timed output at indices drawn now (after the timing, so the kernel
     cannot know them) and have the judge check them against the reference on that call's inputs.
 
@@ -104,29 +120,50 @@ def _recheck_timed_outputs(ctx: RunContext, specs: Sequence[BenchSpecTiming], t:
     return ctx.judge.check_samples(params, timeout_s=t)["specs"]
 
 
-def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> dict[str, float]:
-    """Per-call time of back-to-back calls ended by a device synchronize, timed from this process: the
-    difference of two requests (N calls, 0 calls) cancels set-up and IPC. Nothing in the candidate's process
-    (a side stream, a patched timer) can shorten it. Returns ``us_per_call`` (µs), ``enqueue_us_per_call`` (µs
-    until the last call returned, before the synchronize: the host's own cost per call, as the worker measured
-    it)."""
-    sources, index = ctx.sources(), spec["spec_index"]
-    replies: list[HostLoopReply] = []  # the worker's own enqueue times
+class TimedOutput(TypedDict):
+    """A kept output to re-check: its spec and its tensor leaves (``path``, ``numel``)."""
 
-    def timed(n: int) -> float:
+    spec_index: int
+    leaves: list[OutputShape]
+
+
+def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> tuple[dict[str, float], TimedOutput | None]:
+    """Per-call time of calls each ended by a device synchronize, timed from this process: the difference of two
+    requests, N iterations of (fresh inputs, call, synchronize) and N of (fresh inputs, synchronize), cancels
+    set-up, IPC and the input generation (``Candidate.do_host_loop``). Nothing in the candidate's process (a side
+    stream, a patched timer, a memo of the last output: every call has new inputs) can shorten it. Every request
+    draws its own seeds.
+
+    Returns ``us_per_call`` (µs), ``enqueue_us_per_call`` (µs the host spent inside a call, as the worker
+    measured it: the host's own cost per call) and the last loop's output to re-check (None when it had no
+    tensor output).
+    """
+    sources, index = ctx.sources(), spec["spec_index"]
+    rnd = random.SystemRandom()
+    replies: list[HostLoopReply] = []
+
+    def timed(n: int, run_kernel: bool) -> float:
+        params: HostLoopRequest = {
+            **sources,
+            "spec_index": index,
+            "seed": rnd.randrange(1, 2**30),
+            "calls": n,
+            "run_kernel": run_kernel,
+        }
         t0 = time.perf_counter()
-        replies.append(
-            ctx.candidate.host_loop({**sources, "spec_index": index, "seed": BENCH_SEED, "calls": n}, timeout_s=t)
-        )
+        replies.append(ctx.candidate.host_loop(params, timeout_s=t))
         return time.perf_counter() - t0
 
-    base = timed(0)
-    probe = max(timed(10) - base, 0.0) / 10  # seconds per call, roughly: sizes the real loop to ~100 ms
+    probe = max(timed(10, True) - timed(10, False), 0.0) / 10  # seconds per call, roughly: sizes the loop to ~100 ms
     calls = int(max(10, min(5000, 0.1 / max(probe, 1e-6))))
-    times = [timed(0), timed(calls), timed(0), timed(calls)]
-    loop = min(times[1], times[3]) - min(base, times[0], times[2])
-    enqueue = min(r.get("enqueue_s", 0.0) for r in replies if r["calls"] == calls)
-    return {"us_per_call": max(loop, 0.0) * 1e6 / calls, "enqueue_us_per_call": max(enqueue, 0.0) * 1e6 / calls}
+    base = [timed(calls, False), timed(calls, False)]
+    full = [timed(calls, True), timed(calls, True)]  # the last request is a full one: its output is the one kept
+    loop = min(full) - min(base)
+    enqueue = min(r.get("enqueue_s", 0.0) for r in replies[-2:])
+    last = replies[-1]
+    kept: TimedOutput | None = {"spec_index": index, "leaves": last["leaves"]} if last.get("leaves") else None
+    figures = {"us_per_call": max(loop, 0.0) * 1e6 / calls, "enqueue_us_per_call": max(enqueue, 0.0) * 1e6 / calls}
+    return figures, kept
 
 
 # Host loop against CUDA events. Honest kernels measured on an H200 (benchmarks/h200.sh, examples) give host loop /
@@ -134,7 +171,6 @@ def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> dict[
 # events miss (another stream) shows as host time that neither the median nor the host's own enqueue time explains.
 HOST_FAIL_RATIO, HOST_FAIL_GAP_US = 1.4, 50.0
 HOST_WARN_RATIO, HOST_WARN_GAP_US = 1.2, 20.0
-SOL_SLACK = 0.8  # a time under 80% of the roofline floor cannot be real: the measured ceilings are within a few %
 
 
 def benchmark_result(
@@ -145,19 +181,21 @@ def benchmark_result(
     host: dict[int, dict[str, float]] | None = None,
     recheck: Sequence[Mapping[str, Any]] | None = None,
     tampered: list[str] | None = None,
+    host_recheck: Sequence[Mapping[str, Any]] | None = None,
 ) -> RungResult:
     """Per benchmark spec: the candidate's median and spread, the reference's median, the speedup, achieved GB/s
-    and TFLOP/s, and % of the measured roofline ``max(bytes / bandwidth, flops / peak)`` ("speed of light").
+    and TFLOP/s, and the roofline (``peaks.roofline``): ``sol_pct``, % of the device's datasheet peak (an honest
+    kernel stays at or under 100%), and ``measured_pct``, % of the measured ceilings.
 
     ``host`` maps a spec index to ``{"us_per_call", "enqueue_us_per_call"}`` (see ``_host_us_per_call``).
-    Fails, naming the spec, when the output of the last timed call is wrong (``recheck``), when a time is faster
-    than the speed of light, when the candidate patched functions in its worker (``tampered``: the timer itself is
-    suspect), or when the host-synchronized time per call exceeds both the CUDA-event median and the host's own
-    enqueue time by ``HOST_FAIL_RATIO`` and ``HOST_FAIL_GAP_US`` (GPU work the events do not see: a side stream).
-    A milder gap is a warning, and so is a host-bound call (enqueue time above the median).
+    Fails, naming the spec, when the output of the last timed call is wrong (``recheck``) or the last host-loop
+    call's (``host_recheck``), when a time is faster than the datasheet peak allows (the speed of light), when
+    the candidate patched functions in its worker (``tampered``: the timer itself is suspect), or when the
+    host-synchronized time per call exceeds both the CUDA-event median and the host's own enqueue time by
+    ``HOST_FAIL_RATIO`` and ``HOST_FAIL_GAP_US`` (GPU work the events do not see: a side stream). A milder gap
+    is a warning, and so is a host-bound call (enqueue time above the median).
     """
     refs = {r["spec_index"]: r for r in ref}
-    bw = json_float(roof.get("bandwidth_gbps"))
     host = host or {}
     specs, problems, warnings = [], [], []
     for c in cand:
@@ -172,24 +210,14 @@ def benchmark_result(
         }
         e["ref_median_us"] = r.get("median_us")
         e["speedup"] = (r["median_us"] / med) if r.get("median_us") and med > 0 else None
-        floors = []
         if r.get("bytes"):
             e["gbps"] = r["bytes"] / (med * 1e-6) / 1e9
-            floors.append(r["bytes"] / (bw * 1e9) * 1e6)
         if r.get("flops"):
             e["tflops"] = r["flops"] / (med * 1e-6) / 1e12
-            peak = json_float(roof.get("peak_tflops", {}).get(r.get("dtype"), math.nan))
-            if math.isfinite(peak) and peak > 0:
-                floors.append(r["flops"] / (peak * 1e12) * 1e6)
-        if floors:
-            e["roofline_us"] = max(floors)
-            e["sol_pct"] = 100.0 * e["roofline_us"] / med
-            if med < SOL_SLACK * e["roofline_us"]:
-                problems.append(
-                    f"spec={label}: impossible: {med:.4g} us is faster than the speed of light "
-                    f"{e['roofline_us']:.4g} us (declared bytes/flops over the measured ceilings); the "
-                    "kernel skips work or the timer misses it"
-                )
+        bound, impossible = roofline(r, roof, med)
+        e.update(bound)
+        if impossible:
+            problems.append(f"spec={label}: {impossible}")
         hl = host.get(i)
         if hl is not None:
             h, q = hl["us_per_call"], hl.get("enqueue_us_per_call", 0.0)
@@ -219,6 +247,12 @@ def benchmark_result(
                 f"spec={rc['label']}: the output of the last timed call is wrong ({rc['reason']}): a "
                 "kernel must compute on every call; timed calls get fresh inputs"
             )
+    for rc in host_recheck or []:
+        if not rc["ok"]:
+            problems.append(
+                f"spec={rc['label']}: the output of the last host-loop call is wrong ({rc['reason']}): the "
+                "device-synchronized loop gives every call fresh inputs and checks the last output"
+            )
     parts = []
     for e in specs:
         s = f"{e['label']}: {fmt(e['median_us'], 4)} us (IQR {fmt(e['iqr_us'], 2)})"
@@ -228,8 +262,11 @@ def benchmark_result(
             s += f", {e['tflops']:.1f} TFLOP/s"
         elif e.get("gbps") is not None:
             s += f", {e['gbps']:.0f} GB/s"
-        if e.get("sol_pct") is not None:
-            s += f" ({e['sol_pct']:.0f}% SOL)"
+        if e.get("sol_pct") is not None and e.get("peak_source") == "measured":
+            s += f" ({e['sol_pct']:.0f}% SOL, measured)"
+        elif e.get("sol_pct") is not None:
+            s += f" ({e['sol_pct']:.0f}% of peak"
+            s += f", {e['measured_pct']:.0f}% of measured)" if e.get("measured_pct") is not None else ")"
         parts.append(s)
     if tampered:
         problems.insert(
@@ -242,6 +279,8 @@ def benchmark_result(
         "bandwidth_gbps": roof.get("bandwidth_gbps"),
         "peak_tflops": roof.get("peak_tflops"),
         "recheck": recheck or [],
+        "host_recheck": host_recheck or [],
+        "device_name": roof.get("device_name"),
         "tampered": tampered or [],
     }
     if problems:

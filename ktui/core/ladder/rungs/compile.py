@@ -7,18 +7,21 @@ also scanned for what a kernel must not do (``ktui.core.inspect.scan``).
 
 Figures: ``languages``, ``launches`` (kernel, signature, constexprs, ``num_warps``, ``num_stages``, ``target``),
 ``import_s``, ``compile_s`` (seconds), ``autotune_configs``, ``scan`` (kind, line, text). A failure here stops the
-ladder.
+ladder. It also leaves ``ctx.uses_dot`` for the correctness rung (the TF32 flag is raised only for kernels with a
+dot).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from ktui.core.figures import CompileFigures, ScanFinding
 from ktui.core.inspect.scan import scan_source
 from ktui.core.ladder.cases import make_cases
 from ktui.core.ladder.context import RunContext
 from ktui.core.results import RungResult, Status
-from ktui.protocol import CompileReply, PrepareRequest
+from ktui.protocol import CompileReply, DescribeRequest, Launch, PrepareRequest
 
 if TYPE_CHECKING:
     pass
@@ -27,7 +30,12 @@ if TYPE_CHECKING:
 def run(ctx: RunContext) -> RungResult:
     """Describe, plan, start the judge's prepare, compile. Raises ``WorkerError`` (the runner reports it)."""
     t = ctx.options.timeouts
-    desc = ctx.judge.describe(ctx.sources(), timeout_s=t["compile"])
+    # With fuzzing on, the judge draws this run's fuzzed specs from the run's seed (``--seed`` replays them).
+    src = ctx.sources()
+    request: DescribeRequest = {"kernel": src["kernel"], "reference": src["reference"]}
+    if ctx.options.fuzz:
+        request["fuzz_seed"] = ctx.seed
+    desc = ctx.judge.describe(request, timeout_s=t["compile"])
     ctx.problem = desc
     cases = ctx.cases = make_cases(desc, ctx.options, ctx.seed)
     # The judge prepares the references while the candidate compiles.
@@ -39,19 +47,32 @@ def run(ctx: RunContext) -> RungResult:
     )
     findings = scan_source(ctx.kernel_snap.read_text(errors="replace"))
     res = ctx.compiler.compile({**ctx.sources(), "seed": ctx.seed}, timeout_s=t["compile"])
+    ctx.uses_dot = uses_dot(res.get("launches", []))
     configs = int(res.get("autotune_configs") or 0)
     if configs > 1:  # every autotune config is checked alone, on its own inputs and output
         cases += [
             {"spec_index": i, "seed": ctx.seed, "config": c}
             for c in range(1, configs)
             for i in range(len(desc["tests"]))
+            if i not in desc.get("fuzzed", [])
         ]
     return compile_result(
         res, [f.message() for f in findings], [{"kind": f.kind, "line": f.line, "text": f.text} for f in findings]
     )
 
 
-def compile_result(res: CompileReply, scan_warnings: list[str], scan: list[dict[str, Any]]) -> RungResult:
+def uses_dot(launches: Sequence[Launch]) -> bool | None:
+    """Whether a launch multiplies matrices (its Triton IR has a ``tt.dot``: the compiler's ``dot`` flag): True when
+    one does, False when every launch's IR was read and none does, None when that is not known (no launches: torch
+    or CuTeDSL code, whose matmuls ktui does not see here)."""
+    if any(rec.get("dot") for rec in launches):
+        return True
+    if launches and all(rec.get("dot") is False for rec in launches):
+        return False
+    return None
+
+
+def compile_result(res: CompileReply, scan_warnings: list[str], scan: list[ScanFinding]) -> RungResult:
     """Fold the compiler's reply into the rung: ``langs: kernel(w=W,s=S), ...`` plus ``[sm_90a]`` when a launch was
     compiled for it and the autotune config count when there are several."""
     configs = int(res.get("autotune_configs") or 0)
@@ -70,7 +91,7 @@ def compile_result(res: CompileReply, scan_warnings: list[str], scan: list[dict[
         summary += " [sm_90a]"
     if configs > 1:
         summary += f" autotune: {configs} configs"
-    figures = {
+    figures: CompileFigures = {
         "languages": res.get("languages", []),
         "launches": launches,
         "import_s": res.get("import_s"),
@@ -79,4 +100,4 @@ def compile_result(res: CompileReply, scan_warnings: list[str], scan: list[dict[
         "scan": scan,
     }
     warnings = scan_warnings + res.get("warnings", [])
-    return RungResult("compile", Status.OK, summary=summary, figures=figures, warnings=warnings)
+    return RungResult("compile", Status.OK, summary=summary, figures=dict(figures), warnings=warnings)

@@ -30,6 +30,8 @@ METRIC_KEYS = (
     "psnr_db",
     "cosine",
     "rel_l2_err",
+    "rel_l1_err",
+    "off_frac",
     "scale_err",
     "nan_count",
     "inf_count",
@@ -42,6 +44,8 @@ METRIC_KEYS = (
     "baseline_psnr_db",
     "expected_rel_l2_fp32",
     "expected_rel_l2_tf32",
+    "expected_rel_l2_tf32_rz",
+    "native_max_abs_err",
     "run_to_run_spread",
     "path",
 )
@@ -65,10 +69,12 @@ def run(ctx: RunContext) -> RungResult:
     params: CompareRequest = {**ctx.sources(), "cases": ctx.executed, "out_dir": str(ctx.out_dir)}
     on_progress = ctx.progress("correctness", "verdicts")
     res = ctx.judge.compare(params, timeout_s=t, on_progress=on_progress)
-    return correctness_result(res["cases"], ctx.problem)
+    return correctness_result(res["cases"], ctx.problem, uses_dot=ctx.uses_dot)
 
 
-def correctness_result(cases: Sequence[Mapping[str, Any]], describe: ProblemInfo) -> RungResult:
+def correctness_result(
+    cases: Sequence[Mapping[str, Any]], describe: ProblemInfo, uses_dot: bool | None = None
+) -> RungResult:
     """Fold per-case verdicts into the correctness rung: per spec the worst case's metrics, the worst spec named in
     the summary, the worst failing case (spec, seed, distribution, layout) and its reason as the error; unsupported
     layouts and per-case warnings (precision, nondeterminism within tolerance, scale) as rung warnings.
@@ -77,18 +83,22 @@ def correctness_result(cases: Sequence[Mapping[str, Any]], describe: ProblemInfo
     worse), ``case`` (its one-line name), ``reason``, ``label``, the metrics, ``warnings`` and ``unsupported`` (a
     layout the kernel declined) where they apply. ``describe`` gives the specs' ``labels`` and ``tests``. The worst
     case is the one with the highest score; warnings are deduplicated, in order, and capped at ``MAX_WARNINGS``.
+    A spec whose float32 error is at the TF32 level (the judge's ``tf32_level``) gets one warning, unless the compile
+    rung found no dot in any launch (``uses_dot`` False: the flag names a tl.dot in TF32).
     """
+    fuzzed = set(describe.get("fuzzed", []))
     by_spec: dict[int, list[Mapping[str, Any]]] = {}
     for c in cases:
         by_spec.setdefault(c["spec_index"], []).append(c)
     specs = []
     warnings: list[str] = []
     for i, cs in sorted(by_spec.items()):
-        judged = [c for c in cs if not c.get("unsupported")]
+        judged = [c for c in cs if not c.get("unsupported") and not c.get("skipped")]
         worst = max(judged or cs, key=lambda c: json_float(c.get("score", 0.0)))
         entry = {
             "label": describe["labels"][i],
             "spec": describe["tests"][i],
+            "fuzzed": i in fuzzed,
             "ok": all(c["ok"] for c in cs),
             "seeds": sorted({c["seed"] for c in cs}),
             "cases": len(cs),
@@ -103,6 +113,9 @@ def correctness_result(cases: Sequence[Mapping[str, Any]], describe: ProblemInfo
         }
         entry.update({k: worst.get(k) for k in METRIC_KEYS})
         specs.append(entry)
+        tf32 = [c for c in cs if c.get("tf32_level")]
+        if tf32 and uses_dot is not False:
+            warnings.append(f"spec={entry['label']}: {tf32_warning(max(tf32, key=lambda c: c['rel_l2_err']))}")
         for c in cs:
             if c.get("unsupported"):
                 warnings.append(f"{c.get('case') or 'spec=' + entry['label']} unsupported: {c['unsupported']}")
@@ -112,7 +125,13 @@ def correctness_result(cases: Sequence[Mapping[str, Any]], describe: ProblemInfo
     if len(unique) > MAX_WARNINGS:
         unique = unique[:MAX_WARNINGS] + [f"... and {len(unique) - MAX_WARNINGS} more warnings"]
     worst_spec = max(specs, key=lambda s: json_float(s.get("score", 0.0))) if specs else None
-    figures = {"specs": specs, "worst": worst_spec["label"] if worst_spec else None, "cases": len(cases)}
+    figures = {
+        "specs": specs,
+        "worst": worst_spec["label"] if worst_spec else None,
+        "cases": len(cases),
+        "fuzzed": [describe["labels"][i] for i in sorted(fuzzed)],  # this run's drawn specs (``--seed`` replays)
+        "skipped": sum(bool(c.get("skipped")) for c in cases),  # special-values cases the reference is invalid on
+    }
     failing = [c for c in cases if not c["ok"]]
     if failing:
         f = max(failing, key=lambda c: json_float(c.get("score", math.inf)))
@@ -141,3 +160,20 @@ def correctness_result(cases: Sequence[Mapping[str, Any]], describe: ProblemInfo
     return RungResult(
         "correctness", Status.OK, summary=summary + f" ({len(cases)} cases)", figures=figures, warnings=unique
     )
+
+
+def tf32_warning(c: Mapping[str, Any]) -> str:
+    """The TF32 flag for one case's figures (``rel_l2_err``, ``expected_rel_l2_fp32``, ``expected_rel_l2_tf32``)."""
+    return (
+        f"precision lower than declared float32: rel_l2_err {c['rel_l2_err']:.2g} is at the TF32 level (expected "
+        f"{c['expected_rel_l2_fp32']:.2g} for fp32, {_tf32_range(c)} for tf32): a tl.dot in TF32 "
+        '(input_precision="ieee" keeps fp32), or operands or an accumulator rounded to fp16/bf16?'
+    )
+
+
+def _tf32_range(c: Mapping[str, Any]) -> str:
+    """``5.2e-05`` (rounded TF32), or ``5.2e-05 (rounded) to 0.00073 (truncated)`` when truncation differs."""
+    rn, rz = c["expected_rel_l2_tf32"], c.get("expected_rel_l2_tf32_rz")
+    if rz is None or f"{rz:.2g}" == f"{rn:.2g}":
+        return f"{rn:.2g}"
+    return f"{rn:.2g} (rounded) to {rz:.2g} (truncated)"

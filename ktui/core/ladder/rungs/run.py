@@ -9,9 +9,10 @@ exception (``RemoteError``); one that crashes or hangs the worker fails it with 
 
 from __future__ import annotations
 
+from ktui.core.figures import RunFigures
 from ktui.core.ladder.context import RunContext, RungFailed
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
-from ktui.protocol import Case, ExecuteReply, ExecuteRequest
+from ktui.protocol import Case, ExecuteReply, ExecuteRequest, OutputLeaf
 
 
 def run(ctx: RunContext) -> RungResult:
@@ -22,12 +23,31 @@ def run(ctx: RunContext) -> RungResult:
     """
     if ctx.cases is None or ctx.problem is None:
         raise RungFailed(ErrorInfo("RuntimeError", "run needs compile first"))
-    params: ExecuteRequest = {**ctx.sources(), "cases": ctx.cases, "out_dir": str(ctx.out_dir)}
+    params: ExecuteRequest = {
+        **ctx.sources(),
+        "cases": ctx.cases,
+        "out_dir": str(ctx.out_dir),
+        "expected": expected_outputs(ctx) or [],
+    }
     t, on_progress = ctx.options.timeouts["run"], ctx.progress("run")
     res = ctx.candidate.execute(params, timeout_s=t, on_progress=on_progress)
     ctx.executed = res["cases"]
     ctx.tampered = list(res.get("tampered", []))
     return run_result(res, ctx.cases, len(ctx.problem["tests"]))
+
+
+def expected_outputs(ctx: RunContext) -> list[list[OutputLeaf]] | None:
+    """The reference's output leaves (path, kind, dtype, shape) of the planned cases, in order, from the judge's
+    prepare (started by compile, awaited here: it ran while the version compiled): with them the candidate writes
+    no bytes of an output whose structure, dtype or shape is wrong, so a wrong-shaped huge output fails at once
+    instead of being materialized. None when there is no prepare or it failed (correctness reports why)."""
+    if ctx.prepare is None:
+        return None
+    try:
+        reply = ctx.prepare.result(timeout=ctx.options.timeouts["correctness"])
+    except Exception:
+        return None
+    return [c["expected"] for c in reply["cases"]]
 
 
 def run_result(res: ExecuteReply, planned: list[Case], n_specs: int) -> RungResult:
@@ -57,11 +77,13 @@ def run_result(res: ExecuteReply, planned: list[Case], n_specs: int) -> RungResu
         Status.OK,
         summary=summary,
         warnings=warnings,
-        figures={
-            "calls": len(executed),
-            "first_call_s": secs[0] if secs else None,
-            "total_s": sum(secs),
-            "seeds": sorted({c["seed"] for c in planned}),
-            "tampered": tampered,
-        },
+        figures=dict(
+            RunFigures(
+                calls=len(executed),
+                first_call_s=secs[0] if secs else None,
+                total_s=sum(secs),
+                seeds=sorted({c["seed"] for c in planned}),
+                tampered=tampered,
+            )
+        ),
     )

@@ -1,0 +1,135 @@
+"""What to say when a worker process died: how it ended, what it was running, where in the kernel, its last lines,
+and the usual cause of that kind of death.
+
+``crash_message`` builds the text of ``WorkerCrashed``: its first line stands alone (it is what a rung's one-line
+summary shows), the rest is the kernel's frame and the worker's last lines, for the details pane and ``--json``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+import sysconfig
+from pathlib import Path
+
+TAIL_LINES = 12  # the worker's last lines quoted in a crash message
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+_KTUI_DIR = str(Path(__file__).resolve().parents[2]) + os.sep  # the ktui package: its frames are not the kernel's
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """Folders of Python itself and of installed packages (torch, triton): frames there are not the kernel's."""
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.add(path)
+    return tuple(sorted(os.path.join(d, "") for d in dirs))
+
+
+_LIBRARY_DIRS = _library_dirs()
+
+
+def describe_exit(code: int | None) -> str:
+    """``exit code 3`` / ``signal SIGSEGV (segmentation fault)``."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        extra = {
+            "SIGSEGV": " (segmentation fault)",
+            "SIGKILL": " (killed)",
+            "SIGABRT": " (aborted)",
+            "SIGBUS": " (bus error)",
+        }.get(name, "")
+        return f"signal {name}{extra}"
+    return f"exit code {code}"
+
+
+def crash_hint(code: int | None, role: str, device: str) -> str:
+    """The usual cause of a worker dying with ``code`` (a negative signal number or an exit status), or ''."""
+    interpreter = device == "cpu" and role == "candidate"  # the only worker that runs launches in the interpreter
+    if code is None:
+        return ""
+    if code in (-signal.SIGSEGV, -signal.SIGBUS):
+        if interpreter:
+            return (
+                "under the Triton interpreter this is usually an out-of-bounds tl.load or tl.store (a missing or "
+                "wrong mask: the interpreter reads and writes host memory directly)"
+            )
+        return "a bad pointer: an out-of-bounds access in host code, a C extension or a driver call"
+    if code == -signal.SIGABRT:
+        return (
+            "the process aborted: os.abort(), a failed check in C or C++ code (torch, Triton, the driver), or memory "
+            "corruption detected by the allocator (an out-of-bounds store, often a missing mask)"
+        )
+    if code == -signal.SIGKILL:
+        return "killed from outside the worker: the out-of-memory killer (an output or a buffer too large?)"
+    if code == -signal.SIGFPE:
+        return "an arithmetic fault in native code: an integer division by zero"
+    if code == -signal.SIGILL:
+        return "an illegal instruction in native code"
+    if code > 0:
+        return "the kernel (or code it called) ended the process: os._exit(), exit() in C code"
+    return ""
+
+
+def kernel_frame(log_tail: str) -> str:
+    """The innermost frame of the kernel's own code in a Python fault dump (``faulthandler``'s ``File "...", line
+    N in name`` lines of the crashing thread, most recent first), as ``File "...", line N in name``; '' when the
+    log has none. Frames of ktui, of Python and of installed packages are not the kernel's."""
+    lines = log_tail.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("Current thread")), None)
+    block = lines[start + 1 :] if start is not None else lines
+    for ln in block:
+        m = _FRAME.match(ln)
+        if m is None:
+            if start is not None and not ln.strip():
+                break  # the end of the crashing thread's frames
+            continue
+        path = m["file"]
+        if path.startswith("<") or path.startswith(_KTUI_DIR) or path.startswith(_LIBRARY_DIRS):
+            continue
+        return f'File "{path}", line {m["line"]} in {m["func"]}'
+    return ""
+
+
+def tail_lines(text: str, lines: int = TAIL_LINES) -> list[str]:
+    """The last ``lines`` non-blank lines of ``text``, each cut to 300 characters (faulthandler's list of loaded
+    extension modules left out: it names no cause)."""
+    kept = [ln[:300] for ln in text.splitlines() if ln.strip() and not ln.startswith("Extension modules:")]
+    return kept[-lines:]
+
+
+def crash_message(role: str, device: str, code: int | None, doing: str, log_tail: str) -> str:
+    """The text of ``WorkerCrashed``: ``the candidate worker died (signal SIGSEGV (segmentation fault)) while
+    running spec=(129,) seed=7: <hint>`` on its first line, then the kernel's frame and the worker's last lines.
+
+    Args:
+        role, device: the worker's (the hint depends on whether launches ran in the Triton interpreter).
+        code: its exit status (``Popen.returncode``: negative for a signal), None when unknown.
+        doing: what it was running (the method, and the case its last progress line named), '' when idle.
+        log_tail: the end of what the process wrote to stderr and stdout.
+    """
+    first = f"the {role} worker died ({describe_exit(code)})"
+    if doing:
+        first += f" while running {doing}"
+    hint = crash_hint(code, role, device)
+    if hint:
+        first += f": {hint}"
+    parts = [first]
+    frame = kernel_frame(log_tail)
+    if frame:
+        parts.append(f"in the kernel: {frame}")
+    tail = tail_lines(log_tail)
+    if tail:
+        parts.append("the worker's last lines:\n" + "\n".join(tail))
+    else:
+        parts.append("the worker wrote nothing to stderr or stdout before it died")
+    return "\n".join(parts)

@@ -1,0 +1,43 @@
+"""What the dumps rung keeps of a compiled launch: Triton's IR stages, PTX and cubin, CuTeDSL's PTX and cubin, written
+next to each other as ``<i>-<kernel>.<stage>``; and the public part of a capture record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+from ktui.protocol import Launch
+
+
+def public_launch(rec: dict[str, Any]) -> Launch:
+    """A capture record without its private keys (``_compiled``, ``_key``): what a reply lists."""
+    # cast: capture builds each record from Launch's keys plus the private ones dropped here.
+    return cast(Launch, {k: v for k, v in rec.items() if not k.startswith("_")})
+
+
+def write_artifacts(records: list[dict[str, Any]], out_dir: Path) -> list[Launch]:
+    """Write every stage each compiled launch of ``records`` (``capture.Capture.launches`` with ``keep=True``)
+    carries into ``out_dir`` (created) and return the launches, each with ``files``: stage -> file name."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    launches: list[Launch] = []
+    for i, rec in enumerate(records):
+        compiled = rec.get("_compiled")
+        base = f"{i}-{rec.get('kernel', 'kernel')}"
+        files: dict[str, str] = {}
+        if rec["language"] == "triton" and compiled is not None:
+            for stage, blob in getattr(compiled, "asm", {}).items():
+                if stage == "source":
+                    continue
+                f = out_dir / f"{base}.{stage}"
+                f.write_bytes(blob if isinstance(blob, bytes) else str(blob).encode())
+                files[stage] = f.name
+        elif rec["language"] == "cutedsl" and compiled is not None:
+            art = getattr(compiled, "artifacts", None)
+            for stage, attr in (("ptx", "PTX"), ("cubin", "CUBIN")):
+                blob = getattr(art, attr, None)
+                if blob:
+                    f = out_dir / f"{base}.{stage}"
+                    f.write_bytes(blob if isinstance(blob, bytes) else str(blob).encode())
+                    files[stage] = f.name
+        launches.append({**public_launch(rec), "files": files})
+    return launches

@@ -1,0 +1,247 @@
+"""Shape fuzzing: a few specs drawn per run around and beyond the reference's own (cases.md shape-class).
+
+The reference's ``tests`` are the fixed part of every run; ``draw_specs(problem, seed, device)`` adds ``FUZZ_COUNT``
+specs made from them by changing integer fields, one size class per draw (the classes in a shuffled order, so
+every run has one of each):
+
+- ``pow2``: a multiple of 2, 4, 8, 16, 64 or 128 (log-uniform target, rounded to the multiple);
+- ``odd``: an odd neighbour of a power of two (2**j +- 1) or the next prime above a log-uniform target;
+- ``threshold``: a block or chunk threshold (256 .. 2**24, preferring those above every size the tests use) plus
+  -1, 0, +1, +3, half of it plus one, or itself plus one;
+- ``unit``: one field set to 1 and another drawn as ``threshold`` (``pow2`` for a spec of one integer field).
+
+A field's range is ``1 .. max(its benchmark value, 4x its largest test value)``, and the spec's size (the product of
+its integer fields, ``protocol.spec_size``) at most ``budget(problem, device)``: other fields are halved until it
+fits. Draws are reproducible from ``seed`` (the run's first correctness seed, so ``--seed N`` replays them).
+
+A reference bounds or opts out: ``fuzz = False`` (no fuzzed specs), ``fuzz = {"n": (1, 1 << 20)}`` (only the listed
+fields, within inclusive bounds), ``valid_spec(spec) -> bool`` (drawn specs it rejects are redrawn). A draw whose
+``generate_input`` or native ``ref_kernel`` raises is redrawn too (ops constrain sizes: matching k, powers of two).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from ktui.protocol import ProblemInfo, spec_size
+from ktui.worker.errors import ProblemError
+from ktui.worker.problem import Problem, spec_label
+from ktui.worker.special import SPECIAL, valid_reference
+
+FUZZ_COUNT = 4  # fuzzed specs per run: one per size class
+CLASSES = ("pow2", "odd", "threshold", "unit")
+CPU_BUDGET = 1 << 16  # spec size on the CPU: the Triton interpreter runs a kernel of this many elements in ~1 s
+GPU_BUDGET = 1 << 25  # and on a GPU: the float64 reference and the judge's verdict of 2**25 elements take ~1 s
+THRESHOLDS = tuple(1 << j for j in range(8, 25))  # 256 .. 2**24: block, chunk and grid-split thresholds
+MULTIPLES = (2, 4, 8, 16, 64, 128)
+TRIES = 8  # redraws per fuzzed spec before it is dropped
+
+
+def budget(tests: list[dict[str, Any]], benchmarks: list[dict[str, Any]], device: str) -> int:
+    """The largest spec size a fuzzed spec may have on ``device``: on the CPU ``max(CPU_BUDGET, 2x the largest test
+    spec)``; on a GPU up to the largest benchmark spec (at least 16x the largest test), capped at ``GPU_BUDGET``."""
+    top = max(spec_size(s) for s in tests)
+    cpu = max(CPU_BUDGET, 2 * top)
+    if not device.startswith("cuda"):
+        return cpu
+    bench = max((spec_size(s) for s in benchmarks), default=16 * top)
+    return max(cpu, min(GPU_BUDGET, max(bench, 16 * top)))
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _prime_at_least(n: int) -> int:
+    n = max(n, 2)
+    while any(n % d == 0 for d in range(2, int(n**0.5) + 1)):
+        n += 1
+    return n
+
+
+def _loguniform(rng: random.Random, lo: int, hi: int) -> int:
+    return int(round(math.exp(rng.uniform(math.log(max(lo, 1)), math.log(max(hi, 1)))))) if hi > lo else lo
+
+
+def _value(cls: str, rng: random.Random, lo: int, hi: int, top: int) -> int:
+    """A value of size class ``cls`` within ``lo .. hi`` (``top``: the field's largest test value)."""
+    if cls == "pow2":
+        m = rng.choice([m for m in MULTIPLES if m <= hi] or [1])
+        v = max(m, round(_loguniform(rng, max(lo, m), hi) / m) * m)
+        v = v if v <= hi else (hi // m) * m
+    elif cls == "odd":
+        target = _loguniform(rng, lo, hi)
+        if rng.random() < 0.5:
+            v = _prime_at_least(target)
+        else:
+            v = (1 << max(target.bit_length() - 1, 1)) + rng.choice((-1, 1))
+    elif cls == "threshold":
+        ts = [t for t in THRESHOLDS if lo <= t <= hi]
+        above = [t for t in ts if t > top]
+        t = rng.choice(above if above and rng.random() < 0.7 else ts) if ts else hi
+        v = t + rng.choice((-1, 0, 1, 3, t // 2 + 1, t + 1))
+    else:
+        v = 1
+    return min(max(v, lo), hi)
+
+
+def draw_specs(
+    module: Any,
+    tests: list[dict[str, Any]],
+    benchmarks: list[dict[str, Any]],
+    seed: int,
+    device: str,
+    trial: Callable[[dict[str, Any]], bool],
+    count: int = FUZZ_COUNT,
+) -> list[dict[str, Any]]:
+    """``count`` fuzzed specs (fewer when draws keep failing), new for every ``seed``; ``trial(spec)`` is True when
+    the reference can generate and run it (the judge tries each draw). ``module`` is the reference module (its
+    ``fuzz`` and ``valid_spec``).
+
+    Raises:
+        ProblemError: ``fuzz`` is neither a bool nor a dict of ``(lo, hi)`` integer bounds.
+    """
+    policy = getattr(module, "fuzz", True)
+    if policy is False or policy is None or count <= 0:
+        return []
+    if policy is True:
+        bounds: dict[str, tuple[int, int]] = {}
+        allowed: set[str] | None = None
+    elif isinstance(policy, dict) and all(
+        isinstance(b, (tuple, list)) and len(b) == 2 and all(_is_int(x) for x in b) for b in policy.values()
+    ):
+        bounds = {str(k): (int(b[0]), int(b[1])) for k, b in policy.items()}
+        allowed = set(bounds)
+    else:
+        raise ProblemError("fuzz must be True, False or a dict of field -> (lo, hi) integer bounds")
+    valid: Callable[[dict[str, Any]], Any] = getattr(module, "valid_spec", lambda spec: True)
+    cap = budget(tests, benchmarks, device)
+    rng = random.Random(seed * 7_919 + 104_729)
+    classes = list(CLASSES)
+    rng.shuffle(classes)
+    seen = [dict(s) for s in tests]
+    out: list[dict[str, Any]] = []
+    for j in range(count):
+        for _ in range(TRIES):
+            spec = _draw(rng, classes[j % len(classes)], tests, benchmarks, bounds, allowed, cap)
+            if spec is None or spec in seen:
+                continue
+            try:
+                ok = bool(valid(dict(spec)))
+            except Exception:
+                ok = False
+            if ok and trial(dict(spec)):
+                seen.append(spec)
+                out.append(spec)
+                break
+    return out
+
+
+def _draw(
+    rng: random.Random,
+    cls: str,
+    tests: list[dict[str, Any]],
+    benchmarks: list[dict[str, Any]],
+    bounds: dict[str, tuple[int, int]],
+    allowed: set[str] | None,
+    cap: int,
+) -> dict[str, Any] | None:
+    spec = dict(rng.choice(tests))
+    fields = [k for k, v in spec.items() if _is_int(v) and (allowed is None or k in allowed)]
+    if not fields:
+        return None
+
+    def rng_of(f: str) -> tuple[int, int, int]:
+        top = max((s[f] for s in tests if _is_int(s.get(f))), default=1)
+        bench = max((s[f] for s in benchmarks if _is_int(s.get(f))), default=0)
+        lo, hi = bounds.get(f, (1, max(bench, 4 * top)))
+        return lo, max(lo, min(hi, cap)), top
+
+    f = rng.choice(fields)
+    lo, hi, top = rng_of(f)
+    if cls == "unit" and len(fields) == 1:  # a lone field at 1 is a test spec already (the tails include 1)
+        cls = "pow2"
+    spec[f] = _value(cls, rng, lo, hi, top)
+    if cls == "unit" and len(fields) > 1:
+        g = rng.choice([x for x in fields if x != f])
+        glo, ghi, gtop = rng_of(g)
+        spec[g] = _value("threshold", rng, glo, ghi, gtop)
+        f = g
+    others = [k for k in fields if k != f]
+    while spec_size(spec) > cap:  # halve the other integer fields (down to their lower bound) until it fits
+        shrink = [k for k in others if spec[k] // 2 >= bounds.get(k, (1, 0))[0] and spec[k] > 1]
+        if not shrink:
+            return None
+        k = rng.choice(shrink)
+        spec[k] //= 2
+    return spec
+
+
+def _special_trials(problem: Problem, device: str) -> dict[str, str]:
+    """Per special distribution the problem allows, why the reference is not valid on it ('' when it is), tried on
+    the smallest and the largest test spec (``special.valid_reference``); cached on the problem (once per sha)."""
+    cached: dict[str, str] | None = getattr(problem, "_special_trials", None)
+    if cached is not None:
+        return cached
+    from ktui.worker.cases import build_input
+    from ktui.worker.problem import inputs_only
+    from ktui.worker.tensors import flatten
+
+    order = sorted(range(len(problem.tests)), key=lambda i: spec_size(problem.tests[i]))
+    picks = sorted({order[0], order[-1]})
+    out: dict[str, str] = {}
+    for dist in (d for d in problem.distributions if d in SPECIAL):
+        reason = ""
+        for i in picks:
+            try:
+                data = build_input(problem, {"spec_index": i, "seed": 1, "dist": dist}, device)
+                if dist == "intrange" and not any(
+                    isinstance(t, torch.Tensor) and not t.is_floating_point() and t.dtype != torch.bool
+                    for _, t in flatten(inputs_only(problem, data))
+                ):
+                    reason = "no integer inputs"
+                    break
+                ref, _ = problem.reference(data)
+                reason = valid_reference(ref, problem.reference_native(data), problem.allow_nan)
+            except Exception as exc:
+                reason = f"the reference raised {type(exc).__name__}"
+            if reason:
+                break
+        out[dist] = reason
+    setattr(problem, "_special_trials", out)  # noqa: B010 - a cache on the loaded problem
+    return out
+
+
+def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> ProblemInfo:
+    """The judge's ``describe`` reply for one run: the module's declaration with the special distributions the
+    reference is not valid on left out and, with ``fuzz_seed``, ``draw_specs`` appended to ``tests`` (labels
+    ``fuzzed(...)``, indices in ``fuzzed``).
+
+    Raises:
+        ProblemError: a bad ``fuzz`` declaration.
+    """
+    info = problem.describe()
+    trials = _special_trials(problem, device)
+    info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
+    if fuzz_seed is None:
+        return info
+
+    def trial(spec: dict[str, Any]) -> bool:
+        try:
+            problem.reference_native(problem.generate(fuzz_seed, spec, device))
+        except Exception:
+            return False
+        return True
+
+    drawn = draw_specs(problem.module, problem.tests, problem.benchmarks, fuzz_seed, device, trial)
+    n = len(info["tests"])
+    info["tests"] = info["tests"] + drawn
+    info["labels"] = info["labels"] + ["fuzzed" + spec_label(s) for s in drawn]
+    info["fuzzed"] = list(range(n, n + len(drawn)))
+    info["fuzz_seed"] = fuzz_seed
+    return info

@@ -1,0 +1,197 @@
+"""Guard bands: canary bytes before and after every buffer a checked call can write (cases.md oob).
+
+A store masked with ``offs <= n`` writes one element past its output: on the GPU that lands in whatever the
+allocator put next (silently), under the Triton interpreter it can corrupt the heap (``free(): invalid pointer``).
+While ktui checks a call, every buffer it hands the kernel, and every buffer the kernel allocates with
+``torch.empty*`` (``capture.poisoned_allocations``), sits inside a larger allocation::
+
+    [ GUARD_BYTES of canary | the tensor's storage | GUARD_BYTES of canary ]
+
+The canary is random bytes drawn per call (a kernel cannot know it). After the call every band is compared with
+what was written (plain tensor compares: the same on the CPU and on a GPU); a changed canary is a write out of
+bounds, reported as ``wrote 1 element past the end of out (element 129 of 129, float32)``. The view a kernel gets
+has the same shape, strides and storage offset as without guards, and ``GUARD_BYTES`` is a multiple of 128 B, so
+its alignment (what Triton specializes on) is unchanged. Reads out of bounds change no canary: under the
+interpreter ``ktui.worker.interp_bounds`` checks every access instead.
+"""
+
+from __future__ import annotations
+
+import secrets
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+GUARD_BYTES = 4096  # per side: a multiple of every element size (<= 16 B) and of the 128 B alignment of allocations
+_EMPTY = torch.empty  # the allocator itself, captured before poisoned_allocations can wrap torch.empty
+# storage address -> (the guarded buffer, its payload's [lo, hi) addresses), for the interpreter's bounds checks
+_PAYLOADS: dict[int, tuple[weakref.ref[torch.Tensor], int, int]] = {}
+
+
+def payload_of(storage: torch.UntypedStorage) -> tuple[int, int] | None:
+    """The addresses ``[lo, hi)`` of the payload when ``storage`` is a live guarded allocation, else None."""
+    entry = _PAYLOADS.get(storage.data_ptr())
+    if entry is None:
+        return None
+    buf = entry[0]()
+    if buf is None or buf.untyped_storage().data_ptr() != storage.data_ptr():
+        return None
+    return entry[1], entry[2]
+
+
+@dataclass
+class Band:
+    """One guarded allocation: ``buf`` (uint8) is canary, payload (``nbytes``), canary."""
+
+    name: str
+    buf: torch.Tensor
+    nbytes: int  # bytes of the guarded storage, between the two canaries
+    elsize: int  # bytes per element of the first tensor placed in it (offsets are counted in its elements)
+    offset: int  # that tensor's storage offset, in elements (offsets are reported from its first element)
+    dtype: str
+    allocated: bool  # made by the kernel's torch.empty*, not an input ktui built
+
+
+class Guards:
+    """The guard bands of one checked call.
+
+    ``wrap_input`` copies a tensor ktui built into a guarded allocation; ``wrap_new`` gives a fresh allocation of
+    the kernel's the same treatment; ``violations`` lists the canaries that changed. Tensors that are subclasses,
+    need grad, are not strided, are empty or are on the meta device pass through unguarded.
+    """
+
+    def __init__(self) -> None:
+        self.bands: list[Band] = []
+        self._pattern: dict[str, torch.Tensor] = {}  # device -> 2 * GUARD_BYTES random bytes
+        self._by_storage: dict[int, tuple[torch.Tensor, Band]] = {}  # input storage ptr -> its guarded copy
+        self._busy = False
+
+    def _canary(self, device: torch.device) -> torch.Tensor:
+        key = str(device)
+        if key not in self._pattern:
+            raw = torch.frombuffer(bytearray(secrets.token_bytes(2 * GUARD_BYTES)), dtype=torch.uint8)
+            self._pattern[key] = raw.to(device)
+        return self._pattern[key]
+
+    @staticmethod
+    def guardable(t: Any) -> bool:
+        """Whether ``t`` can be moved into a guarded allocation (a plain, strided, non-empty tensor)."""
+        return (
+            type(t) is torch.Tensor
+            and t.layout == torch.strided
+            and t.numel() > 0
+            and not t.requires_grad
+            and t.device.type != "meta"
+        )
+
+    def _place(self, t: torch.Tensor, name: str, allocated: bool, copy: bool) -> torch.Tensor:
+        storage = t.untyped_storage()
+        nbytes = storage.nbytes()
+        self._busy = True
+        try:
+            buf = _EMPTY(2 * GUARD_BYTES + nbytes, dtype=torch.uint8, device=t.device)
+        finally:
+            self._busy = False
+        pat = self._canary(t.device)
+        buf[:GUARD_BYTES].copy_(pat[:GUARD_BYTES])
+        buf[GUARD_BYTES + nbytes :].copy_(pat[GUARD_BYTES:])
+        if copy:
+            src = _EMPTY(0, dtype=torch.uint8, device=t.device).set_(storage)
+            buf[GUARD_BYTES : GUARD_BYTES + nbytes].copy_(src)
+        dtype = str(t.dtype).removeprefix("torch.")
+        band = Band(name, buf, nbytes, t.element_size(), int(t.storage_offset()), dtype, allocated)
+        self.bands.append(band)
+        lo = buf.data_ptr() + GUARD_BYTES
+        _PAYLOADS[buf.untyped_storage().data_ptr()] = (weakref.ref(buf), lo, lo + nbytes)
+        view = _EMPTY(0, dtype=t.dtype, device=t.device)
+        view.set_(buf.untyped_storage(), GUARD_BYTES // t.element_size() + t.storage_offset(), t.shape, t.stride())
+        if copy:
+            self._by_storage[storage.data_ptr()] = (buf, band)
+        return view
+
+    def wrap_input(self, t: torch.Tensor, name: str) -> torch.Tensor:
+        """``t``'s values, in the same layout, inside a guarded allocation (tensors sharing storage keep sharing)."""
+        if not self.guardable(t):
+            return t
+        seen = self._by_storage.get(t.untyped_storage().data_ptr())
+        if seen is not None:
+            view = _EMPTY(0, dtype=t.dtype, device=t.device)
+            offset = GUARD_BYTES // t.element_size() + t.storage_offset()
+            return view.set_(seen[0].untyped_storage(), offset, t.shape, t.stride())
+        return self._place(t, name, allocated=False, copy=True)
+
+    def wrap_new(self, t: Any) -> Any:
+        """A fresh allocation of the kernel's (``torch.empty*``), moved into a guarded one (contents undefined, as
+        for ``torch.empty``); anything else, or a call made while guarding, passes through."""
+        if self._busy or not self.guardable(t):
+            return t
+        return self._place(t, f"a torch.empty buffer of {tuple(t.shape)} the kernel allocated", True, copy=False)
+
+    def wrap_data(self, data: Any, prefix: str = "in") -> Any:
+        """Every tensor of ``data`` (nested tuples, named tuples, lists, dicts) through ``wrap_input``, named by its
+        path as ``tensors.flatten`` names it (``in[0]``, ``in['x']``)."""
+        return _map(data, prefix, self.wrap_input)
+
+    def name_outputs(self, out: Any, prefix: str = "out") -> None:
+        """Name the kernel's allocations after the output leaves that live in them (``out``, ``out[1]``)."""
+        from ktui.worker.tensors import NestingError, flatten, is_plain_tensor
+
+        try:
+            leaves = flatten(out, prefix)
+        except NestingError:
+            return  # the case fails on it when its outputs are saved (the message names the case)
+        by_ptr = {b.buf.untyped_storage().data_ptr(): b for b in self.bands if b.allocated}
+        for path, leaf in leaves:
+            # a subclass is never read (its methods are the kernel's code: ktui refuses it unread)
+            if is_plain_tensor(leaf) and leaf.layout == torch.strided:
+                band = by_ptr.get(leaf.untyped_storage().data_ptr())
+                if band is not None:
+                    band.name = path
+
+    def violations(self) -> list[str]:
+        """One line per changed canary: ``wrote 3 elements past the end of out (elements 129..131 of 129,
+        float32)`` or ``... before the start of in[0] (elements -2..-1)``. The device must be synchronized."""
+        found = []
+        for b in self.bands:
+            pat = self._canary(b.buf.device)
+            for side, band, ref in (
+                ("before the start of", b.buf[:GUARD_BYTES], pat[:GUARD_BYTES]),
+                ("past the end of", b.buf[GUARD_BYTES + b.nbytes :], pat[GUARD_BYTES:]),
+            ):
+                if torch.equal(band, ref):
+                    continue
+                changed = (band != ref).nonzero().flatten().cpu()
+                if side == "before the start of":
+                    slots = sorted({(int(i) - GUARD_BYTES) // b.elsize - b.offset for i in changed})
+                else:
+                    slots = sorted({(b.nbytes + int(i)) // b.elsize - b.offset for i in changed})
+                n = len(slots)
+                total = b.nbytes // b.elsize - b.offset
+                where = f"element {slots[0]}" if n == 1 else f"elements {slots[0]}..{slots[-1]}"
+                found.append(
+                    f"wrote {n} element{'s' if n != 1 else ''} {side} {b.name} ({where} of {total}, {b.dtype})"
+                )
+        return found
+
+    def close(self) -> None:
+        """Forget the bands: their buffers may be freed and the addresses reused by other allocations."""
+        for b in self.bands:
+            _PAYLOADS.pop(b.buf.untyped_storage().data_ptr(), None)
+        self.bands.clear()
+        self._by_storage.clear()
+
+
+def _map(data: Any, path: str, fn: Callable[[torch.Tensor, str], torch.Tensor]) -> Any:
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_map(v, f"{path}[{i}]", fn) for i, v in enumerate(data)))
+    if isinstance(data, (tuple, list)):
+        out = [_map(v, f"{path}[{i}]", fn) for i, v in enumerate(data)]
+        return tuple(out) if isinstance(data, tuple) else out
+    if isinstance(data, dict):
+        return {k: _map(v, f"{path}[{k!r}]", fn) for k, v in data.items()}
+    if isinstance(data, torch.Tensor):
+        return fn(data, path)
+    return data

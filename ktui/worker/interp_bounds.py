@@ -1,0 +1,212 @@
+"""Bounds checks for the Triton interpreter: every ``tl.load`` and ``tl.store`` against its tensors' storage
+(cases.md oob).
+
+The interpreter (Triton 3.9, ``runtime/interpreter.py``) runs a kernel on the host: a tensor argument becomes its
+raw address (``_implicit_cvt``: ``data_ptr()``), and ``create_masked_load`` / ``create_masked_store`` hand the
+addresses of the lanes whose mask is on straight to ``_interpreter.load`` / ``store``, which read and write process
+memory with no check. A missing load mask reads whatever lies past the buffer (on the CPU often zeros, so the
+kernel passes); a missing store mask writes into the heap and the worker later dies in ``free(): invalid pointer``
+with no word about the kernel.
+
+While a launch runs, the allowed ranges are the storages of its tensor arguments (including tuple elements,
+``TensorWrapper`` bases and ``TensorDescriptor`` bases): a guarded allocation (``ktui.worker.guards``) counts as its
+payload only, without the canaries. Each load, store and atomic checks the addresses of its active lanes (mask on)
+and raises ``OutOfBoundsAccess``: ``out-of-bounds store at offset 129 of out_ptr (float32, 129 elements in its
+storage), v1.py line 9``; the offset is in elements of the nearest argument at or below the address (a negative
+offset when below every argument). Lanes whose mask is off are never checked: computing an address out of bounds
+is fine, touching it is not.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_DONE = False
+_HERE = str(Path(__file__).resolve())
+
+
+class OutOfBoundsAccess(RuntimeError):
+    """A load, store or atomic of an interpreted Triton kernel touched memory outside its tensor arguments."""
+
+
+@dataclass
+class _Arg:
+    name: str
+    data_ptr: int
+    elsize: int
+    dtype: str
+    lo: int  # the storage's allowed bytes: [lo, hi)
+    hi: int
+
+
+@dataclass
+class _Ranges:
+    args: list[_Arg]
+    los: np.ndarray  # merged allowed intervals, sorted: [los[i], his[i])
+    his: np.ndarray
+
+
+_CURRENT: list[_Ranges | None] = [None]
+
+
+def _ranges(named: list[tuple[str, Any]]) -> _Ranges:
+    from ktui.worker.guards import payload_of
+
+    args: list[_Arg] = []
+
+    def add(name: str, v: Any) -> None:
+        if isinstance(v, tuple):
+            for i, x in enumerate(v):
+                add(f"{name}[{i}]", x)
+            return
+        base = getattr(v, "base", None)
+        if not hasattr(v, "untyped_storage") and base is not None and hasattr(base, "data_ptr"):
+            v = base  # TensorWrapper, TensorDescriptor
+        if not hasattr(v, "untyped_storage") or not hasattr(v, "data_ptr"):
+            return
+        s = v.untyped_storage()
+        lo, hi = payload_of(s) or (s.data_ptr(), s.data_ptr() + s.nbytes())
+        args.append(_Arg(name, v.data_ptr(), v.element_size(), str(v.dtype).removeprefix("torch."), lo, hi))
+
+    for name, v in named:
+        add(name, v)
+    spans = sorted((a.lo, a.hi) for a in args if a.hi > a.lo)
+    merged: list[list[int]] = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    los = np.array([m[0] for m in merged], dtype=np.uint64)
+    his = np.array([m[1] for m in merged], dtype=np.uint64)
+    return _Ranges(args, los, his)
+
+
+def _kernel_line() -> str:
+    """``v1.py line 9``: the innermost frame outside Triton and ktui (the kernel's own source line)."""
+    f = sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if "triton" not in Path(name).parts and name != _HERE and "/ktui/worker/" not in name:
+            return f", {Path(name).name} line {f.f_lineno}"
+        f = f.f_back  # type: ignore[assignment]  # None ends the loop
+    return ""
+
+
+def _check(ptrs: Any, mask: Any, what: str) -> None:
+    r = _CURRENT[-1]
+    if r is None:
+        return
+    p = np.asarray(ptrs.data).astype(np.uint64, copy=False).reshape(-1)
+    if mask is not None:
+        p = p[np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptrs.data)).reshape(-1)]
+    if not p.size:
+        return
+    try:
+        from triton.runtime.interpreter import _get_np_dtype
+
+        es = np.dtype(_get_np_dtype(ptrs.get_element_ty())).itemsize
+    except Exception:  # an element type numpy has no name for: check the first byte only
+        es = 1
+    idx = np.searchsorted(r.los, p, side="right").astype(np.int64) - 1
+    ok = (idx >= 0) & (p + np.uint64(es) <= r.his[np.maximum(idx, 0)]) if r.los.size else np.zeros(p.shape, bool)
+    if ok.all():
+        return
+    bad = int(p[~ok][0])
+    below = [a for a in r.args if a.data_ptr <= bad]
+    arg = max(below, key=lambda a: a.data_ptr) if below else min(r.args, key=lambda a: a.data_ptr, default=None)
+    n_bad = int((~ok).sum())
+    lanes = f"{n_bad} of {p.size} active lane{'s' if p.size != 1 else ''} outside every tensor argument"
+    if arg is None:
+        raise OutOfBoundsAccess(f"out-of-bounds {what} at address {bad:#x}: the launch has no tensor arguments")
+    offset = (bad - arg.data_ptr) // arg.elsize
+    held = (arg.hi - arg.data_ptr) // arg.elsize
+    raise OutOfBoundsAccess(
+        f"out-of-bounds {what} at offset {offset} of {arg.name} ({arg.dtype}, {held} element{'s' if held != 1 else ''}"
+        f" up to the end of its storage){_kernel_line()}: {lanes}; mask every access (offs < n)"
+    )
+
+
+def is_out_of_bounds(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is an ``OutOfBoundsAccess``: never an unsupported layout."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, OutOfBoundsAccess):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def install() -> None:
+    """Patch the interpreter's loads, stores, atomics and launches (idempotent; a no-op on Triton releases without
+    these methods)."""
+    global _DONE
+    if _DONE:
+        return
+    _DONE = True
+    try:
+        from triton.runtime.interpreter import GridExecutor, InterpreterBuilder, InterpreterError
+    except ImportError:
+        return
+
+    orig_load = InterpreterBuilder.create_masked_load
+    orig_store = InterpreterBuilder.create_masked_store
+
+    def create_masked_load(self: Any, ptrs: Any, mask: Any, other: Any, cache_policy: Any, is_volatile: Any) -> Any:
+        _check(ptrs, mask, "load")
+        return orig_load(self, ptrs, mask, other, cache_policy, is_volatile)
+
+    def create_masked_store(self: Any, ptrs: Any, value: Any, mask: Any, cache_policy: Any) -> Any:
+        _check(ptrs, mask, "store")
+        return orig_store(self, ptrs, value, mask, cache_policy)
+
+    InterpreterBuilder.create_masked_load = create_masked_load
+    InterpreterBuilder.create_masked_store = create_masked_store
+
+    orig_rmw = getattr(InterpreterBuilder, "create_atomic_rmw", None)
+    if orig_rmw is not None:
+
+        def create_atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, sem: Any, scope: Any) -> Any:
+            _check(ptr, mask, "atomic")
+            return orig_rmw(self, op, ptr, val, mask, sem, scope)
+
+        InterpreterBuilder.create_atomic_rmw = create_atomic_rmw
+
+    orig_cas = getattr(InterpreterBuilder, "create_atomic_cas", None)
+    if orig_cas is not None:
+
+        def create_atomic_cas(self: Any, ptr: Any, cmp: Any, val: Any, sem: Any, scope: Any) -> Any:
+            _check(ptr, None, "atomic")
+            return orig_cas(self, ptr, cmp, val, sem, scope)
+
+        InterpreterBuilder.create_atomic_cas = create_atomic_cas
+
+    orig_init = GridExecutor._init_args_hst
+    orig_call = GridExecutor.__call__
+
+    def init_args_hst(self: Any, args_dev: Any, kwargs: Any) -> Any:
+        args_hst, kwargs_hst = orig_init(self, args_dev, kwargs)
+        named = list(zip(self.arg_names, args_hst)) + list(kwargs_hst.items())
+        _CURRENT[-1] = _ranges(named)
+        return args_hst, kwargs_hst
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _CURRENT.append(None)
+        try:
+            return orig_call(self, *args, **kwargs)
+        except InterpreterError as exc:
+            if isinstance(exc.__cause__, OutOfBoundsAccess):
+                raise exc.__cause__.with_traceback(None) from None
+            raise
+        finally:
+            _CURRENT.pop()
+
+    GridExecutor._init_args_hst = init_args_hst
+    GridExecutor.__call__ = call
