@@ -281,6 +281,16 @@ def pinned_config(index: int | None) -> Iterator[None]:
         _PIN = prev
 
 
+def _pruned(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """The configs the autotuner itself would try on this call: its ``early_config_prune`` / ``perf_model`` pruning
+    applied (a kernel that keeps only the blocks that hold a whole row must never be run with the others)."""
+    prune = getattr(tuner, "prune_configs", None)
+    if prune is None:
+        return list(tuner.configs)
+    tuner.nargs = dict(zip(tuner.arg_names, args, strict=False))  # what prune_configs reads, as Autotuner.run sets
+    return list(prune(kwargs)) or list(tuner.configs)
+
+
 def install_autotune_hooks() -> None:
     """Config pinning, config counting in dry mode, and restored inputs around each config's benchmark."""
     if "autotune" in _INSTALLED:
@@ -296,7 +306,8 @@ def install_autotune_hooks() -> None:
         if cap is not None and cap.dry:
             cap.autotune_configs = max(cap.autotune_configs, len(self.configs))
         if _PIN is not None and (cap is None or not cap.dry):
-            config = self.configs[_PIN % len(self.configs)]
+            configs = _pruned(self, args, kwargs)
+            config = configs[_PIN % len(configs)]
             if config.pre_hook is not None:
                 config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config.all_kwargs()})
             return self.fn.run(*args, **kwargs, **config.all_kwargs())

@@ -154,6 +154,10 @@ class Finding:
         return f"{self.text} (line {self.line})"
 
 
+# Submodules of torch whose functions compute (a kernel calling them falls back to torch).
+TORCH_SUBMODULES = frozenset({"nn", "functional", "special", "linalg", "fft", "sparse", "nested", "masked"})
+
+
 def _dotted(node: ast.AST) -> str:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -201,6 +205,8 @@ class _Scanner(ast.NodeVisitor):
                 self.add("thread", node, f"imports {a.name}: work on another thread can escape the timer")
             if a.name == "torch":
                 self.torch_aliases.add(a.asname or "torch")
+            elif root == "torch" and a.asname:  # import torch.nn as nn: nn.functional.softmax is torch too
+                self.torch_aliases.add(a.asname)
             if a.name == "torch.nn.functional" and a.asname:
                 self.functional_aliases.add(a.asname)
             if root == "gc":
@@ -212,6 +218,8 @@ class _Scanner(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         root = (node.module or "").split(".")[0]
         self.module_names |= {a.asname or a.name for a in node.names}
+        if root == "torch":  # from torch import nn / special as ts: a torch submodule under another name
+            self.torch_aliases |= {a.asname or a.name for a in node.names if a.name in TORCH_SUBMODULES}
         if root == "importlib":
             self.add("dynamic", node, f"imports from {node.module}: modules loaded by name hide what the kernel calls")
         if root in THREAD_MODULES:

@@ -1,0 +1,31 @@
+"""Ways through found by this session's red team (from the README and the code alone), each with its twin.
+
+- an honest autotuned kernel whose configs are pruned (Triton's ``early_config_prune``) failed: ktui pinned configs
+  from the unpruned list, so a block too small for the row ran (a false alarm);
+- a torch fallback through ``import torch.nn as nn`` passed the static scan.
+"""
+
+from __future__ import annotations
+
+from ktui.core.inspect.scan import scan_source
+from ktui.core.results import Status
+
+from .test_cases import K, corr, good, run
+
+
+def test_an_autotuned_kernel_with_pruned_configs_is_checked_on_the_configs_the_autotuner_keeps(make_ws, ladder_for):
+    res = good(run(make_ws, ladder_for, "softmax", K / "autotune_prune_good.py", seed=5))
+    assert "autotune: 4 configs" in res.rung("compile").summary
+    bad = corr(run(make_ws, ladder_for, "softmax", K / "autotune_prune_bad.py", seed=5))
+    assert bad.status is Status.FAILED
+    assert "unwritten" in bad.summary
+
+
+def test_torch_submodules_under_another_name_are_torch():
+    src = (K / "nn_alias_fallback_bad.py").read_text()
+    assert [f.message() for f in scan_source(src) if f.kind == "torch-op"] == [
+        "falls back to torch for nn.functional.softmax (line 37)"
+    ]
+    found = scan_source("from torch import nn\n\ndef custom_kernel(x):\n    return nn.functional.gelu(x)\n")
+    assert any("nn.functional.gelu" in f.message() for f in found)
+    assert scan_source("import torch.nn as nn\n\ndef custom_kernel(x):\n    return torch.empty_like(x)\n") == []
