@@ -2,7 +2,8 @@
 
 - an honest autotuned kernel whose configs are pruned (Triton's ``early_config_prune``) failed: ktui pinned configs
   from the unpruned list, so a block too small for the row ran (a false alarm);
-- a torch fallback through ``import torch.nn as nn`` passed the static scan.
+- a torch fallback through ``import torch.nn as nn`` passed the static scan;
+- bool outputs were never poisoned: an unwritten element passed whenever the decoy happened to hold the answer.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from ktui.core.inspect.scan import scan_source
 from ktui.core.results import Status
 
-from .test_cases import K, corr, good, run
+from .test_cases import CASES, K, corr, good, run
 
 
 def test_an_autotuned_kernel_with_pruned_configs_is_checked_on_the_configs_the_autotuner_keeps(make_ws, ladder_for):
@@ -29,3 +30,12 @@ def test_torch_submodules_under_another_name_are_torch():
     found = scan_source("from torch import nn\n\ndef custom_kernel(x):\n    return nn.functional.gelu(x)\n")
     assert any("nn.functional.gelu" in f.message() for f in found)
     assert scan_source("import torch.nn as nn\n\ndef custom_kernel(x):\n    return torch.empty_like(x)\n") == []
+
+
+def test_bool_outputs_are_poisoned_so_an_unwritten_element_fails(make_ws, ladder_for):
+    """Bool outputs were left unpoisoned: an unwritten element failed only when the decoy's random bit differed."""
+    ref = CASES / "references" / "positive_mask.py"
+    good(run(make_ws, ladder_for, "positive_mask", K / "positive_mask_good.py", reference=ref, seed=3))
+    bad = corr(run(make_ws, ladder_for, "positive_mask", K / "positive_mask_unwritten_bad.py", reference=ref, seed=3))
+    assert bad.status is Status.FAILED
+    assert "1 element unwritten" in bad.summary

@@ -133,7 +133,7 @@ def hash_data(data: Any) -> str:
 
 def poison_(t: torch.Tensor) -> torch.Tensor:
     """Fill ``t`` in place with the poison pattern (NaN with a payload for floats, both parts of complex numbers;
-    0x5A bytes for integers)."""
+    0x5A bytes for integers and booleans)."""
     if t.is_complex() and not t.is_conj():
         poison_(torch.view_as_real(t))
     elif t.dtype.is_floating_point and t.element_size() in POISON_BITS:
@@ -143,7 +143,9 @@ def poison_(t: torch.Tensor) -> torch.Tensor:
         t.view(iv).fill_(signed)
     elif t.dtype.is_floating_point:  # float8: any NaN encoding; e4m3fn has only 0x7F / 0xFF
         t.fill_(float("nan"))
-    elif t.dtype != torch.bool:
+    elif t.dtype == torch.bool:  # a byte no comparison writes (True is 1, False 0), as the NaN payload for floats
+        t.view(torch.uint8).fill_(INT_POISON_BYTE)
+    else:
         t.fill_(_int_pattern(t.element_size()))
     return t
 
@@ -180,7 +182,9 @@ def poisoned_mask(t: torch.Tensor) -> torch.Tensor:
         bits = POISON_BITS[size]
         signed = bits - (1 << (8 * size)) if bits >= 1 << (8 * size - 1) else bits
         return t.contiguous().view(_INT_VIEW[size]) == signed
-    if not t.dtype.is_floating_point and size in _INT_VIEW and t.dtype != torch.bool:
+    if t.dtype == torch.bool:
+        return t.contiguous().view(torch.uint8) == INT_POISON_BYTE
+    if not t.dtype.is_floating_point and size in _INT_VIEW:
         return t.contiguous().view(_INT_VIEW[size]) == _int_pattern(size)
     return torch.zeros(t.shape, dtype=torch.bool)
 
