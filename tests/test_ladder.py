@@ -66,7 +66,7 @@ def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
         for metric in ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine"):
             assert s[metric] is not None
         assert s["ok"]
-    assert by["correctness"].summary.startswith("worst=(")
+    assert by["correctness"].summary.startswith(("worst=(", "worst=fuzzed("))
     # dumps: every IR stage and the SASS of the launch as timed (the benchmark spec), compiled for sm_90a
     dumps = by["dumps"].figures
     assert dumps["arch"] == "sm_90a"
