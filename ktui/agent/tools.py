@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ktui.core import report
+from ktui.core.figures import dumps_of
 from ktui.core.results import LadderResult, Status
 from ktui.core.store import atomic_write
 from ktui.core.workspace import KERNELS, KernelRef, Workspace
@@ -218,7 +219,7 @@ class Workbench:
         rung = res.rung("dumps") if res else None
         if rung is None or rung.status is not Status.OK:
             raise ToolError(f"{problem}/{version} has no dumps yet: its ladder writes them (run_ladder)")
-        kernels = rung.figures.get("kernels", [])
+        kernels = dumps_of(rung.figures).get("kernels", [])
         if stage == "summary":
             lines = [f"dumps of {problem}/{version} for {rung.figures.get('arch')} at spec {rung.figures.get('spec')}"]
             for k in kernels:

@@ -265,3 +265,28 @@ def _schema(tp: Any) -> dict[str, Any]:
         # Non-finite floats travel as strings (json_safe), so a number may also be "nan"/"inf"/"-inf".
         return {"type": [simple[tp], "string"]} if tp is float else {"type": simple[tp]}
     return {}
+
+
+def correctness_of(figures: Mapping[str, Any]) -> CorrectnessFigures:
+    """``figures`` read as the correctness rung's schema (no copy, no check: a typed view for readers)."""
+    return typing.cast(CorrectnessFigures, figures)
+
+
+def benchmark_of(figures: Mapping[str, Any]) -> BenchmarkFigures:
+    """``figures`` read as the benchmark rung's schema."""
+    return typing.cast(BenchmarkFigures, figures)
+
+
+def compile_of(figures: Mapping[str, Any]) -> CompileFigures:
+    """``figures`` read as the compile rung's schema."""
+    return typing.cast(CompileFigures, figures)
+
+
+def dumps_of(figures: Mapping[str, Any]) -> DumpsFigures:
+    """``figures`` read as the dumps rung's schema."""
+    return typing.cast(DumpsFigures, figures)
+
+
+def profile_of(figures: Mapping[str, Any]) -> ProfileFigures:
+    """``figures`` read as the profile rung's schema."""
+    return typing.cast(ProfileFigures, figures)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ktui.core.figures import compile_of, correctness_of
 from ktui.core.results import LadderResult, RungResult, Status, device_label
 from ktui.core.workspace import KernelRef
 
@@ -68,7 +69,7 @@ def for_model(result: LadderResult) -> str:
             lines.append("  traceback (last lines):")
             lines += traceback_tail(r.error.traceback, MODEL_TRACEBACK_LINES, "    ")
         if r.name == "correctness" and r.status is Status.FAILED:
-            bad = [s for s in r.figures.get("specs", []) if not s.get("ok")][:MODEL_FAILED_SPECS]
+            bad = [s for s in correctness_of(r.figures).get("specs", []) if not s.get("ok")][:MODEL_FAILED_SPECS]
             for s in bad:
                 lines.append(f"  spec {s['label']} ({s.get('worst_case', '')}): {s.get('reason', '')}")
     return "\n".join(lines)
@@ -97,7 +98,7 @@ def details(kernel: KernelRef, result: LadderResult | None) -> list[Segment]:
         )
     )
     comp = result.rung("compile")
-    for rec in comp.figures.get("launches", []) if comp else []:
+    for rec in compile_of(comp.figures).get("launches", []) if comp else []:
         sig = ", ".join(f"{a}:{v}" for a, v in (rec.get("signature") or {}).items())
         tuning = f" warps={rec.get('num_warps')} stages={rec.get('num_stages')}" if rec.get("num_warps") else ""
         out.append((f"  {rec.get('language')} {rec.get('kernel')} [{rec.get('target')}]{tuning}  {sig}\n", "cyan"))

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Log
 
+from ktui.core.figures import dumps_of
 from ktui.core.inspect import sass
 from ktui.core.results import LadderResult, Status, fmt
 from ktui.core.store import Snapshots
@@ -41,7 +42,9 @@ class SourceSass(Horizontal):
     def show(self, root: Path, result: LadderResult | None) -> None:
         """Load the source snapshot and SASS of ``result``'s dumps (the first kernel that has SASS)."""
         dumps = result.rung("dumps") if result else None
-        kernels = [k for k in (dumps.figures.get("kernels", []) if dumps else []) if "sass" in k.get("files", {})]
+        kernels = [
+            k for k in (dumps_of(dumps.figures).get("kernels", []) if dumps else []) if "sass" in k.get("files", {})
+        ]
         key = (result.key, result.source_sha256) if result and kernels else None
         if key == self._shown:
             return

@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from ktui.core.figures import CorrectnessSpec, benchmark_of, correctness_of
 from ktui.core.results import LadderResult, Status, fmt
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.state import VersionState, rung_names
@@ -149,7 +150,7 @@ class AccuracyTable(DataTable[str | Text]):
 
     def show(self, result: LadderResult | None) -> None:
         rung = result.rung("correctness") if result else None
-        specs = rung.figures.get("specs", []) if rung else []
+        specs = correctness_of(rung.figures).get("specs", []) if rung else []
         labels = [s["label"] for s in specs]
         if [str(k.value) for k in self.rows] != labels:
             self.clear()
@@ -161,7 +162,7 @@ class AccuracyTable(DataTable[str | Text]):
                 self.update_cell(s["label"], name, cell, update_width=True)
 
     @staticmethod
-    def _cells(s: dict[str, Any]) -> list[Any]:
+    def _cells(s: CorrectnessSpec) -> list[Any]:
         ok = Text("ok", "green") if s.get("ok") else Text("FAIL", "bold red")
         nan_inf = f"{s.get('nan_count') or 0}/{s.get('inf_count') or 0}"
         where = str(s.get("worst_index")) if s.get("worst_index") is not None else "-"
@@ -228,7 +229,7 @@ class TimingsTable(DataTable[str | Text]):
             note = "no GPU timing" if bench and bench.status is Status.SKIPPED else "-"
             return [(k.version, [k.version, note, "-", "-", "-", "-", "-", "-", "-", verdict])]
         out = []
-        for s in bench.figures.get("specs", []):
+        for s in benchmark_of(bench.figures).get("specs", []):
             out.append(
                 (
                     f"{k.version}:{s['label']}",
@@ -238,9 +239,7 @@ class TimingsTable(DataTable[str | Text]):
                         fmt(s.get("median_us"), 4),
                         fmt(s.get("iqr_us"), 2),
                         fmt(s.get("ref_median_us"), 4),
-                        Text(f"{s['speedup']:.2f}x", "bold green" if s["speedup"] >= 1 else "yellow")
-                        if s.get("speedup")
-                        else "-",
+                        Text(f"{sp:.2f}x", "bold green" if sp >= 1 else "yellow") if (sp := s.get("speedup")) else "-",
                         f"{s['gbps']:.0f}" if s.get("gbps") is not None else "-",
                         f"{s['tflops']:.1f}" if s.get("tflops") is not None else "-",
                         f"{s['sol_pct']:.0f}" if s.get("sol_pct") is not None else "-",
