@@ -190,8 +190,11 @@ def test_bf16_accumulation_of_ones_stalls_at_256(make_ws, ladder_for):
     bad = corr(run(make_ws, ladder_for, "row_sum_bf16", K / "row_sum_bf16.py", reference=ref, repeat=False))
     assert bad.status is Status.FAILED
     spec = bad.figures["specs"][0]
-    assert "dist=constant" in spec["worst_case"]
-    assert spec["worst_got"] == 256.0 and spec["worst_expected"] == 512.0
+    # the constant-ones case fails (512 ones summed in bf16 stall at 256); with fresh seeds a native case can fail
+    # worse under the elementwise and native-precision bounds, so the worst case is not always the constant one
+    assert any("dist=constant" in c for c in spec["failed_cases"])
+    if "dist=constant" in spec["worst_case"]:
+        assert spec["worst_got"] == 256.0 and spec["worst_expected"] == 512.0
     good(run(make_ws, ladder_for, "row_sum_bf16", K / "row_sum_fp32.py", reference=ref, repeat=False))
 
 
