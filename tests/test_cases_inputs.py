@@ -19,6 +19,7 @@ from ktui.core.ladder import LadderOptions, make_cases
 from ktui.core.results import Status
 
 from .conftest import ROOT
+from .test_cases import corr, good
 
 K = Path(__file__).resolve().parent / "cases" / "kernels"
 
@@ -29,17 +30,6 @@ def run(make_ws, ladder_for, problem: str, kernel: Path, *, reference: str | Non
     if reference is not None:
         (ws.root / "references" / f"{problem}.py").write_text(reference)
     return ladder_for(ws, **options).run(ws.kernel(ws.root / "kernels" / problem / "v1.py"))
-
-
-def corr(res):
-    r = res.rung("correctness")
-    assert r is not None, [x.line() for x in res.rungs]
-    return r
-
-
-def good(res):
-    assert res.ok, [r.line() for r in res.rungs]
-    return res
 
 
 def problem(name: str):

@@ -28,6 +28,7 @@ from ktui.worker.problem import _map
 from ktui.worker.tolerance import MAX_NATIVE_REL_L2, NATIVE_FACTOR, resolve
 
 from .conftest import ROOT
+from .test_cases import corr
 
 CASES = Path(__file__).resolve().parent / "cases"
 K = CASES / "kernels"
@@ -38,12 +39,6 @@ def run(make_ws, ladder_for, problem: str, kernel: Path, reference: Path, **opti
     ws = make_ws([], {f"{problem}/v1": kernel})
     (ws.root / "references" / f"{problem}.py").write_text(reference.read_text())
     return ladder_for(ws, **options).run(ws.kernel(ws.root / "kernels" / problem / "v1.py"))
-
-
-def corr(res):
-    r = res.rung("correctness")
-    assert r is not None, [x.line() for x in res.rungs]
-    return r
 
 
 def good(res):
