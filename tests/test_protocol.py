@@ -177,7 +177,7 @@ def test_format_error_knows_ktui_checks_by_class():
 
 
 def test_format_error_shows_the_kernels_own_exception_for_a_failed_case():
-    from ktui.worker.candidate import reraise_as_case
+    from ktui.worker.errors import reraise_as_case
     from ktui.worker.errors import CaseFailed
     from ktui.worker.server import format_error
 

@@ -3,6 +3,8 @@ longer import each other for them). ``server.format_error`` turns each into the 
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 
 class KtuiCheckError(Exception):
     """One of ktui's own checks failed (not the kernel's or the reference's code raising): the message says it all,
@@ -33,3 +35,10 @@ def snapshot_missing(what: str) -> SnapshotMissing:
 
 class CaseFailed(Exception):
     """A candidate call failed; the message names the spec and seed, ``__cause__`` is the kernel's exception."""
+
+
+def reraise_as_case(exc: BaseException, label: str) -> NoReturn:
+    """Raise ``CaseFailed(label: Type: message)`` from a kernel's exception (KeyboardInterrupt passes through)."""
+    if isinstance(exc, KeyboardInterrupt):
+        raise exc
+    raise CaseFailed(f"{label}: {type(exc).__name__}: {exc}") from exc

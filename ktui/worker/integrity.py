@@ -13,6 +13,8 @@ from typing import Any
 _OWN_MODULES = (
     "ktui.worker.timing",
     "ktui.worker.candidate",
+    "ktui.worker.checked",
+    "ktui.worker.timed",
     "ktui.worker.capture",
     "ktui.worker.allocation",
     "ktui.worker.tensors",
