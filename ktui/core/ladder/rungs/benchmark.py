@@ -191,7 +191,7 @@ def benchmark_result(
     Fails, naming the spec, when the output of the last timed call is wrong (``recheck``) or the last host-loop
     call's (``host_recheck``), when a time is faster than the datasheet peak allows (the speed of light), when
     the candidate patched functions in its worker (``tampered``: the timer itself is suspect), or when the
-    host-synchronized time per call exceeds both the CUDA-event median and the host's own enqueue time by
+    host-synchronized time per call exceeds the CUDA-event median plus the host's own enqueue time by
     ``HOST_FAIL_RATIO`` and ``HOST_FAIL_GAP_US`` (GPU work the events do not see: a side stream). A milder gap
     is a warning, and so is a host-bound call (enqueue time above the median).
     """
@@ -222,7 +222,10 @@ def benchmark_result(
         if hl is not None:
             h, q = hl["us_per_call"], hl.get("enqueue_us_per_call", 0.0)
             e["host_us_per_call"], e["enqueue_us_per_call"] = h, q
-            explained = max(med, q)
+            # After the sync of the previous iteration the GPU idles while the host issues the call: a call
+            # takes at most its enqueue time plus its GPU time (softmax/v1 on an H200: 258 + 65 us against
+            # 386 us measured, a false alarm when only the larger of the two was counted).
+            explained = med + q
             gap = h - explained
             if h > HOST_FAIL_RATIO * explained and gap > HOST_FAIL_GAP_US:
                 problems.append(
