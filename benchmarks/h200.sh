@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
-#   bash benchmarks/h200.sh STEP...      steps: info examples latency tests cases profile variants
+#   bash benchmarks/h200.sh STEP...      steps: info examples latency tests cases gpu-cases gpu-rest profile variants
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step).
 # Logs and JSON go under $OUT (or ./h200-out); the last lines printed are the summary tables.
 set -uo pipefail
@@ -29,6 +29,14 @@ for step in "$@"; do
       python3 -m pytest -q tests/test_gpu.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     cases)
       python3 -m pytest -q -rA tests/test_gpu_cases.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-cases.log" | tail -40 ;;
+    gpu-cases)  # issue 9's GPU kinds: the timed-call checks, launches, side streams, TF32, overflow
+      python3 -m pytest -q -rA -m gpu tests/test_gpu_cases.py tests/test_gpu_launches.py -p no:cacheprovider \
+        --durations=10 2>&1 | tee "$OUT/gpu-cases.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|slowest|s call" | tail -45 ;;
+    gpu-rest)  # every other test marked gpu (precision, robustness, integrity, crossing, inputs, test_gpu.py)
+      python3 -m pytest -q -rA -m gpu tests/test_gpu.py tests/test_cases_precision.py tests/test_robustness.py \
+        tests/test_integrity.py tests/test_cases_inputs.py $(ls tests/test_crossing.py tests/test_call_paths.py 2>/dev/null) \
+        -p no:cacheprovider --durations=10 2>&1 \
+        | tee "$OUT/gpu-rest.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
     profile)
       for k in vector_add/v1 vector_add/v2 vector_add/v3 softmax/v1 softmax/v2 matmul/v1 matmul/v2; do
         python3 -m ktui run kernels/$k.py --device cuda --rungs dumps,profile --json > "$OUT/profile_${k/\//_}.json" 2>"$OUT/profile_${k/\//_}.err"

@@ -4,6 +4,8 @@
     ktui run KERNEL_FILE [--json] [--device ...]             run the rung ladder once, headless
     ktui agent PROBLEM -m MESSAGE [--model M] [--max-rounds N] [--yes]   the agent loop, headless
     ktui diff A B [--json] [--side-by-side]                  SASS, resources and instruction mix of two versions
+    ktui status [WORKSPACE] [--json]                         every version's verdict, speedup and staleness
+    ktui init PROBLEM [--workspace DIR]                      a new problem: reference and v1 from a template
 
 Exit codes: 0 ok (every rung ok or skipped), 1 a rung failed (``ktui diff``: the dumps of a side could not be
 made), 2 bad usage (a one-line error), 3 the environment (a worker could not start: no GPU for ``--device cuda``,
@@ -19,7 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ktui import __version__
 
@@ -71,6 +75,14 @@ def run_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="VERSION",
         help="pin VERSION as the problem's baseline (profile figures show their deltas against it)",
+    )
+    p.add_argument(
+        "--timeout",
+        default=None,
+        metavar="SECONDS|RUNG=SECONDS,...",
+        help="time limit of each worker call: every rung (30) or some (compile=20,run=90; dumps uses compile's, "
+        "profile benchmark's); default: [ladder.timeouts] in ktui.toml, else 5x what the rung took last time "
+        "(at least 30 s for compile and run, 60 s correctness, 120 s benchmark)",
     )
     return p
 
@@ -146,7 +158,7 @@ def tui_parser() -> argparse.ArgumentParser:
         prog="ktui",
         description="A terminal assistant for writing GPU kernels: saving a "
         "kernel reruns its rung ladder. Headless subcommands: `ktui run KERNEL_FILE`, "
-        "`ktui agent PROBLEM -m MESSAGE`, `ktui diff A B` (each with --help).",
+        "`ktui agent PROBLEM -m MESSAGE`, `ktui diff A B`, `ktui status`, `ktui init PROBLEM` (each with --help).",
         epilog=EXIT_CODES,
     )
     p.add_argument("workspace", nargs="?", default=".", help="a folder with references/ and kernels/ (default .)")
@@ -156,13 +168,128 @@ def tui_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Signalled(BaseException):
+    """SIGTERM or SIGHUP reached a headless command: unwinds it like ctrl+c, so that its session stops the workers
+    (``finally``); the exit code is 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP raise ``Signalled`` in the main thread (the default would end ktui without stopping its
+    workers; they die with it anyway, by their parent-death signal, but a kernel's own children would not)."""
+    import signal
+    import threading
+
+    def handler(signum: int, frame: object) -> None:
+        raise Signalled(signum)
+
+    if threading.current_thread() is threading.main_thread():  # (only the main thread may set handlers)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, handler)
+
+
+class RunningRung:
+    """``ktui run``'s line for the rung under way: on a terminal one line rewritten twice a second
+    (``[compile] running 3 s (limit 30 s)``), elsewhere (a pipe, a log) the same line after ``FIRST_NOTE_S`` and
+    then every ``NOTE_EVERY_S``. Finished rungs print their ``report.rung_lines`` in its place.
+
+    Args:
+        out: where to write (stdout).
+        limit_of: the time limit of a rung's calls, seconds (``Session.limits`` through ``timeouts.LIMIT_OF``).
+    """
+
+    FIRST_NOTE_S = 5.0
+    NOTE_EVERY_S = 15.0
+    TICK_S = 0.5
+
+    def __init__(self, out: Any, limit_of: Callable[[str], float | None]):
+        import threading
+
+        self.out = out
+        self.tty = bool(getattr(out, "isatty", lambda: False)())
+        self.limit_of = limit_of
+        self._lock = threading.Lock()
+        self._rung: tuple[str, float] | None = None  # the rung under way and when it started (monotonic)
+        self._noted = 0.0  # seconds into the rung of the last note (not a terminal)
+        self._shown = False  # the terminal's last line is ours
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, name="ktui-run-progress", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            self._clear()
+            self._rung = None
+
+    def elapsed(self) -> tuple[str, float] | None:
+        """The rung under way and its seconds so far, or None."""
+        import time
+
+        r = self._rung
+        return (r[0], time.monotonic() - r[1]) if r else None
+
+    def on_event(self, ev: Any) -> None:
+        """The bus subscriber: ``RungStarted`` starts the clock, ``RungFinished`` prints the rung."""
+        import time
+
+        from ktui.core import report
+        from ktui.core.events import RungFinished, RungStarted
+
+        if isinstance(ev, RungStarted):
+            with self._lock:
+                self._rung, self._noted = (ev.rung, time.monotonic()), 0.0
+        elif isinstance(ev, RungFinished):
+            with self._lock:
+                self._clear()
+                self._rung = None
+                if not self._stop.is_set():
+                    self._write("\n".join(report.rung_lines(ev.result)) + "\n")
+
+    def line(self, rung: str, seconds: float) -> str:
+        """``[compile] running 12 s (limit 30 s)``."""
+        limit = self.limit_of(rung)
+        return f"[{rung}] running {seconds:.0f} s" + (f" (limit {limit:g} s)" if limit else "")
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.TICK_S):
+            with self._lock:
+                now = self.elapsed()
+                if now is None or self._stop.is_set():
+                    continue
+                rung, secs = now
+                if self.tty:
+                    self._write("\r\x1b[2K" + self.line(rung, secs))
+                    self._shown = True
+                elif secs >= (self._noted + self.NOTE_EVERY_S if self._noted else self.FIRST_NOTE_S):
+                    self._noted = secs
+                    self._write(self.line(rung, secs) + "\n")
+
+    def _clear(self) -> None:
+        if self._shown:
+            self._write("\r\x1b[2K")
+            self._shown = False
+
+    def _write(self, text: str) -> None:
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except (OSError, ValueError):
+            pass  # the terminal went away (SIGHUP): the run goes on to its end or its signal
+
+
 def cmd_run(argv: list[str]) -> int:
     args = run_parser().parse_args(argv)
     from ktui.core import report
-    from ktui.core.events import Event, RungFinished
     from ktui.core.ladder import LadderOptions
     from ktui.core.results import DEFAULT_RUNGS, expand_rungs
     from ktui.core.session import Session
+    from ktui.core.timeouts import LIMIT_OF, TimeoutConfigError, load_policy, parse_timeout_arg
     from ktui.core.workers.client import WorkerStartError
     from ktui.core.workspace import Workspace, WorkspaceError
 
@@ -191,9 +318,18 @@ def cmd_run(argv: list[str]) -> int:
         if args.baseline not in [v.version for v in ws.versions(kernel.problem)]:
             raise UsageError(f"no version {args.baseline!r} of {kernel.problem} to pin as the baseline")
         Baselines(ws).pin(kernel.problem, args.baseline)
+    try:
+        policy = load_policy(ws.root, parse_timeout_arg(args.timeout) if args.timeout is not None else None)
+    except TimeoutConfigError as exc:
+        raise UsageError(str(exc)) from None
     session = Session(
-        ws, args.device, options=LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs), watch=False
+        ws,
+        args.device,
+        options=LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs),
+        watch=False,
+        timeouts=policy,
     )
+    progress = RunningRung(sys.stdout, lambda rung: session.limits.get(LIMIT_OF.get(rung, rung)))
     session.start()
     try:
         try:
@@ -202,18 +338,35 @@ def cmd_run(argv: list[str]) -> int:
             raise EnvironmentFailure(str(exc)) from None
         if not args.json:
             print(report.run_header(kernel.key, info), flush=True)
-
-            def show(ev: Event) -> None:
-                if isinstance(ev, RungFinished):
-                    print("\n".join(report.rung_lines(ev.result)), flush=True)
-
-            session.bus.subscribe(show)
+            session.bus.subscribe(progress.on_event)
+            progress.start()
         result = session.run(kernel)
+    except (KeyboardInterrupt, Signalled) as exc:
+        where = progress.elapsed()
+        progress.close()
+        session.stop()  # the workers (and whatever the kernel started) are killed; nothing is stored
+        what = "ctrl+c" if isinstance(exc, KeyboardInterrupt) else _signal_name(exc.signum)
+        during = f" during {where[0]} after {where[1]:.1f} s" if where else ""
+        try:
+            print(f"ktui: {kernel.key}: stopped by {what}{during}; no verdict stored", file=sys.stderr)
+        except OSError:
+            pass
+        return 130 if isinstance(exc, KeyboardInterrupt) else 128 + exc.signum
     finally:
+        progress.close()
         session.stop()
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     return 0 if result.ok else 1
+
+
+def _signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def cmd_diff(argv: list[str]) -> int:
@@ -294,14 +447,102 @@ def cmd_tui(argv: list[str]) -> int:
         raise UsageError(str(exc)) from None
     from ktui.tui.app import KtuiApp
 
-    KtuiApp(ws, device=args.device, agent_config=config).run()
+    app = KtuiApp(ws, device=args.device, agent_config=config, handle_signals=True)
+    app.run()
+    return app.return_code or 0  # 128 + the signal when SIGTERM or SIGHUP ended it
+
+
+COMMANDS = ("run", "agent", "diff", "status", "init")
+
+
+def status_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ktui status",
+        description="Every problem and version of the workspace with its latest verdict, speedup and whether that "
+        "verdict is stale (the kernel or the reference changed since it ran). Runs nothing.",
+        epilog="exit codes: 0 ok, 2 usage (not a workspace)",
+    )
+    p.add_argument("workspace", nargs="?", default=".", help="the workspace (default: the current folder)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object: workspace, problems (problem, reference, reference_error, versions: key, kernel, "
+        "verdict, ok, failed_rung, reference_error, speedup, stale, ran_at, device)",
+    )
+    return p
+
+
+def cmd_status(argv: list[str]) -> int:
+    args = status_parser().parse_args(argv)
+    from ktui.core import report
+    from ktui.core.status import status_json, workspace_status
+    from ktui.core.workspace import Workspace, WorkspaceError
+
+    try:
+        ws = Workspace(args.workspace)
+    except WorkspaceError as exc:
+        raise UsageError(str(exc)) from None
+    problems = workspace_status(ws)
+    if args.json:
+        print(json.dumps(status_json(ws, problems), indent=1))
+    else:
+        print("\n".join(report.status_lines(problems)))
     return 0
+
+
+def init_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ktui init",
+        description="Start a problem: references/PROBLEM.py (an elementwise op on the tail sizes) and "
+        "kernels/PROBLEM/v1.py (a Triton version that passes the ladder), to edit into your op. Makes references/ "
+        "and kernels/ when the folder has none. Overwrites nothing.",
+        epilog="exit codes: 0 written, 2 usage (a bad name, the files exist)",
+    )
+    p.add_argument("problem", metavar="PROBLEM", help="the problem's name (a Python identifier)")
+    p.add_argument("--workspace", default=".", help="the workspace (default: the current folder)")
+    return p
+
+
+def cmd_init(argv: list[str]) -> int:
+    args = init_parser().parse_args(argv)
+    from ktui.core.scaffold import ScaffoldError, init_problem
+
+    root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        raise UsageError(f"no such folder: {args.workspace}")
+    try:
+        made = init_problem(root, args.problem)
+    except (ScaffoldError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    for path in (made.reference, made.kernel):
+        print(f"created {path.relative_to(root)}")
+    print(f"next: make them your op, then `ktui run {made.kernel.relative_to(root)}` (or `ktui` to watch every save)")
+    return 0
+
+
+def not_a_command(word: str) -> str | None:
+    """The usage error for a first argument that is neither a command nor an existing path (a mistyped
+    subcommand, say), with the nearest command; None when ``word`` is an option or a path that exists."""
+    if word in COMMANDS or word.startswith("-") or Path(word).exists():
+        return None
+    import difflib
+
+    near = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.5)
+    hint = f"did you mean `ktui {near[0]}`?" if near else f"commands: {', '.join(COMMANDS)}"
+    return f"{word!r} is neither a command nor a folder: {hint} (or give a workspace folder)"
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    stop_on_signals()
     try:
-        if argv and argv[0] == "run":
+        if argv and argv[0] == "status":
+            code = cmd_status(argv[1:])
+        elif argv and argv[0] == "init":
+            code = cmd_init(argv[1:])
+        elif argv and (mistyped := not_a_command(argv[0])):
+            raise UsageError(mistyped)
+        elif argv and argv[0] == "run":
             code = cmd_run(argv[1:])
         elif argv and argv[0] == "agent":
             code = cmd_agent(argv[1:])
@@ -317,6 +558,8 @@ def main(argv: list[str] | None = None) -> int:
         code = ENVIRONMENT_ERROR
     except KeyboardInterrupt:
         code = 130
+    except Signalled as exc:
+        code = 128 + exc.signum
     except BrokenPipeError:  # `ktui diff A B | head`: the reader left; say nothing more
         import os
 

@@ -70,9 +70,18 @@ def test_faster_than_light_fails():
     assert r.status is Status.FAILED and "faster than the speed of light" in r.summary
 
 
-def test_a_wrong_recheck_and_a_tampered_worker_fail():
-    bad = verdict(100.0, 100.0, recheck=[{"label": "(16777216,)", "ok": False, "reason": "max_abs_err=1"}])
-    assert bad.status is Status.FAILED and "last timed call is wrong" in bad.summary
+def test_a_wrong_timed_output_and_a_tampered_worker_fail():
+    wrong = {"label": "(16777216,)", "ok": False, "reason": "1 element unwritten at [16777215]"}
+    bad = verdict(100.0, 100.0, recheck=[{**wrong, "call": 517, "calls": 2000, "checked": 3}])
+    assert bad.status is Status.FAILED
+    assert bad.summary == (
+        "spec=(16777216,): the output of timed call 517 of 2000 is wrong (1 element unwritten at [16777215]): a "
+        "kernel must compute every element on every call (3 timed call(s), chosen at random after they returned, "
+        "were verified in full; every call gets fresh inputs)"
+    )
+    assert "the output of a timed call is wrong" in verdict(100.0, 100.0, recheck=[wrong]).summary
+    right = {"label": "(16777216,)", "ok": True, "reason": "", "call": 3, "calls": 2000, "checked": 3}
+    assert verdict(100.0, 100.0, recheck=[right], host_recheck=[right]).status is Status.OK
     t = verdict(100.0, 100.0, tampered=["ktui.worker.timing.bench"])
     assert t.status is Status.FAILED and "timings untrustworthy" in t.summary
     assert "ktui.worker.timing.bench" in t.summary
@@ -170,8 +179,25 @@ def test_datasheet_lookup_by_device_name():
 
 
 def test_a_wrong_output_of_the_host_loop_fails():
-    bad = verdict(100.0, 100.0, host_recheck=[{"label": "(16777216,)", "ok": False, "reason": "max_abs_err=3"}])
-    assert bad.status is Status.FAILED and "last host-loop call is wrong (max_abs_err=3)" in bad.summary
+    wrong = {"label": "(16777216,)", "ok": False, "reason": "max_abs_err=3", "call": 12, "calls": 500, "checked": 1}
+    bad = verdict(100.0, 100.0, host_recheck=[wrong])
+    assert (
+        bad.status is Status.FAILED and "the output of host-loop call 12 of 500 is wrong (max_abs_err=3)" in bad.summary
+    )
+
+
+def test_a_kept_timed_output_that_changed_after_its_call_fails_naming_the_calls():
+    line = (
+        "the output of timed call 37 of 2000 changed after the call returned (out): a later call wrote into it (a "
+        "ring of output buffers reused across calls), or work was still running when it returned"
+    )
+    rc = {"label": "(16777216,)", "ok": False, "reason": line, "integrity": True, "checked": 3, "calls": 2000}
+    bad = verdict(100.0, 100.0, recheck=[rc])
+    assert bad.status is Status.FAILED and bad.error.type == "TimingIntegrityError"
+    assert (
+        bad.summary
+        == f"spec=(16777216,): {line}: the outputs of timed calls are kept and must stay as they were returned"
+    )
 
 
 def test_an_honest_call_is_explained_by_its_enqueue_time_plus_its_gpu_time():

@@ -50,7 +50,7 @@ def test_tail_mask_softmax_fails_on_the_tail_and_names_the_last_column(make_ws, 
     assert bad.status is Status.FAILED
     assert "unwritten at [0, 128]" in bad.summary or "unwritten at [" in bad.summary
     failing = {s["label"] for s in bad.figures["specs"] if not s["ok"] and not s["fuzzed"]}
-    assert failing == {
+    assert failing >= {
         "(1, 129, fp32)",
         "(5, 257, fp32)",
         "(3, 1025, fp32)",
@@ -61,7 +61,9 @@ def test_tail_mask_softmax_fails_on_the_tail_and_names_the_last_column(make_ws, 
         "(2, 4099, bf16)",
     }
     spec = next(s for s in bad.figures["specs"] if s["label"] == "(7, 127, fp32)")
-    assert spec["ok"]  # widths within the block pass
+    # widths within the block pass on their own cases; the covering design may put a layout or distribution case on
+    # them too, which this kernel's flat indexing gets wrong
+    assert all("layout=" in c or "dist=" in c for c in spec["failed_cases"]), spec["failed_cases"]
     good(run(make_ws, ladder_for, "softmax", ROOT / "kernels/softmax/v2.py"))
 
 
@@ -155,7 +157,19 @@ def test_zeros_pass_fails_by_relative_l2_and_warns_about_atol(make_ws, ladder_fo
     spec = bad.figures["specs"][0]
     assert spec["rel_l2_err"] == pytest.approx(1.0) and spec["cosine"] == 0.0
     assert any("larger than the output's scale" in w for w in bad.warnings)
-    good(run(make_ws, ladder_for, "softmax_wide", ROOT / "kernels/softmax/v1.py", reference=ref, repeat=False))
+    # one test spec of 393,216 columns: the covering design's layouts and distributions would all land on it (minutes
+    # under the interpreter); this test is about the zeros, so the twin runs the reference's own inputs
+    twin = run(
+        make_ws,
+        ladder_for,
+        "softmax_wide",
+        ROOT / "kernels/softmax/v1.py",
+        reference=ref,
+        repeat=False,
+        layouts=False,
+        distributions=False,
+    )
+    good(twin)
 
 
 def test_nan_is_no_wildcard(make_ws, ladder_for):
@@ -215,11 +229,18 @@ def test_each_autotune_config_is_checked_alone(make_ws, ladder_for):
     res = run(make_ws, ladder_for, "vector_add", K / "autotune_half_bad.py", distributions=False, layouts=False)
     assert "autotune: 2 configs" in res.rung("compile").summary
     bad = corr(res)
-    assert bad.status is Status.FAILED and "unwritten" in bad.summary
+    assert bad.status is Status.FAILED
+    # each config alone leaves half of the output unwritten (a spec's first case is poisoned; n = 1: one config
+    # writes its only element)
+    assert all("unwritten" in s["reason"] for s in bad.figures["specs"] if s["spec"]["n"] > 1)
     twin = good(run(make_ws, ladder_for, "vector_add", K / "autotune_good.py", distributions=False, layouts=False))
     assert "autotune: 2 configs" in twin.rung("compile").summary
-    figures = twin.rung("correctness").figures  # every test spec once more with config 1; fuzzed specs once each
-    assert figures["cases"] == 7 * 2 + 7 + len(figures["fuzzed"]) + 2  # and two near-duplicates
+    figures = twin.rung("correctness").figures  # every test spec once more with config 1 and once with the
+    # autotuner's own choice (config "auto"), on top of the plan (tests/test_crossing.py: planned_count)
+    from .test_crossing import planned_count
+
+    ref = ROOT / "references" / "vector_add.py"
+    assert figures["cases"] == planned_count(ref, figures, configs=2, distributions=False, layouts=False)
 
 
 # -- interp-only ----------------------------------------------------------------------------------------------------

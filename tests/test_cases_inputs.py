@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from ktui.core.ladder import LadderOptions, make_cases
+from ktui.core.ladder.cases import covering_cases
 from ktui.core.results import Status
 
 from .conftest import ROOT
@@ -41,13 +42,14 @@ def problem(name: str):
 
 # -- the pure parts ------------------------------------------------------------------------------------------------
 def test_fuzzed_draws_are_new_per_seed_replayed_by_seed_and_labelled():
-    from ktui.worker.fuzz import FUZZ_COUNT, describe_for_run
+    from ktui.worker.fuzz import FUZZ_COUNT, bench_fields, budget, describe_for_run
 
     p = problem("softmax")
     a, b, again = (describe_for_run(p, "cpu", s) for s in (10, 11, 10))
     n = len(p.tests)
     assert a["tests"][:n] == p.tests  # the reference's specs are the fixed part
-    assert len(a["fuzzed"]) == FUZZ_COUNT and a["fuzzed"] == list(range(n, n + FUZZ_COUNT))
+    wide = len(bench_fields(p.tests, p.benchmarks, {}, None, budget(p.tests, p.benchmarks, "cpu")))  # rows, cols
+    assert wide == 2 and len(a["fuzzed"]) == FUZZ_COUNT + wide and a["fuzzed"] == list(range(n, n + FUZZ_COUNT + wide))
     assert a["tests"][n:] == again["tests"][n:] and a["tests"][n:] != b["tests"][n:]
     assert all(lab.startswith("fuzzed(") for lab in a["labels"][n:])
     assert all(s not in p.tests for s in a["tests"][n:])
@@ -105,6 +107,9 @@ def test_the_plan_runs_fuzzed_specs_near_duplicates_and_special_values_on_a_few_
         "distributions": ["native", "normal", "zeros", "masked"],
     }
     cases = make_cases(desc, LadderOptions(seeds=2), seed=100)
+    design = covering_cases(desc, LadderOptions(seeds=2), 100, [c for c in cases if not 501 <= c["seed"] < 601])
+    assert design == [c for c in cases if 501 <= c["seed"] < 601]  # the covering design: tests/test_crossing.py
+    cases = [c for c in cases if c not in design]
     fz = [c for c in cases if c["spec_index"] == 4]
     assert fz == [{"spec_index": 4, "seed": 100, "spec": {"n": 8200}}]  # once, with its spec, no layouts
     nd = [i for i, c in enumerate(cases) if c.get("near_dup")]
@@ -115,7 +120,7 @@ def test_the_plan_runs_fuzzed_specs_near_duplicates_and_special_values_on_a_few_
         specs = [c["spec_index"] for c in cases if c.get("dist") == dist]
         assert len(specs) == 2 and 2 in specs
     assert len([c for c in cases if c.get("dist") == "normal"]) == 4  # ordinary distributions: every fixed spec
-    assert make_cases(desc, LadderOptions(seeds=2), seed=100) == cases  # replayed by seed
+    assert make_cases(desc, LadderOptions(seeds=2), seed=100) == cases + design  # replayed by seed
 
 
 def test_special_values_hold_what_they_say_and_only_where_the_reference_stays_valid():

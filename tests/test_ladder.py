@@ -53,14 +53,18 @@ def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
     assert launches and all(rec["target"] == "sm_90a" for rec in launches)
     # correctness covers every test spec: two seeds of the reference's inputs and one case per other input
     # distribution (normal, uniform, heavy-tailed, shifted, constant), plus four layouts on the two largest specs
-    # (and tests/test_cases_inputs.py: fuzzed specs once each, near-duplicates and special values on a few specs)
+    # (and tests/test_cases_inputs.py: fuzzed specs, near-duplicates and special values on a few specs; and
+    # tests/test_crossing.py: the covering design and the burst), exactly the cases the plan names
+    from .test_crossing import planned_count
+
     figures = by["correctness"].figures
     specs = [s for s in figures["specs"] if not s["fuzzed"]]
     assert all(s["cases"] >= 2 + 5 and len(s["seeds"]) >= 7 for s in specs)
-    assert all(s["cases"] == 1 for s in figures["specs"] if s["fuzzed"]) and figures["fuzzed"]
+    assert all(s["cases"] >= 1 for s in figures["specs"] if s["fuzzed"]) and figures["fuzzed"]
     assert sum(s["cases"] for s in figures["specs"]) == figures["cases"]
-    special = figures["cases"] - (7 * len(specs) + 2 * 4 + 2 + len(figures["fuzzed"]))  # 2 near-duplicates
-    assert special % 2 == 0 and 0 <= special <= 2 * 6  # each special-values distribution on two specs
+    configs = by["compile"].figures["autotune_configs"]
+    ref = examples_ws.root / "references" / f"{key.split('/')[0]}.py"
+    assert figures["cases"] == planned_count(ref, figures, configs, seeds=2)
     assert not any(s["unsupported_layouts"] for s in specs)
     for s in specs:
         for metric in ("max_abs_err", "max_rel_err", "mse", "rmse", "psnr_db", "cosine"):

@@ -7,7 +7,7 @@ import pytest
 
 from ktui.core.events import EventBus, RungProgress
 from ktui.core.ladder import LadderOptions, correctness_result, make_cases, merge
-from ktui.core.ladder.cases import LAYOUTS
+from ktui.core.ladder.cases import LAYOUTS, covering_cases
 from ktui.core.ladder.context import ProgressThrottle, RunContext
 from ktui.core.ladder.rungs.correctness import MAX_WARNINGS
 from ktui.core.ladder.runner import RUNG_IMPLS
@@ -123,29 +123,40 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
     assert [c["seed"] for c in phase1] == [100, 101] * 4
     assert all(c.get("repeat") == 2 and "fill" not in c for c in phase1[0::2])  # the first seed runs twice
     assert all(c.get("fill") == "decoy" and "repeat" not in c for c in phase1[1::2])  # the second on decoys
-    phase2 = cases[8:]
+    burst = cases[8]  # then the burst on the smallest spec (its calls drawn per run)
+    assert burst == {"spec_index": 1, "seed": 100 + 301, "calls": burst["calls"]} and 17 <= burst["calls"] <= 48
+    phase2 = cases[9:]
     dists = phase2[:8]
+    rank = {i: r for r, i in enumerate(up)}  # every spec its own seed per distribution
     assert [(c["spec_index"], c["dist"], c["seed"]) for c in dists] == [
-        (i, d, 100 + 101 + j) for i in reversed(up) for j, d in enumerate(["normal", "shifted"])
+        (i, d, 100 + 1000 * (rank[i] + 1) + 101 + j) for i in reversed(up) for j, d in enumerate(["normal", "shifted"])
     ]
-    layouts = phase2[8:]
+    layouts = phase2[8:16]
     assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
         (i, lay, 107) for i in (2, 3) for lay in LAYOUTS
-    ]  # the two largest specs only
+    ]  # the two largest specs, then the covering design (tests/test_crossing.py) completes the pairs
+    design = phase2[16:]
+    assert design == covering_cases(PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[:16])
+    assert design and [c["seed"] for c in sorted(design, key=lambda c: c["seed"])] == list(
+        range(100 + 401, 100 + 401 + len(design))
+    )
     assert phase2[0]["fresh"] is True and sum(bool(c.get("fresh")) for c in cases) == 1
-    assert len(cases) == 8 + 8 + 2 * len(LAYOUTS)
+    assert len(cases) == 8 + 1 + 8 + 2 * len(LAYOUTS) + len(design)
 
 
 def test_contiguous_only_and_the_options_drop_cases():
-    only = make_cases({**PLAN, "contiguous_only": True}, LadderOptions(seeds=2, near_duplicates=False), seed=1)
-    assert not any("layout" in c for c in only) and len(only) == 16
+    opts = LadderOptions(seeds=2, near_duplicates=False)
+    only = make_cases({**PLAN, "contiguous_only": True}, opts, seed=1)
+    assert not any("layout" in c for c in only)
+    assert len(only) == 8 + 1 + 8 + len(covering_cases({**PLAN, "contiguous_only": True}, opts, 1, only[:17]))
     bare = make_cases(
         PLAN, LadderOptions(seeds=3, distributions=False, layouts=False, repeat=False, near_duplicates=False), seed=1
     )
-    assert len(bare) == 12 and not any("repeat" in c or "fresh" in c or "dist" in c for c in bare)
+    assert len(bare) == 12 + 1 and not any("repeat" in c or "fresh" in c or "dist" in c for c in bare)
     assert [c["seed"] for c in bare[:3]] == [1, 2, 3] and [c.get("fill") for c in bare[:3]] == [None, "decoy", None]
     native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1, near_duplicates=False), seed=1)  # no dists
-    assert [c.get("layout") for c in native] == [None, *LAYOUTS]
+    assert [c.get("layout") for c in native[:6]] == [None, None, *LAYOUTS]  # the first seed, the burst, the layouts
+    assert {c.get("fill") for c in native[6:]} == {"decoy"}  # one seed: the design brings the decoy fill
 
 
 # -- merge -----------------------------------------------------------------------------------------------------

@@ -162,7 +162,7 @@ def test_format_error_knows_ktui_checks_by_class():
     }
     assert format_error(ProblemError("references/x.py does not define tests")) == {
         "type": "ProblemError",
-        "message": "references/x.py does not define tests",
+        "message": "reference error: references/x.py does not define tests",  # the reference is blamed
         "traceback": "",
     }
 
@@ -177,8 +177,7 @@ def test_format_error_knows_ktui_checks_by_class():
 
 
 def test_format_error_shows_the_kernels_own_exception_for_a_failed_case():
-    from ktui.worker.errors import reraise_as_case
-    from ktui.worker.errors import CaseFailed
+    from ktui.worker.errors import CaseFailed, reraise_as_case
     from ktui.worker.server import format_error
 
     def custom_kernel(data):

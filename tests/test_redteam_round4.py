@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ktui.core.inspect.scan import scan_source
 from ktui.core.results import Status
 
@@ -19,7 +21,10 @@ def test_an_autotuned_kernel_with_pruned_configs_is_checked_on_the_configs_the_a
     assert "autotune: 4 configs" in res.rung("compile").summary
     bad = corr(run(make_ws, ladder_for, "softmax", K / "autotune_prune_bad.py", seed=5))
     assert bad.status is Status.FAILED
-    assert "unwritten" in bad.summary
+    blocks = [128, 1024, 8192, 32768]  # the configs' BLOCK: each case names the config it ran
+    failed = [(s["spec"]["cols"], c) for s in bad.figures["specs"] for c in s["failed_cases"]]
+    assert failed and all(blocks[int(re.search(r"softmax_kernel:(\d)", c)[1])] < cols for cols, c in failed)
+    assert "unwritten" in bad.summary or "fill=decoy" in bad.summary  # the tail unwritten (or holding the decoy)
 
 
 def test_torch_submodules_under_another_name_are_torch():

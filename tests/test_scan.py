@@ -130,3 +130,185 @@ def test_torch_imported_by_name_and_reaching_the_reference_are_reported():
         ("torch-op", 8, "reads vars(torch): torch functions looked up by name"),
         ("torch-op", 9, "reads torch.__dict__: torch functions looked up by name"),
     }
+
+
+# -- data flow (ktui.core.inspect.flow) ---------------------------------------------------------------------------
+NEW_KINDS = {"torch-alias", "torch-operator", "frame-walk", "loaded-modules", "stream-alias", "patch-alias"}
+TORCH_KINDS = {"torch-op", "fallback", "torch-alias", "torch-operator"}
+
+
+def flow(src: str) -> set[tuple[str, int, str]]:
+    return {(f.kind, f.line, f.text) for f in scan_source(src) if f.kind in NEW_KINDS}
+
+
+def test_torch_reached_through_aliases_operators_and_operator_is_followed_to_the_return_value():
+    src = (
+        "import functools\n"  # 1
+        "import operator\n"
+        "import torch\n"
+        "from operator import mul as times\n"
+        "_f = torch.softmax\n"  # 5
+        "t = torch\n"
+        "ops = [torch.exp, torch.log]\n"
+        "def _helper(u, v):\n"
+        "    return u - v\n"
+        "def custom_kernel(data):\n"  # 10
+        "    a, b = data\n"
+        "    n = a.shape[0] * 2 + a.numel() // 3\n"
+        "    out = torch.empty_like(a)\n"
+        "    g = a.softmax\n"
+        "    if n > 100:\n"  # 15
+        "        return _f(a, -1)\n"
+        "    if n > 50:\n"
+        "        return t.nn.functional.relu(a)\n"
+        "    if n > 40:\n"
+        "        return operator.add(a, b), times(a, b)\n"  # 20
+        "    if n > 30:\n"
+        "        return functools.reduce(operator.mul, data)\n"
+        "    if n > 20:\n"
+        "        return _helper(a, b)\n"
+        "    if n > 10:\n"  # 25
+        "        out.copy_(-a)\n"
+        "        return out\n"
+        "    if n > 5:\n"
+        "        return ops[0](a), g(-1), sum(data)\n"
+        "    out += a\n"  # 30
+        "    return out\n"
+    )
+    assert flow(src) == {
+        ("torch-alias", 16, "falls back to torch for torch.softmax through _f"),
+        ("torch-operator", 20, "computes operator.add(a, b) in torch: operator.add on tensors"),
+        ("torch-operator", 20, "computes times(a, b) in torch: operator.mul (as times) on tensors"),
+        ("torch-operator", 22, "computes functools.reduce(operator.mul, data) in torch: operator.mul on tensors"),
+        ("torch-operator", 9, "computes u - v in torch: the - operator on tensors"),
+        ("torch-operator", 26, "computes -a in torch: the unary - on a tensor"),
+        ("torch-alias", 29, "falls back to torch for torch.exp through ops[0]"),
+        ("torch-alias", 29, "falls back to torch for torch.log through ops[0]"),  # either, as far as a scan knows
+        ("torch-alias", 29, "falls back to torch for the tensor method .softmax() through g"),
+        ("torch-operator", 29, "computes sum(data) in torch: sum() on tensors"),
+        ("torch-operator", 30, "computes out += a in torch: the + operator on tensors"),
+    }
+    # t.nn.functional.relu(a) ends in a tensor method's name: the name rules report that line (as .relu())
+    assert ("torch-op", 18) in kinds(scan_source(src))
+
+
+def test_host_arithmetic_on_sizes_and_torch_not_returned_are_not_flagged():
+    src = (
+        "import torch, triton\n"
+        "_alloc = torch.empty\n"
+        "def _grid(n, block):\n"
+        "    return (n + block - 1) // block\n"
+        "def custom_kernel(data):\n"
+        "    x, y, alpha = data\n"
+        "    rows, cols = x.shape\n"
+        "    scale = alpha * 2.0\n"
+        "    assert x.shape == y.shape and x.dtype == torch.float32 and x.stride(-1) == 1\n"
+        "    out = _alloc((rows, cols), device=x.device)\n"
+        "    blocks = _grid(rows * cols, 128) if cols > 1 else 1\n"
+        "    k[(blocks,)](x, y, out, scale, rows * cols, x.stride(0) * 2)\n"
+        "    return out.view(rows, cols)[:, :cols]\n"
+    )
+    assert flow(src) == set()
+
+
+def test_loaded_modules_frames_streams_and_patches_under_other_names_are_reported():
+    src = (
+        "import sys as _s\n"  # 1
+        "from gc import get_referrers as refs_of\n"
+        "import time as clock\n"
+        "import inspect\n"
+        "import torch\n"  # 5
+        "from sys import modules\n"
+        "from traceback import extract_stack as stack_now\n"
+        "from torch.cuda import Stream, stream\n"
+        "T = torch.Tensor\n"
+        "def custom_kernel(x):\n"  # 10
+        "    m = vars(_s)['modules']\n"
+        "    r = getattr(_s, 'modules')\n"
+        "    objs = refs_of(x)\n"
+        "    frames = stack_now()\n"
+        "    caller = inspect.currentframe().f_back.f_locals, frames[0].f_back, x.__traceback__.tb_frame\n"  # 15
+        "    side = Stream()\n"
+        "    with stream(side):\n"
+        "        pass\n"
+        "    clock.perf_counter = lambda: 0.0\n"
+        "    T.__sub__ = lambda a, b: a\n"  # 20
+        "    setattr(clock, 'time', lambda: 0.0)\n"
+        "    m['ktui.worker.tensors'].hash_data = None\n"
+        "    vars(clock)['monotonic'] = None\n"
+        "    return x\n"
+    )
+    loaded = "can call the reference module or ktui's"
+    patch = "patching torch, time, triton or ktui fools later checks"
+    frames = "a kernel that looks at its callers can tell a check from real use"
+    stream = "work on another stream escapes events on the current one"
+    assert flow(src) == {
+        ("loaded-modules", 6, f"reaches sys.modules through from sys import modules: {loaded}"),
+        ("loaded-modules", 11, f"reaches sys.modules through vars(_s)['modules']: {loaded}"),
+        ("loaded-modules", 12, f"reaches sys.modules through getattr(_s, 'modules'): {loaded}"),
+        ("loaded-modules", 13, f"reaches every live object through gc.get_referrers (as refs_of): {loaded}"),
+        ("frame-walk", 14, f"walks the call stack with traceback.extract_stack (as stack_now): {frames}"),
+        ("stream-alias", 16, f"calls torch.cuda.Stream (as Stream): {stream}"),
+        ("stream-alias", 17, f"calls torch.cuda.stream (as stream): {stream}"),
+        ("patch-alias", 19, f"assigns time.perf_counter through clock: {patch}"),
+        ("patch-alias", 20, f"assigns torch.Tensor.__sub__ through T: {patch}"),
+        ("patch-alias", 21, f"patches time.time through clock: {patch}"),
+        (
+            "patch-alias",
+            22,
+            f"assigns the loaded module ktui.worker.tensors.hash_data through m['ktui.worker.tensors']: {patch}",
+        ),
+        ("patch-alias", 23, f"patches time.monotonic through vars(clock)['monotonic']: {patch}"),
+    }
+    # inspect.currentframe() is the name rules' (introspection, line 15): that line is reported once, by them
+    assert ("introspection", 15) in kinds(scan_source(src))
+    walk = "def custom_kernel(x):\n    f = g()\n    return f.f_back.f_locals, x.__traceback__.tb_frame\n"
+    assert flow(walk) == {
+        ("frame-walk", 3, f"reads a frame's f_back: {frames}"),
+        ("frame-walk", 3, f"reads a frame's f_locals: {frames}"),
+        ("frame-walk", 3, f"reads a frame's tb_frame: {frames}"),
+    }
+
+
+def test_what_the_name_rules_report_is_not_reported_again():
+    src = (
+        "import sys, time, torch\n"
+        "def custom_kernel(x):\n"
+        "    time.perf_counter = lambda: 0.0\n"
+        "    m = sys.modules\n"
+        "    s = torch.cuda.Stream()\n"
+        "    f = sys._getframe(1)\n"
+        "    return torch.softmax(x, -1) + x.exp()\n"
+    )
+    found = scan_source(src)
+    assert not [f for f in found if f.kind in NEW_KINDS]
+    assert {f.kind for f in found} == {"monkeypatch", "introspection", "stream", "torch-op"}
+
+
+def _case_kernels():
+    return sorted((ROOT / "tests" / "cases" / "kernels").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", [p for p in _case_kernels() if "_bad" not in p.stem], ids=lambda p: p.stem)
+def test_honest_twins_have_no_data_flow_findings(path):
+    """No false alarms: the honest twins (every case kernel not named ``*_bad``) have no finding of the data-flow
+    kinds, except torch compute in a twin that is written in torch by design (the name rules already find it)."""
+    found = scan_source(path.read_text())
+    written_in_torch = any(f.kind in {"torch-op", "fallback"} for f in found)
+    allowed = {"torch-alias", "torch-operator"} if written_in_torch else set()
+    assert [f.message() for f in found if f.kind in NEW_KINDS - allowed] == []
+
+
+def test_the_bad_cases_of_hidden_torch_are_each_found():
+    expected = {
+        "torch_operator_bad": "torch-operator",
+        "operator_module_bad": "torch-operator",
+        "torch_alias_bad": "torch-alias",
+        "loaded_reference_bad": "loaded-modules",
+        "stack_walk_bad": "frame-walk",
+        "stream_alias_bad": "stream-alias",
+        "patch_alias_bad": "patch-alias",
+    }
+    for stem, kind in expected.items():
+        found = scan_source((ROOT / "tests" / "cases" / "kernels" / f"{stem}.py").read_text())
+        assert kind in {f.kind for f in found}, stem

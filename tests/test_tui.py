@@ -350,3 +350,83 @@ async def test_next_follows_the_tree_after_a_new_version_and_results_stored_else
             timeout=10,
             what="the result stored by another process",
         )
+
+
+@pytest.fixture
+def hang_ws(make_ws):
+    """v1 passes, v2 never returns from ``custom_kernel``; a session of its own (its workers get killed)."""
+    from .conftest import BAD
+
+    ws = make_ws(
+        ["vector_add"], {"vector_add/v1": ROOT / "kernels/vector_add/v1.py", "vector_add/v2": BAD / "hangs.py"}
+    )
+    session = Session(ws, "cpu", options=FAST, debounce_s=0.05)
+    session.start()
+    for w in session.pool.workers:
+        w.ensure_ready()
+    yield ws, session
+    session.stop()
+
+
+@pytest.mark.anyio
+async def test_the_cancel_key_and_palette_command_stop_a_hang_and_the_running_rung_shows_its_time(hang_ws):
+    """v2 hangs in compile's dry call: the ladder pane's time cell counts the seconds and says the limit, the queue
+    panel too, the footer offers the cancel key; x cancels the run within seconds (a notice, not a failure: the
+    tree still says "not run"), and so does the palette's "Cancel run"."""
+    from textual.command import CommandPalette
+
+    from ktui.core.events import Notice
+    from ktui.tui.widgets import QueuePanel
+
+    ws, session = hang_ws
+    notices: list[str] = []
+    app = KtuiApp(ws, session=session)
+
+    def hook(m) -> None:
+        if isinstance(m, CoreEvent) and isinstance(m.event, Notice):
+            notices.append(m.event.message)
+
+    async def hang_for(seconds: int) -> None:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: session.pool.compiler.busy, what="the hanging dry call")
+        await wait_for(
+            pilot,
+            lambda: (
+                cell_text(ladder, "compile", "time").rstrip("s").isdigit()
+                and int(cell_text(ladder, "compile", "time").rstrip("s")) >= seconds
+            ),
+            timeout=30,
+            what="the compile rung's elapsed time",
+        )
+
+    async with app.run_test(size=(100, 30), message_hook=hook) as pilot:
+        await pilot.pause(0.3)
+        ladder = app.query_one(LadderTable)
+        assert app.check_action("cancel_run", ()) is False  # nothing runs: no cancel key in the footer
+        await pilot.press("right_square_bracket")
+        assert app.selected.key == "vector_add/v2"
+        await hang_for(2)
+        assert cell_text(ladder, "compile", "figures") == "running, limit 120 s per call"  # FAST's compile limit
+        assert "s/120s" in str(app.query_one(QueuePanel).render())
+        assert app.check_action("cancel_run", ()) is True
+        assert "x" in {b.binding.key for b in app.screen.active_bindings.values() if b.enabled}
+        t0 = time.monotonic()
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not app.states["vector_add/v2"].running, timeout=10, what="the cancel")
+        assert time.monotonic() - t0 < 5.0
+        assert "not run" in app.query_one(KernelTree).label_of("vector_add/v2")  # no verdict on the kernel
+        await wait_for(pilot, lambda: any("run cancelled" in n for n in notices), timeout=5, what="the notice")
+        assert session.store.load("vector_add", "v2") is None
+        # the same from the command palette
+        await wait_for(pilot, lambda: session.scheduler.idle(), timeout=10, what="the queue to empty")
+        await hang_for(1)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"Cancel run")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not app.states["vector_add/v2"].running, timeout=10, what="the palette's cancel")
+        await wait_for(pilot, lambda: sum("run cancelled" in n for n in notices) == 2, timeout=5, what="two notices")
+        assert "not run" in app.query_one(KernelTree).label_of("vector_add/v2")
+        assert session.store.load("vector_add", "v2") is None

@@ -28,7 +28,7 @@ from ktui.core.events import (
     WorkerState,
 )
 from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status
-from ktui.core.store import ResultStore
+from ktui.core.store import ResultStore, sha256
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.app import KtuiApp
 from ktui.tui.chat import ApprovalBar, ChatPane
@@ -133,9 +133,16 @@ def build_demo_ws(root: Path) -> Workspace:
     shutil.copytree(ROOT / "kernels/vector_add", root / "kernels/vector_add")
     ws = Workspace(root)
     store = ResultStore(ws)
-    store.save(hand_result("v1", ok=True))
-    store.save(hand_result("v2", ok=False))
+    for version, ok in (("v1", True), ("v2", False)):
+        store.save(about_files(ws, hand_result(version, ok=ok)))
     return ws
+
+
+def about_files(ws: Workspace, r: LadderResult) -> LadderResult:
+    """``r`` with the hashes of its version and reference on disk (other hashes read as a stale result)."""
+    r.source_sha256 = sha256((ws.root / r.kernel).read_bytes())
+    r.reference_sha256 = sha256(ws.reference_path(r.problem).read_bytes())
+    return r
 
 
 @pytest.fixture
@@ -317,7 +324,7 @@ async def test_bus_events_reach_the_panels_through_the_one_bridge(demo_ws):
         tree = app.query_one(KernelTree)
         assert tree.label_of("vector_add/v1").endswith("▶ correctness")
         assert tree.label_of("vector_add/v2").endswith("… queued")
-        post(LadderFinished(key="vector_add/v1", run_id=3, result=hand_result("v1", ok=True)))
+        post(LadderFinished(key="vector_add/v1", run_id=3, result=about_files(demo_ws, hand_result("v1", ok=True))))
         await wait_until(pilot, lambda: not app.states["vector_add/v1"].running)
         assert cell(ladder, "correctness", "status") == "ok"
         assert tree.label_of("vector_add/v1").endswith("✓ 1.00x")

@@ -46,6 +46,19 @@ class CompileFigures(TypedDict):
     uses_dot: NotRequired[bool]  # a launch uses tl.dot or an MMA (the TF32 flag needs one)
 
 
+class SeenLaunch(TypedDict):
+    """run: one distinct Triton/CuTeDSL launch the calls made (kernel and specialization), and who dispatched it."""
+
+    key: str  # the launch's identity in the candidate's ``launch_table`` and each case's ``launches``
+    kernel: str
+    signature: dict[str, str]  # param -> ``*fp32:16`` (divisible by 16), ``i32``, ``constexpr``
+    constexprs: dict[str, Any]
+    options: dict[str, Any]  # ``num_warps``, ``num_stages``... as given with the launch
+    specs: list[str]  # labels of the specs whose calls made it
+    calls: int  # launches of it over all cases
+    beyond_dry_call: bool  # not made by the compile rung's dry call (another size or layout dispatched it)
+
+
 class RunFigures(TypedDict):
     """run: the calls made on every case."""
 
@@ -54,6 +67,9 @@ class RunFigures(TypedDict):
     total_s: float
     seeds: list[int]
     tampered: list[str]  # functions the version patched in its worker
+    launches: NotRequired[list[SeenLaunch]]  # every distinct launch the calls made
+    launches_compiled: NotRequired[int]  # of them, compiled again for the target after the calls (Triton ones)
+    launch_compile_s: NotRequired[float]  # seconds that took
 
 
 class CorrectnessSpec(TypedDict, total=False):

@@ -4,6 +4,8 @@
   (:func:`run_lines` is the same for a finished result);
 - the agent's tool results and automatic rounds send :func:`for_model` to the model;
 - the TUI's Details tab draws :func:`details` (text with style names; the widget turns them into Rich text);
+- the tree, the Timings tab and ``ktui status`` name a result by :func:`verdict`, and :func:`status_lines` is
+  ``ktui status``;
 - the chat pane and the headless transcript show :func:`usage_line` after each reply.
 
 Every function is pure: results in, strings out. Nothing here imports Textual, Rich or torch.
@@ -11,13 +13,21 @@ Every function is pure: results in, strings out. Nothing here imports Textual, R
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import re
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ktui.core.figures import compile_of, correctness_of
-from ktui.core.results import LadderResult, RungResult, Status, device_label
+from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status, device_label
 from ktui.core.workspace import KernelRef
+from ktui.protocol import REFERENCE_ERROR
+
+if TYPE_CHECKING:
+    from ktui.core.status import ProblemStatus
 
 CLI_TRACEBACK_LINES = 15  # ``ktui run``: the end of a failed rung's traceback, under its line
+CLI_MESSAGE_LINES = 20  # ``ktui run``: the lines of a failed rung's message after its first (a crash's frame and log)
 MODEL_TRACEBACK_LINES = 20  # the model gets a little more of it
 MODEL_WARNINGS = 6  # warnings per rung sent to the model
 MODEL_FAILED_SPECS = 5  # failed correctness specs sent to the model
@@ -28,6 +38,56 @@ def traceback_tail(text: str, lines: int, indent: str = "") -> list[str]:
     empty text."""
     tail = text.rstrip().splitlines()[-lines:] if lines > 0 else []
     return [indent + ln for ln in tail]
+
+
+def message_rest(error: ErrorInfo, lines: int, indent: str = "") -> list[str]:
+    """The lines of ``error``'s message after its first (which the rung's line shows): for a worker that died, the
+    kernel's frame, the worker's last lines and whether it was restarted. At most ``lines`` of them (the last
+    ones: the end of a log is what names the cause), each prefixed by ``indent``; none when the traceback holds
+    them all."""
+    rest = [ln for ln in error.message.strip().splitlines()[1:] if ln.strip()]
+    if rest and error.traceback and all(ln.strip() in error.traceback for ln in rest):
+        return []  # the traceback, shown below it, says the same (a compiler's multi-line message, say)
+    return [indent + ln for ln in rest[-lines:]] if lines > 0 else []
+
+
+_REFERENCE_FIRST = re.compile(rf"^(?:[a-z_]+: )?{re.escape(REFERENCE_ERROR)}\b")
+
+
+def is_reference_error(error: ErrorInfo | None) -> bool:
+    """True when ``error`` blames the problem's reference, not the version: the reference's ``generate_input``,
+    ``ref_kernel``, ``flops`` or ``bytes_moved`` raised, its import failed, or it lacks what ktui needs (the
+    worker's ``format_error`` starts those messages with ``reference error``; a rung may put its name first)."""
+    if error is None:
+        return False
+    first = (error.message.strip().splitlines() or [""])[0]
+    return bool(_REFERENCE_FIRST.match(first))
+
+
+def reference_failure(result: LadderResult | None) -> RungResult | None:
+    """The failed rung of ``result`` when the reference is at fault (``is_reference_error``), else None."""
+    failed = result.failed_rung if result else None
+    return failed if failed is not None and is_reference_error(failed.error) else None
+
+
+def verdict(result: LadderResult | None) -> tuple[str, str]:
+    """A finished result in a few characters and its style: ``✓ 1.23x`` (the worst benchmark speedup), ``✓ ok``
+    (passed, no speedup: on the CPU), ``✗ correctness`` (the first failed rung), ``! reference`` (the reference
+    failed: no verdict on the version), ``◦ compiled`` (only compiled, by ``ktui diff`` or ``--rungs dumps``),
+    ``· not run``."""
+    if result is None:
+        return "· not run", "dim"
+    failed = result.failed_rung
+    if failed is not None and is_reference_error(failed.error):
+        return "! reference", "bold magenta"
+    if failed is not None:
+        return f"✗ {failed.name}", "bold red"
+    if result.rung("correctness") is None:
+        return "◦ compiled", "dim"
+    worst = result.worst_speedup
+    if worst is not None:
+        return f"✓ {worst:.2f}x", "bold green"
+    return "✓ ok", "green"
 
 
 # -- ktui run ----------------------------------------------------------------------------------------------------
@@ -41,8 +101,11 @@ def rung_lines(r: RungResult) -> list[str]:
     for a failure other than correctness the end of its traceback (the correctness line already names the spec)."""
     out = [r.line()]
     out += [f"    warning: {w}" for w in r.warnings]
-    if r.status is Status.FAILED and r.error and r.error.traceback and r.name != "correctness":
+    if r.status is Status.FAILED and r.error and (r.name != "correctness" or is_reference_error(r.error)):
+        out += message_rest(r.error, CLI_MESSAGE_LINES, "    ")
         out += traceback_tail(r.error.traceback, CLI_TRACEBACK_LINES, "    ")
+    if r.status is Status.FAILED and is_reference_error(r.error):
+        out.append("    the reference failed, not this version: fix it and save it (its versions run again)")
     return out
 
 
@@ -51,6 +114,51 @@ def run_lines(result: LadderResult) -> list[str]:
     out = [run_header(result.key, result.device)]
     for r in result.rungs:
         out += rung_lines(r)
+    return out
+
+
+# -- ktui status ---------------------------------------------------------------------------------------------------
+def ago(seconds: float) -> str:
+    """``just now``, ``12 s ago``, ``5 min ago``, ``3 h ago``, ``2 days ago``: an age for a human."""
+    if seconds < 2:
+        return "just now"
+    for unit, size in (("day", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            n = int(seconds // size)
+            return f"{n} {unit}{'s' if unit == 'day' and n != 1 else ''} ago"
+    return f"{int(seconds)} s ago"
+
+
+def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) -> list[str]:
+    """``ktui status``: per problem its reference (and the reference's error, when one blames the file on disk),
+    per version its verdict, where and how long ago it ran, and ``STALE: <why>`` when the result is not about the
+    files on disk; then one line of totals. ``now`` (seconds since the epoch) is for the ages; default: now."""
+    now = time.time() if now is None else now
+    out: list[str] = []
+    counts = {"ok": 0, "failed": 0, "reference": 0, "not run": 0, "stale": 0}
+    width = max((len(v.verdict) for p in problems for v in p.versions), default=0)
+    for p in problems:
+        head = f"{p.problem}  ({p.reference})"
+        out.append(f"{head}  ! {p.reference_error}" if p.reference_error else head)
+        if not p.versions:
+            out.append(f"  no versions: add kernels/{p.problem}/v1.py")
+        for v in p.versions:
+            where = f"{v.device}, {ago(now - v.ran_at)}" if v.ran_at else ""
+            line = f"  {v.version:<4} {v.verdict:<{width}}  {where}".rstrip()
+            if v.stale:
+                line += f"  STALE: {v.stale}"
+            out.append(line)
+            kind = "not run" if v.ok is None else "reference" if v.reference_error else "ok" if v.ok else "failed"
+            counts[kind] += 1
+            counts["stale"] += bool(v.stale)
+    n = sum(counts[k] for k in ("ok", "failed", "reference", "not run"))
+    parts = [f"{counts[k]} {k}" for k in ("ok", "failed", "not run") if counts[k]]
+    if counts["reference"]:
+        parts.append(f"{counts['reference']} stopped by a reference error")
+    total = f"{n} version{'s' if n != 1 else ''}" + (f": {', '.join(parts)}" if parts else "")
+    if counts["stale"]:
+        total += f"; {counts['stale']} stale (ktui runs them at start-up; or ktui run KERNEL_FILE)"
+    out.append(total)
     return out
 
 
@@ -65,6 +173,10 @@ def for_model(result: LadderResult) -> str:
     for r in result.rungs:
         lines.append(r.line())
         lines += [f"  warning: {w}" for w in r.warnings[:MODEL_WARNINGS]]
+        if r.status is Status.FAILED and r.error:
+            lines += message_rest(r.error, MODEL_TRACEBACK_LINES, "  ")
+        if r.status is Status.FAILED and is_reference_error(r.error):
+            lines.append("  (the reference failed, not this version: the version has no verdict)")
         if r.status is Status.FAILED and r.error and r.error.traceback:
             lines.append("  traceback (last lines):")
             lines += traceback_tail(r.error.traceback, MODEL_TRACEBACK_LINES, "    ")
@@ -79,9 +191,10 @@ def for_model(result: LadderResult) -> str:
 Segment = tuple[str, str]  # (text, style name: "" for plain, else a Rich style such as "bold red")
 
 
-def details(kernel: KernelRef, result: LadderResult | None) -> list[Segment]:
-    """The Details tab of ``kernel``: its key and file, then (once it ran) device, source and reference hashes and
-    the run's time, each compile launch, every warning, and the failed rung with its whole traceback.
+def details(kernel: KernelRef, result: LadderResult | None, stale: str = "") -> list[Segment]:
+    """The Details tab of ``kernel``: its key and file, then (once it ran) why the result is stale (``stale``, from
+    ``core.status.staleness``), device, source and reference hashes and the run's time, each compile launch, every
+    warning, and the failed rung with its whole message and traceback.
 
     Returns:
         (text, style) pieces in order; each ends with a newline where a line ends.
@@ -90,6 +203,8 @@ def details(kernel: KernelRef, result: LadderResult | None) -> list[Segment]:
     if result is None:
         out.append(("Not run yet: press r to run it, or save the file.\n", "dim"))
         return out
+    if stale:
+        out.append((f"STALE: {stale}: this result is about code no longer on disk (r runs it again)\n", "bold yellow"))
     out.append(
         (
             f"device: {device_label(result.device)}   source sha256: {result.source_sha256[:12]}   "
@@ -106,7 +221,12 @@ def details(kernel: KernelRef, result: LadderResult | None) -> list[Segment]:
         out += [(f"warning [{r.name}]: {w}\n", "yellow") for w in r.warnings]
     failed = result.failed_rung
     if failed and failed.error:
+        if is_reference_error(failed.error):
+            out.append(("\nthe reference failed, not this version: fix it and save it\n", "bold magenta"))
         out.append((f"\n[{failed.name}] FAILED  {failed.error.one_line()}\n", "bold red"))
+        rest = message_rest(failed.error, 200)
+        if rest:
+            out.append(("\n".join(rest) + "\n", ""))
         if failed.error.traceback:
             out.append((failed.error.traceback.rstrip() + "\n", ""))
     return out

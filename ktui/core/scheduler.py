@@ -8,6 +8,12 @@ Every ``submit`` returns a ``Ticket``: a future of the ``LadderResult`` of the r
 blocks). A save whose content already ran (the kernel's and the reference's sha256 equal those of this scheduler's
 last result for the version) is skipped when its turn comes, and its ticket gets that result: the agent's own
 submit and the watcher's save of the same write run once. A rerun (``why="rerun"``) always runs.
+
+``cancel`` ends the run under way (the cancel key, ctrl+c): its worker calls fail at once (``on_cancel``, the
+pool's ``cancel_run``), the busy workers are restarted, and its ticket is cancelled. A save of the running version
+whose content differs from what the run snapshotted cancels it the same way: the old content's verdict is moot,
+and its ticket is served by the run of the new content. A cancelled run is a ``Notice``, never a verdict: it is
+not kept as the version's last result (``is_cancelled``).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from concurrent.futures import Future
 from typing import Literal
 
 from ktui.core.events import Event, EventBus, Notice, QueueChanged, RungStarted
-from ktui.core.results import LadderResult
+from ktui.core.results import LadderResult, Status
 from ktui.core.store import sha256
 from ktui.core.workspace import REFERENCES, KernelRef
 
@@ -36,12 +42,41 @@ class Ticket(Future[LadderResult | None]):
     Attributes:
         key: the version, ``problem/version``.
         skipped: set when the save's content had already run (the result is that earlier run's).
+        cancelled_because: why the run serving it was cancelled ('' when it was not).
     """
 
     def __init__(self, key: str):
         super().__init__()
         self.key = key
         self.skipped = False
+        self.cancelled_because = ""
+
+
+CANCELLED = "RunCancelled"
+"""The error type of a rung that a cancel ended (``ktui.core.workers.client.RunCancelled``)."""
+
+
+def is_cancelled(result: LadderResult | None) -> bool:
+    """The run was cancelled before it finished: a rung failed with ``RunCancelled`` (not the kernel's fault)."""
+    return result is not None and any(
+        r.status is Status.FAILED and r.error is not None and r.error.type == CANCELLED for r in result.rungs
+    )
+
+
+def _serve_from(newer: Future[LadderResult | None], older: Ticket) -> None:
+    """``older`` (the ticket of a superseded run) gets what ``newer`` gets."""
+
+    def copy(f: Future[LadderResult | None]) -> None:
+        if older.done():
+            return
+        if f.cancelled():
+            older.cancel()
+        elif (exc := f.exception()) is not None:
+            older.set_exception(exc)
+        else:
+            older.set_result(f.result())
+
+    newer.add_done_callback(copy)
 
 
 def _content(kernel: KernelRef) -> tuple[str, str] | None:
@@ -56,10 +91,26 @@ def _content(kernel: KernelRef) -> tuple[str, str] | None:
 
 
 class Scheduler:
-    """Runs ``run_ladder(kernel)`` for queued versions on a background thread, in submission order."""
+    """Runs ``run_ladder(kernel)`` for queued versions on a background thread, in submission order.
 
-    def __init__(self, run_ladder: Callable[..., LadderResult], bus: EventBus):
+    Args:
+        run_ladder: runs one version's ladder (``Ladder.run`` or the session's wrapper of it).
+        bus: where queue changes and notices go.
+        on_cancel: ends the run under way now (``WorkerPool.cancel_run``: its calls fail, its busy workers are
+            restarted); called with the reason, returns the roles of the workers it stopped.
+        after_cancel: the cancelled run has returned; the next one runs normally (``WorkerPool.end_cancel``).
+    """
+
+    def __init__(
+        self,
+        run_ladder: Callable[..., LadderResult],
+        bus: EventBus,
+        on_cancel: Callable[[str], list[str]] | None = None,
+        after_cancel: Callable[[], None] | None = None,
+    ):
         self._run_ladder = run_ladder
+        self._on_cancel = on_cancel
+        self._after_cancel = after_cancel
         self.bus = bus
         self._queue: OrderedDict[str, KernelRef] = OrderedDict()
         self._rungs: dict[str, tuple[str, ...] | None] = {}  # None: the default ladder
@@ -67,6 +118,8 @@ class Scheduler:
         self._why: dict[str, set[str]] = {}  # why each waiting version was queued
         self._last: dict[str, LadderResult] = {}  # the last result of each version this scheduler ran
         self._running: KernelRef | None = None
+        self._running_content: tuple[str, str] | None = None  # sha256 of the kernel and reference it runs
+        self._cancel: tuple[str, bool, list[str]] | None = None  # (why, superseded by a save, workers stopped)
         self._rung: str | None = None
         self._cv = threading.Condition()
         self._stopped = False
@@ -112,16 +165,43 @@ class Scheduler:
                 self._why[kernel.key] = set()
             self._why[kernel.key].add(why)
             ticket = self._tickets[kernel.key]
+            supersedes = (
+                why == "save"
+                and self._running is not None
+                and self._running.key == kernel.key
+                and self._cancel is None
+                and self._running_content is not None
+            )
             self._cv.notify_all()
+        if supersedes and _content(kernel) != self._running_content:
+            self._cancel_running(kernel.key, f"cancelled: a newer save of {kernel.path.name}", superseded=True)
         self._publish()
         return ticket
+
+    def cancel(self, key: str | None = None, reason: str = "cancelled") -> str | None:
+        """Cancel the run under way (only when it is ``key``'s, when given): its worker calls fail at once, the
+        workers busy with it are restarted, its ticket is cancelled and a ``Notice`` says so. What waits still
+        runs. Returns the cancelled version's key, None when nothing (or another version) runs."""
+        return self._cancel_running(key, reason, superseded=False)
+
+    def _cancel_running(self, key: str | None, reason: str, superseded: bool) -> str | None:
+        with self._cv:
+            running = self._running
+            if running is None or (key is not None and running.key != key) or self._cancel is not None:
+                return None
+            self._cancel = (reason, superseded, [])
+        stopped = self._on_cancel(reason) if self._on_cancel else []
+        with self._cv:
+            if self._cancel is not None:
+                self._cancel[2].extend(stopped)
+        return running.key
 
     def last(self, key: str) -> LadderResult | None:
         """The result of the last run of ``key`` this scheduler made (skipped saves make none)."""
         with self._cv:
             return self._last.get(key)
 
-    def _already_ran(self, kernel: KernelRef, whys: set[str]) -> LadderResult | None:
+    def _already_ran(self, kernel: KernelRef, whys: set[str], content: tuple[str, str] | None) -> LadderResult | None:
         """The last result when only saves asked for this run and the content it would run already ran."""
         if whys != {"save"}:
             return None
@@ -129,7 +209,7 @@ class Scheduler:
             last = self._last.get(kernel.key)
         if last is None:
             return None
-        return last if _content(kernel) == (last.source_sha256, last.reference_sha256) else None
+        return last if content == (last.source_sha256, last.reference_sha256) else None
 
     @property
     def waiting(self) -> tuple[str, ...]:
@@ -173,7 +253,10 @@ class Scheduler:
                 ticket = self._tickets.pop(kernel.key)
                 whys = self._why.pop(kernel.key, set())
                 self._running, self._rung = kernel, None
-            done = self._already_ran(kernel, whys)
+            content = _content(kernel)
+            with self._cv:
+                self._running_content = content
+            done = self._already_ran(kernel, whys, content)
             if done is not None:
                 ticket.skipped = True
                 ticket.set_result(done)
@@ -186,6 +269,8 @@ class Scheduler:
             try:
                 if kernel.path.exists():
                     result = self._run_ladder(kernel, rungs) if rungs else self._run_ladder(kernel)
+                    if self._end_cancel(kernel, ticket):
+                        continue
                     if isinstance(result, LadderResult) and not _broken(result):
                         with self._cv:
                             self._last[kernel.key] = result
@@ -194,6 +279,8 @@ class Scheduler:
                     self.bus.publish(Notice(level="warning", message=f"{kernel.key} was deleted before it ran"))
                     ticket.set_result(None)
             except Exception as exc:  # the queue must survive anything
+                if self._end_cancel(kernel, ticket):
+                    continue
                 self.bus.publish(
                     Notice(
                         level="error",
@@ -203,11 +290,38 @@ class Scheduler:
                 ticket.set_exception(exc)
             finally:
                 with self._cv:
-                    self._running, self._rung = None, None
+                    self._running, self._rung, self._running_content = None, None, None
                     self._cv.notify_all()
                 self._publish()
 
+    def _end_cancel(self, kernel: KernelRef, ticket: Ticket) -> bool:
+        """After a run returned: when it was cancelled, tell the pool it ended, serve or cancel its ticket and say
+        so in a ``Notice``; True then."""
+        with self._cv:
+            cancel, self._cancel = self._cancel, None
+            newer = self._tickets.get(kernel.key) if cancel and cancel[1] else None
+        if cancel is None:
+            return False
+        if self._after_cancel:
+            self._after_cancel()
+        reason, _, stopped = cancel
+        ticket.cancelled_because = reason
+        if newer is not None:
+            _serve_from(newer, ticket)
+        else:
+            ticket.cancel()
+        workers = f"; the {' and '.join(dict.fromkeys(stopped))} worker{'s' if len(stopped) > 1 else ''} restarted"
+        self.bus.publish(
+            Notice(
+                level="warning",
+                message=f"{kernel.key}: run {reason} (no verdict: not a failure of the kernel)"
+                + (workers if stopped else ""),
+            )
+        )
+        return True
+
 
 def _broken(result: LadderResult) -> bool:
-    """A run that says nothing about the kernel (a worker could not start): a save of the same content reruns."""
-    return any(r.error is not None and r.error.type == "WorkerStartError" for r in result.rungs)
+    """A run that says nothing about the kernel (a worker could not start, a cancel): a save of the same content
+    reruns."""
+    return is_cancelled(result) or any(r.error is not None and r.error.type == "WorkerStartError" for r in result.rungs)

@@ -3,12 +3,17 @@
 This is the one assembly of workspace, worker pool, ladder, scheduler and store: the TUI, ``ktui run``,
 ``ktui diff``, ``ktui agent`` and the tests all go through it (headless: ``Session(ws, device, watch=False)``).
 The TUI draws what it publishes; the headless front ends wait on its tickets. Nothing here imports torch or Textual.
+
+Each run's time limits come from the session's ``TimeoutPolicy`` (``ktui.core.timeouts``: ``--timeout``,
+``ktui.toml`` ``[ladder]``, else derived from what the rungs took before); ``limits`` holds those of the run under
+way. ``cancel`` ends that run (the cancel key, ctrl+c); a newer save of its file does too (``Scheduler``).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +22,9 @@ from ktui.core.events import Event, EventBus, FileChanged, LadderFinished, Notic
 from ktui.core.ladder import Ladder, LadderOptions, WorkerPool
 from ktui.core.log import close_log, open_log
 from ktui.core.results import LadderResult
-from ktui.core.scheduler import Scheduler, Ticket
+from ktui.core.scheduler import Scheduler, Ticket, is_cancelled
 from ktui.core.store import ResultStore, sha256
+from ktui.core.timeouts import DefaultLimits, ReferenceTimes, TimeoutConfigError, TimeoutPolicy, load_policy
 from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher
 from ktui.core.workspace import KernelRef, Workspace
 
@@ -30,11 +36,13 @@ class Session:
         workspace: the folder being worked on.
         device: ``auto``, ``cpu`` or ``cuda``.
         bus: the event bus to publish on (default: a new one).
-        options: how the ladder runs (seeds, rungs, time limits).
+        options: how the ladder runs (seeds, rungs; time limits set here are fixed for every run).
         watch: start the file watcher (saving a kernel reruns its ladder; a reference reruns all its versions).
         debounce_s: the watcher's quiet time after a burst of writes.
         pool: a worker pool already started to use instead of a new one (tests share one); the session then
             neither starts nor stops it.
+        timeouts: how each run's time limits are set; default: ``load_policy`` of the workspace (a malformed
+            ``[ladder]`` section is a warning at start, and the defaults apply).
     """
 
     def __init__(
@@ -46,6 +54,7 @@ class Session:
         watch: bool = True,
         debounce_s: float = DEFAULT_DEBOUNCE_S,
         pool: WorkerPool | None = None,
+        timeouts: TimeoutPolicy | None = None,
     ):
         self.ws = workspace
         self.bus = bus or (pool.bus if pool else EventBus())
@@ -53,8 +62,22 @@ class Session:
         self._own_pool = pool is None
         self.pool = pool or WorkerPool(workspace, resolve_device(device), self.bus)
         self.device = self.pool.device
-        self.ladder = Ladder(workspace, self.pool, self.bus, options, self.store)
-        self.scheduler = Scheduler(self.ladder.run, self.bus)
+        self.options = options or LadderOptions()
+        self._explicit_limits = None if isinstance(self.options.timeouts, DefaultLimits) else self.options.timeouts
+        self._config_error = ""
+        if timeouts is None:
+            try:
+                timeouts = load_policy(workspace.root)
+            except TimeoutConfigError as exc:
+                self._config_error = f"{exc}; ktui's default time limits apply"
+                timeouts = TimeoutPolicy()
+        self.timeouts = timeouts
+        self.limits: dict[str, float] = {}  # the time limits of the run under way (or the last), per limit key
+        self.reference_times = ReferenceTimes(workspace)
+        self.ladder = Ladder(workspace, self.pool, self.bus, self.options, self.store)
+        self.scheduler = Scheduler(
+            self._run_ladder, self.bus, on_cancel=self.pool.cancel_run, after_cancel=self.pool.end_cancel
+        )
         self.watcher = Watcher(workspace, self._on_file, debounce_s, bus=self.bus) if watch else None
         self._log: logging.Handler | None = None
         self._started = False
@@ -73,6 +96,8 @@ class Session:
         self.scheduler.start()
         if self.watcher:
             self.watcher.start()
+        if self._config_error:
+            self.bus.publish(Notice(level="warning", message=self._config_error))
 
     def stop(self) -> None:
         """Stop the watcher, the queue and the workers; a ladder under way ends at once (its result is not stored)."""
@@ -102,6 +127,29 @@ class Session:
         """
         return self.pool.device_info()
 
+    # -- the ladder ----------------------------------------------------------------------------------------------
+    def limits_for(self, kernel: KernelRef) -> dict[str, float]:
+        """The time limit of each key (``ktui.core.timeouts.LIMIT_KEYS``) the next run of ``kernel`` gets, seconds
+        (each a ``Limit`` that says where it came from)."""
+        return self.timeouts.limits(self.ws, kernel, self.device, self.store, explicit=self._explicit_limits)
+
+    def _run_ladder(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> LadderResult:
+        """The scheduler's runner: ``Ladder.run`` with this run's time limits, then the judge's seconds for the
+        reference's share of each rung kept for the next runs' limits."""
+        self.limits = self.limits_for(kernel)
+        self.ladder.options = replace(self.options, timeouts=self.limits)
+        judge = self.pool.judge
+        mark = judge.calls
+        result = self.ladder.run(kernel, rungs)
+        if not is_cancelled(result) and not self.pool.stopping:
+            self.reference_times.record(self.device, kernel.problem, judge.timings_since(mark))
+        return result
+
+    def cancel(self, reason: str = "cancelled") -> str | None:
+        """Cancel the run under way (its worker calls end now, the busy workers restart; it is a ``Notice``, not a
+        verdict). Returns the version cancelled, None when nothing runs."""
+        return self.scheduler.cancel(reason=reason)
+
     # -- actions -----------------------------------------------------------------------------------------------
     def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> Ticket:
         """Queue a run of ``kernel``'s ladder (``rungs``: only those, with what they need); it always runs."""
@@ -127,7 +175,7 @@ class Session:
         return out
 
     def _remember(self, ev: Event) -> None:
-        if isinstance(ev, LadderFinished):
+        if isinstance(ev, LadderFinished) and not is_cancelled(ev.result):
             with self._lock:
                 self._latest[ev.key] = ev.result
 

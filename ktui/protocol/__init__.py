@@ -26,8 +26,8 @@ from typing import Any, Literal, NamedTuple, NotRequired, TypedDict
 from ktui.protocol.candidate import (
     BenchmarkReply,
     BenchmarkRequest,
-    BenchSampleReply,
-    BenchSampleRequest,
+    BenchOutputsReply,
+    BenchOutputsRequest,
     BenchSpecTiming,
     CompileReply,
     CompileRequest,
@@ -39,18 +39,17 @@ from ktui.protocol.candidate import (
     HostLoopRequest,
     IntegrityReply,
     IntegrityRequest,
+    KeptCall,
     Launch,
-    OutputShape,
+    ObservedLaunch,
     PingReply,
     PingRequest,
     ProfileParams,
-    SampledSpec,
+    ReplayRequest,
 )
 from ktui.protocol.judge import (
     CaseVerdict,
-    CheckItem,
-    CheckSamplesReply,
-    CheckSamplesRequest,
+    CheckTimedRequest,
     CompareReply,
     CompareRequest,
     DescribeRequest,
@@ -61,21 +60,21 @@ from ktui.protocol.judge import (
     RefSpecTiming,
     RooflineReply,
     RooflineRequest,
-    SampleVerdict,
+    TimedVerdict,
     TimeReferenceReply,
     TimeReferenceRequest,
 )
 from ktui.protocol.shared import (
+    CallRecord,
     Case,
     Container,
     ExecutedCase,
     KernelSource,
     OutputLeaf,
     ReferenceSource,
-    SampleFile,
-    SampleRequestItem,
     Sources,
     Spec,
+    TimedOutput,
     TimingStats,
 )
 
@@ -84,6 +83,7 @@ __all__ = [
     "Progress",
     "OnProgress",
     "ErrorReply",
+    "REFERENCE_ERROR",
     "DeviceInfo",
     "Hello",
     "ShutdownRequest",
@@ -104,24 +104,25 @@ __all__ = [
     "Container",
     "ExecutedCase",
     "TimingStats",
-    "SampleRequestItem",
-    "SampleFile",
+    "CallRecord",
+    "TimedOutput",
     "Launch",
+    "ObservedLaunch",
     "IntegrityRequest",
     "IntegrityReply",
     "CompileRequest",
     "CompileReply",
+    "ReplayRequest",
     "DumpsRequest",
     "DumpsReply",
     "ExecuteRequest",
     "ExecuteReply",
     "BenchmarkRequest",
-    "OutputShape",
+    "KeptCall",
     "BenchSpecTiming",
     "BenchmarkReply",
-    "BenchSampleRequest",
-    "SampledSpec",
-    "BenchSampleReply",
+    "BenchOutputsRequest",
+    "BenchOutputsReply",
     "HostLoopRequest",
     "HostLoopReply",
     "PingRequest",
@@ -138,10 +139,8 @@ __all__ = [
     "TimeReferenceRequest",
     "RefSpecTiming",
     "TimeReferenceReply",
-    "CheckItem",
-    "CheckSamplesRequest",
-    "SampleVerdict",
-    "CheckSamplesReply",
+    "CheckTimedRequest",
+    "TimedVerdict",
     "RooflineRequest",
     "RooflineReply",
 ]
@@ -170,6 +169,12 @@ class ErrorReply(TypedDict):
     type: str
     message: str
     traceback: NotRequired[str]
+
+
+# How the message of an error that blames the reference, not the version, begins (``reference error (references/
+# x.py:8 in ref_kernel): ...``): the worker writes it (``server.format_error``), the core reads it
+# (``core.report.is_reference_error``).
+REFERENCE_ERROR = "reference error"
 
 
 class DeviceInfo(TypedDict, total=False):
@@ -218,14 +223,14 @@ METHODS: dict[str, Method] = {
     "dumps": Method(BUILDERS, DumpsRequest, DumpsReply),
     "execute": Method(CANDIDATE, ExecuteRequest, ExecuteReply),
     "benchmark": Method(CANDIDATE, BenchmarkRequest, BenchmarkReply),
-    "bench_sample": Method(CANDIDATE, BenchSampleRequest, BenchSampleReply),
+    "bench_outputs": Method(CANDIDATE, BenchOutputsRequest, BenchOutputsReply),
     "host_loop": Method(CANDIDATE, HostLoopRequest, HostLoopReply),
     "ping": Method(BUILDERS, PingRequest, PingReply),
     "describe": Method(JUDGE, DescribeRequest, ProblemInfo),
     "prepare": Method(JUDGE, PrepareRequest, PrepareReply),
     "compare": Method(JUDGE, CompareRequest, CompareReply),
     "time_reference": Method(JUDGE, TimeReferenceRequest, TimeReferenceReply),
-    "check_samples": Method(JUDGE, CheckSamplesRequest, CheckSamplesReply),
+    "check_timed": Method(JUDGE, CheckTimedRequest, TimedVerdict),
     "roofline": Method(JUDGE, RooflineRequest, RooflineReply),
     "shutdown": Method(BUILDERS + JUDGE, ShutdownRequest, None),
 }

@@ -8,10 +8,9 @@ from ktui.protocol.shared import (
     Case,
     ExecutedCase,
     OutputLeaf,
-    SampleFile,
-    SampleRequestItem,
     Sources,
     Spec,
+    TimedOutput,
     TimingStats,
 )
 
@@ -34,6 +33,22 @@ class Launch(TypedDict, total=False):
     files: dict[str, str]  # dumps only: stage (``ttir``, ``ptx``, ``cubin``...) -> file name in ``dumps_dir``
 
 
+class ObservedLaunch(TypedDict):
+    """One distinct launch that real calls made (``ktui.worker.capture.recording``): a kernel and everything Triton
+    specializes it on, so that the compiler can compile exactly that launch again (``CompileRequest.replay``)."""
+
+    key: str  # sha256 (hex, 16 digits) of the kernel, its specialization and its launch options
+    language: Literal["triton", "cutedsl"]
+    kernel: str  # the function's name
+    qualname: str  # ``module:qualname``: where the compiler finds the kernel (Triton's registry key)
+    signature: dict[str, str]  # param -> ``*fp32:16`` (a pointer divisible by 16), ``i32``, ``i64:16``, ``constexpr``
+    constexprs: dict[str, Any]  # param -> value, including ints equal to 1 (Triton makes those constexpr)
+    options: dict[str, Any]  # launch options given with the call: ``num_warps``, ``num_stages``...
+    args: dict[str, Any]  # param -> how to rebuild an argument that specializes the same way (``capture.rebuild``)
+    unreplayable: NotRequired[str]  # why this launch cannot be compiled again (an argument ktui cannot rebuild)
+    dispatched_by: NotRequired[str]  # the label of a spec whose calls made it (set by ktui for ``replay``)
+
+
 class IntegrityRequest(TypedDict):
     """No params."""
 
@@ -48,6 +63,12 @@ class CompileRequest(Sources):
     """Import the version and call it once in dry mode on the largest test spec's inputs made from ``seed``."""
 
     seed: int
+
+
+class ReplayRequest(CompileRequest):
+    """A ``compile`` that calls nothing: compile exactly ``replay`` (the distinct launches the run observed)."""
+
+    replay: list[ObservedLaunch]
 
 
 class CompileReply(TypedDict):
@@ -93,6 +114,7 @@ class ExecuteReply(TypedDict):
     cases: list[ExecutedCase]
     tampered: list[str]  # as ``IntegrityReply``
     threads_left: int  # threads the kernel started and left running
+    launch_table: NotRequired[dict[str, ObservedLaunch]]  # every distinct launch the calls made, by key
 
 
 class BenchmarkRequest(Sources):
@@ -102,20 +124,21 @@ class BenchmarkRequest(Sources):
     seed: int
 
 
-class OutputShape(TypedDict):
-    """A tensor leaf of a timed output: what ``bench_sample`` may sample."""
+class KeptCall(TypedDict):
+    """A timed call whose output the candidate kept for the judge (chosen at random after the calls returned)."""
 
-    path: str
-    shape: list[int]
-    numel: int
+    call: int  # its place among the timed calls, from 1
+    seed: int  # the seed of its inputs
 
 
 class BenchSpecTiming(TimingStats):
-    """One timed benchmark spec."""
+    """One timed benchmark spec, with the calls kept for ``bench_outputs`` and what their outputs showed."""
 
     spec_index: int
-    final_seed: int  # the seed of the last timed call's inputs
-    leaves: list[OutputShape]
+    kept: list[KeptCall]  # in call order
+    # one line per kept output that changed after its call returned, per buffer two kept calls both returned, per
+    # output in an input's storage (``ktui.worker.timed.integrity_of``); empty when none
+    integrity: list[str]
 
 
 class BenchmarkReply(TypedDict):
@@ -124,25 +147,22 @@ class BenchmarkReply(TypedDict):
     specs: list[BenchSpecTiming]
 
 
-class BenchSampleRequest(TypedDict):
-    """Sample the outputs kept by the last ``benchmark`` into raw files under ``out_dir``."""
+class BenchOutputsRequest(TypedDict):
+    """Write the kept outputs of one spec's last ``benchmark`` (``source: "bench"``) or last ``host_loop``
+    (``"host"``) under ``out_dir``, one folder per kept call."""
 
-    specs: list[SampleRequestItem]
+    spec_index: int
+    source: Literal["bench", "host"]
     out_dir: str
 
 
-class SampledSpec(TypedDict):
-    """One spec's samples and the seed of the inputs they were computed from."""
+class BenchOutputsReply(TypedDict):
+    """The kept outputs of one spec and source, in call order; ``calls``: how many calls there were."""
 
     spec_index: int
-    seed: int
-    files: dict[str, SampleFile]
-
-
-class BenchSampleReply(TypedDict):
-    """One entry per requested spec."""
-
-    specs: list[SampledSpec]
+    source: Literal["bench", "host"]
+    calls: int
+    outputs: list[TimedOutput]
 
 
 class HostLoopRequest(Sources):
@@ -161,8 +181,8 @@ class HostLoopReply(TypedDict):
     calls: int
     inner_s: float  # from the first iteration to the end of the last synchronize
     enqueue_s: float  # host time spent inside the calls (until each returned), summed
-    final_seed: NotRequired[int]  # the seed of the last call's inputs (its output is kept for ``bench_sample``)
-    leaves: NotRequired[list[OutputShape]]  # the last call's output leaves
+    kept: NotRequired[list[KeptCall]]  # the call kept for ``bench_outputs`` (one, chosen at random)
+    integrity: NotRequired[list[str]]  # as ``BenchSpecTiming.integrity``
 
 
 class PingRequest(TypedDict):

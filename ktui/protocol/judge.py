@@ -1,16 +1,15 @@
 """Requests and replies of the ``judge`` role's methods: ``ktui.worker.judge.Judge.do_<method>`` on the worker's
 side, ``ktui.core.workers.facades.JudgeClient.<method>`` on ktui's."""
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from ktui.protocol.shared import (
     Case,
     ExecutedCase,
     OutputLeaf,
-    SampleFile,
-    SampleRequestItem,
     Sources,
     Spec,
+    TimedOutput,
     TimingStats,
 )
 
@@ -27,6 +26,7 @@ class ProblemInfo(TypedDict):
     outputs: list[Any]  # indices or keys of output buffers inside the input data
     distributions: list[str]  # input distributions the problem allows (``native`` first)
     contiguous_only: bool  # skip the layout cases
+    allow_torch: NotRequired[bool]  # the reference allows versions that launch no Triton/CuTeDSL kernel
     fuzzed: NotRequired[list[int]]  # indices into ``tests`` of this run's fuzzed specs (appended after the module's)
     fuzz_seed: NotRequired[int]  # the seed they were drawn from (the run's first correctness seed)
 
@@ -75,7 +75,7 @@ class CaseVerdict(TypedDict, total=False):
     seed: int
     dist: str
     layout: str
-    config: int
+    config: int | str  # the case's ``config``: an index, or "auto"
     repeat: int
     label: str  # the spec: ``(4, 129, bf16)``
     case: str  # the case: spec, seed, distribution, layout
@@ -116,6 +116,8 @@ class CaseVerdict(TypedDict, total=False):
     tf32_level: bool  # a float32 output's error is at the TF32 level (``ktui.worker.compare.TF32_BAND``)
     nondeterministic_elements: int
     run_to_run_spread: float
+    calls: int  # a burst: how many calls it made (each judged as a case of its own)
+    call: int  # a burst's failing call, from 1 (or the worst call when all pass)
 
 
 class CompareReply(TypedDict):
@@ -146,33 +148,34 @@ class TimeReferenceReply(TypedDict):
     specs: list[RefSpecTiming]
 
 
-class CheckItem(SampleRequestItem):
-    """One spec's samples to check: the ``bench_sample`` reply's ``seed`` and ``files`` added to the request item."""
+class CheckTimedRequest(Sources):
+    """Verify every element of the kept outputs of one benchmark spec's timed calls (``source``: ``bench`` for the
+    event-timed calls, ``host`` for the host loop's), written under ``out_dir`` (the ``bench_outputs`` reply)."""
 
-    seed: int
-    files: dict[str, SampleFile]
-
-
-class CheckSamplesRequest(Sources):
-    """Check sampled elements of the candidate's last timed outputs against the reference; files under ``out_dir``."""
-
-    specs: list[CheckItem]
+    spec_index: int
+    source: Literal["bench", "host"]
+    calls: int  # how many timed calls there were
+    outputs: list[TimedOutput]
     out_dir: str
 
 
-class SampleVerdict(TypedDict):
-    """The re-check of one timed spec."""
+class TimedVerdict(TypedDict):
+    """The verdict on one spec's kept timed outputs (the ``check_timed`` reply): the first failing call's, or the
+    worst call's when all pass (``score``, ``max_abs_err``, ``rel_l2_err`` and ``unwritten`` are that call's)."""
 
     spec_index: int
+    source: Literal["bench", "host"]
+    label: str  # the spec's label
     ok: bool
-    reason: str
-    label: str
-
-
-class CheckSamplesReply(TypedDict):
-    """One entry per spec."""
-
-    specs: list[SampleVerdict]
+    reason: str  # the failing call's verdict ('' when ok)
+    checked: int  # outputs verified, every element each
+    calls: int
+    call: NotRequired[int]  # the failing call, from 1
+    seed: NotRequired[int]  # its inputs' seed
+    score: NotRequired[float]
+    max_abs_err: NotRequired[float]
+    rel_l2_err: NotRequired[float]
+    unwritten: NotRequired[int]
 
 
 class RooflineRequest(TypedDict):

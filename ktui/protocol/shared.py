@@ -1,5 +1,5 @@
-"""What requests and replies of both roles share: the snapshots a request names, correctness cases, output leaves,
-timing statistics and sampled elements."""
+"""What requests and replies of both roles share: the snapshots a request names, correctness cases (the calls of a
+burst too), output leaves and timing statistics."""
 
 from typing import Any, Literal, NotRequired, TypedDict
 
@@ -40,10 +40,13 @@ class Case(TypedDict):
     fill: NotRequired[Literal["decoy"]]  # memory the kernel allocates holds decoy values instead of the poison
     dist: NotRequired[str]  # an input distribution other than ``native``
     layout: NotRequired[str]  # a non-contiguous input layout (transposed, padded, offset, expanded)
-    config: NotRequired[int]  # pin this autotune config (index modulo the number of configs)
+    # pin autotune configs: each autotuned kernel launches (config + its own shift) modulo its number of configs
+    # (``ktui.worker.capture.pinned_config``); "auto": nothing pinned, the autotuner chooses
+    config: NotRequired[int | Literal["auto"]]
     fresh: NotRequired[bool]  # import the kernel afresh before this case (a second phase)
     spec: NotRequired[Spec]  # a fuzzed spec (``ProblemInfo.fuzzed``): used instead of ``tests[spec_index]``
     near_dup: NotRequired[bool]  # the inputs of the same spec and seed with a few interior elements swapped
+    calls: NotRequired[int]  # the burst: this many calls in a row, each on fresh inputs
 
 
 OutputLeaf = TypedDict(
@@ -78,12 +81,33 @@ class Container(TypedDict):
     keys: list[str]
 
 
+class CallRecord(TypedDict, total=False):
+    """One call of a burst case (``Case.calls``), as ``ExecutedCase`` records a case's single call: its inputs'
+    ``seed`` (the case's seed + the call's index), its folder ``dir`` inside the case's folder, and ``reused`` when
+    its output lies in the storage of an earlier call's output that the caller still holds (the message)."""
+
+    seed: int
+    dir: str
+    seconds: float
+    input_hash_before: str
+    input_hash_after: str
+    inputs_after: list[OutputLeaf]
+    outputs: list[OutputLeaf]
+    structure: list[Container]
+    aliases: list[str]
+    changed_after: bool
+    reused: str
+
+
 class ExecutedCase(Case, total=False):
     """A case after the candidate called the kernel on it (the ``execute`` reply; ``compare`` takes these)."""
 
     seconds: float  # the call's wall time, synchronized
     input_hash_before: str  # ``tensors.hash_data`` of the inputs before the call (the judge compares its own)
-    input_hash_after: str  # and after: they differ when the kernel wrote into its inputs
+    input_hash_after: str  # and after: they differ when the kernel wrote into its inputs (a hint: see inputs_after)
+    # The inputs as the call left them (``tensors.save_inputs``: files ``in<i>.bin``): the judge compares their
+    # bytes with the inputs it builds itself, which decides whether an input changed (the hashes are hints)
+    inputs_after: list[OutputLeaf]
     outputs: list[OutputLeaf]
     structure: list[Container]  # the output's containers (``ktui.worker.structure``): types and keys must match
     aliases: list[str]  # ``out[0] aliases in[1]``: outputs sharing storage with an input
@@ -91,6 +115,12 @@ class ExecutedCase(Case, total=False):
     repeat_dir: str  # their folder inside the case's folder
     changed_after: bool  # an output changed after its call returned
     unsupported: str  # the layout raised: ``Type: message`` (not a failure)
+    # the config each autotuned kernel launched, by kernel name: index into its ``configs`` (``capture.configs_ran``;
+    # -1: the autotuner chose one outside the list); shown in the case's name (``config=add:1,reduce:0``)
+    configs: dict[str, int]
+    tampered: list[str]  # ktui's own worker functions found patched right after this case (``integrity.tampered``)
+    launches: dict[str, int]  # Triton/CuTeDSL launches the calls made: ``ObservedLaunch`` key -> number of launches
+    calls_out: list[CallRecord]  # the burst (``calls``): each call's record, in order
 
 
 class TimingStats(TypedDict):
@@ -106,15 +136,12 @@ class TimingStats(TypedDict):
     reps: int
 
 
-class SampleRequestItem(TypedDict):
-    """Elements to sample from one spec's last timed output: flat indices per output leaf path."""
+class TimedOutput(TypedDict):
+    """One kept timed call's output as the candidate wrote it (``tensors.save_outputs``) in the folder ``dir`` under
+    the request's ``out_dir``: the ``bench_outputs`` reply, the ``check_timed`` request."""
 
-    spec_index: int
-    indices: dict[str, list[int]]
-
-
-class SampleFile(TypedDict):
-    """The sampled elements of one leaf: raw bytes in ``file`` (under ``out_dir``), of ``dtype``."""
-
-    file: str
-    dtype: str
+    call: int  # its place among the timed calls, from 1
+    seed: int  # the seed of its inputs
+    dir: str
+    outputs: list[OutputLeaf]
+    structure: list[Container]

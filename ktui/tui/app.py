@@ -8,14 +8,18 @@ without an answer (a Textual worker) becomes a notification and a line in ``.ktu
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
+import signal
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -40,14 +44,17 @@ from ktui.core.events import (
 )
 from ktui.core.log import close_log, get_logger, open_log
 from ktui.core.results import LadderResult, device_label
+from ktui.core.scheduler import is_cancelled
 from ktui.core.session import Session
+from ktui.core.status import stale_policy
 from ktui.core.store import ResultStore
+from ktui.core.timeouts import LIMIT_OF
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.chat import ChatPane
 from ktui.tui.inside import DiffView, ProfileTable, SourceSass
 from ktui.tui.keys import APP_BINDINGS, palette_commands
 from ktui.tui.messages import CoreEvent
-from ktui.tui.state import VersionState
+from ktui.tui.state import VersionState, stale_keys
 from ktui.tui.widgets import AccuracyTable, KernelTree, LadderTable, QueuePanel, TimingsTable, details_text
 
 log = get_logger("tui")
@@ -62,11 +69,13 @@ class KtuiApp(App[None]):
         session: a ready-made session (tests); by default one is created and started on mount.
         start_session: False shows stored results only, with no workers and no watcher (snapshot tests).
         agent_config: the chat's model and loop settings (``ktui.agent.config.load_config``); None: no model.
+        handle_signals: SIGTERM and SIGHUP (the terminal closed) stop the session's workers and quit (``ktui``
+            sets it; tests leave the test runner's handlers alone).
     """
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "ktui"
-    BINDINGS = APP_BINDINGS  # ktui.tui.keys: the KEYS table and the tab keys
+    BINDINGS = [*APP_BINDINGS, Binding("u", "run_stale", "Run stale", show=False)]  # ktui.tui.keys; u: stale
 
     def __init__(
         self,
@@ -75,8 +84,11 @@ class KtuiApp(App[None]):
         session: Session | None = None,
         start_session: bool = True,
         agent_config: AgentConfig | None = None,
+        handle_signals: bool = False,
     ):
         super().__init__()
+        self.handle_signals = handle_signals
+        self._clocks: dict[str, tuple[str, float]] = {}  # version -> (its running rung, when it started, time.time)
         self.agent_config = agent_config or AgentConfig()
         self.ws = workspace
         self._device_choice = device
@@ -139,12 +151,25 @@ class KtuiApp(App[None]):
         for k in self.ws.all_versions():
             st = self.states[k.key] = VersionState(k.key)
             st.result = self.store.load(k.problem, k.version)
+            st.refresh_stale(self.ws)  # a result of code edited while ktui was closed is marked stale
         self.query_one(KernelTree).rebuild(self.states)
         self._step(1)  # the first version
         self._show_queue()
         if self.start_session:
             # Workers import torch for seconds on every core: spawn them once the first screen is drawn.
             self.call_after_refresh(self._start_session)
+        if self.handle_signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(sig, self._signalled, sig)
+        self.set_interval(1.0, self._tick)  # the running rung's elapsed time
+
+    def _signalled(self, signum: int) -> None:
+        """SIGTERM, or SIGHUP (the terminal closed): stop the workers now (the screen may be gone), then quit."""
+        log.warning("stopping on %s", signal.Signals(signum).name)
+        if self.session is not None and self._owns_session:
+            self.session.stop()
+        self.exit(return_code=128 + signum)
 
     def _start_session(self) -> None:
         if self.session is None:
@@ -155,6 +180,11 @@ class KtuiApp(App[None]):
         self.sub_title = f"{self.ws.root.name} · device: {device_label({'type': self.session.device})}"
         self.session.start()
         self.query_one(ChatPane).start_agent(self.ws, self.session)
+        policy, warning = stale_policy(self.ws.root)  # [tui] stale in ktui.toml: "run" (default) or "mark"
+        if warning:
+            self.notify(warning, severity="warning", timeout=10)
+        if policy == "run":
+            self.action_run_stale()
 
     def on_unmount(self) -> None:
         if self._unsubscribe:
@@ -205,7 +235,7 @@ class KtuiApp(App[None]):
     def _show_selected(self) -> None:
         k = self.selected
         st = self.states.get(k.key) if k else None
-        self.query_one(LadderTable).show(st)
+        self._show_ladder(st)
         self.query_one(AccuracyTable).show(st.result if st else None)
         self._show_timings()
         self.query_one(SourceSass).show(self.ws.root, st.result if st else None)
@@ -225,29 +255,66 @@ class KtuiApp(App[None]):
         self.query_one(TimingsTable).show(k.problem, rows)
 
     def _show_queue(self) -> None:
-        """The queue panel; the running version's rung and progress come from its ``VersionState``."""
+        """The queue panel; the running version's rung and progress come from its ``VersionState``, its elapsed
+        time and limit from the rung's clock."""
         running, rung, waiting = self._queue_state
         st = self.states.get(running) if running else None
         if st is not None and st.running:
             rung = st.running_rung or rung
+        clock = self._clock(st)
+        elapsed = ""
+        if clock is not None:
+            elapsed = f"{clock[0]:.0f}s" + (f"/{clock[1]:g}s" if clock[1] else "")  # 12s/30s: so far, the limit
         self.query_one(QueuePanel).render_state(
-            running, rung, waiting, self.worker_states, st.progress_text() if st else ""
+            running, rung, waiting, self.worker_states, st.progress_text() if st else "", elapsed
         )
+
+    def _clock(self, st: VersionState | None) -> tuple[float, float | None] | None:
+        """The running rung's seconds so far and its time limit (seconds, None when not known), or None when
+        ``st`` runs no rung."""
+        if st is None or not st.running or st.running_rung is None:
+            return None
+        clock = self._clocks.get(st.key)
+        if clock is None or clock[0] != st.running_rung:
+            return None
+        limits = self.session.limits if self.session else {}
+        return max(0.0, time.time() - clock[1]), limits.get(LIMIT_OF.get(clock[0], clock[0]))
+
+    def _show_ladder(self, st: VersionState | None) -> None:
+        clock = self._clock(st)
+        self.query_one(LadderTable).show(st, *(clock or (None, None)))
+
+    def _tick(self) -> None:
+        """Once a second while a rung runs: its elapsed time in the ladder pane and the queue panel."""
+        running = self._queue_state[0]
+        st = self.states.get(running) if running else None
+        if self._clock(st) is None:
+            return
+        if self.selected and st is not None and self.selected.key == st.key:
+            self._show_ladder(st)
+        self._show_queue()
 
     # -- core events -------------------------------------------------------------------------------------------
     def _ladder_event(self, ev: LadderStarted | RungStarted | RungProgress | RungFinished) -> None:
         """The run under way moved on: the tree's badge, the ladder table and the queue panel follow."""
         st = self.state(ev.key)
+        if isinstance(ev, RungStarted):
+            self._clocks[ev.key] = (ev.rung, ev.at)
         if not st.apply(ev):
             return
         self.query_one(KernelTree).update_version(self._ref(ev.key), st)
         if self.selected and self.selected.key == ev.key:
-            self.query_one(LadderTable).show(st)
+            self._show_ladder(st)
         self._show_queue()
 
     def _ladder_finished(self, ev: LadderFinished) -> None:
         st, k = self.state(ev.key), self._ref(ev.key)
+        previous = st.result
         st.apply(ev)
+        self._clocks.pop(ev.key, None)
+        if is_cancelled(ev.result):  # no verdict: the version keeps the one it had (a notice says why)
+            st.result = previous
+        st.refresh_stale(self.ws)
         self.query_one(KernelTree).update_version(k, st)
         if self.selected and self.selected.key == k.key:
             self._show_selected()
@@ -261,6 +328,8 @@ class KtuiApp(App[None]):
             if st.queued != queued:
                 st.queued = queued
                 tree.update_version(self._ref(key), st)
+        if (ev.running is None) != (self._queue_state[0] is None):
+            self.refresh_bindings()  # the cancel key shows in the footer only while a ladder runs
         self._queue_state = (ev.running, ev.rung, ev.waiting)
         self._show_queue()
 
@@ -277,6 +346,9 @@ class KtuiApp(App[None]):
         for k in self.ws.all_versions():
             self.state(k.key)
         tree.rebuild(self.states)
+        for key, st in self.states.items():
+            if st.refresh_stale(self.ws):
+                tree.update_version(self._ref(key), st)
         if self.selected and not self.selected.path.exists():
             keys = tree.version_keys()
             self.select(self._ref(keys[0]) if keys else None)
@@ -290,6 +362,7 @@ class KtuiApp(App[None]):
         if stored is None or st.running or (st.result and st.result.started_at >= stored.started_at):
             return
         st.result = stored
+        st.refresh_stale(self.ws)
         self.query_one(KernelTree).update_version(k, st)
         if self.selected and self.selected.key == k.key:
             self._show_selected()
@@ -347,6 +420,19 @@ class KtuiApp(App[None]):
             session, k = run
             session.submit(k)
 
+    def action_cancel_run(self) -> None:
+        """Cancel the ladder under way (x): its worker calls end now, the workers it used restart, and the version
+        keeps the verdict it had (the run is a notice, not a failure of the kernel)."""
+        if self.session and self.start_session and self.session.cancel() is not None:
+            return
+        self.notify("no ladder is running", timeout=3)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The cancel key is in the footer only while a ladder runs."""
+        if action == "cancel_run":
+            return self._queue_state[0] is not None
+        return True
+
     def action_profile(self) -> None:
         """Profile the selected version with Nsight Compute (one call after warm-up; needs a GPU)."""
         if run := self._runnable():
@@ -368,6 +454,15 @@ class KtuiApp(App[None]):
         Baselines(self.ws).pin(self.selected.problem, self.selected.version)
         self.notify(f"baseline of {self.selected.problem}: {self.selected.version}")
         self._show_selected()
+
+    def action_run_stale(self) -> None:
+        """Run every version whose result is stale: its kernel or its reference changed since it ran (u; at
+        start-up too unless ktui.toml says ``[tui] stale = "mark"``)."""
+        keys = stale_keys(self.states)
+        if keys and self.session and self.start_session:
+            for key in keys:
+                self.session.submit(self._ref(key))
+            self.notify(f"{len(keys)} stale version{'s' if len(keys) != 1 else ''} queued: {', '.join(keys)}")
 
     def action_run_problem(self) -> None:
         """Run every version of the selected problem."""
@@ -410,3 +505,6 @@ class KtuiApp(App[None]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield from palette_commands(self)
+        yield SystemCommand(
+            "Run stale versions", "Run every version whose kernel or reference changed (u)", self.action_run_stale
+        )

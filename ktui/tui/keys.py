@@ -29,6 +29,14 @@ KEYS = (  # key, action, footer label, shown in the footer, command palette titl
         "Diff: side by side",
         "Toggle the SASS diff between unified and two columns (s)",
     ),
+    (
+        "x",
+        "cancel_run",
+        "Cancel run",
+        True,  # in the footer only while a ladder runs (KtuiApp.check_action)
+        "Cancel run",
+        "Cancel the running ladder: its worker calls end now and its workers restart; no verdict (x)",
+    ),
     ("q", "quit", "Quit", True, "", ""),
     ("escape", "stop_agent", "Stop agent", True, "Agent: stop", "Stop the agent's reply and its loop (esc)"),
     (

@@ -1,4 +1,5 @@
-"""What the screen knows about each version: its latest result, the run in progress, whether it waits."""
+"""What the screen knows about each version: its latest result, the run in progress, whether it waits, and whether
+its result is stale (about a kernel or reference that has changed on disk since)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ktui.core import report
 from ktui.core.events import Event, LadderFinished, LadderStarted, RungFinished, RungProgress, RungStarted
 from ktui.core.results import DEFAULT_RUNGS, STOPPING_RUNGS, LadderResult, RungResult, Status
+from ktui.core.status import STALE_BOTH, STALE_REFERENCE, staleness
+from ktui.core.workspace import KernelRef, Workspace
 
 
 @dataclass
@@ -24,6 +28,8 @@ class VersionState:
         run_id: the run under way (progress of another run is ignored).
         running: a run is under way.
         queued: a run waits in the queue.
+        stale: why ``result`` is not about the files on disk (``core.status.staleness``), '' when it is; set by
+            ``refresh_stale``.
     """
 
     key: str
@@ -35,6 +41,14 @@ class VersionState:
     run_id: int | None = None
     running: bool = False
     queued: bool = False
+    stale: str = ""
+
+    def refresh_stale(self, ws: Workspace) -> bool:
+        """Compare the result's hashes with the files on disk again; True when ``stale`` changed."""
+        problem, version = self.key.split("/", 1)
+        stale = staleness(ws, KernelRef(problem, version, ws.root), self.result)
+        changed, self.stale = stale != self.stale, stale
+        return changed
 
     def start(self, rungs: tuple[str, ...], run_id: int | None = None) -> None:
         """A run starts (``LadderStarted``)."""
@@ -93,17 +107,16 @@ class VersionState:
             return f"▶ {self.running_rung or 'starting'}", "bold yellow"
         if self.queued:
             return "… queued", "yellow"
-        if self.result is None:
-            return "· not run", "dim"
-        failed = self.result.failed_rung
-        if failed:
-            return f"✗ {failed.name}", "bold red"
-        if self.result.rung("correctness") is None:  # only compiled (ktui diff, --rungs dumps): not verified
-            return "◦ compiled", "dim"
-        worst = self.result.worst_speedup
-        if worst is not None:
-            return f"✓ {worst:.2f}x", "bold green"
-        return "✓ ok", "green"
+        text, style = report.verdict(self.result)  # ✓ 1.23x, ✗ correctness, ! reference, ◦ compiled, · not run
+        if self.stale and self.result is not None:  # a verdict on code that is no longer on disk
+            return f"{text} (stale)", "dim italic"
+        return text, style
+
+    @property
+    def reference_error(self) -> str:
+        """The first line of the error when the latest result failed because of the reference, '' otherwise."""
+        failed = report.reference_failure(self.result)
+        return failed.error.one_line() if failed is not None and failed.error else ""
 
 
 _STEPS: dict[type[Event], Callable[[VersionState, Any], bool | None]] = {
@@ -113,6 +126,19 @@ _STEPS: dict[type[Event], Callable[[VersionState, Any], bool | None]] = {
     RungFinished: lambda st, ev: st.live.__setitem__(ev.result.name, ev.result),
     LadderFinished: lambda st, ev: st.finish(ev.result),
 }
+
+
+def problem_badge(states: list[VersionState]) -> tuple[str, str] | None:
+    """The mark beside a problem in the tree: ``! reference error`` when a version's latest result failed because
+    of the reference on disk (not one edited since), else None."""
+    if any(st.reference_error and st.stale not in (STALE_REFERENCE, STALE_BOTH) for st in states):
+        return "! reference error", "bold magenta"
+    return None
+
+
+def stale_keys(states: dict[str, VersionState]) -> list[str]:
+    """The versions whose result is stale and that neither run nor wait: what start-up (or ``u``) queues."""
+    return [key for key, st in states.items() if st.stale and not (st.running or st.queued)]
 
 
 def rung_names(state: VersionState | None) -> tuple[str, ...]:

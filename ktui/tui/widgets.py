@@ -14,7 +14,7 @@ from textual.widgets.tree import TreeNode
 from ktui.core.figures import CorrectnessSpec, benchmark_of, correctness_of
 from ktui.core.results import LadderResult, Status, fmt
 from ktui.core.workspace import KernelRef, Workspace
-from ktui.tui.state import VersionState, rung_names
+from ktui.tui.state import VersionState, problem_badge, rung_names
 
 STATUS_STYLE = {
     "ok": "bold green",
@@ -39,13 +39,27 @@ class KernelTree(Tree[str | KernelRef]):
         self.guide_depth = 2
         self._leaves: dict[str, TreeNode[str | KernelRef]] = {}
         self._problems: dict[str, TreeNode[str | KernelRef]] = {}
+        self._states: dict[str, VersionState] = {}
+
+    def _problem_label(self, name: str) -> Text:
+        """The problem's name, with ``! reference error`` when its reference failed (``state.problem_badge``)."""
+        badge = problem_badge([st for key, st in self._states.items() if key.split("/", 1)[0] == name])
+        return Text.assemble((name, "bold"), ("  " + badge[0], badge[1]) if badge else "")
+
+    def problem_label_of(self, name: str) -> str:
+        """The plain text of a problem's row, or ``""`` when the tree has no such problem."""
+        node = self._problems.get(name)
+        return str(node.label) if node is not None else ""
 
     def rebuild(self, states: dict[str, VersionState]) -> None:
         """Add problems and versions that appeared on disk and drop those that went (keeping the cursor)."""
+        self._states = states
         problems = self.ws.problems()
         for name in problems:
             if name not in self._problems:
-                self._problems[name] = self.root.add(Text(name, style="bold"), data=name, expand=True)
+                self._problems[name] = self.root.add(self._problem_label(name), data=name, expand=True)
+            else:
+                self._problems[name].set_label(self._problem_label(name))
         for name in list(self._problems):
             if name not in problems:
                 self._problems.pop(name).remove()
@@ -70,6 +84,9 @@ class KernelTree(Tree[str | KernelRef]):
         node = self._leaves.get(k.key)
         if node is not None:
             node.set_label(self._label(k, state))
+        problem = self._problems.get(k.problem)
+        if problem is not None:
+            problem.set_label(self._problem_label(k.problem))
 
     def label_of(self, key: str) -> str:
         """The plain text of a version's row (``"v1   ✓ 1.00x"``), or ``""`` when the tree has no such row."""
@@ -96,7 +113,8 @@ class KernelTree(Tree[str | KernelRef]):
 
 class LadderTable(DataTable[str | Text]):
     """The rungs of the selected version: status, time, figures in one line. The running rung's status is its
-    progress (``37/106``) once its worker reports some, and its figures the progress detail."""
+    progress (``37/106``) once its worker reports some, and its figures the progress detail; its time is the
+    seconds it has run so far (``12s``), and its figures say its time limit until progress comes."""
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
@@ -105,7 +123,9 @@ class LadderTable(DataTable[str | Text]):
         self.add_column("time", key="time", width=7)
         self.add_column("figures", key="figures")
 
-    def show(self, state: VersionState | None) -> None:
+    def show(self, state: VersionState | None, elapsed: float | None = None, limit: float | None = None) -> None:
+        """Draw ``state``'s rungs; ``elapsed`` (seconds) and ``limit`` (seconds, the running rung's time limit)
+        belong to the rung under way, when known."""
         names = rung_names(state)
         if [str(k.value) for k in self.rows] != list(names):
             self.clear()
@@ -115,10 +135,13 @@ class LadderTable(DataTable[str | Text]):
             st, r = state.rung(n) if state else ("-", None)
             progress = state.progress_text() if state and st == "running" else ""
             self.update_cell(n, "status", Text(progress or st, style=STATUS_STYLE.get(st, "")))
-            self.update_cell(n, "time", f"{r.seconds:.2f}s" if r else "")
+            running = st == "running" and elapsed is not None
+            self.update_cell(n, "time", f"{r.seconds:.2f}s" if r else f"{elapsed:.0f}s" if running else "")
             line = r.summary or (r.error.one_line() if r and r.error else "") if r else ""
             if progress and state and state.progress:
                 line = state.progress[2]
+            elif running and not line and limit:
+                line = f"running, limit {limit:g} s per call"
             figures = Text(line, style="red" if r and r.status is Status.FAILED else "")
             if r and r.warnings:
                 figures = Text.assemble((f"⚠{len(r.warnings)} ", "bold yellow"), figures)
@@ -257,7 +280,7 @@ def details_text(k: KernelRef | None, st: VersionState | None) -> Text:
     from ktui.core import report
 
     t = Text()
-    for text, style in report.details(k, st.result if st else None):
+    for text, style in report.details(k, st.result if st else None, st.stale if st else ""):
         t.append(text, style=style or None)
     return t
 
@@ -272,12 +295,15 @@ class QueuePanel(Static):
         waiting: tuple[str, ...],
         workers: dict[str, str],
         progress: str = "",
+        elapsed: str = "",
     ) -> None:
-        """``running`` on ``rung`` (with its ``progress``, ``37/106``), the versions ``waiting``, the workers."""
+        """``running`` on ``rung`` (with its ``progress``, ``37/106``, and the rung's ``elapsed`` time and limit,
+        ``12s/30s``), the versions ``waiting``, the workers."""
         t = Text()
         if running:
             t.append("▶ ", "bold yellow")
-            t.append(f"{running}\n", "bold")
+            t.append(running, "bold")
+            t.append(f"  {elapsed}\n" if elapsed else "\n", "yellow")
             t.append(f"  {rung or 'starting'}{' ' + progress if progress else ''}\n")
         else:
             t.append("idle\n", "dim")

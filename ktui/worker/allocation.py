@@ -1,65 +1,96 @@
 """What torch hands out while a candidate's case runs: poisoned memory, or placeholder data.
 
-``poisoned_allocations`` (the correctness rung) makes torch's allocators return memory filled with ktui's poison NaN
-(or with ordinary-looking decoy values), so an output element a kernel never writes is found even when the kernel
-allocated its output itself. ``placeholder_data`` (the dumps rung) makes torch's random generators return
-uninitialized tensors of the right shape, dtype and device, since a launch's specialization needs only those.
-Both patch torch only inside their ``with`` block.
+``install`` wraps torch's allocators (``torch.empty``, ``torch.empty_like``, ``torch.empty_strided``,
+``Tensor.new_empty``) once, when the candidate worker starts (``ktui.worker.invoke`` calls it at import, before any
+kernel is imported), and the wrappers stay for the worker's whole life: ``torch.empty`` is the same object when a
+kernel is imported, in a checked call and in a timed call, and it carries the builtin's ``__name__``,
+``__qualname__``, ``__module__`` and ``__doc__`` (no ``__wrapped__``). A wrapper is the builtin plus one flag test
+until ``poisoned_allocations`` (the correctness rung) arms it; armed, it returns memory filled with ktui's poison NaN
+(or with ordinary-looking decoy values) between guard bands, so an output element a kernel never writes is found even
+when the kernel allocated its output itself. ``placeholder_data`` (the dumps rung) makes torch's random generators
+return uninitialized tensors of the right shape, dtype and device, since a launch's specialization needs only those;
+it patches torch only inside its ``with`` block.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ktui.worker.guards import Guards
+import torch
+
+
+class _Guarding(Protocol):
+    """What ``poisoned_allocations`` needs of ``ktui.worker.guards.Guards`` (which imports this module)."""
+
+    def wrap_new(self, t: Any) -> Any: ...
+
 
 _ALLOCATORS = ("empty", "empty_like", "empty_strided")
+# torch's own allocators, taken when this module is first imported (before install, before any kernel): guard bands
+# and ktui's own buffers are allocated with these, never through the wrappers
+ORIGINALS: dict[str, Callable[..., Any]] = {name: getattr(torch, name) for name in _ALLOCATORS}
+ORIGINAL_NEW_EMPTY: Callable[..., Any] = torch.Tensor.new_empty
+# the fill of the checked call under way, given each allocation and whether it came with ``out=``; empty: the
+# wrappers pass every allocation through untouched
+_armed: list[Callable[[Any, bool], Any]] = []
+_installed: list[bool] = []
+
+
+def _wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t = fn(*args, **kwargs)
+        if _armed:
+            return _armed[-1](t, "out" in kwargs)
+        return t
+
+    for attr in ("__name__", "__qualname__", "__module__", "__doc__"):
+        value = getattr(fn, attr, None)
+        if value is not None:
+            setattr(wrapper, attr, value)
+    return wrapper
+
+
+def install() -> None:
+    """Replace torch's allocators with the wrappers (once per process; later calls do nothing)."""
+    if _installed:
+        return
+    for name, fn in ORIGINALS.items():
+        setattr(torch, name, _wrap(fn))
+    # torch's stubs declare Tensor.new_empty as a method; patching it on the class is the point here.
+    torch.Tensor.new_empty = _wrap(ORIGINAL_NEW_EMPTY)  # type: ignore[method-assign]
+    _installed.append(True)
 
 
 @contextlib.contextmanager
-def poisoned_allocations(decoy_seed: int | None = None, guards: Guards | None = None) -> Iterator[None]:
+def poisoned_allocations(decoy_seed: int | None = None, guards: _Guarding | None = None) -> Iterator[None]:
     """While active, ``torch.empty``, ``torch.empty_like``, ``torch.empty_strided`` and ``Tensor.new_empty`` return
     memory filled with ktui's poison NaN, so an output element a kernel never writes is found as unwritten even when
     the kernel allocated the output itself (cases.md unwritten, result-reuse). With ``decoy_seed``, the memory holds
     ordinary-looking values instead (``tensors.decoy_``): nothing tells the kernel it is being checked. With
     ``guards``, each allocation sits between canaries (``ktui.worker.guards``: writes out of bounds, cases.md oob);
-    ``out=`` calls pass through."""
-    import itertools
-
-    import torch
-
+    ``out=`` calls pass through. Arms the wrappers ``install`` put in place (installing them if needed): torch's
+    attributes are not touched here."""
     from ktui.worker.tensors import decoy_, poison_
 
+    install()
     counter = itertools.count()
     fill = poison_ if decoy_seed is None else (lambda t: decoy_(t, decoy_seed + next(counter)))
 
-    originals = {name: getattr(torch, name) for name in _ALLOCATORS}
-    orig_new_empty = torch.Tensor.new_empty
+    def armed(t: Any, has_out: bool) -> Any:
+        if guards is not None and not has_out:
+            t = guards.wrap_new(t)
+        if isinstance(t, torch.Tensor) and t.numel():
+            fill(t)
+        return t
 
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        def poisoned(*args: Any, **kwargs: Any) -> Any:
-            t = fn(*args, **kwargs)
-            if guards is not None and "out" not in kwargs:
-                t = guards.wrap_new(t)
-            if isinstance(t, torch.Tensor) and t.numel():
-                fill(t)
-            return t
-
-        return poisoned
-
-    for name, fn in originals.items():
-        setattr(torch, name, wrap(fn))
-    # torch's stubs declare Tensor.new_empty as a method; patching it on the class is the point here.
-    torch.Tensor.new_empty = wrap(orig_new_empty)  # type: ignore[method-assign]
+    _armed.append(armed)
     try:
         yield
     finally:
-        for name, fn in originals.items():
-            setattr(torch, name, fn)
-        torch.Tensor.new_empty = orig_new_empty  # type: ignore[method-assign]  # restores the patch above
+        _armed.remove(armed)
 
 
 @contextlib.contextmanager
@@ -67,7 +98,6 @@ def placeholder_data() -> Iterator[None]:
     """While active, torch's random generators return uninitialized tensors of the right shape, dtype and device:
     the dumps rung needs only the launch's shapes, strides and alignments (what Triton specializes on), not the
     values, and a 2**28-element ``randn`` on a CPU takes seconds."""
-    import torch
 
     def empty_from(
         *size: Any,

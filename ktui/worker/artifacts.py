@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from ktui.protocol import Launch
+from ktui.protocol import Launch, ObservedLaunch
 
 
 def public_launch(rec: dict[str, Any]) -> Launch:
@@ -41,3 +41,12 @@ def write_artifacts(records: list[dict[str, Any]], out_dir: Path) -> list[Launch
                     files[stage] = f.name
         launches.append({**public_launch(rec), "files": files})
     return launches
+
+
+def launch_label(rec: ObservedLaunch) -> str:
+    """``softmax_kernel(*fp32:16, *fp32, i32:16, i32, CHUNK=1024)``: an observed launch's kernel, the type of each
+    argument (``:16`` divisible by 16) and its constexprs, in the kernel's parameter order."""
+    parts = [
+        f"{name}={rec['constexprs'].get(name)}" if ty == "constexpr" else ty for name, ty in rec["signature"].items()
+    ]
+    return f"{rec['kernel']}({', '.join(parts)})"

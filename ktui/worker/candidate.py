@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -22,14 +22,16 @@ from ktui.protocol import (
     IntegrityReply,
     IntegrityRequest,
     KernelSource,
+    ObservedLaunch,
     OnProgress,
     PingReply,
     PingRequest,
+    ReplayRequest,
     Sources,
     spec_size,
 )
 from ktui.worker import allocation, capture, integrity
-from ktui.worker.artifacts import public_launch, write_artifacts
+from ktui.worker.artifacts import launch_label, public_launch, write_artifacts
 from ktui.worker.checked import CheckedCalls
 from ktui.worker.errors import KernelError, reraise_as_case
 from ktui.worker.problem import ProblemCache, load_module, read_snapshot, spec_label
@@ -101,7 +103,10 @@ class Candidate(CheckedCalls, TimedCalls):
     def do_compile(self, params: CompileRequest, progress: OnProgress) -> CompileReply:
         """Import the version and call ``custom_kernel`` once in dry mode on the largest test spec (sizes of 1 would
         make Triton compile a special case): every launch is compiled (for this GPU, or for sm_90a from the CPU) and
-        none runs. Returns the launches, the autotune config count and timings."""
+        none runs. Returns the launches, the autotune config count and timings. With ``replay`` it compiles those
+        launches instead (``_replay``)."""
+        if "replay" in params:  # a ReplayRequest
+            return self._replay(params, cast(ReplayRequest, params)["replay"], progress)
         problem = self.problems.get(params["reference"])
         t0 = time.perf_counter()
         fn = self._load(params["kernel"])
@@ -133,6 +138,52 @@ class Candidate(CheckedCalls, TimedCalls):
             "launches": [public_launch(rec) for rec in cap.launches],
             "autotune_configs": cap.autotune_configs,
             "warnings": warnings,
+        }
+
+    def _replay(self, params: Sources, launches: list[ObservedLaunch], progress: OnProgress) -> CompileReply:
+        """Compile each of ``launches`` (distinct launches the run observed) as it was launched, with nothing run:
+        the version is imported (when it is not the one loaded), each kernel found by its ``qualname`` and called in
+        dry mode on arguments rebuilt to specialize as the observed ones did (``capture.rebuild``), so Triton
+        compiles that specialization for this GPU, or for sm_90a from the CPU (Triton's cache makes a launch the dry
+        call already compiled cheap). A launch that cannot be rebuilt is a warning.
+
+        Raises:
+            CaseFailed: a launch does not compile; the message names the kernel, its signature and the spec that
+                dispatched it.
+        """
+        t0 = time.perf_counter()
+        self._fn(params)
+        import_s = time.perf_counter() - t0
+        cap = capture.Capture(dry=True, cross=self.cross)
+        warnings: list[str] = []
+        t1 = time.perf_counter()
+        for i, rec in enumerate(launches):
+            label = (
+                f"the launch {launch_label(rec)} that spec={rec.get('dispatched_by', '?')} dispatched, compiled "
+                f"for {'sm_90a' if self.cross else 'this GPU'}"
+            )
+            progress({"done": i, "total": len(launches), "case": label})
+            if rec.get("unreplayable") or rec["language"] != "triton":
+                continue  # CuTeDSL: its own cute.compile call compiled it
+            try:
+                kernel = capture.find_kernel(rec["qualname"], self.module)
+                args = [capture.rebuild(d) for d in rec["args"].values()]
+            except ValueError as exc:
+                warnings.append(f"{rec['kernel']}: not compiled again ({exc})")
+                continue
+            try:
+                with capture.capturing(cap):
+                    kernel.run(*args, grid=(1,), warmup=True, **rec["options"])
+            except BaseException as exc:
+                reraise_as_case(exc, label)
+        progress({"done": len(launches), "total": len(launches)})
+        return {
+            "import_s": round(import_s, 4),
+            "compile_s": round(time.perf_counter() - t1, 4),
+            "languages": cap.languages,
+            "launches": [public_launch(rec) for rec in cap.launches],
+            "autotune_configs": 0,
+            "warnings": warnings + list(cap.warnings),
         }
 
     def do_dumps(self, params: DumpsRequest, progress: OnProgress) -> DumpsReply:

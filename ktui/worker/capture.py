@@ -17,6 +17,7 @@ nothing unless a capture is active.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import threading
 import time
@@ -84,6 +85,8 @@ def install_triton() -> None:
     def jit_run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         cap = _ACTIVE
         if cap is None:
+            if _CALL is not None and not warmup:
+                _record_triton(self, args, kwargs)
             return orig_run(self, *args, grid=grid, warmup=warmup, **kwargs)
         if cap.cross:
             _cross_compile(cap, self, args, kwargs)
@@ -109,6 +112,34 @@ def install_triton() -> None:
         return orig_at(self, *args, **kwargs)
 
     autotuner.Autotuner.run = autotune_run
+
+    from triton.runtime import interpreter  # the CPU candidate's kernels (TRITON_INTERPRET=1) launch through this
+
+    orig_interp = interpreter.InterpretedFunction.run
+
+    def interp_run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+        if _CALL is not None and not warmup:
+            _record_triton(self, args, kwargs)
+        return orig_interp(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    interpreter.InterpretedFunction.run = interp_run
+
+    from triton.compiler import compiler  # a kernel compiled by the version itself, launched as compiled[grid](...)
+
+    orig_getitem = compiler.CompiledKernel.__getitem__
+
+    def compiled_getitem(self: Any, grid: Any) -> Any:
+        runner = orig_getitem(self, grid)
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if _CALL is not None:
+                name = str(getattr(self, "name", "kernel"))
+                _record(f"compiled|{name}|{id(self)}", lambda key: _own_launch(key, "triton", name))
+            return runner(*args, **kwargs)
+
+        return run
+
+    compiler.CompiledKernel.__getitem__ = compiled_getitem
 
 
 def _triton_record(jf: Any, kernel: Any, kwargs: dict[str, Any], seconds: float, target: str) -> dict[str, Any]:
@@ -185,7 +216,8 @@ def _cross_compile(cap: Capture, jf: Any, args: tuple[Any, ...], kwargs: dict[st
     kw = dict(kwargs)
     bound, specialization, options = binder(*args, **kw)
     options, signature, constexprs, attrs = jf._pack_args(backend, kw, bound, specialization, options)
-    key = f"{jf.fn.__qualname__}|{signature}|{constexprs}|{options.num_warps}|{options.num_stages}"
+    # attrs too: launches that differ only in divisibility by 16 compile to different code
+    key = f"{jf.fn.__qualname__}|{signature}|{constexprs}|{attrs}|{options.num_warps}|{options.num_stages}"
     if any(rec.get("_key") == key for rec in cap.launches):
         return
     t0 = time.perf_counter()
@@ -197,6 +229,212 @@ def _cross_compile(cap: Capture, jf: Any, args: tuple[Any, ...], kwargs: dict[st
     if cap.keep:
         rec["_compiled"] = kernel
     cap.launches.append(rec)
+
+
+# -- launches of real calls ---------------------------------------------------------------------------------------
+# While a checked call runs (``recording``), every Triton launch (``JITFunction.run`` on a GPU, the interpreter's
+# ``InterpretedFunction.run`` on the CPU) and every call of a ``cute.compile`` result is recorded by what the compiler
+# specializes it on: the kernel, each pointer's dtype and whether its address is divisible by 16, each int's width,
+# divisibility by 16 and equality to 1, the constexprs and the launch options. The run rung reads them per case (a
+# spec whose calls launched nothing computes in torch: cases.md hidden-torch) and has the compiler compile every
+# distinct one (a path only other sizes dispatch is compiled for sm_90a too).
+_CALL: dict[str, int] | None = None  # the call being recorded: launch key -> launches
+_TABLE: dict[str, dict[str, Any]] = {}  # every distinct launch recorded since the last ``take_launches``
+_PER_CASE: dict[int, tuple[Any, dict[str, int]]] = {}  # id(case) -> (the case, its launches); the case kept alive
+_BINDERS: dict[int, tuple[Any, Any, Any]] = {}  # id(kernel) -> (kernel, its JITFunction, binder)
+
+
+@contextlib.contextmanager
+def recording(case: Any) -> Iterator[None]:
+    """Record the launches made inside the block as ``case``'s (added to what earlier blocks of the same case
+    recorded: a repeated call). ``take_launches`` hands them out."""
+    global _CALL
+    prev, _CALL = _CALL, {}
+    try:
+        yield
+    finally:
+        counts, _CALL = _CALL, prev
+        _, seen = _PER_CASE.setdefault(id(case), (case, {}))
+        for key, n in (counts or {}).items():
+            seen[key] = seen.get(key, 0) + n
+
+
+def take_launches(cases: list[Any], entries: list[Any]) -> dict[str, Any]:
+    """Put each recorded case's launches into its reply entry (``entries[i]["launches"]``: key -> launches; cases
+    that launched nothing get ``{}``) and return the table of the distinct launches they made (key ->
+    ``ObservedLaunch``). Everything recorded is forgotten."""
+    used: set[str] = set()
+    for case, entry in zip(cases, entries, strict=False):
+        got = _PER_CASE.get(id(case))
+        counts = got[1] if got is not None and got[0] is case else {}
+        entry["launches"] = dict(counts)
+        used |= set(counts)
+    table = {k: v for k, v in _TABLE.items() if k in used}
+    _PER_CASE.clear()
+    _TABLE.clear()
+    return table
+
+
+def _record(raw: str, describe: Any) -> None:
+    """Count one launch under the digest of ``raw`` (its identity); ``describe(digest)`` makes its table entry the
+    first time."""
+    if _CALL is None:
+        return
+    key = _DIGESTS.get(raw)
+    if key is None:
+        key = _DIGESTS[raw] = hashlib.sha256(raw.encode()).hexdigest()[:16]
+    _CALL[key] = _CALL.get(key, 0) + 1
+    if key not in _TABLE:
+        _TABLE[key] = describe(key)
+
+
+_DIGESTS: dict[str, str] = {}
+
+
+def _own_launch(key: str, language: str, name: str) -> dict[str, Any]:
+    """A launch of a kernel the version compiled itself (a ``cute.compile`` result, a Triton ``CompiledKernel``):
+    recorded, but not compiled again (the version's own compile call compiled it)."""
+    return {
+        "key": key,
+        "language": language,
+        "kernel": name,
+        "qualname": name,
+        "signature": {},
+        "constexprs": {},
+        "options": {},
+        "args": {},
+        "unreplayable": f"compiled by the version itself ({'cute.compile' if language == 'cutedsl' else 'warmup'})",
+    }
+
+
+def _binder(kernel: Any) -> tuple[Any, Any]:
+    """The kernel's JITFunction (made from an interpreted function's source on the CPU) and Triton's own binder:
+    what ``JITFunction.run`` computes a launch's specialization with, here with the target-independent rules."""
+    got = _BINDERS.get(id(kernel))
+    if got is None or got[0] is not kernel:
+        from triton.backends.compiler import BaseBackend
+        from triton.runtime import jit
+
+        jf = kernel if isinstance(kernel, jit.JITFunction) else jit.JITFunction(kernel.fn, **kernel.kwargs)
+        binder = jit.create_function_from_signature(jf.signature, jf.params, BaseBackend)
+        got = _BINDERS[id(kernel)] = (kernel, jf, binder)
+    return got[1], got[2]
+
+
+def _record_triton(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Record one launch of ``kernel`` in the call being recorded. A launch whose arguments do not bind is not
+    recorded: the launch itself raises the same error, which the run reports."""
+    try:
+        jf, binder = _binder(kernel)
+        bound, specialization, options = binder(*args, **kwargs)
+    except Exception:
+        return
+    qualname = f"{jf.fn.__module__}:{jf.fn.__qualname__}"
+    raw = f"triton|{qualname}|{specialization!r}|{sorted((k, repr(v)) for k, v in options.items())}"
+    _record(raw, lambda key: _triton_launch(key, jf, qualname, bound, specialization, options))
+
+
+def _triton_launch(
+    key: str, jf: Any, qualname: str, bound: dict[str, Any], spec: list[Any], options: dict[str, Any]
+) -> dict[str, Any]:
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    args: dict[str, Any] = {}
+    unreplayable = []
+    for (name, value), (ty, attr) in zip(bound.items(), spec, strict=False):
+        if ty == "constexpr":
+            signature[name] = "constexpr"
+            constexprs[name] = _plain(getattr(value, "value", value))
+        else:
+            signature[name] = f"{ty}:16" if attr == "D" else str(ty)
+        args[name] = _describe_arg(value)
+        if _opaque(args[name]):
+            unreplayable.append(f"{name} ({type(value).__name__})")
+    rec: dict[str, Any] = {
+        "key": key,
+        "language": "triton",
+        "kernel": jf.fn.__name__,
+        "qualname": qualname,
+        "signature": signature,
+        "constexprs": constexprs,
+        "options": {k: _plain(v) for k, v in options.items()},
+        "args": args,
+    }
+    if unreplayable:
+        rec["unreplayable"] = f"arguments ktui cannot rebuild: {', '.join(unreplayable)}"
+    return rec
+
+
+def _opaque(desc: dict[str, Any]) -> bool:
+    """Whether ``_describe_arg``'s description holds an argument ``rebuild`` cannot make."""
+    return "opaque" in desc or any(_opaque(x) for x in desc.get("tuple", ()))
+
+
+def _describe_arg(v: Any) -> Any:
+    """How to rebuild an argument that specializes as ``v`` does (``rebuild``): a tensor by dtype and 16-byte
+    alignment, numbers and strings by value, a Triton dtype by name, a tuple item by item."""
+    import torch
+
+    if isinstance(v, torch.Tensor):
+        return {"tensor": str(v.dtype).removeprefix("torch."), "aligned": v.data_ptr() % 16 == 0}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return {"value": v}
+    cls = type(v).__name__
+    if cls == "constexpr":
+        return _describe_arg(v.value)
+    if cls == "dtype" and type(v).__module__.startswith("triton"):
+        return {"dtype": str(v)}
+    if isinstance(v, (tuple, list)):
+        return {"tuple": [_describe_arg(x) for x in v]}
+    fn = getattr(v, "fn", None)
+    if fn is not None and hasattr(fn, "__qualname__"):
+        return {"jit": f"{fn.__module__}:{fn.__qualname__}"}
+    return {"opaque": cls}
+
+
+def rebuild(desc: Any) -> Any:
+    """An argument made from ``_describe_arg``'s description that Triton specializes the same way: a tensor of the
+    dtype (a one-element offset makes an address not divisible by 16), the value itself, a ``tl.dtype``, a tuple.
+
+    Raises:
+        ValueError: an argument described as opaque, or a kernel that cannot be found.
+    """
+    import torch
+
+    if "tensor" in desc:
+        t = torch.empty(64, dtype=getattr(torch, desc["tensor"]))
+        return t if desc["aligned"] else t[1:]
+    if "value" in desc:
+        return desc["value"]
+    if "dtype" in desc:
+        import triton.language as tl
+
+        return tl.dtype(desc["dtype"])
+    if "tuple" in desc:
+        return tuple(rebuild(x) for x in desc["tuple"])
+    if "jit" in desc:
+        return find_kernel(desc["jit"])
+    raise ValueError(f"cannot rebuild an argument of type {desc.get('opaque', '?')}")
+
+
+def find_kernel(qualname: str, module: Any = None) -> Any:
+    """The JITFunction registered as ``module:qualname`` (Triton's registry of every JITFunction made in this
+    process), else one found among ``module``'s globals (directly or inside an autotuner or heuristics).
+
+    Raises:
+        ValueError: no such kernel in this process.
+    """
+    from triton.runtime import jit
+
+    registry = getattr(jit, "_triton_jit_function_registry", {})
+    if qualname in registry:
+        return registry[qualname]
+    for obj in vars(module).values() if module is not None else ():
+        while obj is not None and not isinstance(obj, jit.JITFunction):
+            obj = getattr(obj, "fn", None) if not isinstance(obj, type) else None
+        if obj is not None and f"{obj.fn.__module__}:{obj.fn.__qualname__}" == qualname:
+            return obj
+    raise ValueError(f"kernel {qualname} not found after importing the version (made inside a function?)")
 
 
 # -- CuTeDSL -----------------------------------------------------------------------------------------------------
@@ -213,6 +451,8 @@ class CuteCompiled:
         cap = _ACTIVE
         if cap is not None and cap.dry:
             return None
+        if _CALL is not None:
+            _record(f"cutedsl|{self._name}|{id(self._compiled)}", lambda key: _own_launch(key, "cutedsl", self._name))
         if not self._has_gpu:
             raise NeedsGPU(
                 f"CuTeDSL kernel {self._name} compiled for {os.environ.get('CUTE_DSL_ARCH', 'sm_90a')}, but running it "
@@ -266,19 +506,78 @@ def install_cute(has_gpu: bool) -> bool:
 
 
 # -- correctness-time hooks ----------------------------------------------------------------------------------------
-_PIN: int | None = None
+AUTO = "auto"  # a case's ``config``: nothing pinned, the autotuner benchmarks and chooses
+_PIN: int | None = None  # the pinned config index of the active block; None: the autotuner's own choice
+_PINNING = False  # a ``pinned_config`` block is active (a checked call)
+_SALT = ""
+_RAN: dict[str, int] = {}  # the configs the autotuned kernels of the latest block launched, by kernel name
 
 
 @contextlib.contextmanager
-def pinned_config(index: int | None) -> Iterator[None]:
-    """While active, every autotuned kernel launches config ``index`` (modulo its number of configs) without
-    benchmarking: each config is checked alone, on its own inputs and output (cases.md autotune-mutation)."""
-    global _PIN
-    prev, _PIN = _PIN, index
+def pinned_config(index: int | str | None, salt: str = "") -> Iterator[None]:
+    """While active (a checked call), the autotuned kernels launch the configs ktui picks, without benchmarking.
+
+    With an int ``index`` each autotuned kernel launches config ``(index + config_shift(salt, kernel)) % n`` of the
+    n configs its own pruning keeps for the call (``_pruned``): every config is checked alone, on its own inputs and
+    output (cases.md autotune-mutation), the cases of one ``salt`` with indices 0 .. n - 1 launch every config of
+    every kernel, and since the shift is drawn per kernel, two kernels do not move in lockstep (cases.md uncrossed:
+    two kernels whose split factors must agree fail). With ``"auto"`` (``AUTO``) or None nothing is pinned: the
+    autotuner benchmarks its configs and launches its choice (under the Triton interpreter, which has no GPU to time
+    on, ktui times each config's call itself: ``_interpreter_bench``). ``configs_ran()`` says afterwards which
+    config each kernel launched.
+    """
+    global _PIN, _PINNING, _SALT
+    prev = (_PIN, _PINNING, _SALT)
+    _PIN, _PINNING, _SALT = (None if index is None or index == AUTO else int(index)), True, salt
+    _RAN.clear()
     try:
         yield
     finally:
-        _PIN = prev
+        _PIN, _PINNING, _SALT = prev
+
+
+def configs_ran() -> dict[str, int]:
+    """Per autotuned kernel launched in the latest ``pinned_config`` block, the index into its ``configs`` of the
+    config it launched (pinned or the autotuner's choice; -1 when the choice is not one of them): ``{"add": 1}``."""
+    return dict(_RAN)
+
+
+def config_shift(salt: str, kernel: str) -> int:
+    """The offset added to a pinned config index for ``kernel``: the first 32 bits of sha256(``salt|kernel``), so
+    each kernel's configs are drawn apart from the others' and the same case (its ``salt``) replays them."""
+    return int(hashlib.sha256(f"{salt}|{kernel}".encode()).hexdigest()[:8], 16)
+
+
+def _kernel_name(tuner: Any) -> str:
+    return str(getattr(getattr(tuner, "base_fn", None), "__name__", None) or getattr(tuner.fn, "__name__", "kernel"))
+
+
+def _index_of(tuner: Any, config: Any) -> int:
+    for i, c in enumerate(tuner.configs):
+        if c is config:
+            return i
+    for i, c in enumerate(tuner.configs):
+        if c == config:
+            return i
+    return -1
+
+
+def _interpreter_bench(kernel_call: Any, quantiles: Any = None) -> Any:
+    """What the autotuner's ``do_bench`` returns (ms, one per quantile), timed on the host over one call: under the
+    Triton interpreter Triton's own benchmarker needs a GPU driver ("0 active drivers") and cannot run."""
+    t0 = time.perf_counter()
+    kernel_call()
+    ms = (time.perf_counter() - t0) * 1e3
+    return [ms] * len(quantiles) if quantiles else ms
+
+
+def _interpreting() -> bool:
+    try:
+        from triton import knobs
+
+        return bool(knobs.runtime.interpret)
+    except (ImportError, AttributeError):
+        return os.environ.get("TRITON_INTERPRET") == "1"
 
 
 def _pruned(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
@@ -292,7 +591,8 @@ def _pruned(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[A
 
 
 def install_autotune_hooks() -> None:
-    """Config pinning, config counting in dry mode, and restored inputs around each config's benchmark."""
+    """Config pinning (``pinned_config``), config counting in dry mode, the interpreter's benchmarker for the
+    autotuner's own choice, and restored inputs around each config's benchmark."""
     if "autotune" in _INSTALLED:
         return
     _INSTALLED.add("autotune")
@@ -305,13 +605,23 @@ def install_autotune_hooks() -> None:
         cap = _ACTIVE
         if cap is not None and cap.dry:
             cap.autotune_configs = max(cap.autotune_configs, len(self.configs))
-        if _PIN is not None and (cap is None or not cap.dry):
-            configs = _pruned(self, args, kwargs)
-            config = configs[_PIN % len(configs)]
-            if config.pre_hook is not None:
-                config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config.all_kwargs()})
-            return self.fn.run(*args, **kwargs, **config.all_kwargs())
-        return inner_run(self, *args, **kwargs)
+        if not _PINNING or (cap is not None and cap.dry):
+            return inner_run(self, *args, **kwargs)
+        name = _kernel_name(self)
+        if _PIN is None:  # the autotuner's own choice
+            if _interpreting() and getattr(self, "_do_bench", None) is None and "do_bench" not in self.__dict__:
+                self.__dict__["do_bench"] = _interpreter_bench  # shadows Triton's cached_property
+            try:
+                return inner_run(self, *args, **kwargs)
+            finally:
+                _RAN[name] = _index_of(self, getattr(self, "best_config", None))
+        configs = _pruned(self, args, kwargs)
+        config = configs[(_PIN + config_shift(_SALT, name)) % len(configs)]
+        _RAN[name] = _index_of(self, config)
+        self.best_config = config  # as Autotuner.run leaves it: host code may read it
+        if config.pre_hook is not None:
+            config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config.all_kwargs()})
+        return self.fn.run(*args, **kwargs, **config.all_kwargs())
 
     autotuner.Autotuner.run = run
 

@@ -1,8 +1,9 @@
 """Correctness cases: the inputs of one check, rebuilt identically in the candidate and the judge.
 
 A case is a JSON dict: ``spec_index``, ``seed`` and optionally ``dist`` (input distribution), ``layout`` (memory
-layout of the inputs), ``config`` (autotune config to pin) and ``repeat`` (calls on identical inputs, to catch
-nondeterminism). Both processes call ``build_input(problem, case, device)`` and get the same tensors, bit for bit.
+layout of the inputs), ``config`` (autotune configs to pin, or "auto": ``ktui.worker.capture.pinned_config``) and
+``repeat`` (calls on identical inputs, to catch nondeterminism). Both processes call
+``build_input(problem, case, device)`` and get the same tensors, bit for bit.
 
 Distributions refill every floating input tensor (never integer tensors, which often hold indices, and never declared
 output buffers), from a generator seeded by the case seed:
@@ -44,14 +45,30 @@ LAYOUTS = ("transposed", "padded", "offset", "expanded")
 
 
 def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
-    """``spec=(4, 129) seed=5 dist=heavy layout=offset config=1 fill=decoy``: how failures name the case."""
+    """``spec=(4, 129) seed=5 dist=heavy layout=offset config=softmax_kernel:2,reduce_kernel:0 fill=decoy``: how
+    failures name the case. ``config`` lists the config each autotuned kernel launched (``configs``, recorded by the
+    candidate: index into the kernel's ``configs``), ``config=auto(softmax_kernel:2)`` where the autotuner chose,
+    or the case's own ``config`` before the call has run (``config=1``, ``config=auto``)."""
     parts = [f"spec={spec_label}", f"seed={case['seed']}"]
     for key in ("dist", "layout", "config", "fill"):
-        if case.get(key) not in (None, "native", "contiguous"):
+        if key == "config":
+            shown = _configs_label(case)
+            if shown:
+                parts.append(f"config={shown}")
+        elif case.get(key) not in (None, "native", "contiguous"):
             parts.append(f"{key}={case[key]}")
     if case.get("near_dup"):
         parts.append("near-duplicate")
     return " ".join(parts)
+
+
+def _configs_label(case: Mapping[str, Any]) -> str:
+    ran = ",".join(f"{name}:{index}" for name, index in (case.get("configs") or {}).items())
+    if case.get("config") == "auto":
+        return f"auto({ran})" if ran else "auto"
+    if ran:
+        return ran
+    return str(case["config"]) if case.get("config") not in (None, 0) else ""
 
 
 def spec_of(problem: Problem, case: Mapping[str, Any]) -> dict[str, Any]:

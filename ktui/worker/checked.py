@@ -1,5 +1,6 @@
 """The candidate's checked calls: ``do_execute`` calls ``custom_kernel`` on each correctness case, in poisoned memory
-between guard bands, and writes its outputs for the judge (a mixin of ``ktui.worker.candidate.Candidate``)."""
+between guard bands, and writes its outputs for the judge (a mixin of ``ktui.worker.candidate.Candidate``). Every call
+goes through ``ktui.worker.invoke``, the path of the timed calls too: the kernel cannot tell the two apart."""
 
 from __future__ import annotations
 
@@ -9,15 +10,37 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ktui.protocol import Case, ExecutedCase, ExecuteReply, ExecuteRequest, KernelSource, OnProgress, Sources
-from ktui.worker import allocation, capture, integrity
+import torch
+
+from ktui.protocol import (
+    CallRecord,
+    Case,
+    ExecutedCase,
+    ExecuteReply,
+    ExecuteRequest,
+    KernelSource,
+    OnProgress,
+    OutputLeaf,
+    Sources,
+)
+from ktui.worker import allocation, capture, integrity, invoke
 from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
 from ktui.worker.guards import Guards
 from ktui.worker.interp_bounds import is_out_of_bounds
-from ktui.worker.problem import ProblemCache, inputs_only
+from ktui.worker.problem import Problem, ProblemCache, inputs_only
 from ktui.worker.structure import structure
-from ktui.worker.tensors import NestingError, aliases, decoy_, hash_data, poison_, save_outputs
+from ktui.worker.tensors import (
+    NestingError,
+    aliases,
+    decoy_,
+    flatten,
+    hash_data,
+    is_plain_tensor,
+    poison_,
+    save_inputs,
+    save_outputs,
+)
 
 
 class CheckedCalls:
@@ -37,10 +60,100 @@ class CheckedCalls:
         self._sync()
         t0 = time.perf_counter()
         decoy = case["seed"] if case.get("fill") == "decoy" else None
-        with allocation.poisoned_allocations(decoy, guards), capture.pinned_config(case.get("config", 0)):
-            out = fn(data)
+        with (
+            allocation.poisoned_allocations(decoy, guards),
+            capture.pinned_config(case.get("config", 0), f"{case['seed']}:{case['spec_index']}"),
+        ):
+            with capture.recording(case):  # the Triton/CuTeDSL launches of this case (cases.md hidden-torch)
+                out, _ = invoke.call(fn, data, self.device)
         self._sync()
         return out, time.perf_counter() - t0
+
+    def _burst(
+        self,
+        fn: Callable[[Any], Any],
+        problem: Problem,
+        case: Case,
+        entry: ExecutedCase,
+        folder: Path,
+        expected: list[OutputLeaf] | None,
+        kept: list[tuple[Any, Any, str]],
+    ) -> None:
+        """The burst case (``calls``: n, issue 9.4): n checked calls in a row on the case's spec, call c on fresh inputs
+        of seed ``seed + c``, each written under ``folder/call<c>`` with its inputs as the call left them. Every output
+        stays alive until all cases ran, with its hash when its call returned (``kept``: the end of ``do_execute``
+        marks one that changed after), so a ring of output buffers or a kernel that switches after a number of calls
+        shows: a call whose output lies in the storage of an earlier call's output, which the caller still holds, is
+        marked ``reused``. ``entry`` gets ``calls_out`` (one ``CallRecord`` per call) and the calls' summed
+        ``seconds``.
+
+        Raises:
+            CaseFailed: a call raised or wrote out of bounds (the message names the call).
+            KernelError: an output nests too deep.
+        """
+        n = case["calls"]
+        records: list[CallRecord] = []
+        owners: dict[int, int] = {}  # storage address of a kept output -> the call that returned it
+        total = 0.0
+        for c in range(n):
+            sub = cast(Case, {k: v for k, v in case.items() if k != "calls"})
+            sub["seed"] = case["seed"] + c
+            label = f"{case_label(label_of(problem, sub), sub)} (call {c + 1} of {n} in a row)"
+            guards = Guards()
+            data = guards.wrap_data(build_input(problem, sub, self.device))
+            for buf in problem.output_buffers(data):
+                poison_(buf)
+            inputs = inputs_only(problem, data)
+            h_before = hash_data(inputs)
+            try:
+                out, seconds = self._call(fn, data, case, guards)  # recorded as the burst case's launches
+                guards.name_outputs(out)
+                out_of_bounds = guards.violations()
+            except BaseException as exc:
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                reraise_as_case(exc, label)
+            finally:
+                guards.close()
+            if out_of_bounds:
+                raise CaseFailed(f"{label}: out-of-bounds write: {'; '.join(out_of_bounds[:4])}")
+            try:
+                leaves = save_outputs(out, folder / f"call{c}", expected)
+                inputs_after = save_inputs(inputs, folder / f"call{c}")
+            except NestingError as exc:
+                raise KernelError(f"{label}: {exc}") from None
+            rec: CallRecord = {
+                "seed": sub["seed"],
+                "dir": f"call{c}",
+                "seconds": round(seconds, 6),
+                "input_hash_before": h_before,
+                "input_hash_after": hash_data(inputs),
+                "inputs_after": inputs_after,
+                "outputs": leaves,
+                "structure": structure(out),
+                "aliases": aliases(out, inputs),
+            }
+            mine: dict[int, str] = {}  # storage address -> the first output leaf in it
+            for path, t in flatten(out):
+                if is_plain_tensor(t) and t.layout == torch.strided and not t.is_meta and t.numel():
+                    mine.setdefault(t.untyped_storage().data_ptr(), path)
+            for ptr, path in mine.items():
+                if ptr in owners:
+                    held = owners[ptr] + 1
+                    rec["reused"] = f"{path} lies in the memory of call {held}'s output, which the caller still holds"
+                    break
+            for ptr in mine:
+                owners.setdefault(ptr, c)
+            records.append(rec)
+            if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
+                kept.append((rec, out, hash_data(out)))
+            total += seconds
+            del out, data
+        entry["calls_out"] = records
+        entry["seconds"] = round(total, 6)
+        patched = integrity.tampered(self.baseline, own_only=True)  # ktui's own code, after every case
+        if patched:
+            entry["tampered"] = patched
 
     def do_execute(self, params: ExecuteRequest, progress: OnProgress) -> ExecuteReply:
         """Call ``custom_kernel`` on each case and write its outputs under ``out_dir``.
@@ -67,6 +180,12 @@ class CheckedCalls:
             label = case_label(label_of(problem, case), case)
             entry = cast(ExecutedCase, dict(case))  # cast: a copy of the Case; ExecutedCase adds only optional keys
             progress({"done": i, "total": len(cases), "case": label})  # what runs now, should the worker die
+            if case.get("calls"):  # the burst: many calls in a row, every output kept (issue 9.4)
+                fold = expected[i] if i < len(expected) else None
+                self._burst(fn, problem, case, entry, out_dir / f"case{i}", fold, kept)
+                results.append(entry)
+                progress({"done": i + 1, "total": len(cases)})
+                continue
             for rep in range(case.get("repeat", 1)):
                 guards = Guards()  # canaries around every input and every torch.empty* of the call (cases.md oob)
                 data = guards.wrap_data(build_input(problem, case, self.device))
@@ -79,6 +198,9 @@ class CheckedCalls:
                 h_before = hash_data(inputs)
                 try:
                     out, seconds = self._call(fn, data, case, guards)
+                    if capture.configs_ran():  # the config each autotuned kernel launched: in the case's name
+                        entry["configs"] = capture.configs_ran()
+                        label = case_label(label_of(problem, case), entry)
                     guards.name_outputs(out)
                     out_of_bounds = guards.violations()
                 except BaseException as exc:
@@ -96,7 +218,8 @@ class CheckedCalls:
                             else type(exc).__name__
                         )
                         break
-                    reraise_as_case(exc, label)
+                    shown = {**entry, "configs": capture.configs_ran()}  # the configs it ran when it raised
+                    reraise_as_case(exc, case_label(label_of(problem, case), shown))
                 finally:
                     guards.close()
                 if out_of_bounds:
@@ -107,16 +230,24 @@ class CheckedCalls:
                 except NestingError as exc:
                     raise KernelError(f"{label}: {exc}") from None
                 if rep == 0:
+                    try:  # the inputs as the call left them: the judge decides from these bytes (the hashes: hints)
+                        inputs_after = save_inputs(inputs, folder)
+                    except NestingError as exc:
+                        raise KernelError(f"{label}: the inputs after the call: {exc}") from None
                     entry.update(
                         {
                             "seconds": round(seconds, 6),
                             "input_hash_before": h_before,
                             "input_hash_after": hash_data(inputs),
+                            "inputs_after": inputs_after,
                             "outputs": leaves,
                             "structure": structure(out),
                             "aliases": aliases(out, inputs),
                         }
                     )
+                    patched = integrity.tampered(self.baseline, own_only=True)  # ktui's own code, after every case
+                    if patched:
+                        entry["tampered"] = patched
                     if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
                         kept.append((entry, out, hash_data(out)))
                 else:
@@ -135,4 +266,10 @@ class CheckedCalls:
                 entry["changed_after"] = True
         del kept
         threads = threading.active_count() - threads_before
-        return {"cases": results, "tampered": integrity.tampered(self.baseline), "threads_left": max(0, threads)}
+        launch_table = capture.take_launches(cases, results)  # each entry gets its case's "launches"
+        return {
+            "cases": results,
+            "tampered": integrity.tampered(self.baseline),
+            "threads_left": max(0, threads),
+            "launch_table": launch_table,
+        }

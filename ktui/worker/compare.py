@@ -5,22 +5,27 @@ input or changed after the call returned, or the outputs' structure differs from
 lengths, dict keys and field names: ``ktui.worker.structure``; then the leaves' paths); otherwise each
 output leaf is judged (``ktui.worker.metrics.verdict``) and checked for lower precision than declared (TF32 in a
 float32 op) and for a second call on identical inputs answering differently.
+
+Whether an input changed during the call is decided here from the inputs' bytes as the call left them, which the
+candidate writes beside its outputs, against the inputs the judge built itself (``input_changes``): the candidate's
+own hashes and alias list are hints that can fail a case, never pass one.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 import torch
 
-from ktui.protocol import CaseVerdict, ExecutedCase, OutputLeaf
+from ktui.protocol import Case, CaseVerdict, ExecutedCase, OutputLeaf
 from ktui.worker import metrics
-from ktui.worker.cases import case_label, label_of
-from ktui.worker.problem import Problem
+from ktui.worker.cases import build_input, case_label, label_of
+from ktui.worker.problem import Problem, inputs_only
 from ktui.worker.structure import mismatch
-from ktui.worker.tensors import flatten, load_output, poisoned_mask, same_bits
+from ktui.worker.tensors import bytes_digest, flatten, load_output, poisoned_mask, same_bits, tensor_bytes
 from ktui.worker.tolerance import EXACT, Tolerance, resolve
 
 
@@ -57,6 +62,9 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
         )
     if case.get("aliases"):
         return fail(f"output aliases input: {', '.join(case['aliases'])} (the output must be memory of its own)")
+    changed = input_changes(problem, prep, case, folder, device)  # the judge's own check, from the bytes
+    if changed:
+        return fail(changed)
     if case.get("changed_after"):
         return fail(
             "output changed after the call returned: still being written when custom_kernel returned "
@@ -65,6 +73,26 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
         )
     if case["input_hash_after"] != case["input_hash_before"]:
         return fail("input modified: the kernel wrote into its input tensors")
+    return judge_outputs(problem, prep, case, folder, device, base)
+
+
+def judge_outputs(
+    problem: Problem,
+    prep: dict[str, Any],
+    case: ExecutedCase,
+    folder: Path,
+    device: str,
+    base: CaseVerdict,
+    large: int = metrics.LARGE,
+) -> CaseVerdict:
+    """The second half of ``judge_case``, shared with the verdict on timed calls' outputs (``Judge.do_check_timed``):
+    the outputs (``case["outputs"]``, their files under ``folder``) of the expected structure (``prep["structure"]``
+    against ``case["structure"]``), then each leaf's verdict (``judge_leaf``; outputs of more than ``large``
+    elements chunked on ``device``); the worst leaf's figures, added to ``base``, are the case's."""
+
+    def fail(reason: str) -> CaseVerdict:
+        return {**base, "ok": False, "reason": reason, "score": math.inf}
+
     want = flatten(prep["expected"])
     wref = dict(flatten(prep["ref"]))
     got = case["outputs"]
@@ -91,7 +119,7 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
         )
         leaf_tol = EXACT if exp_int else with_native(tol, prep, path)
         try:
-            m = judge_leaf(problem, prep, case, folder, leaf_tol, path, exp, wref[path], g, device)
+            m = judge_leaf(problem, prep, case, folder, leaf_tol, path, exp, wref[path], g, device, large)
         except Exception as e:
             return fail(f"{path}: cannot compare with the reference ({type(e).__name__}: {e})")
         if isinstance(m, str):
@@ -114,6 +142,79 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
     )
 
 
+_INPUT_META = ("kind", "dtype", "shape", "class", "type", "repr")  # what an input leaf must keep (``input_leaf``)
+
+
+def input_changes(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folder: Path, device: str) -> str:
+    """Why the inputs as the call left them (``inputs_after``: the bytes the candidate wrote after the call,
+    ``tensors.save_inputs``) are not, bit for bit, the inputs the judge built for the case (``prep["inputs"]``,
+    ``tensors.input_facts``); '' when they are.
+
+    Decided here, from the bytes received, never from the candidate's own hashes and alias list (a kernel that
+    patches its worker forges those). A changed input is named with how many of its elements changed (counted
+    against the case's inputs built again), and an output whose bytes are exactly a changed input's with it (the
+    kernel wrote its result into the input and returned the input, or a copy)."""
+    sent = case.get("inputs_after")
+    if sent is None:
+        return (
+            "the candidate sent no inputs as the call left them, so the judge cannot check them (ktui's worker "
+            "code was altered?)"
+        )
+    want: dict[str, tuple[OutputLeaf, str]] = prep["inputs"]
+    got = {leaf.get("path", ""): leaf for leaf in sent}
+    if len(got) != len(sent) or set(got) != set(want):
+        diff = sorted(set(got) ^ set(want)) or ["a repeated path"]
+        return f"input modified: the inputs' structure changed during the call ({', '.join(diff[:4])})"
+    changed: list[tuple[str, bytes]] = []
+    for path, (desc, digest) in want.items():
+        g = got[path]
+        if any(g.get(k) != desc.get(k) for k in _INPUT_META):
+            return f"input modified: {path} was replaced during the call: {_leaf_text(g)}, expected {_leaf_text(desc)}"
+        if not digest:
+            continue
+        if not g.get("file"):
+            return f"the bytes of input {path} as the call left it were not sent, so the judge cannot check it"
+        data = (folder / g["file"]).read_bytes()
+        if bytes_digest(data) != digest:
+            changed.append((path, data))
+    if not changed:
+        return ""
+    rebuilt = dict(flatten(inputs_only(problem, build_input(problem, case, device)), "in"))
+    parts = [f"{path}: {_changed_elements(rebuilt[path], data)} changed during the call" for path, data in changed]
+    text = f"input modified: {'; '.join(parts)} (the kernel wrote into its input tensors)"
+    for path, data in changed:
+        for o in case.get("outputs", []):
+            same_meta = o.get("dtype") == got[path].get("dtype") and o.get("shape") == got[path].get("shape")
+            if o.get("file") and same_meta and (folder / o["file"]).read_bytes() == data:
+                return (
+                    f"{text}; {o['path']} holds exactly {path}'s values as the call left them: the output is that "
+                    "input (aliasing: the output must be memory of its own) or a copy of it"
+                )
+    return text
+
+
+def _leaf_text(leaf: OutputLeaf) -> str:
+    if leaf.get("kind") == "tensor" and leaf.get("dtype"):
+        return f"a {leaf['dtype']} tensor of shape {tuple(leaf.get('shape', []))}"
+    if leaf.get("kind") == "tensor":
+        return f"a {leaf.get('class')}"
+    return f"{leaf.get('type')} {leaf.get('repr', '')}".strip()
+
+
+def _changed_elements(before: torch.Tensor, after: bytes) -> str:
+    """``3 of 1025 elements``: elements of ``before`` (the judge's input) whose bytes differ in ``after`` (the
+    candidate's, same dtype and shape), NaN payloads included."""
+    size = max(before.element_size(), 1)
+    a = torch.frombuffer(bytearray(tensor_bytes(before)), dtype=torch.uint8) if before.numel() else None
+    b = torch.frombuffer(bytearray(after), dtype=torch.uint8) if after else None
+    if a is None or b is None or a.numel() != b.numel():
+        return "its bytes"
+    n = int((a.view(-1, size) != b.view(-1, size)).any(dim=1).sum())
+    if n == 0:  # the judge's two builds disagree with each other: generate_input is not deterministic
+        return "its bytes (the judge's inputs differ between two builds: generate_input is not deterministic?)"
+    return f"{n} of {before.numel()} elements"
+
+
 def judge_leaf(
     problem: Problem,
     prep: dict[str, Any],
@@ -125,16 +226,26 @@ def judge_leaf(
     ref: Any,
     g: OutputLeaf,
     device: str,
+    large: int = metrics.LARGE,
 ) -> dict[str, Any] | str:
-    """The verdict for one output leaf (``metrics.verdict``, chunked over ``metrics.LARGE`` elements, with the
-    precision and determinism checks), or the reason it cannot be compared (a str)."""
+    """The verdict for one output leaf (``metrics.verdict``; ``metrics.verdict_large``, chunked on ``device``, over
+    ``large`` elements; with the precision and determinism checks), or the reason it cannot be compared (a str)."""
+    type_note = ""
+    if g["kind"] == "number" and isinstance(exp, torch.Tensor):  # red team round 5: a float for a 0-d tensor
+        kind = "float" if isinstance(g["value"], str) else type(g["value"]).__name__
+        type_note = (
+            f"{path or 'out'} is a Python {kind} where the reference returns a {exp.dim()}-d "
+            f"{str(exp.dtype).removeprefix('torch.')} tensor (a host sync per call; a caller that expects a tensor "
+            "breaks)"
+        )
     if not isinstance(exp, torch.Tensor):
         exp = torch.tensor(exp)
         ref = torch.tensor(ref, dtype=torch.float64) if isinstance(ref, (int, float)) else ref
     if g["kind"] == "number":
-        out = torch.tensor(g["value"], dtype=torch.float64 if isinstance(g["value"], float) else exp.dtype)
-        if isinstance(g["value"], float) and not exp.is_floating_point():
-            if not float(g["value"]).is_integer():
+        value = float(g["value"]) if isinstance(g["value"], str) else g["value"]  # inf, NaN travel as "inf", "nan"
+        out = torch.tensor(value, dtype=torch.float64 if isinstance(value, float) else exp.dtype)
+        if isinstance(value, float) and not exp.is_floating_point():
+            if not value.is_integer():
                 return f"{path} is {g['value']!r}, expected an integer"
             out = out.to(exp.dtype)
     elif g["kind"] != "tensor":
@@ -156,13 +267,15 @@ def judge_leaf(
         if list(g["shape"]) != list(exp.shape):
             return f"{path} has shape {tuple(g['shape'])}, expected {tuple(exp.shape)}"
         out = load_output(folder, g)
-    if out.numel() > metrics.LARGE:
+    if out.numel() > large:
         m = metrics.verdict_large(out, ref, tol, allow_nan=problem.allow_nan, device=device)
         m["baseline_psnr_db"] = None
     else:
         m = metrics.verdict(out, ref, tol, unwritten=poisoned_mask(out), allow_nan=problem.allow_nan)
         m["baseline_psnr_db"] = metrics.error_metrics(exp, ref)["psnr_db"] if prep["precision"] != "native" else None
     m["path"] = path
+    if type_note:
+        m.setdefault("warnings", []).append(type_note)
     m["tolerance"] = tol.describe()
     if tol.native_dtype:
         m["native_max_abs_err"] = tol.native_err
@@ -274,3 +387,57 @@ def determinism_check(
         )
     else:
         m["warnings"].append(text + " (within the tolerance: float atomics or a race?)")
+
+
+def judge_burst(
+    problem: Problem,
+    prepare: Callable[[Case], dict[str, Any]],
+    case: ExecutedCase,
+    folder: Path,
+    device: str,
+) -> CaseVerdict:
+    """The verdict on a burst case (``calls``: n calls in a row, recorded in ``case["calls_out"]``, issue 9.4): each
+    call judged as a case of its own (``judge_case``: its inputs of seed ``seed + c``, whose reference ``prepare``
+    gives, its outputs under ``folder/<dir>``), and a call whose output lies in the storage of an earlier call's
+    output, which the caller still holds (``reused``), fails as a reused buffer. Returns the first failing call's
+    verdict, its reason and case name saying which call (``call 17 of 24 in a row``), or the worst call's when all
+    pass; ``calls`` and ``call`` (from 1) say which."""
+    records = case.get("calls_out") or []
+    n = int(case.get("calls", len(records)))
+    first: Case = {k: v for k, v in case.items() if k in Case.__annotations__ and k != "calls"}  # type: ignore[assignment]
+    if len(records) != n or any(rec.get("seed") != case["seed"] + c for c, rec in enumerate(records)):
+        prep = prepare(first)
+        return {
+            "spec_index": case["spec_index"],
+            "seed": case["seed"],
+            "label": label_of(problem, case),
+            "case": f"{case_label(label_of(problem, case), case)} calls={n}",
+            "precision": prep["precision"],
+            "policy_dtype": prep["policy_dtype"],
+            "warnings": [],
+            "ok": False,
+            "score": math.inf,
+            "reason": f"the candidate sent {len(records)} calls of the burst's {n}, or calls on other seeds (ktui's "
+            "worker code was altered?)",
+            "calls": n,
+        }
+    verdicts: list[CaseVerdict] = []
+    for c, rec in enumerate(records):
+        sub: Case = {**first, "seed": rec["seed"]}
+        executed = cast(ExecutedCase, {**sub, **{k: v for k, v in rec.items() if k not in ("dir", "reused", "seed")}})
+        v = judge_case(problem, prepare(sub), executed, folder / rec["dir"], device)
+        if v["ok"] and rec.get("reused"):
+            v = {
+                **v,
+                "ok": False,
+                "score": math.inf,
+                "reason": f"output reused across calls: {rec['reused']} (an output buffer kept and reused, or a "
+                "ring of them: a later call overwrites memory the caller still holds)",
+            }
+        where = f"call {c + 1} of {n} in a row"
+        if not v["ok"]:
+            shown = f"{v.get('case', '')} ({where})"
+            return {**v, "reason": f"{where}: {v['reason']}", "case": shown, "calls": n, "call": c + 1}
+        verdicts.append({**v, "call": c + 1})
+    worst = max(verdicts, key=lambda v: v.get("score", 0.0))
+    return {**worst, "calls": n, "case": f"{worst.get('case', '')} (worst of {n} calls in a row)"}

@@ -8,11 +8,19 @@ every run has one of each):
 - ``odd``: an odd neighbour of a power of two (2**j +- 1) or the next prime above a log-uniform target;
 - ``threshold``: a block or chunk threshold (256 .. 2**24, preferring those above every size the tests use) plus
   -1, 0, +1, +3, half of it plus one, or itself plus one;
-- ``unit``: one field set to 1 and another drawn as ``threshold`` (``pow2`` for a spec of one integer field).
+- ``unit``: one field set to 1 and another drawn as ``threshold`` (``pow2`` for a spec of one integer field);
+
+and then one more per integer field that a benchmark spec makes larger than every test (``bench``): that field at
+the benchmark's value (or its neighbour: -1, +1, +3), the other fields of a test spec halved until the spec fits the
+budget (a dimension at benchmark scale, the others small: cheap on the CPU). So every run reaches the benchmark's
+size along each dimension, and a path that a kernel takes only past some width between the tests and the benchmark
+(a separate kernel for rows past 32,768 columns) is checked in every run, not in the runs whose draws happen there.
 
 A field's range is ``1 .. max(its benchmark value, 4x its largest test value)``, and the spec's size (the product of
 its integer fields, ``protocol.spec_size``) at most ``budget(problem, device)``: other fields are halved until it
-fits. Draws are reproducible from ``seed`` (the run's first correctness seed, so ``--seed N`` replays them).
+fits; on the CPU the leading fields (all but the innermost) also multiply to at most ``lead_budget`` (the
+interpreter's cost goes by rows and tiles: the benchmark's scale along them is reached on a GPU only). Draws are
+reproducible from ``seed`` (the run's first correctness seed, so ``--seed N`` replays them).
 
 A reference bounds or opts out: ``fuzz = False`` (no fuzzed specs), ``fuzz = {"n": (1, 1 << 20)}`` (only the listed
 fields, within inclusive bounds), ``valid_spec(spec) -> bool`` (drawn specs it rejects are redrawn). A draw whose
@@ -36,6 +44,7 @@ from ktui.worker.special import SPECIAL, valid_reference
 FUZZ_COUNT = 4  # fuzzed specs per run: one per size class
 CLASSES = ("pow2", "odd", "threshold", "unit")
 CPU_BUDGET = 1 << 16  # spec size on the CPU: the Triton interpreter runs a kernel of this many elements in ~1 s
+CPU_LEAD = 64  # and the product of the leading fields at least this (rows, tiles: ``lead_budget``)
 GPU_BUDGET = 1 << 25  # and on a GPU: the float64 reference and the judge's verdict of 2**25 elements take ~1 s
 THRESHOLDS = tuple(1 << j for j in range(8, 25))  # 256 .. 2**24: block, chunk and grid-split thresholds
 MULTIPLES = (2, 4, 8, 16, 64, 128)
@@ -51,6 +60,35 @@ def budget(tests: list[dict[str, Any]], benchmarks: list[dict[str, Any]], device
         return cpu
     bench = max((spec_size(s) for s in benchmarks), default=16 * top)
     return max(cpu, min(GPU_BUDGET, max(bench, 16 * top)))
+
+
+def lead_budget(tests: list[dict[str, Any]], device: str) -> int | None:
+    """On the CPU, the largest product of a fuzzed spec's leading integer fields (all but the last, innermost one):
+    ``max(CPU_LEAD, 4x the tests' largest)``; None on a GPU (no bound beyond ``budget``). The Triton interpreter runs
+    one Python-level program per row or tile, ~6-9 ms each on 2 busy cores (measured: softmax of 8192 x 8 takes 35 to
+    64 s, of 2 x 8192 0.01 to 0.1 s), so the rows of a row-parallel kernel cost far more than its columns."""
+    if device.startswith("cuda"):
+        return None
+    return max(CPU_LEAD, 4 * max(_leading(s) for s in tests))
+
+
+def _leading(spec: dict[str, Any]) -> int:
+    ints = [v for v in spec.values() if _is_int(v)]
+    return math.prod(max(v, 1) for v in ints[:-1])
+
+
+def _fit_leading(spec: dict[str, Any], lead: int, bounds: dict[str, tuple[int, int]]) -> dict[str, Any] | None:
+    """``spec`` with its largest leading field halved (down to its lower bound) until ``_leading`` is within ``lead``
+    (deterministic: the draws that follow stay the same); None when it cannot get there."""
+    spec = dict(spec)
+    names = [k for k, v in spec.items() if _is_int(v)][:-1]
+    while _leading(spec) > lead:
+        shrink = [k for k in names if spec[k] > 1 and spec[k] // 2 >= bounds.get(k, (1, 0))[0]]
+        if not shrink:
+            return None
+        k = max(shrink, key=lambda k: spec[k])
+        spec[k] //= 2
+    return spec
 
 
 def _is_int(v: Any) -> bool:
@@ -99,9 +137,10 @@ def draw_specs(
     trial: Callable[[dict[str, Any]], bool],
     count: int = FUZZ_COUNT,
 ) -> list[dict[str, Any]]:
-    """``count`` fuzzed specs (fewer when draws keep failing), new for every ``seed``; ``trial(spec)`` is True when
-    the reference can generate and run it (the judge tries each draw). ``module`` is the reference module (its
-    ``fuzz`` and ``valid_spec``).
+    """``count`` fuzzed specs of the size classes (fewer when draws keep failing) and one ``bench`` spec per field
+    that the benchmarks make larger than the tests (``bench_fields``), new for every ``seed``; ``trial(spec)`` is
+    True when the reference can generate and run it (the judge tries each draw). ``module`` is the reference module
+    (its ``fuzz`` and ``valid_spec``).
 
     Raises:
         ProblemError: ``fuzz`` is neither a bool nor a dict of ``(lo, hi)`` integer bounds.
@@ -126,20 +165,97 @@ def draw_specs(
     rng.shuffle(classes)
     seen = [dict(s) for s in tests]
     out: list[dict[str, Any]] = []
+
+    lead = lead_budget(tests, device)
+
+    def accept(spec: dict[str, Any] | None) -> bool:
+        if spec is not None and lead is not None:
+            spec = _fit_leading(spec, lead, bounds)
+        if spec is None or spec in seen:
+            return False
+        try:
+            ok = bool(valid(dict(spec)))
+        except Exception:
+            ok = False
+        if ok and trial(dict(spec)):
+            seen.append(spec)
+            out.append(spec)
+            return True
+        return False
+
     for j in range(count):
         for _ in range(TRIES):
-            spec = _draw(rng, classes[j % len(classes)], tests, benchmarks, bounds, allowed, cap)
-            if spec is None or spec in seen:
-                continue
-            try:
-                ok = bool(valid(dict(spec)))
-            except Exception:
-                ok = False
-            if ok and trial(dict(spec)):
-                seen.append(spec)
-                out.append(spec)
+            if accept(_draw(rng, classes[j % len(classes)], tests, benchmarks, bounds, allowed, cap)):
+                break
+    # and one per field the benchmarks make larger than every test: that field at the benchmark's value (its own
+    # generator, so the draws above stay those of earlier releases for the same seed)
+    wide = random.Random(seed * 7_919 + 104_729 + 1)
+    for f in bench_fields(tests, benchmarks, bounds, allowed, cap):
+        for _ in range(TRIES):
+            if accept(_draw_bench(wide, f, tests, benchmarks, bounds, cap)):
                 break
     return out
+
+
+def _field_range(
+    f: str, tests: list[dict[str, Any]], benchmarks: list[dict[str, Any]], bounds: dict[str, tuple[int, int]], cap: int
+) -> tuple[int, int, int, int]:
+    """``(lo, hi, top, bench)`` of integer field ``f``: its bounds (``fuzz`` or ``1 .. max(benchmark, 4x top)``,
+    ``hi`` at most ``cap``), its largest test value and its largest benchmark value (0 when no benchmark has it)."""
+    top = max((s[f] for s in tests if _is_int(s.get(f))), default=1)
+    bench = max((s[f] for s in benchmarks if _is_int(s.get(f))), default=0)
+    lo, hi = bounds.get(f, (1, max(bench, 4 * top)))
+    return lo, max(lo, min(hi, cap)), top, bench
+
+
+def bench_fields(
+    tests: list[dict[str, Any]],
+    benchmarks: list[dict[str, Any]],
+    bounds: dict[str, tuple[int, int]],
+    allowed: set[str] | None,
+    cap: int,
+) -> list[str]:
+    """The integer fields (in the tests' order) that some benchmark spec makes larger than every test spec and that
+    the bounds let a fuzzed spec reach above the tests: each gets a ``bench`` draw."""
+    fields = list(dict.fromkeys(k for s in tests for k, v in s.items() if _is_int(v)))
+    out = []
+    for f in fields:
+        if allowed is not None and f not in allowed:
+            continue
+        lo, hi, top, bench = _field_range(f, tests, benchmarks, bounds, cap)
+        if min(bench, hi) > top:
+            out.append(f)
+    return out
+
+
+def _draw_bench(
+    rng: random.Random,
+    f: str,
+    tests: list[dict[str, Any]],
+    benchmarks: list[dict[str, Any]],
+    bounds: dict[str, tuple[int, int]],
+    cap: int,
+) -> dict[str, Any] | None:
+    """A test spec with field ``f`` at the benchmark's value (capped at ``hi``) or its neighbour (-1, +1, +3), the
+    other integer fields halved until the spec fits ``cap`` (a dimension at benchmark scale, the others small): a
+    path taken only past some width between the tests and the benchmark runs in every run."""
+    base = [s for s in tests if _is_int(s.get(f))]
+    if not base:
+        return None
+    spec = dict(rng.choice(base))
+    lo, hi, top, bench = _field_range(f, tests, benchmarks, bounds, cap)
+    v = min(max(min(bench, hi) + rng.choice((0, 0, -1, 1, 3)), lo), hi)
+    if v <= top:
+        return None
+    spec[f] = v
+    others = [k for k, x in spec.items() if _is_int(x) and k != f]
+    while spec_size(spec) > cap:
+        shrink = [k for k in others if spec[k] // 2 >= bounds.get(k, (1, 0))[0] and spec[k] > 1]
+        if not shrink:
+            return None
+        k = rng.choice(shrink)
+        spec[k] //= 2
+    return spec
 
 
 def _draw(
@@ -209,7 +325,7 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
                 ref, _ = problem.reference(data)
                 reason = valid_reference(ref, problem.reference_native(data), problem.allow_nan)
             except Exception as exc:
-                reason = f"the reference raised {type(exc).__name__}"
+                reason = f"the reference raised {type(exc.__cause__ or exc).__name__}"  # (its own, not ReferenceRaised)
             if reason:
                 break
         out[dist] = reason

@@ -3,7 +3,7 @@
 A store masked with ``offs <= n`` writes one element past its output: on the GPU that lands in whatever the
 allocator put next (silently), under the Triton interpreter it can corrupt the heap (``free(): invalid pointer``).
 While ktui checks a call, every buffer it hands the kernel, and every buffer the kernel allocates with
-``torch.empty*`` (``capture.poisoned_allocations``), sits inside a larger allocation::
+``torch.empty*`` (``allocation.poisoned_allocations``), sits inside a larger allocation::
 
     [ GUARD_BYTES of canary | the tensor's storage | GUARD_BYTES of canary ]
 
@@ -25,8 +25,12 @@ from typing import Any
 
 import torch
 
+from ktui.worker.allocation import ORIGINALS
+
 GUARD_BYTES = 4096  # per side: a multiple of every element size (<= 16 B) and of the 128 B alignment of allocations
-_EMPTY = torch.empty  # the allocator itself, captured before poisoned_allocations can wrap torch.empty
+_EMPTY: Callable[..., torch.Tensor] = ORIGINALS[
+    "empty"
+]  # torch's allocator itself, not the wrapper ``allocation.install`` puts in its place
 # storage address -> (the guarded buffer, its payload's [lo, hi) addresses), for the interpreter's bounds checks
 _PAYLOADS: dict[int, tuple[weakref.ref[torch.Tensor], int, int]] = {}
 

@@ -9,6 +9,7 @@ reference in float64, and compares the candidate's outputs, which arrive as raw 
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 from typing import Any, cast
@@ -18,11 +19,11 @@ import torch
 from ktui.protocol import (
     Case,
     CaseVerdict,
-    CheckSamplesReply,
-    CheckSamplesRequest,
+    CheckTimedRequest,
     CompareReply,
     CompareRequest,
     DescribeRequest,
+    ExecutedCase,
     OnProgress,
     PreparedCase,
     PrepareReply,
@@ -31,21 +32,28 @@ from ktui.protocol import (
     RefSpecTiming,
     RooflineReply,
     RooflineRequest,
-    SampleVerdict,
+    TimedVerdict,
     TimeReferenceReply,
     TimeReferenceRequest,
 )
-from ktui.worker import metrics
 from ktui.worker.cases import build_input, layout_of, round_to_tf32
-from ktui.worker.compare import judge_case
+from ktui.worker.compare import judge_burst, judge_case, judge_outputs
 from ktui.worker.fuzz import describe_for_run
 from ktui.worker.native import native_errors, truncate_to_tf32
-from ktui.worker.problem import Problem, ProblemCache, _map, inputs_only, policy_dtype, spec_label
+from ktui.worker.problem import (
+    Problem,
+    ProblemCache,
+    _map,
+    inputs_only,
+    output_dtype,
+    policy_dtype,
+    spec_label,
+)
 from ktui.worker.special import SPECIAL, valid_reference
 from ktui.worker.structure import structure
-from ktui.worker.tensors import describe, flatten, hash_data, tensor_from_bytes
+from ktui.worker.tensors import describe, flatten, hash_data, input_facts
 from ktui.worker.timing import bench, measure_bandwidth, measure_peak_tflops
-from ktui.worker.tolerance import Tolerance, resolve
+from ktui.worker.tolerance import native_unusable, resolve
 
 
 def _cpu(obj: Any) -> Any:
@@ -58,6 +66,9 @@ def _cpu(obj: Any) -> Any:
     return obj
 
 
+# Timed calls' outputs over this many elements are judged chunk by chunk on the judge's device (``verdict_large``:
+# the same figures and rules); below it on the CPU with rows and columns named, as in a correctness case.
+TIMED_LARGE = 1 << 22
 CaseKey = tuple[str, int, int, str, str, bool, str]  # reference sha, spec_index, seed, dist, layout, near_dup, spec
 
 
@@ -110,6 +121,7 @@ class Judge:
         entry: dict[str, Any] = {
             "layout_name": layout_of(first) if first is not None and case.get("layout") else None,
             "input_hash": hash_data(inputs),
+            "inputs": input_facts(inputs),  # each input's description and digest: what the call must leave as it is
             "structure": structure(expected),
             "expected": _cpu(expected),
             "ref": _cpu(ref),
@@ -138,12 +150,17 @@ class Judge:
                 for p, e in flatten(entry["expected"])
                 if isinstance(e, torch.Tensor) and e.is_floating_point()
             }
-        if precision == "float64" and resolve(entry["policy_dtype"], problem.tolerance).native_factor:
+        if precision == "float64" and any(  # some output's own dtype allows a multiple of the native error
+            resolve(output_dtype(e, entry["policy_dtype"]), problem.tolerance).native_factor
+            for _, e in flatten(entry["expected"])
+        ):
             # What the reference computed in the native precision achieves (cases.md honest-fp32): the default
             # tolerance allows a stated multiple of it (``ktui.worker.native``).
             entry["native_err"] = native_errors(
                 problem.reference_native, _map, data, entry["expected"], entry["ref"], case["seed"]
             )
+        if case.get("dist") in SPECIAL and not entry.get("skip"):  # nor where the native precision cannot compute it
+            entry["skip"] = native_unusable(entry.get("native_err"))
         self.prepared[key] = entry
         return entry
 
@@ -174,8 +191,12 @@ class Judge:
         out_dir = Path(params["out_dir"])
         results: list[CaseVerdict] = []
         for i, case in enumerate(params["cases"]):
-            prep = self._prepare_one(problem, case)
-            results.append(judge_case(problem, prep, case, out_dir / f"case{i}", self.device))
+            if case.get("calls"):  # a burst: each of its calls judged as a case of its own
+                prepare = functools.partial(self._prepare_one, problem)
+                results.append(judge_burst(problem, prepare, case, out_dir / f"case{i}", self.device))
+            else:
+                prep = self._prepare_one(problem, case)
+                results.append(judge_case(problem, prep, case, out_dir / f"case{i}", self.device))
             progress({"done": i + 1, "total": len(params["cases"])})
         return {"cases": results}
 
@@ -213,50 +234,75 @@ class Judge:
         torch.cuda.empty_cache()
         return {"specs": out}
 
-    def do_check_samples(self, params: CheckSamplesRequest, progress: OnProgress) -> CheckSamplesReply:
-        """Re-check the output of the candidate's last timed call: the sampled elements (``indices`` per output
-        leaf, chosen by ktui after the timing) against the reference on the inputs of that call's seed."""
+    def _prepare_timed(self, problem: Problem, spec: dict[str, Any], seed: int) -> dict[str, Any]:
+        """What ``judge_outputs`` needs to judge a timed call's output on benchmark spec ``spec`` and inputs of
+        ``seed``: the reference (float64 where the op allows it, computed in full on the judge's device) and the
+        native reference, its structure, precision and policy dtype, and the native reference's own error (the
+        default tolerance allows a stated multiple of it), as ``_prepare_one`` computes them for a case; not the
+        input facts (the timed calls' inputs are the candidate's to refresh) nor the TF32 expectations (warnings of
+        the correctness rung)."""
+        data = problem.generate(seed, spec, self.device)
+        inputs = inputs_only(problem, data)
+        expected = problem.reference_native(data)
+        ref, precision = problem.reference(data)
+        entry: dict[str, Any] = {
+            "structure": structure(expected),
+            "expected": _cpu(expected),
+            "ref": _cpu(ref),
+            "precision": precision,
+            "policy_dtype": policy_dtype(inputs, expected),
+        }
+        if precision == "float64" and any(
+            resolve(output_dtype(e, entry["policy_dtype"]), problem.tolerance).native_factor
+            for _, e in flatten(entry["expected"])
+        ):
+            entry["native_err"] = native_errors(problem.reference_native, _map, data, expected, ref, seed)
+        del data, expected, ref
+        return entry
+
+    def do_check_timed(self, params: CheckTimedRequest, progress: OnProgress) -> TimedVerdict:
+        """Verify the kept outputs of one benchmark spec's timed calls (``bench_outputs``) completely: every element
+        of every output, with the verdict of the correctness rung (``compare.judge_outputs``: structure, then each
+        leaf against the reference computed on the judge's device on that call's inputs, unwritten elements found
+        from the poison), outputs over 2**22 elements chunked on the device. Returns the first failing call's
+        verdict, or the worst call's when all pass."""
         problem = self.problems.get(params["reference"])
+        idx = params["spec_index"]
+        spec = problem.benchmarks[idx]
+        label = spec_label(spec)
         folder = Path(params["out_dir"])
-        results: list[SampleVerdict] = []
-        for item in params["specs"]:
-            spec = problem.benchmarks[item["spec_index"]]
-            data = problem.generate(item["seed"], spec, self.device)
-            expected = problem.reference_native(data)
-            ref, precision = problem.reference(data)
-            policy = policy_dtype(inputs_only(problem, data), expected)
-            tol = resolve(policy, problem.tolerance)
-            # the same default as correctness: a stated multiple of the native reference's own error (full tensor)
-            native = (
-                native_errors(problem.reference_native, _map, data, expected, ref, item["seed"])
-                if precision == "float64" and tol.native_factor
-                else {}
-            )
-            refs = dict(flatten(ref))
-            reasons = []
-            for path, f in item["files"].items():
-                idx = torch.tensor(item["indices"][path], dtype=torch.int64)
-                got = tensor_from_bytes((folder / f["file"]).read_bytes(), f["dtype"], [len(idx)])
-                want = refs[path].reshape(-1)[idx.to(refs[path].device)].cpu()
-                if tol.mode == "psnr":  # elementwise stand-in for PSNR: 2**-6 relative, 1% of the RMS absolute
-                    rms = float(want.double().pow(2).mean().sqrt())
-                    tol = Tolerance("allclose", atol=1e-2 * rms, rtol=2.0**-6)
-                err = native.get(path)
-                leaf_tol = tol.with_native(err["max_abs"], err["rel_l2"], policy) if err else tol
-                v = metrics.verdict(got, want, leaf_tol, allow_nan=problem.allow_nan)
-                if not v["ok"]:
-                    reasons.append(f"{path}: {v['reason']}")
-            results.append(
-                {
-                    "spec_index": item["spec_index"],
-                    "ok": not reasons,
-                    "reason": "; ".join(reasons),
-                    "label": spec_label(spec),
-                }
-            )
-            del data, expected, ref
-        torch.cuda.empty_cache()
-        return {"specs": results}
+        reply: TimedVerdict = {
+            "spec_index": idx,
+            "source": params["source"],
+            "label": label,
+            "ok": True,
+            "reason": "",
+            "checked": 0,
+            "calls": params["calls"],
+        }
+        worst: CaseVerdict | None = None
+        for n, kept in enumerate(params["outputs"]):
+            progress({"done": n, "total": len(params["outputs"]), "case": f"timed call {kept['call']}"})
+            prep = self._prepare_timed(problem, spec, kept["seed"])
+            base = cast(CaseVerdict, {"spec_index": idx, "seed": kept["seed"], "label": label, "warnings": []})
+            base.update({"precision": prep["precision"], "policy_dtype": prep["policy_dtype"]})
+            executed = cast(ExecutedCase, {"spec_index": idx, "seed": kept["seed"], **kept})
+            v = judge_outputs(problem, prep, executed, folder / kept["dir"], self.device, base, large=TIMED_LARGE)
+            del prep
+            reply["checked"] += 1
+            if not v["ok"]:
+                worst = v
+                reply.update({"ok": False, "reason": v.get("reason", ""), "call": kept["call"], "seed": kept["seed"]})
+                break
+            if worst is None or v.get("score", 0.0) > worst.get("score", 0.0):
+                worst = v
+                reply.update({"call": kept["call"], "seed": kept["seed"]})
+        for key in ("score", "max_abs_err", "rel_l2_err", "unwritten"):
+            if worst is not None and worst.get(key) is not None:
+                reply[key] = worst[key]
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
+        return reply
 
     def do_roofline(self, params: RooflineRequest, progress: OnProgress) -> RooflineReply:
         """The measured ceilings: device bandwidth (GB/s) and matmul peak (TFLOP/s) for each dtype asked, and the

@@ -52,6 +52,11 @@ def _errors(native: torch.Tensor, truth: torch.Tensor) -> tuple[float, float]:
     return max_abs, (nd / nr if nr > 0 else (0.0 if nd == 0 else math.inf))
 
 
+def _as_tensor(x: Any) -> Any:
+    """A Python float as a 0-d float64 tensor; anything else as it is."""
+    return torch.tensor(x, dtype=torch.float64) if isinstance(x, float) else x
+
+
 def native_errors(
     run_native: Callable[[Any], Any],
     map_data: Callable[[Any, Callable[[Any], Any]], Any],
@@ -81,12 +86,13 @@ def native_errors(
     truths = dict(flatten(truth))
     out: dict[str, dict[str, float]] = {}
     for path, e in flatten(expected):
+        e = _as_tensor(e)  # a Python float (``float(x.sum())``) is the native computation too (red team round 5)
         if not isinstance(e, torch.Tensor) or not e.is_floating_point() or path not in truths:
             continue
         t = truths[path]
         t = t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=torch.float64)
         max_abs, rel_l2 = _errors(e, t)
-        other = moved.get(path)
+        other = _as_tensor(moved.get(path))
         if isinstance(other, torch.Tensor) and tuple(other.shape) == tuple(e.shape):
             m2, r2 = _errors(other, t)
             max_abs, rel_l2 = max(max_abs, m2), max(rel_l2, r2)

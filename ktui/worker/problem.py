@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -51,6 +52,41 @@ def read_snapshot(path: Path, what: str) -> bytes:
         return path.read_bytes()
     except FileNotFoundError:
         raise snapshot_missing(what) from None
+
+
+class ReferenceRaised(ProblemError):
+    """The reference's own code raised (``generate_input``, ``ref_kernel``, ``flops``, ``bytes_moved`` or the module
+    at import): the reference is at fault, not the version. ``traceback_text`` is the reference's frames only.
+
+    The message reads ``reference error (<file>:<line> in <function>): <what> raised <Type>: <message>``; the file
+    is the snapshot's path, which the ladder shows as ``references/<problem>.py``.
+    """
+
+    def __init__(self, message: str, traceback_text: str):
+        super().__init__(message)
+        self.traceback_text = traceback_text
+
+
+def reference_error(exc: BaseException, path: Path, what: str) -> ReferenceRaised:
+    """Wrap ``exc``, raised by the reference module at ``path`` while running ``what`` (``ref_kernel``,
+    ``generate_input(seed=3, n=129)``, ``the import``), into a ``ReferenceRaised`` naming the reference's innermost
+    frame (or, for a ``SyntaxError``, its file and line) and keeping the traceback from its first frame in the
+    reference's file (the worker's own frames above it left out)."""
+    file, line, func = str(path), 0, ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if f.filename == str(path)]
+    if own:
+        line, func = own[-1].lineno or 0, own[-1].name
+    elif isinstance(exc, SyntaxError) and exc.filename:
+        file, line = exc.filename, exc.lineno or 0
+    tb_obj = exc.__traceback__
+    while tb_obj is not None and tb_obj.tb_frame.f_code.co_filename != str(path):
+        tb_obj = tb_obj.tb_next
+    tb = "".join(traceback.format_exception(type(exc), exc, tb_obj))
+    where = f"{file}:{line}" + (f" in {func}" if func else "") if line else file
+    text = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else ""
+    message = f"reference error ({where}): {what} raised {type(exc).__name__}" + (f": {text}" if text else "")
+    return ReferenceRaised(message, tb[-12000:])
 
 
 def load_module(path: Path, name: str, search_dir: Path | None = None, what: str = "the source") -> ModuleType:
@@ -104,7 +140,12 @@ class Problem:
                 f"the snapshot of references/{name}.py changed after ktui took it (sha256 "
                 f"{actual[:12]}, expected {sha[:12]}): something wrote to {self.path}"
             )
-        self.module = load_module(self.path, f"ktui_reference_{name}_{sha[:12]}", search_dir, "the reference")
+        try:
+            self.module = load_module(self.path, f"ktui_reference_{name}_{sha[:12]}", search_dir, "the reference")
+        except Exception as exc:
+            if isinstance(exc, ProblemError):
+                raise
+            raise reference_error(exc, self.path, f"importing references/{name}.py") from exc
         missing = [a for a in REQUIRED if not hasattr(self.module, a)]
         if missing:
             raise ProblemError(f"references/{name}.py does not define {', '.join(missing)}")
@@ -142,11 +183,14 @@ class Problem:
             "outputs": list(self.outputs),
             "distributions": self.distributions,
             "contiguous_only": self.contiguous_only,
+            # a version may compute in torch alone, launching no Triton/CuTeDSL kernel (cases.md hidden-torch)
+            "allow_torch": bool(getattr(self.module, "allow_torch", False)),
         }
 
     # -- data --------------------------------------------------------------------------------------------------
     def generate(self, seed: int, spec: dict[str, Any], device: str) -> Any:
-        """``generate_input(seed, **spec)`` on ``device``, with the global RNGs seeded by ``seed`` first.
+        """``generate_input(seed, **spec)`` on ``device``, with the global RNGs seeded by ``seed`` first and reseeded
+        from the OS's entropy after (``torch.seed()``: a 64-bit seed, as in a process nobody seeded).
 
         Raises:
             ProblemError: generate_input raised (the message names the spec and seed).
@@ -156,7 +200,12 @@ class Problem:
             with torch.device(device):
                 data = self.module.generate_input(seed, **spec)
         except Exception as exc:
-            raise ProblemError(f"generate_input(seed={seed}, **{spec}) raised {type(exc).__name__}: {exc}") from exc
+            args = ", ".join([f"seed={seed}", *(f"{k}={v!r}" for k, v in spec.items())])
+            raise reference_error(exc, self.path, f"generate_input({args})") from exc
+        finally:
+            # Reseeded from the OS's entropy: the case seed must not stay in torch's global state, where a kernel
+            # could read it (``torch.initial_seed() < 2**31`` tells a ktui call from real use; red team round 5).
+            torch.seed()
         return data
 
     def output_buffers(self, data: Any) -> list[torch.Tensor]:
@@ -184,31 +233,69 @@ class Problem:
             try:
                 return self.module.ref_kernel(_map(data, _upcast)), "float64"
             except Exception as exc:
-                note = f"native (float64 raised {type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
-                return self.module.ref_kernel(_map(data, _clone)), note
-        return self.module.ref_kernel(_map(data, _clone)), "native"
+                note = f"native (float64 raised {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]})"
+                return self.reference_native(data), note
+        return self.reference_native(data), "native"
 
     def reference_native(self, data: Any) -> Any:
-        """``ref_kernel`` on a copy of ``data`` at its own precision (the expected dtypes and shapes)."""
-        return self.module.ref_kernel(_map(data, _clone))
+        """``ref_kernel`` on a copy of ``data`` at its own precision (the expected dtypes and shapes).
+
+        Raises:
+            ReferenceRaised: ref_kernel raised (the message names the reference's file, line and function).
+        """
+        return self._own(f"ref_kernel on {_shapes(data)}", self.module.ref_kernel, _map(data, _clone))
+
+    def _own(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)``, a function of the reference module; an exception it raises becomes a
+        ``ReferenceRaised`` naming ``what`` and the reference's line."""
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            raise reference_error(exc, self.path, what) from exc
 
     def flops(self, spec: dict[str, Any]) -> float | None:
         """The module's ``flops(**spec)`` (floating-point operations of one call), or None when it has none."""
-        return float(self._flops(**spec)) if self._flops else None
+        return float(self._own("flops", self._flops, **spec)) if self._flops else None
 
     def bytes_moved(self, spec: dict[str, Any]) -> float | None:
         """The module's ``bytes_moved(**spec)`` (bytes one call must read and write), or None when it has none."""
-        return float(self._bytes(**spec)) if self._bytes else None
+        return float(self._own("bytes_moved", self._bytes, **spec)) if self._bytes else None
 
 
 def policy_dtype(data: Any, expected: Any) -> str:
-    """The lowest-precision floating dtype among the inputs and the expected output (by machine epsilon), or the
-    output's dtype when nothing is floating: the dtype whose tolerance applies."""
-    dts = [leaf.dtype for _, leaf in flatten(data) + flatten(expected) if isinstance(leaf, torch.Tensor)]
+    """The dtype whose tolerance applies to a case as a whole: the lowest-precision floating dtype (by machine
+    epsilon) among the tensors of the expected output, whatever the inputs' precision (an fp32 output computed from
+    bf16 inputs is judged by fp32's rules: red team, "an fp32 output from a bf16 input judged by bf16 rules"); the
+    output's dtype when none of them is floating (integers compare exactly); with no tensor in ``expected`` (``()``:
+    the roofline's use), the lowest among the inputs ``data``; float64 when there is no tensor at all. Each output
+    leaf is judged by its own dtype (``output_dtype``): this one names the case and covers numbers."""
+    outs = [leaf.dtype for _, leaf in flatten(expected) if isinstance(leaf, torch.Tensor)]
+    dts = outs or [leaf.dtype for _, leaf in flatten(data) if isinstance(leaf, torch.Tensor)]
     floats = [dt for dt in dts if dt.is_floating_point]
     if floats:
         return dtype_name(max(floats, key=lambda dt: torch.finfo(dt).eps))
     return dtype_name(dts[-1]) if dts else "float64"
+
+
+def output_dtype(leaf: Any, default: str) -> str:
+    """The dtype whose tolerance judges one expected output leaf: a floating tensor's own dtype, else ``default``
+    (the case's ``policy_dtype``: for numbers, and integer tensors, which compare exactly anyway)."""
+    if isinstance(leaf, torch.Tensor) and leaf.is_floating_point():
+        return dtype_name(leaf.dtype)
+    return default
+
+
+def _shapes(data: Any) -> str:
+    """``(float32[129], float32[129])``: the data's tensors as dtype and shape, other leaves by their type (never
+    their repr: a reference error message names the inputs without printing them), at most 6 leaves."""
+    leaves = flatten(data)
+    parts = [
+        f"{dtype_name(t.dtype)}[{', '.join(str(d) for d in t.shape)}]"
+        if isinstance(t, torch.Tensor)
+        else type(t).__name__
+        for _, t in leaves[:6]
+    ]
+    return "(" + ", ".join(parts) + (", ..." if len(leaves) > 6 else "") + ")"
 
 
 def _has_float(data: Any) -> bool:

@@ -16,8 +16,8 @@ from typing import Any, BinaryIO
 
 import torch
 
-from ktui.protocol import METHODS, DeviceInfo, ErrorReply, Progress, decode, encode, methods_of
-from ktui.worker.errors import CaseFailed, KtuiCheckError
+from ktui.protocol import METHODS, REFERENCE_ERROR, DeviceInfo, ErrorReply, Progress, decode, encode, methods_of
+from ktui.worker.errors import CaseFailed, KtuiCheckError, ProblemError
 
 Handler = Callable[[Any, Callable[[Progress], None]], Any]  # do_<method>(params, progress) -> reply
 
@@ -65,7 +65,23 @@ _WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
 def format_error(exc: BaseException) -> ErrorReply:
     """type, message and traceback; for ``CaseFailed`` the traceback is the kernel's own exception's, without the
     worker's own frames at its top (the user's code is what matters); for ktui's own checks (``KernelError``,
-    ``ProblemError``) no traceback: the message says it all."""
+    ``ProblemError``) no traceback: the message says it all.
+
+    The reference is blamed, never the version, when its own code raised (``problem.ReferenceRaised``: the type of
+    the reference's exception, ``reference error (<file>:<line> in <function>): ...`` and the reference's frames) or
+    it lacks what ktui needs (``ProblemError``: ``reference error: ...``); the core tells these apart by that prefix
+    (``ktui.core.report.is_reference_error``), so a kernel's own message that starts the same way is prefixed with
+    its type."""
+    if isinstance(exc, ProblemError):
+        cause = exc.__cause__
+        if cause is not None and hasattr(exc, "traceback_text"):  # problem.ReferenceRaised
+            return {"type": type(cause).__name__, "message": str(exc), "traceback": str(exc.traceback_text)}
+        msg = str(exc)
+        return {
+            "type": "ProblemError",
+            "message": msg if msg.startswith(REFERENCE_ERROR) else f"{REFERENCE_ERROR}: {msg}",
+            "traceback": "",
+        }
     if isinstance(exc, KtuiCheckError):
         return {"type": type(exc).__name__, "message": str(exc), "traceback": ""}
     shown = exc.__cause__ if isinstance(exc, CaseFailed) and exc.__cause__ else exc
@@ -78,7 +94,10 @@ def format_error(exc: BaseException) -> ErrorReply:
         tb_obj = tb_obj.tb_next
     tb = "".join(traceback.format_exception(type(shown), shown, tb_obj))
     etype = type(shown).__name__ if isinstance(exc, CaseFailed) else type(exc).__name__
-    return {"type": etype, "message": str(exc), "traceback": tb[-12000:]}
+    message = str(exc)
+    if message.lstrip().lower().startswith(REFERENCE_ERROR):  # only the reference's own errors read that way
+        message = f"{etype}: {message}"
+    return {"type": etype, "message": message, "traceback": tb[-12000:]}
 
 
 def dispatch_table(role: str, handler: object) -> dict[str, Handler]:
@@ -170,11 +189,13 @@ class Server:
         if fn is None:
             self.send({"id": rid, "error": unknown_method(self.role, method)})
             return True
+        cwd = os.getcwd()
         try:
             result = fn(params, lambda p: self.send({"id": rid, "progress": p}))
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
+            restore_cwd(cwd)
             err = format_error(exc)
             fatal = self.device == "cuda" and _cuda_fatal(exc)
             msg: dict[str, Any] = {"id": rid, "error": err}
@@ -187,8 +208,25 @@ class Server:
             if fatal:
                 os._exit(3)
             return True
+        moved = restore_cwd(cwd)
+        if moved and isinstance(result, dict) and isinstance(result.get("warnings"), list):
+            result["warnings"].append(moved)
         self.send({"id": rid, "result": result})
         return True
+
+
+def restore_cwd(cwd: str) -> str:
+    """Change back to ``cwd`` when the request's code (a kernel's ``os.chdir``) moved the process elsewhere; the
+    warning to report, '' when nothing moved. Relative paths in the worker and in later calls keep meaning what
+    they meant (every request's paths are absolute, so the checks themselves never depended on it)."""
+    try:
+        now = os.getcwd()
+    except OSError:  # the directory it moved to was deleted
+        now = "(a deleted directory)"
+    if now == cwd:
+        return ""
+    os.chdir(cwd)
+    return f"the kernel changed the working directory to {now} (os.chdir); ktui changed it back after the call"
 
 
 def _cuda_fatal(exc: BaseException) -> bool:

@@ -160,11 +160,13 @@ def valid_reference(ref: Any, expected: Any, allow_nan: bool) -> str:
     is finite, or the truth beyond the output dtype's range (an honest kernel in that precision overflows too)."""
     exp = dict(flatten(expected))
     for path, r in flatten(ref):
+        r = torch.tensor(r, dtype=torch.float64) if isinstance(r, float) else r  # a Python float output too
         if not isinstance(r, torch.Tensor) or not r.is_floating_point():
             continue
         if not allow_nan and bool(torch.isnan(r).any()):
             return f"the reference gives NaN at {path or 'out'}"
         e = exp.get(path)
+        e = torch.tensor(e, dtype=torch.float64) if isinstance(e, float) else e
         if isinstance(e, torch.Tensor) and e.is_floating_point() and e.shape == r.shape:
             fin = torch.isfinite(r.to(e.device))
             if bool((fin & ~torch.isfinite(e)).any()):

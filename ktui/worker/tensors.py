@@ -101,7 +101,10 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
 
 def flat_bytes(t: torch.Tensor) -> torch.Tensor:
     """The elements of ``t`` (any shape, 0-d included; any strides) as a 1-d uint8 tensor, in row-major order."""
-    return t.reshape(-1).contiguous().view(torch.uint8)
+    flat = t.reshape(-1)
+    if flat.numel() and flat.stride(0) != 1:  # a lone element with a stride of 2 counts as contiguous in torch
+        flat = flat.clone(memory_format=torch.contiguous_format)
+    return flat.contiguous().view(torch.uint8)
 
 
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -265,6 +268,73 @@ def load_output(folder: Path, leaf: OutputLeaf) -> torch.Tensor:
     if not leaf.get("file"):
         raise ValueError(f"its bytes were not sent: {leaf.get('unsent') or 'no file'}")
     return tensor_from_bytes((folder / leaf["file"]).read_bytes(), leaf["dtype"], leaf["shape"])
+
+
+_NAMED_VALUES = (str, bytes, type(None))  # other input leaves whose repr is the builtin's (no kernel code runs)
+
+
+def input_leaf(path: str, leaf: Any) -> OutputLeaf:
+    """How one input leaf is described on both sides of the judge's input check (``save_inputs`` in the candidate,
+    ``input_facts`` in the judge), without its bytes: a plain strided tensor by dtype, shape and class; a tensor
+    subclass by its class name alone (none of its code runs); a bool, int or float by its value (and its repr, which
+    the judge compares: a NaN survives the wire as a string); anything else by its class name (and the repr of a
+    str, bytes or None)."""
+    cls = type(leaf)
+    if issubclass(cls, torch.Tensor) and cls not in PLAIN_TENSORS:
+        return {"path": path, "kind": "tensor", "class": class_name(leaf)}
+    if issubclass(cls, torch.Tensor) and (leaf.is_meta or leaf.layout != torch.strided):
+        return {"path": path, "kind": "other", "type": f"tensor ({'meta' if leaf.is_meta else leaf.layout})"}
+    if issubclass(cls, torch.Tensor):
+        return {
+            "path": path,
+            "kind": "tensor",
+            "dtype": dtype_name(leaf.dtype),
+            "shape": list(leaf.shape),
+            "class": class_name(leaf),
+        }
+    if cls in (bool, int, float):
+        return {"path": path, "kind": "number", "value": leaf, "type": cls.__name__, "repr": repr(leaf)}
+    return {"path": path, "kind": "other", "type": class_name(leaf), "repr": repr(leaf) if cls in _NAMED_VALUES else ""}
+
+
+def _has_bytes(leaf: OutputLeaf) -> bool:
+    return leaf["kind"] == "tensor" and "dtype" in leaf
+
+
+def save_inputs(inputs: Any, folder: Path) -> list[OutputLeaf]:
+    """Write every plain tensor of ``inputs`` (a call's inputs, declared output buffers left out) as the call left
+    it, for the judge to compare bit for bit with the inputs it builds itself (``ktui.worker.compare``): ``in<i>.bin``
+    under ``folder`` holds its logical values in row-major order whatever its strides (a padded, transposed or
+    expanded input as the values it reads as). Returns the leaves (``input_leaf``, with ``file``).
+
+    Raises:
+        NestingError: ``inputs`` nests deeper than ``MAX_DEPTH`` (a kernel put a list into itself).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    leaves: list[OutputLeaf] = []
+    for i, (path, leaf) in enumerate(flatten(inputs, "in")):
+        d = input_leaf(path, leaf)
+        if _has_bytes(d):
+            f = folder / f"in{i}.bin"
+            f.write_bytes(tensor_bytes(leaf))
+            d["file"] = f.name
+        leaves.append(d)
+    return leaves
+
+
+def bytes_digest(data: bytes) -> str:
+    """BLAKE2b (16 bytes, hex) of raw bytes: how the judge compares an input's bytes with its own."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def input_facts(inputs: Any) -> dict[str, tuple[OutputLeaf, str]]:
+    """What the judge knows of a case's inputs before any call: path -> (``input_leaf``, ``bytes_digest`` of the
+    bytes ``save_inputs`` would write for it, '' for a leaf without bytes)."""
+    out: dict[str, tuple[OutputLeaf, str]] = {}
+    for path, leaf in flatten(inputs, "in"):
+        d = input_leaf(path, leaf)
+        out[path] = (d, bytes_digest(tensor_bytes(leaf)) if _has_bytes(d) else "")
+    return out
 
 
 def describe(obj: Any) -> list[OutputLeaf]:

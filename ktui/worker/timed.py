@@ -1,9 +1,26 @@
 """The candidate's timed calls: ``do_benchmark`` (CUDA events), ``do_host_loop`` (a device-synchronized loop timed
-from ktui's process) and ``do_bench_sample`` (elements of the kept timed outputs), a mixin of
-``ktui.worker.candidate.Candidate``."""
+from ktui's process) and ``do_bench_outputs`` (the kept timed outputs, written for the judge), a mixin of
+``ktui.worker.candidate.Candidate``.
+
+Timed calls run on the worker's own thread (the checked calls run on ``ktui.worker.invoke``'s kernel thread: handing
+every timed call over to it starved the GPU between calls, see ``do_benchmark``); a kernel that tells the two apart
+gains nothing, since timed outputs are verified as checked ones are. Of every spec's timed calls, a
+few (``KEEP_TIMED``; one of a host loop's) are kept, chosen at random after each call returned
+(``timing.Reservoir``): each kept output is copied right after its call (the device synchronized first, outside
+the timed events) and the output itself stays alive until the timing ends. Then an output that no longer equals its
+copy changed after its call returned (a ring of output buffers reused, a thread or stream still writing), two kept
+outputs in one storage are one buffer handed out twice, and an output in an input's storage aliases it: each is
+reported in ``integrity``. The copies go to the judge, which verifies every element (``Judge.do_check_timed``).
+Outputs in the declared output buffers (``outputs`` of the reference: the same buffers every call, by design) are
+exempt from the storage checks; their copies are verified all the same. Every timed output not kept is filled with
+the poison before it is dropped, so the memory the next call gets from the caching allocator holds the poison, as
+in a checked call: an element a timed call never writes is found as unwritten.
+"""
 
 from __future__ import annotations
 
+import functools
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,27 +30,135 @@ import torch
 from ktui.protocol import (
     BenchmarkReply,
     BenchmarkRequest,
-    BenchSampleReply,
-    BenchSampleRequest,
+    BenchOutputsReply,
+    BenchOutputsRequest,
     BenchSpecTiming,
     HostLoopReply,
     HostLoopRequest,
+    KeptCall,
     KernelSource,
     OnProgress,
-    OutputShape,
-    SampledSpec,
-    SampleFile,
     Sources,
+    TimedOutput,
 )
-from ktui.worker.errors import reraise_as_case
-from ktui.worker.problem import ProblemCache, spec_label
-from ktui.worker.tensors import copy_into, flatten, is_plain_tensor, tensor_bytes
-from ktui.worker.timing import bench, host_loop
+from ktui.worker.errors import KernelError, reraise_as_case
+from ktui.worker.problem import Problem, ProblemCache, inputs_only, spec_label
+from ktui.worker.structure import structure
+from ktui.worker.tensors import (
+    _KEY_TYPES,
+    MAX_DEPTH,
+    NestingError,
+    aliases,
+    copy_into,
+    flatten,
+    is_plain_tensor,
+    poison_,
+    same_bits,
+    save_outputs,
+)
+from ktui.worker.timing import Kept, Reservoir, bench, host_loop
+
+KEEP_TIMED = 3  # event-timed calls kept per spec and verified in full (each costs the judge one full reference)
+
+
+def copy_tree(obj: Any, _depth: int = 0) -> Any:
+    """A copy of an output taken right after its call: every plain tensor leaf cloned (same shape and dtype), in
+    plain tuples, lists and dicts with the same paths as ``tensors.flatten`` gives (a named tuple becomes a tuple, a
+    dict subclass a dict). Containers are walked with the builtin types' own methods; a dict with a key that is not a
+    builtin scalar, a tensor subclass and any other leaf are kept as they are, not copied (the judge refuses them on
+    their metadata; no code of the kernel's runs here).
+
+    Raises:
+        NestingError: more than ``MAX_DEPTH`` levels of containers.
+    """
+    cls = type(obj)
+    if issubclass(cls, (tuple, list, dict)) and _depth >= MAX_DEPTH:
+        raise NestingError(
+            f"the output nests tuples, lists or dicts more than {MAX_DEPTH} levels deep (or contains itself): "
+            "return the reference's structure"
+        )
+    if issubclass(cls, tuple):
+        return tuple(copy_tree(v, _depth + 1) for v in tuple.__iter__(obj))
+    if issubclass(cls, list):
+        return [copy_tree(v, _depth + 1) for v in list.__iter__(obj)]
+    if issubclass(cls, dict):
+        items = list(dict.items(obj))
+        if any(type(k) not in _KEY_TYPES for k, _ in items):
+            return obj
+        return {k: copy_tree(v, _depth + 1) for k, v in items}
+    if is_plain_tensor(obj) and obj.layout == torch.strided and not obj.is_meta:
+        return obj.detach().clone()
+    return obj
+
+
+def _storage(t: Any) -> int | None:
+    """The storage address of a plain, strided, non-empty tensor (None for anything else)."""
+    if not is_plain_tensor(t) or t.layout != torch.strided or t.is_meta or not t.numel():
+        return None
+    return int(t.untyped_storage().data_ptr())
+
+
+def declared_outputs(problem: Problem, data: Any) -> set[int]:
+    """The storage addresses of the declared output buffers of ``data`` (the reference's ``outputs``)."""
+    return {p for p in map(_storage, problem.output_buffers(data)) if p is not None}
+
+
+def poison_dropped(out: Any, exempt: set[int]) -> None:
+    """Fill every plain, contiguous tensor leaf of ``out`` with the poison (``tensors.poison_``) unless its storage
+    is in ``exempt`` (the declared output buffers): ``out`` is a timed call's output ktui drops now, and the next call
+    gets its memory back from the caching allocator."""
+    try:
+        leaves = flatten(out)
+    except NestingError:
+        return
+    for _, t in leaves:
+        ptr = _storage(t)
+        if ptr is not None and ptr not in exempt and t.is_contiguous() and not t.requires_grad:
+            poison_(t)
+
+
+def integrity_of(kept: list[Kept], exempt: set[int], inputs: Any, calls: int, what: str) -> list[str]:
+    """What the kept calls' outputs show now that the timing ended (the device synchronized): one line per output
+    that no longer equals the copy taken when its call returned, per storage two kept calls both returned, and per
+    output in an input's storage. ``what`` names the calls (``timed call``), ``calls`` how many there were; outputs
+    whose storage is in ``exempt`` (the declared output buffers) are left out of the storage checks."""
+    lines: list[str] = []
+    owner: dict[int, int] = {}
+    for k in sorted(kept, key=lambda k: k.index):
+        n = f"{what} {k.index + 1} of {calls}"
+        try:
+            pairs = list(zip(flatten(k.out), flatten(k.copy), strict=True))
+        except (NestingError, ValueError):
+            continue  # refused on its structure when written
+        shared = aliases(k.out, inputs)
+        if shared:
+            lines.append(
+                f"the output of {n} aliases its input ({', '.join(shared[:3])}): the output must be memory of its own"
+            )
+            continue
+        for (path, t), (_, c) in pairs:
+            ptr = _storage(t)
+            if ptr is None or ptr in exempt:
+                continue
+            if ptr in owner and owner[ptr] != k.index:
+                lines.append(
+                    f"{what}s {owner[ptr] + 1} and {k.index + 1} of {calls} returned the same buffer ({path}): an "
+                    "output kept and reused across calls hands the caller memory the next call overwrites"
+                )
+                continue
+            owner[ptr] = k.index
+            if c is not t and not same_bits(t, c):
+                lines.append(
+                    f"the output of {n} changed after the call returned ({path}): a later call wrote into it (a "
+                    "ring of output buffers reused across calls), or work was still running when it returned"
+                )
+    return lines
 
 
 class TimedCalls:
-    """``do_benchmark``, ``do_host_loop`` and ``do_bench_sample``; ``bench_last`` keeps each spec's last timed
-    output (with the seed of its inputs) for the re-check."""
+    """``do_benchmark``, ``do_host_loop`` and ``do_bench_outputs``; ``bench_last`` keeps, per benchmark spec and
+    source (``bench``, ``host``), the copies of the kept calls' outputs with their inputs' seeds until
+    ``bench_outputs`` writes them."""
 
     device: str
     problems: ProblemCache
@@ -47,14 +172,29 @@ class TimedCalls:
 
     bench_last: dict[int, dict[str, Any]]
 
+    def _snapshot(self, out: Any) -> Any:
+        self._sync()  # the output as the caller has it once the call's work is done: outside the timed events
+        return copy_tree(out)
+
+    def _keep(self, idx: int, source: str, kept: list[Kept], base: int, calls: int) -> list[KeptCall]:
+        """Store the copies of ``kept`` (drops the outputs themselves); returns what the reply says of them."""
+        entries = [
+            {"call": k.index + 1, "seed": base + 1 + k.rep, "copy": k.copy, "structure": structure(k.out)}
+            for k in sorted(kept, key=lambda k: k.index)
+        ]
+        self.bench_last.setdefault(idx, {})[source] = {"kept": entries, "calls": calls}
+        return [{"call": e["call"], "seed": e["seed"]} for e in entries]
+
     # -- benchmark -----------------------------------------------------------------------------------------------
     def do_benchmark(self, params: BenchmarkRequest, progress: OnProgress) -> BenchmarkReply:
         """Time ``custom_kernel`` on each benchmark spec (CUDA only): see ``ktui.worker.timing.bench``.
 
-        Every timed call gets fresh input contents, generated outside the timed region from a new seed and copied
-        into the same buffers (a kernel that caches its output by input pointer or content cannot replay it); the
-        output of the last timed call is kept for ``bench_sample`` (the re-check) with the seed that made its
-        inputs.
+        Every timed call gets fresh input contents, generated outside the timed region from a new seed (``seed + 1
+        + rep``) and copied into the same buffers (a kernel that caches its output by input pointer or content
+        cannot replay it); ``KEEP_TIMED`` timed calls are kept (see the module's docstring) for ``bench_outputs``.
+
+        Raises:
+            KernelError: an output nests too deep to copy.
         """
         problem = self.problems.get(params["reference"])
         fn = self._fn(params)
@@ -62,74 +202,109 @@ class TimedCalls:
         self.bench_last.clear()
         for n, idx in enumerate(params["spec_indices"]):
             spec = problem.benchmarks[idx]
-            progress({"done": n, "total": len(params["spec_indices"]), "case": f"benchmark spec={spec_label(spec)}"})
+            label = f"benchmark spec={spec_label(spec)}"
+            progress({"done": n, "total": len(params["spec_indices"]), "case": label})
             base = params["seed"]
             data = problem.generate(base, spec, self.device)
-            state = {"seed": base}
+            exempt = declared_outputs(problem, data)
 
-            def refresh(
-                rep: int, spec: dict[str, Any] = spec, data: Any = data, base: int = base, state: dict[str, int] = state
-            ) -> None:
-                state["seed"] = base + 1 + rep
-                copy_into(data, problem.generate(state["seed"], spec, self.device))
+            def refresh(rep: int, spec: dict[str, Any] = spec, data: Any = data, base: int = base) -> None:
+                copy_into(data, problem.generate(base + 1 + rep, spec, self.device))
 
+            keep = Reservoir(KEEP_TIMED, self._snapshot, functools.partial(poison_dropped, exempt=exempt))
             try:
-                stats, last = bench(lambda: fn(data), self.device, before=refresh)  # noqa: F821 - freed after timing
+                # Timed calls run on this thread, not through ``invoke``: the hand-over to the kernel thread (two
+                # thread wake-ups per call) starved the GPU between calls on an H200 (softmax/v2's median 133 ->
+                # 188 us, IQR 1.7 -> 92 us). Detection stays worthless: kept timed calls are verified in full.
+                stats, kept = bench(functools.partial(fn, data), self.device, before=refresh, keep=keep)
+            except NestingError as exc:
+                raise KernelError(f"{label}: {exc}") from None
             except BaseException as exc:
-                reraise_as_case(exc, f"benchmark spec={spec_label(spec)}")
-            self.bench_last[idx] = {"seed": state["seed"], "out": last}
-            leaves: list[OutputShape] = [
-                {"path": p, "shape": list(t.shape), "numel": t.numel()} for p, t in flatten(last) if is_plain_tensor(t)
-            ]
-            results.append({"spec_index": idx, **stats, "final_seed": state["seed"], "leaves": leaves})
-            del data
+                reraise_as_case(exc, label)
+            self._sync()
+            lines = integrity_of(kept, exempt, inputs_only(problem, data), stats["reps"], "timed call")
+            calls = self._keep(idx, "bench", kept, base, stats["reps"])
+            results.append({"spec_index": idx, **stats, "kept": calls, "integrity": lines})
+            del data, kept, keep
             progress({"done": n + 1, "total": len(params["spec_indices"])})
         return {"specs": results}
 
-    def do_bench_sample(self, params: BenchSampleRequest, progress: OnProgress) -> BenchSampleReply:
-        """The elements at ``indices`` (flat, per output leaf) of each spec's last timed output, as raw files."""
+    def do_bench_outputs(self, params: BenchOutputsRequest, progress: OnProgress) -> BenchOutputsReply:
+        """Write the copies of the kept calls of one spec and source (``bench``: the last ``benchmark``; ``host``: the
+        last ``host_loop`` of that spec) under ``out_dir`` (a folder per kept call, as ``tensors.save_outputs``
+        writes a case's outputs) and forget them.
+
+        Raises:
+            KeyError: nothing is kept for that spec and source.
+            KernelError: an output nests too deep.
+        """
+        idx, source = params["spec_index"], params["source"]
+        entry = self.bench_last.get(idx, {}).pop(source, None)
+        if entry is None:
+            raise KeyError(f"no {source} output kept for benchmark spec {idx}")
         out_dir = Path(params["out_dir"])
-        samples: list[SampledSpec] = []
-        for item in params["specs"]:
-            kept = self.bench_last.get(item["spec_index"])
-            if kept is None:
-                raise KeyError(f"no benchmark output kept for spec {item['spec_index']}")
-            leaves = dict((p, t) for p, t in flatten(kept["out"]) if is_plain_tensor(t))
-            files: dict[str, SampleFile] = {}
-            for path, idx in item["indices"].items():
-                t = leaves[path]
-                picked = t.reshape(-1)[torch.tensor(idx, dtype=torch.int64, device=t.device)]
-                f = out_dir / f"bench{item['spec_index']}_{len(files)}.bin"
-                f.write_bytes(tensor_bytes(picked))
-                files[path] = {"file": f.name, "dtype": str(t.dtype).removeprefix("torch.")}
-            samples.append({"spec_index": item["spec_index"], "seed": kept["seed"], "files": files})
-        self.bench_last.clear()
-        torch.cuda.empty_cache()
-        return {"specs": samples}
+        outputs: list[TimedOutput] = []
+        for j, k in enumerate(entry["kept"]):
+            folder = out_dir / f"{source}{idx}_{j}"
+            try:
+                leaves = save_outputs(k["copy"], folder)
+            except NestingError as exc:
+                raise KernelError(f"benchmark {source} call {k['call']}: {exc}") from None
+            outputs.append(
+                {
+                    "call": k["call"],
+                    "seed": k["seed"],
+                    "dir": folder.name,
+                    "outputs": leaves,
+                    "structure": k["structure"],
+                }
+            )
+        calls = entry["calls"]
+        del entry
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
+        return {"spec_index": idx, "source": source, "calls": calls, "outputs": outputs}
 
     def do_host_loop(self, params: HostLoopRequest, progress: OnProgress) -> HostLoopReply:
         """``calls`` iterations of fresh inputs (``seed + 1 + i``, copied into the same buffers), a call and a device
-        synchronize (``timing.host_loop``); ``run_kernel: False`` runs the same loop without the calls. ktui's own
-        process times both requests from outside and takes the difference, so neither events on the wrong stream,
-        nor a patched timer, nor a memo of the last call's output (every call has new inputs) can hide the work.
-        The last call's output is kept for ``bench_sample`` (its seed is ``final_seed``)."""
+        synchronize (``timing.host_loop``); ``run_kernel: False`` runs the same loop with the same hand-over to the
+        call (a loop of fresh inputs and synchronizes). ktui's own process times both requests from outside and takes
+        the difference, so neither events on the wrong stream, nor a patched timer, nor a memo of the last call's
+        output (every call has new inputs) can hide the work. One call, chosen at random after each returned, is
+        kept for ``bench_outputs`` (``kept``, with the storage checks in ``integrity``)."""
         problem = self.problems.get(params["reference"])
         fn = self._fn(params)
         idx, calls, base = params["spec_index"], params["calls"], params["seed"]
         spec = problem.benchmarks[idx]
         data = problem.generate(base, spec, self.device)
+        exempt = declared_outputs(problem, data)
         fn(data)
         self._sync()
 
         def refresh(i: int) -> None:
             copy_into(data, problem.generate(base + 1 + i, spec, self.device))
 
+        spent = {"s": 0.0}
+
+        def once() -> Any:
+            t0 = time.perf_counter()
+            out = fn(data)
+            spent["s"] = time.perf_counter() - t0
+            return out
+
         run_kernel = params.get("run_kernel", True)
-        reply, last = host_loop(lambda: fn(data), refresh, calls, run_kernel, self._sync)
-        if run_kernel and calls:
-            self.bench_last[idx] = {"seed": base + calls, "out": last}
-            leaves: list[OutputShape] = [
-                {"path": p, "shape": list(t.shape), "numel": t.numel()} for p, t in flatten(last) if is_plain_tensor(t)
-            ]
-            return {**reply, "final_seed": base + calls, "leaves": leaves}
-        return reply
+        keep = Reservoir(1, self._snapshot) if run_kernel and calls else None
+        reply, _ = host_loop(
+            once,
+            refresh,
+            calls,
+            run_kernel,
+            self._sync,
+            idle=None,
+            keep=keep,
+            inside=lambda: spent["s"],
+        )
+        if keep is None or not keep.kept:
+            return reply
+        lines = integrity_of(keep.kept, exempt, inputs_only(problem, data), calls, "host-loop call")
+        return {**reply, "kept": self._keep(idx, "host", keep.kept, base, calls), "integrity": lines}

@@ -2,14 +2,18 @@
 
 The method follows what ``triton.testing.do_bench`` does (warm-up, cache flush by writing a buffer larger than L2,
 one event pair per repetition, repetitions sized to a time budget) and adds what ktui reports: median, quartiles,
-min and max over all repetitions, and a hook that gives every timed call fresh inputs outside the timed region.
+min and max over all repetitions, a hook that gives every timed call fresh inputs outside the timed region, and a
+``Reservoir`` that keeps a few timed calls' outputs, chosen at random after each call returned, for the judge to
+verify in full (a kernel that computes only while it is checked, or on some calls, cannot know which are kept).
 """
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -53,56 +57,122 @@ def summarize(times_us: list[float]) -> TimingStats:
     }
 
 
+@dataclass
+class Kept:
+    """One timed call whose output is kept for the judge: ``index`` (0-based) among the timed calls, ``rep`` (the
+    index ``before`` got for it: its inputs' seed follows from it), ``out`` (the output object the call returned,
+    kept alive) and ``copy`` (``snapshot(out)``, taken right after the call returned and the device synchronized)."""
+
+    index: int
+    rep: int
+    out: Any
+    copy: Any
+
+
+class Reservoir:
+    """Keeps ``k`` of a stream of calls, each with the same probability ``k / n`` once ``n`` calls were offered
+    (reservoir sampling, Vitter's algorithm R), decided after each call returned, from ``random.SystemRandom``: a
+    kernel cannot know, while it runs, whether its output will be kept. ``snapshot(out)`` copies a kept output at
+    once (the caller synchronizes the device in it); ``discard(out)`` is given every output not kept, or no longer
+    kept, before it is dropped."""
+
+    def __init__(
+        self,
+        k: int,
+        snapshot: Callable[[Any], Any],
+        discard: Callable[[Any], None] | None = None,
+        rnd: random.Random | None = None,
+    ):
+        self.k = k
+        self.snapshot = snapshot
+        self.discard = discard
+        self.rnd = rnd or random.SystemRandom()
+        self.kept: list[Kept] = []
+        self.offered = 0
+
+    def offer(self, index: int, rep: int, out: Any) -> None:
+        """Keep call ``index`` (``rep``, ``out``) with probability ``k / (calls offered so far)``."""
+        self.offered += 1
+        slot = len(self.kept) if len(self.kept) < self.k else self.rnd.randrange(self.offered)
+        if slot >= self.k:
+            if self.discard is not None:
+                self.discard(out)
+            return
+        entry = Kept(index, rep, out, self.snapshot(out))
+        if slot == len(self.kept):
+            self.kept.append(entry)
+            return
+        old = self.kept[slot]
+        self.kept[slot] = entry
+        if self.discard is not None:
+            self.discard(old.out)
+
+
 def bench(
     fn: Callable[[], Any],
     device: str = "cuda",
     *,
     before: Callable[[int], None] | None = None,
+    call: Callable[[Any, Any], Any] | None = None,
+    keep: Reservoir | None = None,
     target_ms: float = 300.0,
     warmup_ms: float = 30.0,
     min_reps: int = 10,
     max_reps: int = 2000,
     flush_l2: bool = True,
-) -> tuple[TimingStats, Any]:
-    """Time ``fn()`` on ``device`` (CUDA only). Returns (statistics, the output of the last timed call).
+) -> tuple[TimingStats, list[Kept]]:
+    """Time ``fn()`` on ``device`` (CUDA only). Returns (statistics, the timed calls ``keep`` kept).
 
     One untimed call first (compilation, allocator warm-up); three calls estimate the time per call; then
     ``warmup_ms`` of untimed calls and ``clamp(target_ms / estimate, min_reps, max_reps)`` timed ones, each between
     its own pair of CUDA events recorded on the current stream, each preceded by ``before(rep)`` (fresh inputs,
-    untimed) and a write of ``flush_buffer`` so that inputs come from HBM, not L2. Statistics are ``summarize``'s
-    of the per-call times in microseconds.
+    untimed) and a write of ``flush_buffer`` so that inputs come from HBM, not L2. With ``call``, each call is
+    ``call(start, end)`` instead, which records the two events around the call itself (the candidate's calls go
+    through ``ktui.worker.invoke``, the same path as its checked calls); ``fn`` is then unused. Each timed call's
+    output is offered to ``keep`` (outside the events) once the call returned. Statistics are ``summarize``'s of the
+    per-call times in microseconds.
     """
     if not device.startswith("cuda"):
         raise ValueError("bench() times CUDA work; timing under the Triton interpreter is not meaningful")
     buf = flush_buffer(device) if flush_l2 else None
     counter = {"rep": 0}
 
-    def one(n: int) -> tuple[list[float], Any]:
+    def direct(start: Any, end: Any) -> Any:
+        start.record()
+        out = fn()
+        end.record()
+        return out
+
+    once = call or direct
+    spare = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))  # type: ignore[no-untyped-call]
+
+    def one(n: int, offer: Reservoir | None) -> list[float]:
         # torch.cuda.Event.__new__ has no annotations in torch's sources (a stub gap, not an untyped call of ours).
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]  # type: ignore[no-untyped-call]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]  # type: ignore[no-untyped-call]
-        out = None
         for i in range(n):
+            rep = counter["rep"]
             if before is not None:
-                before(counter["rep"])
+                before(rep)
                 counter["rep"] += 1
             if buf is not None:
                 buf.zero_()
-            starts[i].record()
-            out = fn()
-            ends[i].record()
+            out = once(starts[i], ends[i])
+            if offer is not None:
+                offer.offer(i, rep, out)
+            del out
         torch.cuda.synchronize(device)
-        return [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)], out
+        return [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)]
 
-    fn()
+    once(*spare)
     torch.cuda.synchronize(device)
-    est_us = max(statistics.median(one(3)[0]), 1.0)
+    est_us = max(statistics.median(one(3, None)), 1.0)
     for _ in range(max(1, min(200, int(warmup_ms * 1e3 / est_us)))):
-        fn()
+        once(*spare)
     reps = max(min_reps, min(max_reps, int(target_ms * 1e3 / est_us)))
     torch.cuda.synchronize(device)
-    times, last = one(reps)
-    return summarize(times), last
+    times = one(reps, keep)
+    return summarize(times), keep.kept if keep is not None else []
 
 
 def host_loop(
@@ -111,26 +181,36 @@ def host_loop(
     calls: int,
     run_kernel: bool,
     sync: Callable[[], None],
+    *,
+    idle: Callable[[], Any] | None = None,
+    keep: Reservoir | None = None,
+    inside: Callable[[], float] | None = None,
 ) -> tuple[HostLoopReply, Any]:
-    """``calls`` iterations of ``refresh(i)`` (fresh inputs), ``fn()`` (skipped when not ``run_kernel``: the
-    baseline) and ``sync()`` (a device synchronize: work on every stream, a side stream's too, ends inside the
-    iteration that launched it, and none overlaps the next refresh).
+    """``calls`` iterations of ``refresh(i)`` (fresh inputs), ``fn()`` (or, when not ``run_kernel``, the baseline:
+    ``idle()`` when given, which makes the same hand-over as a call without calling anything, else nothing) and
+    ``sync()`` (a device synchronize: work on every stream, a side stream's too, ends inside the iteration that
+    launched it, and none overlaps the next refresh); each call's output is then offered to ``keep``.
 
-    Returns the reply (``inner_s``: the loop's wall seconds; ``enqueue_s``: host seconds inside ``fn``, summed:
-    the host's own cost of issuing the calls) and the last call's output (None without calls). The caller times
-    the request from outside; the difference of a loop with calls and one without is the calls' own time.
+    Returns the reply (``inner_s``: the loop's wall seconds; ``enqueue_s``: host seconds inside ``fn``, summed, or
+    the sum of ``inside()`` read after each call when given: the host's own cost of issuing the calls) and the last
+    call's output (None without calls). The caller times the request from outside; the difference of a loop with
+    calls and one without is the calls' own time.
     """
     out = None
-    inside = 0.0
+    spent = 0.0
     t_ready = time.perf_counter()
     for i in range(calls):
         refresh(i)
         if run_kernel:
             t0 = time.perf_counter()
             out = fn()
-            inside += time.perf_counter() - t0
+            spent += inside() if inside is not None else time.perf_counter() - t0
+        elif idle is not None:
+            idle()
         sync()
-    return {"calls": calls, "inner_s": time.perf_counter() - t_ready, "enqueue_s": inside}, out
+        if run_kernel and keep is not None:
+            keep.offer(i, i, out)
+    return {"calls": calls, "inner_s": time.perf_counter() - t_ready, "enqueue_s": spent}, out
 
 
 def measure_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:

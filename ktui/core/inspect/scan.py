@@ -146,7 +146,10 @@ INTROSPECTION = {"_getframe", "get_objects", "get_referrers", "currentframe", "s
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # stream | thread | monkeypatch | fallback | torch-op | introspection | dynamic
+    # by name: stream | thread | monkeypatch | fallback | torch-op | introspection | dynamic; by data flow
+    # (``ktui.core.inspect.flow``): torch-alias | torch-operator | frame-walk | loaded-modules | stream-alias |
+    # patch-alias
+    kind: str
     line: int
     text: str
 
@@ -176,7 +179,9 @@ def _root_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _is_jit(fn: ast.FunctionDef) -> bool:
+def is_jit(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``fn`` is device code: decorated with ``jit``, ``kernel``, ``autotune`` or ``heuristics`` (Triton's or
+    CuTeDSL's); its body is not host code and is not scanned."""
     for d in fn.decorator_list:
         name = _dotted(d.func if isinstance(d, ast.Call) else d)
         if name.split(".")[-1] in ("jit", "kernel", "autotune", "heuristics"):
@@ -245,7 +250,7 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        if _is_jit(node):
+        if is_jit(node):
             return  # device code: torch is not reachable there
         self.generic_visit(node)
 
@@ -355,15 +360,30 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+# The kinds that say the version computes in torch: with no Triton/CuTeDSL launch in a spec's calls, the version is
+# timing torch, not a kernel (``ktui.core.ladder.launches``).
+TORCH_COMPUTE_KINDS = frozenset({"torch-op", "fallback", "torch-alias", "torch-operator"})
+
+
 def scan_source(source: str) -> list[Finding]:
-    """Findings for a kernel module's source, in line order. A module that does not parse gives [] (the compile
-    rung reports the SyntaxError)."""
+    """Findings for a kernel module's source, in line order: the name rules' (``_Scanner``) and then the data
+    flow's (``ktui.core.inspect.flow``: what aliases, operators, frames, ``sys.modules``, streams and patches reach)
+    where the name rules found nothing of a covering kind on the same line. A module that does not parse gives []
+    (the compile rung reports the SyntaxError)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return []
     s = _Scanner()
     s.visit(tree)
+    from ktui.core.inspect.flow import flow_findings  # here: flow reads this module's name tables
+
+    covered = {(f.line, f.kind) for f in s.findings}
+    try:
+        flowed = flow_findings(tree, covered)
+    except Exception as exc:  # ktui's own analysis failed: say so, never fail the rung for it
+        flowed = [(0, "scan-error", f"the data-flow scan stopped ({type(exc).__name__}: {exc}); names only")]
+    s.findings += [Finding(kind, line, text) for line, kind, text in flowed]
     seen = set()
     out = []
     for f in sorted(s.findings, key=lambda f: f.line):

@@ -1,10 +1,18 @@
 """The case plan of one correctness run: which spec runs with which seed, input distribution, memory layout and
 output fill, in which order. The cases themselves are built in the workers (``ktui.worker.cases``); here each is a
 small JSON dict.
+
+The fixed part (``make_cases``: seeds, repeats, decoys, near-duplicates and fuzzed specs per spec, the distributions
+on every spec, the special values and layouts on a few) is completed per run by a covering design
+(``covering_cases``, cases.md uncrossed): every pair of values of two of the dimensions layout x distribution x fill
+x spec class appears in at least one case, so a kernel wrong only for one combination (flat offsets only on narrow
+rows, a decoy fill only with shifted values) meets it in every run, while the case count grows by about the number of
+(layout, distribution) pairs the fixed part leaves out.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from typing import TYPE_CHECKING
 
@@ -12,14 +20,22 @@ from ktui.core.ladder.context import LadderOptions
 from ktui.protocol import Case, spec_size
 
 if TYPE_CHECKING:
-    from ktui.protocol import ProblemInfo
+    from ktui.protocol import ProblemInfo, Spec
 
-LAYOUTS = ("transposed", "padded", "offset", "expanded")  # the memory layouts tried on the two largest specs
+# The memory layouts: on the two largest specs, and with every distribution, fill and spec class by the covering design
+LAYOUTS = ("transposed", "padded", "offset", "expanded")
 # Special-values distributions (``ktui.worker.special``; the judge offers only those its reference is valid on):
 # each runs on SPECIAL_SPECS specs, the near-duplicate case on NEAR_DUP_SPECS, to keep a run's case count small.
 SPECIAL = ("zeros", "masked", "large", "extreme", "nonfinite", "intrange")
 SPECIAL_SPECS = 2
 NEAR_DUP_SPECS = 2
+# The burst case: one call per fresh input this many times in a row (drawn per run), past any fixed window of calls a
+# kernel could count (issue 9.4: a ring of 16 output buffers, a tuner that switches after 16 calls).
+BURST_CALLS = (17, 48)
+FILLS = ("poison", "decoy")  # what the memory the kernel allocates holds: the NaN poison or decoy values
+ALIGN = 16  # spec class: the innermost integer field a multiple of 16 (whole vectors and blocks) or ragged
+CANDIDATES = 12  # covering design: candidate cases weighed per added case (AETG, Cohen et al. 1997)
+DIST_SEED_STRIDE = 1000  # distribution cases: seed + 1000 (r + 1) + base + j on the spec of rank r by size
 
 
 def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list[Case]:
@@ -32,23 +48,28 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
        the kernel allocates (a kernel that looks for the poison cannot tell it is checked); on ``NEAR_DUP_SPECS``
        specs (the largest and one drawn per run) the first seed's inputs again right after it, a few interior
        elements swapped (``near_dup``: a memo keyed on a few elements replays a wrong answer); each fuzzed spec
-       (``describe["fuzzed"]``, drawn by the judge around the tests) once, with the reference's own inputs;
+       (``describe["fuzzed"]``, drawn by the judge around the tests) once, with the reference's own inputs; then the
+       burst case: the smallest fixed spec called ``calls`` times in a row (``BURST_CALLS``, drawn per run);
     2. sizes shrinking: one case per other ordinary input distribution the problem allows on every test spec, each
        special-values distribution (``SPECIAL``) on ``SPECIAL_SPECS`` specs (the largest and one drawn per run),
-       then the transposed, padded, offset and expanded layouts on the two largest test specs.
+       the transposed, padded, offset and expanded layouts on the two largest test specs, then the covering design
+       (``covering_cases``), larger specs first.
 
     Each case is ``{"spec_index", "seed"}`` (index into ``describe["tests"]``) plus, where they apply, ``repeat``
     (2), ``fill`` ("decoy"), ``dist`` (a distribution name), ``layout`` (one of ``LAYOUTS``), ``spec`` (a fuzzed
-    spec itself), ``near_dup`` (True) and ``fresh`` (True on the first case of phase 2: the module is imported
-    again). Seeds: ``seed + k`` for the k-th seed of phase 1 (fuzzed specs and near-duplicates take ``seed``),
-    ``seed + 101 + j`` for the j-th distribution, ``seed + 7`` for the layouts. The specs drawn per run come from
-    ``random.Random(seed)``: ``--seed`` replays them.
+    spec itself), ``near_dup`` (True), ``calls`` (the burst) and ``fresh`` (True on the first case of phase 2: the
+    module is imported again). Seeds: ``seed + k`` for the k-th seed of phase 1 (fuzzed specs and near-duplicates
+    take ``seed``), ``seed + 301`` for the burst, ``seed + 1000 (r + 1) + 101 + j`` for the j-th distribution on the
+    spec of rank ``r`` by size (``+ 151 + j`` for the special ones: every spec its own seed), ``seed + 7`` for
+    the layouts, ``seed + 401 + n`` for the n-th case of the covering design. What is drawn per run comes from
+    ``random.Random(seed)``: ``--seed`` replays it.
     """
     tests = describe["tests"]
     fuzzed = set(describe.get("fuzzed", []))
     rng = random.Random(seed)
     up = sorted(range(len(tests)), key=lambda i: spec_size(tests[i]))
     fixed = [i for i in up if i not in fuzzed]
+    rank = {i: r for r, i in enumerate(fixed)}
     near = _largest_and_one(fixed, rng, NEAR_DUP_SPECS) if options.near_duplicates else set()
     cases: list[Case] = []
     for i in up:
@@ -70,17 +91,185 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
         plain = [d for d in dists if d not in SPECIAL]
         for i in reversed(fixed):
             for j, dist in enumerate(plain):
-                phase2.append({"spec_index": i, "seed": seed + 101 + j, "dist": dist})
+                phase2.append(
+                    {"spec_index": i, "seed": seed + DIST_SEED_STRIDE * (rank[i] + 1) + 101 + j, "dist": dist}
+                )
         for j, dist in enumerate(d for d in dists if d in SPECIAL):
             for i in sorted(_largest_and_one(fixed, rng, SPECIAL_SPECS), key=lambda i: -spec_size(tests[i])):
-                phase2.append({"spec_index": i, "seed": seed + 151 + j, "dist": dist})
+                phase2.append(
+                    {"spec_index": i, "seed": seed + DIST_SEED_STRIDE * (rank[i] + 1) + 151 + j, "dist": dist}
+                )
     if options.layouts and not describe.get("contiguous_only"):
         phase2 += [
             {"spec_index": i, "seed": seed + 7, "layout": lay} for i in list(reversed(fixed))[:2] for lay in LAYOUTS
         ]
+    if fixed:
+        cases.append({"spec_index": fixed[0], "seed": seed + 301, "calls": rng.randint(*BURST_CALLS)})
+    phase2 += covering_cases(describe, options, seed, cases + phase2)
     if phase2:
         phase2[0]["fresh"] = True
     return cases + phase2
+
+
+def autotune_cases(describe: ProblemInfo, configs: int, seed: int) -> list[Case]:
+    """The cases an autotuned version adds once the compile rung has counted its configs (``configs``: the most of
+    any of its autotuned kernels; none for fewer than two), on every fixed test spec:
+
+    - ``config`` c for c = 1 .. configs - 1 with the spec's first seed (``seed``): in a checked call each autotuned
+      kernel launches its own config, ``(c + shift) % n`` of the n configs its pruning keeps, the shift drawn per
+      kernel from the case's seed and spec (``ktui.worker.capture.pinned_config``), so kernels do not move in
+      lockstep and, with the spec's first case (c = 0, the same seed and shift), every config of every kernel runs
+      alone on each spec (cases.md autotune-mutation, uncrossed);
+    - ``config`` "auto" with seed ``seed + 501 + r`` (r: the spec's rank by size): nothing pinned, the autotuner
+      benchmarks its configs and launches its own choice (on the CPU it times them in the interpreter), so a kernel
+      right only while ktui pins its configs fails.
+    """
+    if configs <= 1:
+        return []
+    tests = describe["tests"]
+    fuzzed = set(describe.get("fuzzed", []))
+    fixed = sorted((i for i in range(len(tests)) if i not in fuzzed), key=lambda i: spec_size(tests[i]))
+    pinned: list[Case] = [
+        {"spec_index": i, "seed": seed, "config": c}
+        for c in range(1, configs)
+        for i in range(len(tests))
+        if i not in fuzzed
+    ]
+    auto: list[Case] = [{"spec_index": i, "seed": seed + 501 + r, "config": "auto"} for r, i in enumerate(fixed)]
+    return pinned + auto
+
+
+def spec_classes(tests: list[Spec]) -> list[str]:
+    """Per spec its class for the covering design: ``small`` (size at most the median of ``tests``, by
+    ``protocol.spec_size``) or ``large``; ``aligned`` (its last integer field, the innermost dimension, a multiple
+    of ``ALIGN``) or ``ragged``; and ``-unit`` when it has leading fields and they are all 1 (one row: a row
+    stride, a transposition or a broadcast row changes nothing there, so the other classes must meet the layouts
+    too): ``small-ragged-unit``."""
+    sizes = sorted(spec_size(s) for s in tests)
+    median = sizes[(len(sizes) - 1) // 2] if sizes else 0
+    out = []
+    for s in tests:
+        ints = [v for v in s.values() if isinstance(v, int) and not isinstance(v, bool)]
+        size = "small" if spec_size(s) <= median else "large"
+        align = "aligned" if ints and ints[-1] % ALIGN == 0 else "ragged"
+        unit = "-unit" if len(ints) > 1 and lead_size(s) == 1 else ""
+        out.append(f"{size}-{align}{unit}")
+    return out
+
+
+def lead_size(spec: Spec) -> int:
+    """The product of a spec's integer fields but the last (the innermost dimension): its rows, or its tiles'
+    count up to a block size; 1 for a spec of one integer field."""
+    ints = [max(v, 1) for v in spec.values() if isinstance(v, int) and not isinstance(v, bool)]
+    return math.prod(ints[:-1])
+
+
+COST_BLOCK = 4096  # spec_cost: elements one program of a typical kernel covers (a block, a row chunk)
+
+
+def spec_cost(spec: Spec) -> int:
+    """A proxy for what a call of ``spec`` costs the CPU interpreter, which runs one Python-level program per row,
+    tile or block: its rows (``lead_size``) or its size over ``COST_BLOCK``, whichever is larger (at least 1).
+    Measured on softmax: 8192 x 8 takes 35 to 64 s, 2 x 8192 0.01 to 0.1 s."""
+    return max(lead_size(spec), spec_size(spec) // COST_BLOCK, 1)
+
+
+Pair = tuple[tuple[int, str], tuple[int, str]]  # ((dimension, value), (later dimension, value))
+
+
+def _pair(d: int, v: str, e: int, w: str) -> Pair:
+    return ((d, v), (e, w)) if d < e else ((e, w), (d, v))
+
+
+def _pairs(row: tuple[str, ...]) -> set[Pair]:
+    return {((a, row[a]), (b, row[b])) for a in range(len(row)) for b in range(a + 1, len(row))}
+
+
+def covering_cases(describe: ProblemInfo, options: LadderOptions, seed: int, planned: list[Case]) -> list[Case]:
+    """The cases that complete ``planned`` to a strength-2 covering design (cases.md uncrossed): every pair of values
+    of two dimensions among layout (contiguous and ``LAYOUTS``, unless ``options.layouts`` is off or the problem is
+    ``contiguous_only``), distribution (native and those ``describe`` offers, unless ``options.distributions`` is
+    off), fill (``FILLS``) and spec class (``spec_classes`` of every spec, fuzzed ones included) is in a planned
+    case or in one of these.
+
+    Greedy (AETG: each added case is the best of ``CANDIDATES``, each started from an uncovered pair and completed
+    value by value to cover the most pairs still uncovered; on ties the class whose specs cost least,
+    ``spec_cost``), drawn from ``random.Random(seed + 401)``: the values tied, the spec within the class (weighted by
+    1 / ``spec_cost``). Case n gets seed ``seed + 401 + n``; larger specs first.
+    """
+    tests = describe["tests"]
+    if not tests:
+        return []
+    fuzzed = set(describe.get("fuzzed", []))
+    layouts = ["contiguous"]
+    if options.layouts and not describe.get("contiguous_only"):
+        layouts += LAYOUTS
+    dists = ["native"]
+    if options.distributions:
+        dists += [d for d in describe.get("distributions", ["native"]) if d != "native"]
+    classes = spec_classes(tests)
+    members: dict[str, list[int]] = {}
+    for i, cls in enumerate(classes):
+        members.setdefault(cls, []).append(i)
+    domains = [layouts, dists, list(FILLS), sorted(members)]
+    # On ties the cheaper class, and within a class the cheaper spec (``spec_cost``): the pairs are covered all the
+    # same, and the CPU interpreter's time goes by the programs a call runs.
+    cost = {cls: sorted(spec_cost(tests[i]) for i in ms)[len(ms) // 2] for cls, ms in members.items()}
+    uncovered = {
+        ((a, va), (b, vb))
+        for a in range(len(domains))
+        for b in range(a + 1, len(domains))
+        for va in domains[a]
+        for vb in domains[b]
+    }
+    for planned_case in planned:
+        uncovered -= _pairs(
+            (
+                planned_case.get("layout", "contiguous"),
+                planned_case.get("dist", "native"),
+                planned_case.get("fill", "poison"),
+                classes[planned_case["spec_index"]],
+            )
+        )
+    rng = random.Random(seed + 401)
+    rows: list[tuple[str, ...]] = []
+    while uncovered:
+        todo = sorted(uncovered)
+        drawn = [_complete(rng.choice(todo), domains, uncovered, cost, rng) for _ in range(CANDIDATES)]
+        best = max(drawn, key=lambda r: (len(_pairs(r) & uncovered), -cost[r[3]]))  # the first of the best
+        rows.append(best)
+        uncovered -= _pairs(best)
+    out: list[Case] = []
+    for n, (layout, dist, fill, cls) in enumerate(rows):
+        i = rng.choices(members[cls], weights=[1 / spec_cost(tests[j]) for j in members[cls]])[0]
+        c: Case = {"spec_index": i, "seed": seed + 401 + n}
+        if i in fuzzed:
+            c["spec"] = dict(tests[i])
+        if dist != "native":
+            c["dist"] = dist
+        if layout != "contiguous":
+            c["layout"] = layout
+        if fill == "decoy":
+            c["fill"] = "decoy"
+        out.append(c)
+    return sorted(out, key=lambda c: -spec_size(tests[c["spec_index"]]))
+
+
+def _complete(
+    start: Pair, domains: list[list[str]], uncovered: set[Pair], cost: dict[str, int], rng: random.Random
+) -> tuple[str, ...]:
+    """A candidate case from the uncovered pair ``start``: the other dimensions, in a drawn order, each take the value
+    that covers the most uncovered pairs with those set so far (ties: the cheaper class, then a draw)."""
+    row = dict(start)
+    rest = [d for d in range(len(domains)) if d not in row]
+    rng.shuffle(rest)
+    for d in rest:
+        scored = [
+            (sum(_pair(d, v, e, w) in uncovered for e, w in row.items()), -cost[v] if d == 3 else 0, rng.random(), v)
+            for v in domains[d]
+        ]
+        row[d] = max(scored)[3]
+    return tuple(row[d] for d in range(len(domains)))
 
 
 def _largest_and_one(fixed: list[int], rng: random.Random, n: int) -> set[int]:

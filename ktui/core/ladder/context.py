@@ -10,17 +10,28 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ktui.core.events import EventBus, RungProgress
-from ktui.core.results import DEFAULT_RUNGS, ErrorInfo
+from ktui.core.results import DEFAULT_RUNGS, ErrorInfo, RungResult, Status
+from ktui.core.timeouts import default_limits
 from ktui.core.workers.facades import CandidateClient, JudgeClient
 from ktui.core.workspace import KernelRef, Workspace
-from ktui.protocol import Case, DescribeRequest, ExecutedCase, OnProgress, PrepareReply, Progress, Sources, spec_size
+from ktui.protocol import (
+    Case,
+    DescribeRequest,
+    ExecutedCase,
+    ExecuteReply,
+    OnProgress,
+    PrepareReply,
+    Progress,
+    Sources,
+    spec_size,
+)
 
 if TYPE_CHECKING:
     from ktui.core.store import ResultStore
@@ -44,9 +55,64 @@ class LadderOptions:
     repeat: bool = True  # the first case of each spec runs twice on identical inputs (nondeterminism)
     fuzz: bool = True  # a few specs drawn per run around and beyond the tests (``ktui.worker.fuzz``)
     near_duplicates: bool = True  # inputs of an earlier case with a few interior elements swapped (memos)
-    timeouts: dict[str, float] = field(
-        default_factory=lambda: {"compile": 240.0, "run": 120.0, "correctness": 300.0, "benchmark": 600.0}
+    # seconds per worker call, by limit key (``ktui.core.timeouts``); unset, a Session derives them for each run
+    timeouts: dict[str, float] = field(default_factory=default_limits)
+
+
+# The rungs whose verdicts rest on the candidate's worker: it ran them (run, benchmark) or wrote the bytes they judge
+# (correctness). When that worker is found tampered with, every one of them fails (``fail_tampered``).
+TAMPER_RUNGS = ("run", "correctness", "benchmark")
+TAMPERED = "WorkerTampered"  # the error type of a rung failed for it
+
+
+def patched_names(reply: ExecuteReply) -> list[str]:
+    """What the version patched in its worker, from the candidate's ``execute`` reply: the check after the last call
+    (``tampered``) and the check of ktui's own code after each case (``ExecutedCase.tampered``), sorted, each once."""
+    names = set(reply.get("tampered", []))
+    for case in reply["cases"]:
+        names.update(case.get("tampered", []))
+    return sorted(names)
+
+
+def tamper_message(patched: Sequence[str]) -> str:
+    """Why a rung of ``TAMPER_RUNGS`` fails: the worker that served it was tampered with, naming (up to 8 of) the
+    functions patched."""
+    names = ", ".join(patched[:8]) + (f" and {len(patched) - 8} more" if len(patched) > 8 else "")
+    return (
+        f"the candidate's worker was tampered with: this version patched {names} in its worker, so nothing that "
+        "process ran or reported can be trusted (every rung it served fails; the worker is replaced before the "
+        "next version runs)"
     )
+
+
+def fail_tampered(rr: RungResult, patched: Sequence[str]) -> RungResult:
+    """``rr`` (a rung of ``TAMPER_RUNGS``) failed because its worker was found tampered with (``patched`` non-empty):
+    status ``FAILED``, error ``WorkerTampered`` with ``tamper_message``, followed by the rung's own result (its own
+    failure, or what it found: a correctness rung keeps the judge's verdict); figures, warnings and seconds kept."""
+    if rr.status is Status.FAILED:
+        own = f"; on its own {rr.name} failed too: {rr.error.one_line() if rr.error else rr.summary}"
+    elif rr.status is Status.OK and rr.name == "correctness":
+        own = f"; the judge found every output within tolerance ({rr.summary})" if rr.summary else ""
+    elif rr.summary:
+        own = f"; {rr.summary}" if rr.status is Status.SKIPPED else f"; its own result: {rr.summary}"
+    else:
+        own = ""
+    message = f"{tamper_message(patched)}{own}"
+    return RungResult(
+        rr.name,
+        Status.FAILED,
+        seconds=rr.seconds,
+        summary=message,
+        figures=rr.figures,
+        error=ErrorInfo(TAMPERED, message),
+        warnings=rr.warnings,
+    )
+
+
+def untimed_benchmark() -> RungResult:
+    """The benchmark rung of a version whose worker was already found tampered with: not run (a patched worker's
+    times mean nothing); ``fail_tampered`` fails it."""
+    return RungResult("benchmark", Status.SKIPPED, summary="not timed: the times of a tampered worker mean nothing")
 
 
 class RungFailed(Exception):
@@ -92,7 +158,8 @@ class RunContext:
     Left by the rungs for later ones: ``problem`` (the judge's description, by compile), ``cases`` (the case plan,
     by compile), ``prepare`` (the judge's reference outputs, started by compile, awaited by correctness),
     ``executed`` (the executed cases and their output files, by run), ``tampered`` (what the candidate patched in
-    its worker, by run and benchmark), ``uses_dot`` (whether a compiled launch multiplies matrices, by compile).
+    its worker, by run and benchmark: the runner fails every rung of ``TAMPER_RUNGS`` when it is not empty),
+    ``uses_dot`` (whether a compiled launch multiplies matrices, by compile).
     """
 
     ws: Workspace

@@ -20,7 +20,14 @@ from pathlib import Path
 
 from ktui.core.events import EventBus, LadderFinished, LadderStarted, RungFinished, RungStarted
 from ktui.core.ladder import rungs as rung_modules
-from ktui.core.ladder.context import LadderOptions, RunContext, RungFailed
+from ktui.core.ladder.context import (
+    TAMPER_RUNGS,
+    LadderOptions,
+    RunContext,
+    RungFailed,
+    fail_tampered,
+    untimed_benchmark,
+)
 from ktui.core.results import RUNG_ORDER, RUNG_SPECS, ErrorInfo, LadderResult, RungResult, Status, expand_rungs
 from ktui.core.store import ResultStore, Snapshots
 from ktui.core.workers.client import WorkerError
@@ -66,8 +73,11 @@ class Ladder:
         """Run ``rungs`` (default: the options' rungs, in ladder order) on ``kernel`` and return the result; never
         raises for a kernel's fault.
 
-        A failed ``compile`` or ``run`` (``RungSpec.stops_ladder``) stops the ladder. The result is also published
-        (``LadderFinished``) and saved in the result store when there is one.
+        A failed ``compile`` or ``run`` (``RungSpec.stops_ladder``) stops the ladder. A version found patching its
+        worker fails ``run``, ``correctness`` and ``benchmark`` (``TAMPER_RUNGS``, each naming what it patched; the
+        benchmark is then not timed), but the ladder goes on, so the judge's verdict on its outputs is shown; the
+        candidate-side workers are replaced after every ladder. The result is also published (``LadderFinished``)
+        and saved in the result store when there is one.
 
         Raises:
             ValueError: an unknown rung name.
@@ -121,12 +131,16 @@ class Ladder:
         ctx.ref_sha = result.reference_sha256
         self.bus.publish(LadderStarted(key=kernel.key, run_id=run_id, source_sha256=result.source_sha256, rungs=rungs))
         ctx.out_dir = Path(tempfile.mkdtemp(prefix="ktui-out-", dir=_tmp_root()))
+        own: list[RungResult] = []  # each rung's own result, before the integrity decision
         try:
             for name in rungs:
                 self.bus.publish(RungStarted(key=kernel.key, run_id=run_id, rung=name))
                 rr = self._rung(name, ctx)
+                own.append(rr)
                 result.rungs.append(rr)
-                self.bus.publish(RungFinished(key=kernel.key, run_id=run_id, result=rr))
+                self._fail_tampered(ctx, result, own)
+                self.bus.publish(RungFinished(key=kernel.key, run_id=run_id, result=result.rungs[-1]))
+                # a tampered worker fails the rung but does not stop the ladder: the judge's verdict still follows
                 if rr.status is Status.FAILED and RUNG_SPECS[name].stops_ladder:
                     break
         finally:
@@ -180,7 +194,26 @@ class Ladder:
         rr.seconds = time.perf_counter() - t0
         return rr
 
+    def _fail_tampered(self, ctx: RunContext, result: LadderResult, own: list[RungResult]) -> None:
+        """When the candidate's worker was found tampered with (``ctx.tampered``, from execute's reply or the
+        benchmark's integrity call), fail every rung of ``TAMPER_RUNGS`` it served so far (``fail_tampered``, from
+        each rung's own result), the last one included; an earlier one whose result changes (tampering the
+        benchmark found after run and correctness passed) is published again."""
+        if not ctx.tampered:
+            return
+        for i, rr in enumerate(own):
+            if rr.name not in TAMPER_RUNGS:
+                continue
+            failed = fail_tampered(rr, ctx.tampered)
+            if failed == result.rungs[i]:
+                continue
+            result.rungs[i] = failed
+            if i < len(own) - 1:  # the last one is published by the caller
+                self.bus.publish(RungFinished(key=ctx.kernel.key, run_id=ctx.run_id, result=failed))
+
     def _climb(self, name: str, ctx: RunContext) -> RungResult:
+        if name == "benchmark" and ctx.tampered:
+            return untimed_benchmark()  # failed by ``_fail_tampered``: a patched worker's times mean nothing
         try:
             return RUNG_IMPLS[name](ctx)
         except RungFailed as f:

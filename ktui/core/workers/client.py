@@ -30,6 +30,7 @@ from ktui.core.workers.transport import LocalTransport, Transport
 from ktui.protocol import OnProgress, decode, encode
 
 DEFAULT_START_TIMEOUT_S = 120.0
+TIMINGS_KEPT = 64  # (method, seconds) of this many results are kept: every call of one ladder run
 
 
 class WorkerError(Exception):
@@ -56,6 +57,34 @@ class WorkerStartError(WorkerError):
     """The worker could not start (bad device, torch missing...)."""
 
 
+class RunCancelled(WorkerError):
+    """The run this call belonged to was cancelled (the cancel key, a newer save of the file, ctrl+c): the call
+    ended, or never began, and its worker was restarted. Says nothing about the kernel."""
+
+
+class CancelToken:
+    """Shared by the workers of one pool: while it is set, every call they serve fails at once with
+    ``RunCancelled`` (``WorkerPool.cancel_run`` sets it and kills the busy workers; ``clear`` once the run ended).
+
+    Attributes:
+        reason: why the run is cancelled, for the message (``cancelled with the x key``...).
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason = ""
+
+    def set(self, reason: str) -> None:
+        self.reason = reason
+        self._event.set()
+
+    def clear(self) -> None:
+        self._event.clear()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+
 def _stdin(proc: subprocess.Popen[bytes]) -> IO[bytes]:
     assert proc.stdin is not None, "a worker is spawned with a pipe for its requests"
     return proc.stdin
@@ -80,6 +109,7 @@ class WorkerProcess:
             ``failed`` (it could not start).
         start_timeout_s: how long ``ensure_ready`` waits for the hello by default.
         transport: makes the process (``LocalTransport()`` by default).
+        cancel: the pool's ``CancelToken``: while set, calls fail with ``RunCancelled``.
     """
 
     def __init__(
@@ -91,6 +121,7 @@ class WorkerProcess:
         on_state: Callable[[str, str, str], None] | None = None,
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
         transport: Transport | None = None,
+        cancel: CancelToken | None = None,
     ):
         self.role = role
         self.device = device
@@ -111,6 +142,10 @@ class WorkerProcess:
         self._sink: LogSink | None = None  # drains the running process's stderr into the log
         self._printed_before = 0  # bytes the earlier processes of this worker wrote
         self._doing = ""  # the request running now and the case its last progress line named
+        self.cancel = cancel
+        self._busy = False  # a call waits on the process
+        self.calls = 0  # calls that returned a result, ever
+        self.timings: list[tuple[int, str, float]] = []  # (call number, method, seconds) of the last results
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     @property
@@ -121,6 +156,16 @@ class WorkerProcess:
     def alive(self) -> bool:
         """A worker process is running (it may still be importing torch)."""
         return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def busy(self) -> bool:
+        """A call is under way (its request sent, or the worker starting for it)."""
+        return self._busy
+
+    def timings_since(self, calls: int) -> list[tuple[str, float]]:
+        """(method, wall seconds) of each call that returned a result after the first ``calls`` did (``calls``:
+        this worker's ``calls`` then). Errors, crashes and timeouts are not counted."""
+        return [(m, s) for n, m, s in self.timings if n > calls]
 
     def start(self) -> None:
         """Spawn the process through ``transport`` if it is not running; returns at once (``ensure_ready`` waits for
@@ -165,6 +210,9 @@ class WorkerProcess:
             try:
                 msg = self._read_message(deadline)
             except WorkerCrashed as exc:
+                if self._cancelled():  # killed by WorkerPool.cancel_run while it started: not a failure
+                    self.restart("the run was cancelled")
+                    raise RunCancelled(self._cancel_message("its start")) from None
                 self.on_state(self.role, "failed", str(exc))
                 raise WorkerStartError(f"the {self.role} worker did not start: {exc}") from None
             except WorkerTimeout:
@@ -263,55 +311,90 @@ class WorkerProcess:
             WorkerCrashed: the worker died; it is restarted before this raises.
             WorkerTimeout: no result within ``timeout_s``; the worker is killed and restarted before this raises.
             WorkerStartError: the worker could not start.
+            RunCancelled: the pool's ``CancelToken`` was set before or during the call (the worker was killed and
+                restarted when the call was under way).
         """
         with self._lock:
-            self.ensure_ready()
-            self._next_id += 1
-            rid = self._next_id
-            proc = self._proc
-            if proc is None:  # killed from another thread since it was ready
-                raise WorkerCrashed(f"the {self.role} worker was killed")
-            self._doing = method
+            self._check_cancel(method)
+            self._busy = True
             try:
-                _stdin(proc).write(encode({"id": rid, "method": method, "params": dict(params or {})}))
-                _stdin(proc).flush()
-            except (BrokenPipeError, OSError):
-                message = self._crash_message(proc.poll())
-                self.restart(f"died before {method}")
-                raise WorkerCrashed(message) from None
-            deadline = time.monotonic() + timeout_s
-            while True:
-                try:
-                    msg = self._read_message(deadline)
-                except WorkerTimeout:
-                    doing = self._doing
-                    self.restart(f"{method} timed out after {timeout_s:g} s")
-                    raise WorkerTimeout(
-                        f"timed out after {timeout_s:g} s while running {doing} (the kernel may hang); the "
-                        f"{self.role} worker was restarted"
-                    ) from None
-                except WorkerCrashed as exc:
-                    self.restart(f"crashed during {method}")
-                    raise WorkerCrashed(f"{exc}\nthe {self.role} worker was restarted") from None
-                if msg.get("id") != rid:
-                    continue  # a stale line from an earlier, abandoned request
-                if "progress" in msg:
-                    case = msg["progress"].get("case") if isinstance(msg["progress"], dict) else None
-                    if case:
-                        self._doing = f"{case} ({method})"
-                    if on_progress:
-                        on_progress(msg["progress"])
-                    continue
-                if "error" in msg:
-                    err = msg["error"]
-                    info = ErrorInfo(err.get("type", "Error"), err.get("message", ""), err.get("traceback", ""))
-                    if msg.get("restart"):
-                        self.restart(msg.get("restart_reason", "the CUDA context is unusable"))
-                    raise RemoteError(info.one_line(), info)
+                return self._call(method, params, timeout_s, on_progress)
+            except WorkerError as exc:
+                if self._cancelled() and not isinstance(exc, RunCancelled):
+                    raise RunCancelled(self._cancel_message(method)) from None
+                raise
+            finally:
+                self._busy = False
+
+    def _cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
+    def _check_cancel(self, method: str) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise RunCancelled(f"{self.cancel.reason}: {method} was not sent")
+
+    def _cancel_message(self, doing: str) -> str:
+        reason = self.cancel.reason if self.cancel is not None else "cancelled"
+        return f"{reason}: the {self.role} worker was stopped during {doing} and restarted"
+
+    def _call(
+        self, method: str, params: Mapping[str, Any] | None, timeout_s: float, on_progress: OnProgress | None
+    ) -> dict[str, Any]:
+        self.ensure_ready()
+        self._check_cancel(method)
+        t0 = time.monotonic()
+        self._next_id += 1
+        rid = self._next_id
+        proc = self._proc
+        if proc is None:  # killed from another thread since it was ready
+            raise WorkerCrashed(f"the {self.role} worker was killed")
+        self._doing = method
+        try:
+            _stdin(proc).write(encode({"id": rid, "method": method, "params": dict(params or {})}))
+            _stdin(proc).flush()
+        except (BrokenPipeError, OSError):
+            message = self._crash_message(proc.poll())
+            self.restart(f"died before {method}")
+            raise WorkerCrashed(message) from None
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                msg = self._read_message(deadline)
+            except WorkerTimeout:
+                doing = self._doing
+                self.restart(f"{method} timed out after {timeout_s:g} s")
+                why = getattr(timeout_s, "why", "")  # a ktui.core.timeouts.Limit says where it came from
+                raise WorkerTimeout(
+                    f"timed out after {timeout_s:g} s while running {doing} (the kernel may hang); the "
+                    f"{self.role} worker was restarted" + (f"\nthe limit: {why}" if why else "")
+                ) from None
+            except WorkerCrashed as exc:
+                doing = self._doing
+                self.restart(f"crashed during {method}" if not self._cancelled() else "the run was cancelled")
+                if self._cancelled():  # killed by WorkerPool.cancel_run: not the kernel's doing
+                    raise RunCancelled(self._cancel_message(doing or method)) from None
+                raise WorkerCrashed(f"{exc}\nthe {self.role} worker was restarted") from None
+            if msg.get("id") != rid:
+                continue  # a stale line from an earlier, abandoned request
+            if "progress" in msg:
+                case = msg["progress"].get("case") if isinstance(msg["progress"], dict) else None
+                if case:
+                    self._doing = f"{case} ({method})"
+                if on_progress:
+                    on_progress(msg["progress"])
+                continue
+            if "error" in msg:
+                err = msg["error"]
+                info = ErrorInfo(err.get("type", "Error"), err.get("message", ""), err.get("traceback", ""))
                 if msg.get("restart"):
-                    self.restart(msg.get("restart_reason", "asked to restart"))
-                result: dict[str, Any] = msg.get("result", {})
-                return result
+                    self.restart(msg.get("restart_reason", "the CUDA context is unusable"))
+                raise RemoteError(info.one_line(), info)
+            if msg.get("restart"):
+                self.restart(msg.get("restart_reason", "asked to restart"))
+            result: dict[str, Any] = msg.get("result", {})
+            self.calls += 1
+            self.timings = [*self.timings[-(TIMINGS_KEPT - 1) :], (self.calls, method, time.monotonic() - t0)]
+            return result
 
     # -- plumbing ----------------------------------------------------------------------------------------------
     def _read_message(self, deadline: float) -> dict[str, Any]:

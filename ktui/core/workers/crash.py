@@ -15,6 +15,16 @@ import sysconfig
 from pathlib import Path
 
 TAIL_LINES = 12  # the worker's last lines quoted in a crash message
+# What glibc's allocator prints when it finds its heap corrupted (then it aborts): the usual trace of a write past
+# the end of a buffer, which under the Triton interpreter is a tl.store without (or with a wrong) mask.
+HEAP_CORRUPTION = (
+    "free(): invalid",
+    "double free",
+    "corrupted size",
+    "corrupted double-linked list",
+    "malloc(): ",
+    "munmap_chunk(): invalid pointer",
+)
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 _KTUI_DIR = str(Path(__file__).resolve().parents[2]) + os.sep  # the ktui package: its frames are not the kernel's
@@ -52,11 +62,19 @@ def describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
-def crash_hint(code: int | None, role: str, device: str) -> str:
-    """The usual cause of a worker dying with ``code`` (a negative signal number or an exit status), or ''."""
+def crash_hint(code: int | None, role: str, device: str, log_tail: str = "") -> str:
+    """The usual cause of a worker dying with ``code`` (a negative signal number or an exit status), or ''.
+    ``log_tail`` (the worker's last output) refines it: glibc's heap-corruption messages (``HEAP_CORRUPTION``)
+    before a SIGABRT name an out-of-bounds store."""
     interpreter = device == "cpu" and role == "candidate"  # the only worker that runs launches in the interpreter
     if code is None:
         return ""
+    if code == -signal.SIGABRT and any(s in log_tail for s in HEAP_CORRUPTION):
+        where = "a tl.store without a mask (or with a wrong one)" if interpreter else "an out-of-bounds store"
+        return (
+            f"the allocator found its heap corrupted: a write past the end of a buffer, usually {where}; "
+            "check the masks of the kernel's stores"
+        )
     if code in (-signal.SIGSEGV, -signal.SIGBUS):
         if interpreter:
             return (
@@ -76,7 +94,7 @@ def crash_hint(code: int | None, role: str, device: str) -> str:
     if code == -signal.SIGILL:
         return "an illegal instruction in native code"
     if code > 0:
-        return "the kernel (or code it called) ended the process: os._exit(), exit() in C code"
+        return "the kernel (or code it called) ended the process: os._exit() (from any thread), exit() in C code"
     return ""
 
 
@@ -104,7 +122,22 @@ def tail_lines(text: str, lines: int = TAIL_LINES) -> list[str]:
     """The last ``lines`` non-blank lines of ``text``, each cut to 300 characters (faulthandler's list of loaded
     extension modules left out: it names no cause)."""
     kept = [ln[:300] for ln in text.splitlines() if ln.strip() and not ln.startswith("Extension modules:")]
-    return kept[-lines:]
+    # faulthandler dumps every thread; the kernel runs on its own thread (ktui.worker.invoke), so the idle main
+    # thread's block would push the crashing thread's frames out of the tail: keep only the crashing thread's.
+    out: list[str] = []
+    skip = False
+    for ln in kept:
+        if ln.startswith("Thread 0x"):
+            skip = True
+            continue
+        if ln.startswith("Current thread"):
+            skip = False
+        elif skip and ln.startswith("  File "):
+            continue
+        else:
+            skip = False
+        out.append(ln)
+    return out[-lines:]
 
 
 def crash_message(role: str, device: str, code: int | None, doing: str, log_tail: str) -> str:
@@ -120,7 +153,7 @@ def crash_message(role: str, device: str, code: int | None, doing: str, log_tail
     first = f"the {role} worker died ({describe_exit(code)})"
     if doing:
         first += f" while running {doing}"
-    hint = crash_hint(code, role, device)
+    hint = crash_hint(code, role, device, log_tail)
     if hint:
         first += f": {hint}"
     parts = [first]

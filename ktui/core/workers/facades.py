@@ -18,10 +18,9 @@ from typing import Any, Protocol, cast
 from ktui.protocol import (
     BenchmarkReply,
     BenchmarkRequest,
-    BenchSampleReply,
-    BenchSampleRequest,
-    CheckSamplesReply,
-    CheckSamplesRequest,
+    BenchOutputsReply,
+    BenchOutputsRequest,
+    CheckTimedRequest,
     CompareReply,
     CompareRequest,
     CompileReply,
@@ -43,6 +42,7 @@ from ktui.protocol import (
     ProblemInfo,
     RooflineReply,
     RooflineRequest,
+    TimedVerdict,
     TimeReferenceReply,
     TimeReferenceRequest,
 )
@@ -101,11 +101,11 @@ class JudgeClient(_Client):
         """Time ``ref_kernel`` on benchmark specs (cached per reference source and seed); progress per spec."""
         return cast(TimeReferenceReply, self._call("time_reference", req, timeout_s, on_progress))
 
-    def check_samples(
-        self, req: CheckSamplesRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-    ) -> CheckSamplesReply:
-        """Check elements sampled from the candidate's last timed outputs against the reference."""
-        return cast(CheckSamplesReply, self._call("check_samples", req, timeout_s, on_progress))
+    def check_timed(
+        self, req: CheckTimedRequest, *, timeout_s: float, on_progress: OnProgress | None = None
+    ) -> TimedVerdict:
+        """Verify every element of the kept outputs of one spec's timed calls against the reference."""
+        return cast(TimedVerdict, self._call("check_timed", req, timeout_s, on_progress))
 
     def roofline(
         self, req: RooflineRequest, *, timeout_s: float, on_progress: OnProgress | None = None
@@ -137,11 +137,11 @@ class CandidateClient(_Client):
         """Time the kernel on benchmark specs (CUDA only); progress per spec."""
         return cast(BenchmarkReply, self._call("benchmark", req, timeout_s, on_progress))
 
-    def bench_sample(
-        self, req: BenchSampleRequest, *, timeout_s: float, on_progress: OnProgress | None = None
-    ) -> BenchSampleReply:
-        """Sample elements of the last timed outputs that ``benchmark`` kept."""
-        return cast(BenchSampleReply, self._call("bench_sample", req, timeout_s, on_progress))
+    def bench_outputs(
+        self, req: BenchOutputsRequest, *, timeout_s: float, on_progress: OnProgress | None = None
+    ) -> BenchOutputsReply:
+        """Write the outputs of the timed calls that ``benchmark`` or ``host_loop`` kept, for the judge."""
+        return cast(BenchOutputsReply, self._call("bench_outputs", req, timeout_s, on_progress))
 
     def host_loop(
         self, req: HostLoopRequest, *, timeout_s: float, on_progress: OnProgress | None = None

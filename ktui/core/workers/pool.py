@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ktui.core.events import EventBus, WorkerState
 from ktui.core.workers import orphans
-from ktui.core.workers.client import WorkerError, WorkerProcess
+from ktui.core.workers.client import CancelToken, WorkerError, WorkerProcess
 from ktui.core.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -33,12 +33,16 @@ class WorkerPool:
 
     Only the workers in service report their states on the bus (``WorkerState``); a spare is silent until it takes
     over.
+
+    ``cancel_run`` ends the ladder under way: every worker call fails at once with ``RunCancelled`` and the busy
+    workers are killed and restarted, until ``end_cancel`` (the scheduler calls both).
     """
 
     def __init__(self, workspace: Workspace, device: str, bus: EventBus | None = None, spares: bool = True):
         self.device = device
         self.bus = bus or EventBus()
         self._log_dir = workspace.state_dir / "logs"
+        self.cancel_token = CancelToken()  # shared by every worker of the pool, spares included
         self._in_service: tuple[WorkerProcess, ...] = ()  # the workers whose states reach the bus
         self.candidate = self._make("candidate")
         self.judge = self._make("judge")
@@ -50,7 +54,7 @@ class WorkerPool:
         orphans.become_subreaper()
 
     def _make(self, role: str) -> WorkerProcess:
-        w = WorkerProcess(role, self.device, self._log_dir)
+        w = WorkerProcess(role, self.device, self._log_dir, cancel=self.cancel_token)
         w.on_state = lambda r, state, detail: self._report(w, state, detail)
         return w
 
@@ -90,7 +94,7 @@ class WorkerPool:
 
     def _start_spare(self, role: str) -> None:
         with self._lock:
-            if self.stopping or not self.use_spares or role in self._spares:
+            if self.shutting_down or not self.use_spares or role in self._spares:
                 return
             spare = self._spares[role] = self._make(role)
         spare.start()
@@ -105,8 +109,8 @@ class WorkerPool:
 
     def recycle(self) -> None:
         """Replace the candidate-side workers: their spares (or fresh processes) take over, the used ones are
-        killed with any process they left behind, and new spares start."""
-        if self.stopping:
+        killed with any process they left behind, and new spares start (after a cancelled run too)."""
+        if self.shutting_down:
             return
         old = {role: getattr(self, role) for role in self._candidate_roles()}
         for role, used in old.items():
@@ -138,9 +142,31 @@ class WorkerPool:
         return dict(self.candidate.ensure_ready().get("device", {"type": self.device}))
 
     @property
-    def stopping(self) -> bool:
+    def shutting_down(self) -> bool:
         """True once ``stop`` began (the judge is closed then): nothing is restarted or recycled after."""
         return self.judge.closed
+
+    @property
+    def stopping(self) -> bool:
+        """True once ``stop`` began, or while a cancel is in effect (``cancel_run``): what the run under way
+        reports says nothing about the kernel, and the ladder does not store it."""
+        return self.shutting_down or self.cancel_token.is_set()
+
+    def cancel_run(self, reason: str) -> list[str]:
+        """Cancel the ladder under way: from now until ``end_cancel`` every worker call fails at once with
+        ``RunCancelled`` (``reason`` in its message), and each worker busy with a call now (a hanging kernel, the
+        judge preparing references) is killed; the call that waited on it restarts it. Returns the roles killed."""
+        self.cancel_token.set(reason)
+        killed = []
+        for w in self._all():
+            if w.busy:
+                w.kill()
+                killed.append(w.role)
+        return killed
+
+    def end_cancel(self) -> None:
+        """The cancelled run has ended: calls run normally again."""
+        self.cancel_token.clear()
 
     def stop(self, grace_s: float = 3.0) -> None:
         """Ask every worker to exit, then give them ``grace_s`` together before killing the rest (none is

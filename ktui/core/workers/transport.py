@@ -2,15 +2,94 @@
 
 A transport only makes the process; ``ktui.core.workers.client.WorkerProcess`` speaks the protocol over its pipes,
 restarts it and kills it.
+
+A local worker dies with ktui whatever ends ktui (SIGKILL included): it is spawned with ``PR_SET_PDEATHSIG``
+(Linux ``prctl``), so the kernel sends it SIGKILL when ktui's process is gone. The parent-death signal fires when
+the *thread* that forked the child ends, so every worker is forked by one thread that lives as long as ktui
+(``spawn_thread``), never by the short-lived threads that start spares or restart a worker.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import queue
+import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import IO, Protocol
+from typing import IO, Any, Protocol, TypeVar
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+T = TypeVar("T")
+
+
+def _load_prctl() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None  # not Linux: workers are stopped by ktui's signal handlers only
+
+
+_PRCTL = _load_prctl()  # resolved here: the child between fork and exec only calls it
+
+
+def die_with_parent(parent: int) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child receive SIGKILL when ``parent`` (ktui's pid; the forking thread, in
+    fact) ends, and exit at once when ``parent`` already ended before the ``prctl``. None where there is no
+    ``prctl``."""
+    prctl = _PRCTL
+    if prctl is None:
+        return None
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # ktui died between the fork and the prctl: nobody would ever stop us
+            os._exit(1)
+
+    return preexec
+
+
+class _SpawnThread:
+    """The one long-lived thread that forks the workers (see the module docstring): ``run(fn)`` calls ``fn`` there
+    and returns its result or raises its exception."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._pid = 0
+
+    def run(self, fn: Callable[[], T]) -> T:
+        if threading.current_thread() is self._thread:
+            return fn()
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
+                self._pid = os.getpid()  # (a forked copy of ktui has no such thread: start its own)
+                self._thread = threading.Thread(target=self._serve, name="ktui-spawner", daemon=True)
+                self._thread.start()
+        done: Future[T] = Future()
+        self._jobs.put((fn, done))
+        return done.result()
+
+    def _serve(self) -> None:
+        while True:
+            fn, done = self._jobs.get()
+            try:
+                done.set_result(fn())
+            except BaseException as exc:  # handed to the caller's thread
+                done.set_exception(exc)
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        return self._thread
+
+
+spawn_thread = _SpawnThread()
 
 
 class Transport(Protocol):
@@ -46,12 +125,17 @@ class LocalTransport:
         return [self.python, "-m", "ktui.worker", "--role", role, "--device", device]
 
     def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
-        """``subprocess.Popen`` of ``command`` with pipes for the protocol and ktui's environment plus ``env``."""
-        return subprocess.Popen(
-            self.command(role, device),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            env={**os.environ, **env},
-            start_new_session=True,
+        """``subprocess.Popen`` of ``command`` with pipes for the protocol and ktui's environment plus ``env``,
+        forked by ``spawn_thread`` with the parent-death signal set (``die_with_parent``)."""
+        command, full_env, parent = self.command(role, device), {**os.environ, **env}, os.getpid()
+        return spawn_thread.run(
+            lambda: subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=full_env,
+                start_new_session=True,
+                preexec_fn=die_with_parent(parent),
+            )
         )

@@ -15,3 +15,7 @@ def ref_kernel(x):
 tests = [{"n": 1}, {"n": 129}]
 input_distributions = ["native"]
 contiguous_only = True
+
+# The cases of this reference judge how outputs are compared, with versions written in torch: they may launch no
+# Triton or CuTeDSL kernel (otherwise correctness fails them "times torch, not a kernel").
+allow_torch = True

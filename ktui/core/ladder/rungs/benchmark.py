@@ -1,40 +1,42 @@
 """The ``benchmark`` rung: CUDA-event timing of every benchmark spec, with integrity checks, against the
 reference timed the same way and against the roofline (the device's datasheet peak, ``ktui.core.ladder.peaks``).
 
-The candidate times each spec (L2 flushed and inputs refreshed between calls); then, after the timing, the judge
-checks elements of each spec's last timed output drawn at random (``_recheck_timed_outputs``), this process times a
-device-synchronized loop of calls on fresh inputs (``_host_us_per_call``; its last output is re-checked too), the
-candidate is asked what it patched, and the judge
-times the reference (on ``BENCH_SEED``'s inputs, so its times are comparable across runs) and reports the roofline.
-``benchmark_result`` folds it all. On the CPU (the Triton interpreter) the rung is skipped: no times.
+The candidate times each spec (L2 flushed and inputs refreshed between calls) through the same call path as its
+checked calls (``ktui.worker.invoke``), keeping the outputs of a few timed calls (``ktui.worker.timed.KEEP_TIMED``)
+chosen at random after each call returned; then, after the timing, the judge verifies every element of each kept
+output against the reference computed in full on that call's inputs (``_verify_kept``), this process times a
+device-synchronized loop of calls on fresh inputs (``_host_us_per_call``; one of its calls, chosen the same way, is
+verified in full too), the candidate is asked what it patched, and the judge times the reference (on
+``BENCH_SEED``'s inputs, so its times are comparable across runs) and reports the roofline. ``benchmark_result``
+folds it all. On the CPU (the Triton interpreter) the rung is skipped: no times.
 
 Figures: ``specs`` (per spec: label, spec, ``median_us``, ``p25_us``, ``p75_us``, ``iqr_us``, ``min_us``,
 ``max_us``, ``reps``, ``ref_median_us``, ``speedup``, ``gbps``, ``tflops``, ``roofline_us``, ``sol_pct`` (% of
 the datasheet peak), ``measured_us``, ``measured_pct`` (% of the measured ceilings), ``peak_source``,
 ``host_us_per_call``, ``enqueue_us_per_call``; times in µs), ``bandwidth_gbps``, ``peak_tflops``, ``device_name``,
-``recheck``, ``host_recheck``, ``tampered``.
+``recheck`` and ``host_recheck`` (per spec, the verdict on its kept timed outputs: ``label``, ``ok``, ``reason``,
+``checked`` outputs verified in full, ``calls``, ``call`` the failing or worst one, ``seed``), ``tampered``.
 """
 
 from __future__ import annotations
 
 import random
+import shutil
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal
 
 from ktui.core.ladder.context import BENCH_SEED, RunContext
 from ktui.core.ladder.peaks import roofline
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
 from ktui.protocol import (
     BenchmarkRequest,
+    BenchOutputsRequest,
     BenchSpecTiming,
-    CheckItem,
-    CheckSamplesRequest,
+    CheckTimedRequest,
     HostLoopReply,
     HostLoopRequest,
-    OutputShape,
-    SampleRequestItem,
-    SampleVerdict,
+    TimedVerdict,
     TimeReferenceRequest,
 )
 
@@ -69,12 +71,11 @@ def run(ctx: RunContext) -> RungResult:
     params: BenchmarkRequest = {**ctx.sources(), "spec_indices": idx, "seed": seed}
     on_progress = ctx.progress("benchmark", "candidate")
     cand = ctx.candidate.benchmark(params, timeout_s=t, on_progress=on_progress)
-    recheck = _recheck_timed_outputs(ctx, cand["specs"], t)
+    recheck = [_verify_kept(ctx, s["spec_index"], "bench", s["integrity"], t) for s in cand["specs"]]
     loops = {s["spec_index"]: _host_us_per_call(ctx, s, t) for s in cand["specs"]}
     host = {i: figures for i, (figures, _) in loops.items()}
-    # The last host-loop call's output, checked like the last event-timed one: the loop's calls must compute too.
-    last_calls = [last for _, last in loops.values() if last is not None]
-    host_recheck = _recheck_timed_outputs(ctx, last_calls, t) if last_calls else []
+    # A host-loop call's output, verified like the event-timed ones: the loop's calls must compute too.
+    host_recheck = [_verify_kept(ctx, i, "host", lines, t) for i, (_, lines) in loops.items() if lines is not None]
     # Patches persist: what the candidate patched while it was timed is still patched now.
     patched = ctx.candidate.integrity({}, timeout_s=t)["tampered"]
     ctx.tampered = sorted(set(ctx.tampered) | set(patched))
@@ -95,39 +96,39 @@ def run(ctx: RunContext) -> RungResult:
     )
 
 
-def _recheck_timed_outputs(ctx: RunContext, specs: Sequence[TimedOutput], t: float) -> list[SampleVerdict]:
-    """Sample elements of each spec's last timed output at indices drawn now (after the timing, so the kernel
-    cannot know them) and have the judge check them against the reference on that call's inputs.
+def _verify_kept(
+    ctx: RunContext, spec_index: int, source: Literal["bench", "host"], integrity: list[str], t: float
+) -> dict[str, Any]:
+    """Have the candidate write the outputs it kept of one spec's timed calls (``source``: ``bench``, the
+    event-timed calls; ``host``, the host loop's) and the judge verify every element of each (``check_timed``); the
+    files are removed afterwards (up to ``ktui.worker.timed.KEEP_TIMED`` outputs of a benchmark spec's size at a
+    time). ``integrity`` (what the candidate found of the kept outputs: changed after return, one buffer returned
+    twice) fails the verdict too, ahead of the judge's reason. Returns the judge's ``TimedVerdict`` (``label``,
+    ``ok``, ``reason``, ``checked``, ``calls``, ``call``), with ``integrity`` True when the candidate's findings
+    failed it."""
+    assert ctx.out_dir is not None
+    folder = ctx.out_dir / f"timed-{source}{spec_index}"
+    request: BenchOutputsRequest = {"spec_index": spec_index, "source": source, "out_dir": str(folder)}
+    try:
+        written = ctx.candidate.bench_outputs(request, timeout_s=t)
+        params: CheckTimedRequest = {
+            **ctx.sources(),
+            "spec_index": spec_index,
+            "source": source,
+            "calls": written["calls"],
+            "outputs": written["outputs"],
+            "out_dir": str(folder),
+        }
+        verdict: TimedVerdict = ctx.judge.check_timed(params, timeout_s=t)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if integrity:
+        reason = "; ".join(integrity) + (f"; and {verdict['reason']}" if verdict.get("reason") else "")
+        return {**verdict, "ok": False, "reason": reason, "integrity": True}
+    return dict(verdict)
 
-    ``specs`` is the candidate's benchmark reply (each with ``spec_index`` and its output ``leaves``: ``path``,
-    ``numel``); returns the judge's ``check_samples`` reply per spec (``label``, ``ok``, ``reason``). Per leaf the
-    first and last elements and up to 4096 random ones are checked.
-    """
-    rnd = random.SystemRandom()
-    items: list[SampleRequestItem] = []
-    for s in specs:
-        indices: dict[str, list[int]] = {}
-        for leaf in s["leaves"]:
-            n = leaf["numel"]
-            picks = {0, n - 1} | {rnd.randrange(n) for _ in range(min(n, 4096))}
-            indices[leaf["path"]] = sorted(picks)
-        items.append({"spec_index": s["spec_index"], "indices": indices})
-    sampled = ctx.candidate.bench_sample({"specs": items, "out_dir": str(ctx.out_dir)}, timeout_s=t)
-    checks: list[CheckItem] = [
-        {**item, "seed": got["seed"], "files": got["files"]} for item, got in zip(items, sampled["specs"], strict=True)
-    ]
-    params: CheckSamplesRequest = {**ctx.sources(), "specs": checks, "out_dir": str(ctx.out_dir)}
-    return ctx.judge.check_samples(params, timeout_s=t)["specs"]
 
-
-class TimedOutput(TypedDict):
-    """A kept output to re-check: its spec and its tensor leaves (``path``, ``numel``)."""
-
-    spec_index: int
-    leaves: list[OutputShape]
-
-
-def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> tuple[dict[str, float], TimedOutput | None]:
+def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> tuple[dict[str, float], list[str] | None]:
     """Per-call time of calls each ended by a device synchronize, timed from this process: the difference of two
     requests, N iterations of (fresh inputs, call, synchronize) and N of (fresh inputs, synchronize), cancels
     set-up, IPC and the input generation (``Candidate.do_host_loop``). Nothing in the candidate's process (a side
@@ -135,8 +136,8 @@ def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> tuple
     draws its own seeds.
 
     Returns ``us_per_call`` (µs), ``enqueue_us_per_call`` (µs the host spent inside a call, as the worker
-    measured it: the host's own cost per call) and the last loop's output to re-check (None when it had no
-    tensor output).
+    measured it: the host's own cost per call) and, when the last loop kept a call for ``bench_outputs``, what the
+    candidate found of its output (``integrity``: empty when nothing), else None.
     """
     sources, index = ctx.sources(), spec["spec_index"]
     rnd = random.SystemRandom()
@@ -157,13 +158,30 @@ def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> tuple
     probe = max(timed(10, True) - timed(10, False), 0.0) / 10  # seconds per call, roughly: sizes the loop to ~100 ms
     calls = int(max(10, min(5000, 0.1 / max(probe, 1e-6))))
     base = [timed(calls, False), timed(calls, False)]
-    full = [timed(calls, True), timed(calls, True)]  # the last request is a full one: its output is the one kept
+    full = [timed(calls, True), timed(calls, True)]  # the last request is a full one: its kept call is verified
     loop = min(full) - min(base)
     enqueue = min(r.get("enqueue_s", 0.0) for r in replies[-2:])
     last = replies[-1]
-    kept: TimedOutput | None = {"spec_index": index, "leaves": last["leaves"]} if last.get("leaves") else None
     figures = {"us_per_call": max(loop, 0.0) * 1e6 / calls, "enqueue_us_per_call": max(enqueue, 0.0) * 1e6 / calls}
-    return figures, kept
+    return figures, (last.get("integrity", []) if last.get("kept") else None)
+
+
+def timed_problem(rc: Mapping[str, Any], what: str) -> str:
+    """The failure line of a verified timed output (``_verify_kept``'s verdict ``rc``; ``what``: ``timed call`` or
+    ``host-loop call``): which call, of how many, and why."""
+    if rc.get("integrity"):  # the kept outputs' storage told it: the message names the calls
+        return f"{rc['reason']}: the outputs of timed calls are kept and must stay as they were returned"
+    which = f"{what} {rc['call']} of {rc['calls']}" if rc.get("call") and rc.get("calls") else f"a {what}"
+    kept = rc.get("checked")
+    how = (
+        f"{kept} timed call(s), chosen at random after they returned, were verified in full"
+        if kept
+        else "timed calls are verified in full"
+    )
+    return (
+        f"the output of {which} is wrong ({rc['reason']}): a kernel must compute every element on every call "
+        f"({how}; every call gets fresh inputs)"
+    )
 
 
 # Host loop against CUDA events. Honest kernels measured on an H200 (benchmarks/h200.sh, examples) give host loop /
@@ -188,12 +206,12 @@ def benchmark_result(
     kernel stays at or under 100%), and ``measured_pct``, % of the measured ceilings.
 
     ``host`` maps a spec index to ``{"us_per_call", "enqueue_us_per_call"}`` (see ``_host_us_per_call``).
-    Fails, naming the spec, when the output of the last timed call is wrong (``recheck``) or the last host-loop
-    call's (``host_recheck``), when a time is faster than the datasheet peak allows (the speed of light), when
-    the candidate patched functions in its worker (``tampered``: the timer itself is suspect), or when the
-    host-synchronized time per call exceeds the CUDA-event median plus the host's own enqueue time by
-    ``HOST_FAIL_RATIO`` and ``HOST_FAIL_GAP_US`` (GPU work the events do not see: a side stream). A milder gap
-    is a warning, and so is a host-bound call (enqueue time above the median).
+    Fails, naming the spec and the call, when a kept timed call's output is wrong or changed after its call returned
+    (``recheck``: ``_verify_kept``'s verdicts) or a kept host-loop call's (``host_recheck``), when a time is faster
+    than the datasheet peak allows (the speed of light), when the candidate patched functions in its worker
+    (``tampered``: the timer itself is suspect), or when the host-synchronized time per call exceeds the CUDA-event
+    median plus the host's own enqueue time by ``HOST_FAIL_RATIO`` and ``HOST_FAIL_GAP_US`` (GPU work the events do
+    not see: a side stream). A milder gap is a warning, and so is a host-bound call (enqueue time above the median).
     """
     refs = {r["spec_index"]: r for r in ref}
     host = host or {}
@@ -246,16 +264,10 @@ def benchmark_result(
         specs.append(e)
     for rc in recheck or []:
         if not rc["ok"]:
-            problems.append(
-                f"spec={rc['label']}: the output of the last timed call is wrong ({rc['reason']}): a "
-                "kernel must compute on every call; timed calls get fresh inputs"
-            )
+            problems.append(f"spec={rc['label']}: {timed_problem(rc, 'timed call')}")
     for rc in host_recheck or []:
         if not rc["ok"]:
-            problems.append(
-                f"spec={rc['label']}: the output of the last host-loop call is wrong ({rc['reason']}): the "
-                "device-synchronized loop gives every call fresh inputs and checks the last output"
-            )
+            problems.append(f"spec={rc['label']}: {timed_problem(rc, 'host-loop call')}")
     parts = []
     for e in specs:
         s = f"{e['label']}: {fmt(e['median_us'], 4)} us (IQR {fmt(e['iqr_us'], 2)})"

@@ -3,7 +3,9 @@
 The judge describes the reference (specs, labels, distributions) and then prepares the reference outputs of every
 case in the background, while the compiler worker (the candidate itself on a GPU; a separate worker that compiles
 for sm_90a on the CPU) imports the version and calls ``custom_kernel`` once with nothing launched. The source is
-also scanned for what a kernel must not do (``ktui.core.inspect.scan``).
+also scanned for what a kernel must not do (``ktui.core.inspect.scan``: by name and by data flow). The dry call
+runs one spec: the launches that only other sizes or layouts dispatch are compiled after the calls, by the run rung
+(``rungs.run.compile_seen``), from the launches the calls made.
 
 Figures: ``languages``, ``launches`` (kernel, signature, constexprs, ``num_warps``, ``num_stages``, ``target``),
 ``import_s``, ``compile_s`` (seconds), ``autotune_configs``, ``scan`` (kind, line, text). A failure here stops the
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ktui.core.figures import CompileFigures, ScanFinding
 from ktui.core.inspect.scan import scan_source
-from ktui.core.ladder.cases import make_cases
+from ktui.core.ladder.cases import autotune_cases, make_cases
 from ktui.core.ladder.context import RunContext
 from ktui.core.results import RungResult, Status
 from ktui.protocol import CompileReply, DescribeRequest, Launch, PrepareRequest
@@ -49,13 +51,8 @@ def run(ctx: RunContext) -> RungResult:
     res = ctx.compiler.compile({**ctx.sources(), "seed": ctx.seed}, timeout_s=t["compile"])
     ctx.uses_dot = uses_dot(res.get("launches", []))
     configs = int(res.get("autotune_configs") or 0)
-    if configs > 1:  # every autotune config is checked alone, on its own inputs and output
-        cases += [
-            {"spec_index": i, "seed": ctx.seed, "config": c}
-            for c in range(1, configs)
-            for i in range(len(desc["tests"]))
-            if i not in desc.get("fuzzed", [])
-        ]
+    # every autotune config checked alone, each kernel's apart from the others', and the autotuner's own choice
+    cases += autotune_cases(desc, configs, ctx.seed)
     return compile_result(
         res, [f.message() for f in findings], [{"kind": f.kind, "line": f.line, "text": f.text} for f in findings]
     )

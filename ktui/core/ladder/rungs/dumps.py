@@ -7,7 +7,8 @@ source line map beside it.
 
 Figures: ``dir`` (relative to the workspace), ``spec``, ``arch`` (``device_arch``), ``kernels`` (per launch:
 language, kernel, ``num_warps``, ``num_stages``, signature, constexprs, target, ``files`` by stage, ``resources``
-(registers, local/shared bytes...), ``mix`` (instruction counts), ``warnings``).
+(registers, local/shared bytes...), ``mix`` (instruction counts), ``warnings``). A version whose call on that spec
+launches no kernel at all fails "times torch, not a kernel" (unless the reference sets ``allow_torch = True``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from ktui.core.inspect import sass
 from ktui.core.ladder.context import RunContext
-from ktui.core.results import RungResult, Status
+from ktui.core.results import ErrorInfo, RungResult, Status
 from ktui.core.store import atomic_write
-from ktui.protocol import DumpsRequest
+from ktui.protocol import DumpsRequest, spec_size
 
 if TYPE_CHECKING:
     from ktui.core.workers.pool import WorkerPool
@@ -46,6 +47,10 @@ def run(ctx: RunContext) -> RungResult:
     folder = ctx.ws.root / rel
     params: DumpsRequest = {**ctx.sources(), "spec": spec, "seed": ctx.seed, "dumps_dir": str(folder)}
     res = ctx.compiler.dumps(params, timeout_s=ctx.options.timeouts["compile"])
+    if not res["launches"]:
+        failed = launched_nothing(ctx)
+        if failed is not None:
+            return failed
     assert ctx.kernel_snap is not None
     source = ctx.kernel_snap.read_text(errors="replace")
     uses_dot = "tl.dot" in source or "cute.gemm" in source or "mma" in source.lower()
@@ -84,6 +89,26 @@ def run(ctx: RunContext) -> RungResult:
         warnings=warnings,
         figures={"dir": str(rel), "spec": spec, "arch": arch, "kernels": kernels},
     )
+
+
+def launched_nothing(ctx: RunContext) -> RungResult | None:
+    """The dumps rung failed for a dry call on the timed spec that launched no Triton or CuTeDSL kernel: the
+    benchmark would time torch (or Python), not a kernel, at the size it times, even when every test size launches
+    one (a version that hands sizes above some threshold to torch). None when the reference allows torch
+    (``allow_torch = True``)."""
+    desc = ctx.problem_info()
+    if desc.get("allow_torch"):
+        return None
+    if desc["benchmarks"]:
+        label = f"{desc['benchmark_labels'][0]}, the first benchmark spec"
+    else:
+        i = max(range(len(desc["tests"])), key=lambda j: spec_size(desc["tests"][j]))
+        label = f"{desc['labels'][i]}, the largest test spec"
+    message = (
+        f"times torch, not a kernel: custom_kernel launched no Triton or CuTeDSL kernel on spec={label} (the one "
+        "timed); a reference whose versions may compute in torch sets allow_torch = True"
+    )
+    return RungResult("dumps", Status.FAILED, summary=message, error=ErrorInfo("TimesTorch", message))
 
 
 def launch_line(kernel: str | None, r: dict[str, Any], m: dict[str, int]) -> str:

@@ -2,17 +2,38 @@
 ``ctx.out_dir`` for the judge.
 
 Figures: ``calls`` (cases executed), ``first_call_s`` and ``total_s`` (seconds, the first call includes the JIT),
-``seeds``, ``tampered`` (functions the version patched in its worker). A kernel that raises fails the rung with its
+``seeds``, ``tampered`` (functions the version patched in its worker), ``launches`` (every distinct Triton/CuTeDSL
+launch the calls made: kernel, signature with Triton's specialization, constexprs, options, the specs that
+dispatched it), ``launches_compiled`` and ``launch_compile_s`` (each distinct Triton launch compiled again after the
+calls, for sm_90a without a GPU: a path only sizes other than the dry call's dispatch is compiled too; one that does
+not compile fails the rung naming the launch and the spec). A kernel that raises fails the rung with its
 exception (``RemoteError``); one that crashes or hangs the worker fails it with how the process died
 (``WorkerCrashed``, ``WorkerTimeout``). A failure here stops the ladder.
 """
 
 from __future__ import annotations
 
-from ktui.core.figures import RunFigures
-from ktui.core.ladder.context import RunContext, RungFailed
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ktui.core.figures import RunFigures, SeenLaunch
+from ktui.core.inspect.scan import TORCH_COMPUTE_KINDS, scan_source
+from ktui.core.ladder.context import RunContext, RungFailed, patched_names
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
-from ktui.protocol import Case, ExecuteReply, ExecuteRequest, OutputLeaf
+from ktui.core.workers.client import WorkerError
+from ktui.protocol import (
+    Case,
+    ExecutedCase,
+    ExecuteReply,
+    ExecuteRequest,
+    ObservedLaunch,
+    OutputLeaf,
+    ReplayRequest,
+    spec_size,
+)
+
+if TYPE_CHECKING:
+    from ktui.protocol import ProblemInfo
 
 
 def run(ctx: RunContext) -> RungResult:
@@ -32,8 +53,110 @@ def run(ctx: RunContext) -> RungResult:
     t, on_progress = ctx.options.timeouts["run"], ctx.progress("run")
     res = ctx.candidate.execute(params, timeout_s=t, on_progress=on_progress)
     ctx.executed = res["cases"]
-    ctx.tampered = list(res.get("tampered", []))
-    return run_result(res, ctx.cases, len(ctx.problem["tests"]))
+    ctx.tampered = patched_names(res)  # the runner fails every rung this worker served when it is not empty
+    rr = run_result(res, ctx.cases, len(ctx.problem["tests"]))
+    seen = seen_launches(res, ctx.problem)
+    if seen:
+        compile_seen(ctx, res, seen, rr)
+    return rr
+
+
+def seen_launches(res: ExecuteReply, problem: ProblemInfo) -> list[SeenLaunch]:
+    """Every distinct launch the calls made (``launch_table``), in the order first made, with the labels of the
+    specs whose cases made it, its launch count, and whether the compile rung's dry call made it too: that call runs
+    the largest of the module's own test specs on contiguous inputs (``Candidate.do_compile``), so a launch no
+    contiguous case of that spec made is one only other sizes or layouts dispatch."""
+    table = res.get("launch_table") or {}
+    own = [i for i in range(len(problem["tests"])) if i not in set(problem.get("fuzzed", []))]
+    dry = max(own, key=lambda i: spec_size(problem["tests"][i])) if own else -1
+    specs: dict[str, list[str]] = {}
+    calls: dict[str, int] = {}
+    in_dry: set[str] = set()
+    for case in res["cases"]:
+        label = problem["labels"][case["spec_index"]]
+        for key, n in case.get("launches", {}).items():
+            if key not in table:
+                continue
+            if label not in specs.setdefault(key, []):
+                specs[key].append(label)
+            calls[key] = calls.get(key, 0) + n
+            if case["spec_index"] == dry and case.get("layout", "contiguous") == "contiguous":
+                in_dry.add(key)
+    return [
+        {
+            "key": key,
+            "kernel": table[key]["kernel"],
+            "signature": table[key]["signature"],
+            "constexprs": table[key]["constexprs"],
+            "options": table[key]["options"],
+            "specs": specs[key],
+            "calls": calls[key],
+            "beyond_dry_call": key not in in_dry,
+        }
+        for key in specs
+    ]
+
+
+def compile_seen(ctx: RunContext, res: ExecuteReply, seen: list[SeenLaunch], rr: RungResult) -> None:
+    """Compile every distinct Triton launch the calls made, as made, in the compiler (for sm_90a without a GPU,
+    where the calls ran in the interpreter and compiled nothing; on a GPU the calls compiled them and this finds
+    them in Triton's cache), and fold it into ``rr``: its figures (``launches``, ``launches_compiled``,
+    ``launch_compile_s``) and ``; N distinct launches compiled for sm_90a (M beyond the dry call)``.
+
+    Raises:
+        RungFailed: a launch does not compile; the message names the launch and the spec that dispatched it.
+    """
+    table = res.get("launch_table") or {}
+    observed: list[ObservedLaunch] = [{**table[s["key"]], "dispatched_by": s["specs"][0]} for s in seen]
+    triton_ones = [r for r in observed if r["language"] == "triton" and not r.get("unreplayable")]
+    replay = replay_order(triton_ones)[:MAX_REPLAY]
+    rr.figures["launches"] = seen
+    if len(replay) < len(triton_ones):
+        rr.warnings.append(
+            f"compiled {len(replay)} of the {len(triton_ones)} distinct Triton launches again (every kernel, "
+            "constexpr and option combination first); the others differ only in what Triton specializes "
+            "arguments on (dtypes, divisibility by 16, ints equal to 1)"
+        )
+    rr.summary += f"; {len(seen)} distinct launch{'es' if len(seen) != 1 else ''}"
+    if not replay:  # CuTeDSL: its own cute.compile call compiled it
+        return
+    request: ReplayRequest = {**ctx.sources(), "seed": ctx.seed, "replay": replay}
+    try:
+        # part of the run rung, so under its limit (a derived one grows with what the rung took, this included)
+        reply = ctx.compiler.compile(request, timeout_s=ctx.options.timeouts["run"])
+    except WorkerError as exc:
+        info = ctx.user_paths(exc.info)
+        raise RungFailed(
+            ErrorInfo(info.type, f"compile: {info.message}", info.traceback),
+            figures=rr.figures,
+            summary=f"{rr.summary}, one does not compile",
+        ) from None
+    target = "the GPU" if ctx.pool.device == "cuda" else "sm_90a"
+    beyond = sum(s["beyond_dry_call"] for s in seen)
+    compiled = len(reply["launches"])
+    rr.figures["launches_compiled"] = compiled
+    rr.figures["launch_compile_s"] = reply["compile_s"]
+    if compiled:
+        rr.summary += f", {compiled} compiled for {target}"
+    if beyond:
+        rr.summary += f" ({beyond} beyond the dry call: other sizes or layouts)"
+    rr.warnings.extend(reply.get("warnings", []))
+
+
+MAX_REPLAY = 64  # distinct launches compiled again per run: at ~0.1-0.5 s each on a cold cache, seconds at most
+
+
+def replay_order(launches: list[ObservedLaunch]) -> list[ObservedLaunch]:
+    """``launches`` with, first, one per (kernel, constexprs, options): each different code a kernel compiles to
+    beyond argument specializations; then the rest, in the order the calls made them."""
+    first: list[ObservedLaunch] = []
+    rest: list[ObservedLaunch] = []
+    classes: set[str] = set()
+    for rec in launches:
+        cls = repr((rec["qualname"], sorted(rec["constexprs"].items()), sorted(rec["options"].items())))
+        (rest if cls in classes else first).append(rec)
+        classes.add(cls)
+    return first + rest
 
 
 def expected_outputs(ctx: RunContext) -> list[list[OutputLeaf]] | None:
@@ -54,7 +177,7 @@ def run_result(res: ExecuteReply, planned: list[Case], n_specs: int) -> RungResu
     """Fold the candidate's ``execute`` reply: ``N cases ok on S specs, first X s, total Y s``, with warnings for
     threads the kernel left running and for functions it patched."""
     executed = res["cases"]
-    tampered = list(res.get("tampered", []))
+    tampered = patched_names(res)  # after the calls and after each case
     secs = [c["seconds"] for c in executed if "seconds" in c]
     summary = (
         f"{len(executed)} cases ok on {n_specs} specs, first {fmt(secs[0])} s, total {fmt(sum(secs))} s"
@@ -86,4 +209,77 @@ def run_result(res: ExecuteReply, planned: list[Case], n_specs: int) -> RungResu
                 tampered=tampered,
             )
         ),
+    )
+
+
+def specs_without_launch(executed: Sequence[ExecutedCase]) -> list[int]:
+    """The specs (indices, in order) whose calls made no Triton or CuTeDSL launch at all although they returned
+    something (a number, or a tensor with elements): the version computes those specs in torch, or in Python.
+    Layouts the kernel refused and outputs with no elements do not count. Empty when the candidate recorded no
+    launches for any case (``ExecutedCase.launches`` absent: nothing to judge by)."""
+    if not any("launches" in c for c in executed):
+        return []
+    launched: dict[int, bool] = {}
+    returned: set[int] = set()
+    for c in executed:
+        i = c["spec_index"]
+        launched[i] = launched.get(i, False) or bool(sum(c.get("launches", {}).values()))
+        if not c.get("unsupported") and any(_has_elements(leaf) for leaf in c.get("outputs", [])):
+            returned.add(i)
+    return [i for i in sorted(launched) if not launched[i] and i in returned]
+
+
+def _has_elements(leaf: OutputLeaf) -> bool:
+    if leaf.get("kind") != "tensor":
+        return True
+    n = 1
+    for d in leaf.get("shape", []):
+        n *= d
+    return n > 0
+
+
+def times_torch(rr: RungResult, ctx: RunContext) -> RungResult:
+    """The correctness rung ``rr`` with the launch check applied: a spec whose calls launched no Triton or CuTeDSL
+    kernel (``specs_without_launch``) fails "times torch, not a kernel", naming the specs and the torch compute the
+    static scan found, unless the reference sets ``allow_torch = True``. It is judged here, after the judge's
+    verdict, because a wrong output's own reason (unwritten elements, a wrong shape) says more than "launched
+    nothing": when the judge already failed the rung its error stands and this becomes a warning. A version that
+    launches kernels and also calls torch stays a warning of the scan (cases.md hidden-torch), and so do specs
+    without a launch when the others launch and the scan finds no torch compute (a host-side special case).
+    """
+    if ctx.executed is None or ctx.problem is None or ctx.problem.get("allow_torch"):
+        return rr
+    missing = specs_without_launch(ctx.executed)
+    if not missing:
+        return rr
+    labels = [ctx.problem["labels"][i] for i in missing]
+    named = labels[0] + (f" and {len(labels) - 1} more spec{'s' if len(labels) > 2 else ''}" if len(labels) > 1 else "")
+    source = ctx.kernel_snap.read_text(errors="replace") if ctx.kernel_snap is not None else ""
+    torch_found = [f.message() for f in scan_source(source) if f.kind in TORCH_COMPUTE_KINDS]
+    message = (
+        f"times torch, not a kernel: the calls of spec={named} launched no Triton or CuTeDSL kernel"
+        + (f" (torch: {'; '.join(torch_found[:3])})" if torch_found else "")
+        + "; a reference whose versions may compute in torch sets allow_torch = True"
+    )
+    returned = {c["spec_index"] for c in ctx.executed if any(_has_elements(x) for x in c.get("outputs", []))}
+    if not torch_found and set(missing) != returned:
+        # Some specs launch kernels and the others compute nothing the scan sees as torch: a special case the
+        # kernel answers on the host (a width-1 softmax is all ones) is no cheat; say it, do not fail it.
+        rr.warnings.insert(0, message.replace("times torch, not a kernel: ", "no kernel launched: ", 1))
+        return rr
+    for entry in rr.figures.get("specs", []):
+        if entry.get("label") in labels:
+            entry["ok"] = False
+            entry["reason"] = entry.get("reason") or "launched no Triton or CuTeDSL kernel"
+    if rr.status is Status.FAILED:
+        rr.warnings.insert(0, message)
+        return rr
+    return RungResult(
+        rr.name,
+        Status.FAILED,
+        seconds=rr.seconds,
+        summary=message,
+        figures=rr.figures,
+        error=ErrorInfo("TimesTorch", message),
+        warnings=rr.warnings,
     )

@@ -1,0 +1,186 @@
+"""Where every version stands: its stored verdict, its speedup, and whether that verdict is still about the files on
+disk (``ktui status``, the TUI's stale marks and the start-up queueing of stale versions).
+
+A stored result names the sha256 of the version's source and of the reference it ran with (``LadderResult``'s
+``source_sha256`` and ``reference_sha256``). When either differs from the file now on disk the verdict is *stale*:
+it is about code that is no longer there (the file was edited while ktui was closed, say), and it must not read as
+a verdict on the code that is.
+
+Nothing here runs a worker: it reads ``.ktui/results/`` and hashes the sources (a few kB each).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ktui.core import report
+from ktui.core.results import LadderResult, device_label
+from ktui.core.store import ResultStore, sha256
+from ktui.core.workspace import KernelRef, Workspace
+
+STALE_KERNEL = "the kernel changed since this result"
+STALE_REFERENCE = "the reference changed since this result"
+STALE_BOTH = "the kernel and the reference changed since this result"
+
+STALE_POLICIES = ("run", "mark")  # ``[tui] stale`` in ktui.toml: queue stale versions at start-up, or only mark them
+
+
+def file_sha(path: Path) -> str | None:
+    """sha256 (hex) of the file at ``path``, None when it cannot be read."""
+    try:
+        return sha256(path.read_bytes())
+    except OSError:
+        return None
+
+
+def staleness(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> str:
+    """Why ``result`` (``kernel``'s stored or latest result) is no longer about the files on disk, '' when it is (or
+    there is no result, or the result names no hashes: nothing to compare).
+
+    Returns:
+        ``STALE_KERNEL``, ``STALE_REFERENCE``, ``STALE_BOTH`` or ''.
+    """
+    if result is None:
+        return ""
+    kernel_changed = bool(result.source_sha256) and file_sha(kernel.path) != result.source_sha256
+    ref_changed = bool(result.reference_sha256) and (
+        file_sha(ws.reference_path(kernel.problem)) != result.reference_sha256
+    )
+    if kernel_changed and ref_changed:
+        return STALE_BOTH
+    if kernel_changed:
+        return STALE_KERNEL
+    if ref_changed:
+        return STALE_REFERENCE
+    return ""
+
+
+@dataclass(frozen=True)
+class VersionStatus:
+    """One version as ``ktui status`` reports it.
+
+    Attributes:
+        key: ``problem/version``.
+        kernel: its file, relative to the workspace.
+        verdict: ``report.verdict`` of its latest result (``✓ 1.23x``, ``✗ correctness``, ``! reference``,
+            ``· not run``...).
+        ok: every rung ok or skipped; None when it never ran.
+        failed_rung: the first rung that failed, else None.
+        reference_error: the first line of the error when the reference failed (no verdict on the version), else ''.
+        speedup: the worst benchmark speedup over the reference (a GPU run), else None.
+        stale: why the result is not about the files on disk (``STALE_KERNEL``...), '' when it is.
+        ran_at: when that run started (seconds since the epoch), None when it never ran.
+        device: ``cpu (interpreter)`` or ``cuda: NVIDIA H200 (sm_90)``, '' when it never ran.
+    """
+
+    key: str
+    problem: str
+    version: str
+    kernel: str
+    verdict: str
+    ok: bool | None
+    failed_rung: str | None
+    reference_error: str
+    speedup: float | None
+    stale: str
+    ran_at: float | None
+    device: str
+
+
+@dataclass(frozen=True)
+class ProblemStatus:
+    """A problem and its versions.
+
+    Attributes:
+        reference: ``references/<problem>.py``.
+        reference_error: the first line of the latest error that blames the current reference (a version's result
+            whose reference hash is the file's), '' when none does.
+    """
+
+    problem: str
+    reference: str
+    reference_error: str
+    versions: list[VersionStatus] = field(default_factory=list)
+
+
+def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> VersionStatus:
+    """``kernel``'s status from its latest ``result`` (None: never run) and the files on disk."""
+    failed = result.failed_rung if result else None
+    ref_fail = report.reference_failure(result)
+    return VersionStatus(
+        key=kernel.key,
+        problem=kernel.problem,
+        version=kernel.version,
+        kernel=str(kernel.path.relative_to(ws.root)),
+        verdict=report.verdict(result)[0],
+        ok=result.ok if result else None,
+        failed_rung=failed.name if failed else None,
+        reference_error=ref_fail.error.one_line() if ref_fail and ref_fail.error else "",
+        speedup=result.worst_speedup if result else None,
+        stale=staleness(ws, kernel, result),
+        ran_at=result.started_at if result else None,
+        device=device_label(result.device) if result else "",
+    )
+
+
+def problem_reference_error(versions: list[VersionStatus]) -> str:
+    """The reference error of a problem's versions that is still about the reference on disk ('' when none)."""
+    return next(
+        (v.reference_error for v in versions if v.reference_error and v.stale not in (STALE_REFERENCE, STALE_BOTH)),
+        "",
+    )
+
+
+def workspace_status(ws: Workspace, results: dict[str, LadderResult] | None = None) -> list[ProblemStatus]:
+    """Every problem of ``ws`` with every version's status, in the tree's order.
+
+    Args:
+        results: the latest result by ``problem/version`` (a live session's); by default the stored ones
+            (``.ktui/results/``).
+    """
+    store = ResultStore(ws)
+    out = []
+    for problem in ws.problems():
+        versions = []
+        for k in ws.versions(problem):
+            result = results.get(k.key) if results is not None else store.load(k.problem, k.version)
+            versions.append(version_status(ws, k, result))
+        out.append(
+            ProblemStatus(
+                problem=problem,
+                reference=str(ws.reference_path(problem).relative_to(ws.root)),
+                reference_error=problem_reference_error(versions),
+                versions=versions,
+            )
+        )
+    return out
+
+
+def status_json(ws: Workspace, problems: list[ProblemStatus]) -> dict[str, Any]:
+    """``ktui status --json``: ``workspace`` (its path) and ``problems``, each with ``problem``, ``reference``,
+    ``reference_error`` and ``versions`` (every field of ``VersionStatus``; ``stale`` a reason or '')."""
+    return {"workspace": str(ws.root), "problems": [asdict(p) for p in problems]}
+
+
+def stale_policy(root: Path) -> tuple[str, str]:
+    """What to do with stale versions when the TUI starts: ``stale`` in the ``[tui]`` table of the workspace's
+    ``ktui.toml``: ``"run"`` (the default: queue them at start-up) or ``"mark"`` (mark them only; the ``u`` key
+    runs them).
+
+    Returns:
+        (policy, a warning for the user: '' unless the file or the value is malformed, when the default applies).
+    """
+    path = root / "ktui.toml"
+    try:
+        table = tomllib.loads(path.read_text()).get("tui", {})
+    except FileNotFoundError:
+        return "run", ""
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return "run", f"{path.name}: cannot read it ({exc}); stale versions run at start-up"
+    value = table.get("stale", "run") if isinstance(table, dict) else "run"
+    if value not in STALE_POLICIES:
+        return "run", f'{path.name}: [tui] stale must be "run" or "mark", not {value!r}; stale versions run at start-up'
+    return str(value), ""

@@ -1,0 +1,371 @@
+"""Time limits of the rungs: fixed ones from ``--timeout`` and ``ktui.toml``, else defaults scaled to the work.
+
+Every worker call a rung makes has a time limit, ``LadderOptions.timeouts[key]`` in seconds, one per *limit key*:
+``compile``, ``run``, ``correctness``, ``benchmark`` (the ``dumps`` rung uses compile's, ``profile`` benchmark's:
+``LIMIT_OF``). A call past its limit kills its worker and fails the rung (``WorkerTimeout``), so a kernel that
+hangs is reported when its limit runs out.
+
+Where each key's limit comes from, first match wins:
+
+1. ``--timeout`` of ``ktui run``: ``--timeout 30`` (every key) or ``--timeout compile=20,run=90``;
+2. ``ktui.toml``: ``[ladder.timeouts]`` (``[tool.ktui.ladder.timeouts]`` in ``pyproject.toml``), seconds per key;
+3. ``LadderOptions(timeouts=...)`` set by the caller (scripts and tests): every key fixed;
+4. derived from the work: ``max(FLOOR_S[key], factor * basis)``, ``factor`` = ``FACTOR`` (5, or
+   ``[ladder] timeout_factor``), where *basis* is the longest of
+
+   - the seconds the same rung took in the previous results of this problem on this device (the version's own
+     last stored result and the newest stored result of another version; rungs that passed only), and
+   - the seconds the judge took for the reference's share of the rung in the problem's last run
+     (``REFERENCE_METHODS``, kept in ``.ktui/timings.json``);
+
+   with neither (a problem never run on this device), the same rung of the other problems of the workspace;
+5. nothing ran on this device yet: ``FIRST_RUN_S`` (the fixed limits of earlier ktui versions).
+
+So after one run, a ``while True`` in ``custom_kernel`` is reported after ``FLOOR_S["compile"]`` (30 s), not 240 s.
+Each limit is a ``Limit``: a float that says where it came from, which the timeout message quotes.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ktui.core.results import LadderResult, Status
+from ktui.core.store import ResultStore, atomic_write
+from ktui.core.workspace import KernelRef, Workspace
+
+LIMIT_KEYS: tuple[str, ...] = ("compile", "run", "correctness", "benchmark")
+"""The keys of ``LadderOptions.timeouts``: every worker call of a rung is limited by one of them."""
+
+LIMIT_OF: dict[str, str] = {
+    "compile": "compile",
+    "run": "run",
+    "correctness": "correctness",
+    "benchmark": "benchmark",
+    "dumps": "compile",
+    "profile": "benchmark",
+}
+"""The limit key each rung's calls use (``ktui.core.ladder.rungs``: dumps reads compile's, profile benchmark's)."""
+
+RUNGS_OF: dict[str, tuple[str, ...]] = {
+    key: tuple(rung for rung, k in LIMIT_OF.items() if k == key) for key in LIMIT_KEYS
+}
+"""The rungs whose seconds scale each key's derived limit."""
+
+REFERENCE_METHODS: dict[str, tuple[str, ...]] = {
+    "compile": ("describe",),
+    "run": ("prepare",),
+    "correctness": ("prepare", "compare"),
+    "benchmark": ("time_reference", "roofline", "check_timed"),
+}
+"""The judge's calls that do the reference's share of each key's work (``prepare`` runs the reference on every case
+the candidate runs, under the correctness limit, while compile and run climb)."""
+
+FACTOR = 5.0
+"""A rung may take this many times what it took last time before it counts as hung: more seeds or cases, a cold
+Triton cache, a CPU shared with other work (the CPU examples' rungs vary by up to 3x between runs on 2 busy
+cores)."""
+
+FLOOR_S: dict[str, float] = {"compile": 30.0, "run": 30.0, "correctness": 60.0, "benchmark": 120.0}
+"""The smallest derived limit per key, in seconds. compile: a version's first compile has a cold Triton cache and
+may add autotune configs (measured on the CPU, 2 cores at load 10: the compile rung of ``kernels/matmul/v2.py`` cold
+6.2 s, of a 2-config autotuned vector add 9.9 s, against 1.4 s warm); run, correctness and benchmark calls carry
+more cases and the reference's float64 work."""
+
+FIRST_RUN_S: dict[str, float] = {"compile": 240.0, "run": 120.0, "correctness": 300.0, "benchmark": 600.0}
+"""The limits when nothing has run on this device in the workspace (the fixed limits ktui used before it derived
+them): a first CuTeDSL compile or a large autotune sweep on a GPU fits."""
+
+TIMINGS_FILE = "timings.json"
+
+
+class TimeoutConfigError(ValueError):
+    """A malformed ``--timeout`` or ``[ladder]`` setting; the message names the file or flag and the field."""
+
+
+class Limit(float):
+    """A time limit in seconds that remembers where it came from (``why``), for the message of a call past it."""
+
+    why: str
+
+    def __new__(cls, seconds: float, why: str = "") -> Limit:
+        obj = super().__new__(cls, seconds)
+        obj.why = why
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and deepcopy keep ``why``
+        return (Limit, (float(self), self.why))
+
+
+class DefaultLimits(dict[str, float]):
+    """The timeouts a ``LadderOptions`` carries when its caller set none (``FIRST_RUN_S``): a ``Session`` replaces
+    them with its ``TimeoutPolicy``'s limits for each run; a bare ``Ladder`` uses them as they are."""
+
+
+def default_limits() -> dict[str, float]:
+    """``LadderOptions.timeouts``' default: ``FIRST_RUN_S`` marked as not set by anyone (``DefaultLimits``)."""
+    return DefaultLimits(FIRST_RUN_S)
+
+
+def hint(key: str) -> str:
+    """How to set ``key``'s limit, for messages."""
+    return f"--timeout {key}=SECONDS, or {key} = SECONDS under [ladder.timeouts] in ktui.toml"
+
+
+def parse_timeout_arg(text: str) -> dict[str, float]:
+    """``--timeout``'s value: ``30`` (every key, seconds) or ``compile=20,run=90``.
+
+    Raises:
+        TimeoutConfigError: not a positive number, or an unknown key.
+    """
+    text = text.strip()
+    if "=" not in text:
+        seconds = _seconds(text, "--timeout")
+        return dict.fromkeys(LIMIT_KEYS, seconds)
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, _, value = part.partition("=")
+        out[_key(key.strip(), "--timeout")] = _seconds(value.strip(), f"--timeout {key.strip()}")
+    if not out:
+        raise TimeoutConfigError("--timeout names no limit: use SECONDS or RUNG=SECONDS[,RUNG=SECONDS]")
+    return out
+
+
+def _key(key: str, where: str) -> str:
+    if key in LIMIT_KEYS:
+        return key
+    if key in LIMIT_OF:
+        raise TimeoutConfigError(
+            f"{where}: the {key} rung has no limit of its own: it uses {LIMIT_OF[key]}'s "
+            f"(limits: {', '.join(LIMIT_KEYS)})"
+        )
+    raise TimeoutConfigError(f"{where}: unknown rung {key!r} (limits: {', '.join(LIMIT_KEYS)})")
+
+
+def _seconds(value: Any, where: str) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise TimeoutConfigError(f"{where}: {value!r} is not a number of seconds") from None
+    if isinstance(value, bool) or not seconds > 0 or seconds == float("inf"):
+        raise TimeoutConfigError(f"{where}: a limit is a positive number of seconds, not {value!r}")
+    return seconds
+
+
+@dataclass(frozen=True)
+class TimeoutPolicy:
+    """How a session sets the time limits of each run (see the module docstring for the order).
+
+    Attributes:
+        fixed: limits set by ``--timeout`` or ``ktui.toml``, per key (each a ``Limit`` naming its source).
+        factor: the derived limit's multiple of the rung's previous seconds.
+        floors: the smallest derived limit per key, seconds.
+        first_run: the limits when nothing ran on this device yet, seconds.
+    """
+
+    fixed: Mapping[str, Limit] = field(default_factory=dict)
+    factor: float = FACTOR
+    floors: Mapping[str, float] = field(default_factory=lambda: dict(FLOOR_S))
+    first_run: Mapping[str, float] = field(default_factory=lambda: dict(FIRST_RUN_S))
+
+    def limits(
+        self,
+        ws: Workspace,
+        kernel: KernelRef,
+        device: str,
+        store: ResultStore | None = None,
+        explicit: Mapping[str, float] | None = None,
+    ) -> dict[str, float]:
+        """The limit of each key for the next run of ``kernel`` on ``device`` (``cpu``/``cuda``), seconds.
+
+        Args:
+            explicit: the caller's ``LadderOptions.timeouts`` when it set them (every key fixed; ``fixed`` wins).
+        """
+        out: dict[str, float] = {}
+        history: _History | None = None
+        for key in LIMIT_KEYS:
+            if key in self.fixed:
+                out[key] = self.fixed[key]
+                continue
+            if explicit is not None and key in explicit:
+                out[key] = Limit(explicit[key], "set by the caller's LadderOptions")
+                continue
+            if history is None:
+                history = _History(ws, kernel, device, store or ResultStore(ws))
+            out[key] = self._derive(key, history)
+        return out
+
+    def _derive(self, key: str, history: _History) -> Limit:
+        floor = self.floors.get(key, FLOOR_S[key])
+        basis = history.basis(key)
+        if basis is None:
+            first = self.first_run.get(key, FIRST_RUN_S[key])
+            return Limit(first, f"ktui's default for a first run on this device; set it with {hint(key)}")
+        seconds, what = basis
+        derived = self.factor * seconds
+        if derived <= floor:
+            why = f"the floor of a derived limit ({self.factor:g} x {seconds:.2f} s, {what}, is less)"
+            return Limit(floor, f"{why}; set it with {hint(key)}")
+        return Limit(derived, f"derived: {self.factor:g} x {seconds:.2f} s, {what}; set it with {hint(key)}")
+
+
+def load_policy(root: Path, cli: Mapping[str, float] | None = None) -> TimeoutPolicy:
+    """The timeout policy of the workspace at ``root``: ``[ladder]`` of its ``ktui.toml`` (else
+    ``[tool.ktui.ladder]`` of its ``pyproject.toml``), with ``cli`` (``parse_timeout_arg``) on top.
+
+        # ktui.toml
+        [ladder]
+        timeout_factor = 5          # a derived limit is this many times the rung's previous seconds
+        [ladder.timeouts]           # fixed limits, seconds: these keys are not derived
+        compile = 30
+        run = 120
+
+    Raises:
+        TimeoutConfigError: unreadable TOML, an unknown key, or a limit that is not a positive number.
+    """
+    fixed: dict[str, Limit] = {}
+    factor = FACTOR
+    for path, keys, where in (
+        (root / "pyproject.toml", ("tool", "ktui", "ladder"), "[tool.ktui.ladder]"),
+        (root / "ktui.toml", ("ladder",), "[ladder]"),
+    ):
+        if not path.is_file():
+            continue
+        try:
+            table: Any = tomllib.loads(path.read_text())
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+            raise TimeoutConfigError(f"{path}: {exc}") from None
+        for k in keys:
+            table = table.get(k, {}) if isinstance(table, dict) else {}
+        if not isinstance(table, dict) or not table:
+            continue
+        fixed, factor = {}, FACTOR  # ktui.toml, read last, replaces pyproject.toml's section
+        for name, value in table.items():
+            if name == "timeout_factor":
+                factor = _seconds(value, f"{path.name} {where} timeout_factor")
+                if factor < 1:
+                    raise TimeoutConfigError(f"{path.name} {where}: timeout_factor must be 1 or more, not {value!r}")
+            elif name == "timeouts":
+                if not isinstance(value, dict):
+                    raise TimeoutConfigError(f"{path.name} {where}: timeouts must be a table of rung = seconds")
+                for key, secs in value.items():
+                    k = _key(key, f"{path.name} {where[:-1]}.timeouts]")
+                    fixed[k] = Limit(
+                        _seconds(secs, f"{path.name} {where[:-1]}.timeouts] {key}"),
+                        f"set in {path.name} {where[:-1]}.timeouts]",
+                    )
+    for key, secs in (cli or {}).items():
+        fixed[_key(key, "--timeout")] = Limit(secs, "set by --timeout")
+    return TimeoutPolicy(fixed=fixed, factor=factor)
+
+
+# -- what earlier runs took ----------------------------------------------------------------------------------
+class ReferenceTimes:
+    """The seconds the judge took for each key's reference work in each problem's last run, per device:
+    ``.ktui/timings.json`` = ``{device: {problem: {key: seconds}}}`` (written atomically; unreadable: empty)."""
+
+    def __init__(self, workspace: Workspace):
+        self.path = workspace.state_dir / TIMINGS_FILE
+
+    def all(self) -> dict[str, dict[str, dict[str, float]]]:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def get(self, device: str, problem: str) -> dict[str, float]:
+        """The problem's reference seconds per key on ``device`` ({} when none were recorded)."""
+        got = self.all().get(device, {}).get(problem, {})
+        return {k: float(v) for k, v in got.items() if k in LIMIT_KEYS and isinstance(v, int | float)}
+
+    def record(self, device: str, problem: str, calls: Iterable[tuple[str, float]]) -> dict[str, float]:
+        """Keep the keys that the judge's ``calls`` (method, seconds) of one run measured; returns them. The
+        other keys keep their earlier seconds."""
+        calls = list(calls)
+        seen = {
+            key: max(s for m, s in calls if m in methods)
+            for key, methods in REFERENCE_METHODS.items()
+            if any(m in methods for m, _ in calls)
+        }
+        if not seen:
+            return {}
+        data = self.all()
+        data.setdefault(device, {}).setdefault(problem, {}).update(seen)
+        try:
+            atomic_write(self.path, json.dumps(data, indent=1).encode())
+        except OSError:
+            pass  # a read-only workspace: limits are derived from the results alone
+        return seen
+
+
+def rung_seconds(result: LadderResult, key: str) -> tuple[float, str] | None:
+    """The longest passing rung of ``result`` that ``key`` limits: (seconds, rung name), or None."""
+    best: tuple[float, str] | None = None
+    for r in result.rungs:
+        if r.name in RUNGS_OF[key] and r.status is Status.OK and r.seconds > 0:
+            if best is None or r.seconds > best[0]:
+                best = (r.seconds, r.name)
+    return best
+
+
+class _History:
+    """What earlier runs of ``kernel``'s problem (and, without any, of the workspace) took on ``device``."""
+
+    def __init__(self, ws: Workspace, kernel: KernelRef, device: str, store: ResultStore):
+        self.ws, self.kernel, self.device, self.store = ws, kernel, device, store
+        self._mine = self._previous(kernel.problem, own=kernel.version)
+        self._ref = ReferenceTimes(ws).get(device, kernel.problem)
+        self._others: list[tuple[LadderResult, dict[str, float]]] | None = None
+
+    def _results(self, problem: str) -> list[LadderResult]:
+        out = []
+        for k in self.ws.versions(problem):
+            r = self.store.load(problem, k.version)
+            if r is not None and r.device.get("type") == self.device:
+                out.append(r)
+        return out
+
+    def _previous(self, problem: str, own: str | None = None) -> list[LadderResult]:
+        """The version's own stored result and the newest other version's (of ``problem``, on this device)."""
+        results = self._results(problem)
+        mine = [r for r in results if r.version == own]
+        others = sorted((r for r in results if r.version != own), key=lambda r: r.started_at)
+        return mine + others[-1:]
+
+    def basis(self, key: str) -> tuple[float, str] | None:
+        """The seconds a derived limit of ``key`` scales, and what they are, or None when nothing ran."""
+        found = self._best(self._mine, self._ref, key)
+        if found is not None:
+            return found
+        if self._others is None:
+            self._others = []
+            for problem in self.ws.problems():
+                if problem != self.kernel.problem:
+                    for r in self._previous(problem):
+                        self._others.append((r, ReferenceTimes(self.ws).get(self.device, problem)))
+        best: tuple[float, str] | None = None
+        for r, ref in self._others:
+            got = self._best([r], ref, key, problem=r.problem)
+            if got is not None and (best is None or got[0] > best[0]):
+                best = got
+        return best
+
+    @staticmethod
+    def _best(
+        results: list[LadderResult], ref: Mapping[str, float], key: str, problem: str | None = None
+    ) -> tuple[float, str] | None:
+        best: tuple[float, str] | None = None
+        for r in results:
+            got = rung_seconds(r, key)
+            if got is not None and (best is None or got[0] > best[0]):
+                best = (got[0], f"the {got[1]} rung of {r.key}")
+        if key in ref and (best is None or ref[key] > best[0]):
+            best = (ref[key], f"the reference's {'/'.join(REFERENCE_METHODS[key])} of {problem or 'this problem'}")
+        return best

@@ -1,0 +1,236 @@
+"""Everyday commands and stale verdicts (issue 10): ``ktui init`` scaffolds a problem whose v1 passes ``ktui run`` on
+the CPU; ``ktui status [--json]`` lists every version with its verdict, speedup and staleness; a mistyped subcommand
+says what it might have meant; the TUI marks a result whose kernel or reference changed on disk as stale and runs
+those versions at start-up (or on ``u`` with ``[tui] stale = "mark"``); a reference error marks the problem."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ktui.core.ladder import LadderOptions
+from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status
+from ktui.core.scaffold import TAIL_SIZES
+from ktui.core.session import Session
+from ktui.core.status import STALE_BOTH, STALE_KERNEL, STALE_REFERENCE, stale_policy, staleness
+from ktui.core.store import ResultStore, sha256
+from ktui.core.workspace import Workspace
+from ktui.tui.app import KtuiApp
+from ktui.tui.state import VersionState
+from ktui.tui.widgets import KernelTree
+
+from .conftest import ROOT
+from .test_cli import ktui
+from .test_tui import wait_for
+
+
+# -- ktui init, ktui status ----------------------------------------------------------------------------------
+def test_init_scaffolds_a_problem_that_passes_its_ladder_and_status_tracks_staleness(tmp_path):
+    root = tmp_path / "mine"
+    root.mkdir()
+    made = ktui("init", "gelu", cwd=root)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.splitlines()[:2] == ["created references/gelu.py", "created kernels/gelu/v1.py"]
+    ref = (root / "references/gelu.py").read_text()
+    assert repr(TAIL_SIZES) in ref and TAIL_SIZES == (1, 127, 129, 1023, 1025, 4099)  # 1, block +-1, a prime
+    assert "def gelu_kernel(" in (root / "kernels/gelu/v1.py").read_text()
+
+    run = ktui("run", "kernels/gelu/v1.py", "--device", "cpu", "--json", cwd=root)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr
+    d = json.loads(run.stdout)
+    assert d["ok"] and [r["status"] for r in d["rungs"]] == ["ok", "ok", "ok", "skipped", "ok"], d["rungs"]
+
+    again = ktui("init", "gelu", cwd=root)
+    assert again.returncode == 2 and "already exist: nothing written" in again.stderr, again.stderr
+    bad = ktui("init", "9lives", cwd=root)
+    assert bad.returncode == 2 and "must be a Python identifier" in bad.stderr, bad.stderr
+    assert ktui("init", "layer_norm", cwd=root).returncode == 0  # a second problem, never run
+
+    st = ktui("status", "--json", cwd=root)
+    assert st.returncode == 0, st.stderr
+    problems = {p["problem"]: p for p in json.loads(st.stdout)["problems"]}
+    v1 = problems["gelu"]["versions"][0]
+    assert (v1["key"], v1["verdict"], v1["ok"], v1["stale"], v1["speedup"]) == ("gelu/v1", "✓ ok", True, "", None)
+    assert v1["device"] == "cpu (interpreter)" and problems["gelu"]["reference_error"] == ""
+    assert problems["layer_norm"]["versions"][0]["verdict"] == "· not run"
+    text = ktui("status", cwd=root).stdout.splitlines()
+    assert text[0] == "gelu  (references/gelu.py)" and text[1].startswith("  v1   ✓ ok") and "STALE" not in text[1]
+    assert text[-1] == "2 versions: 1 ok, 1 not run"
+
+    with (root / "kernels/gelu/v1.py").open("a") as f:
+        f.write("# edited while ktui was closed\n")
+    v1 = json.loads(ktui("status", "--json", cwd=root).stdout)["problems"][0]["versions"][0]
+    assert v1["stale"] == STALE_KERNEL and v1["verdict"] == "✓ ok"  # the old verdict, said to be stale
+    with (root / "references/gelu.py").open("a") as f:
+        f.write("# edited too\n")
+    text = ktui("status", str(root)).stdout.splitlines()
+    assert text[1].endswith(f"STALE: {STALE_BOTH}"), text
+    assert text[-1].startswith("2 versions: 1 ok, 1 not run; 1 stale"), text
+
+
+def test_a_mistyped_subcommand_says_what_it_might_have_meant(tmp_path):
+    for word, meant in (("rnu", "run"), ("stauts", "status"), ("agnet", "agent"), ("dif", "diff")):
+        p = ktui(word, cwd=tmp_path)
+        assert p.returncode == 2, p.stderr
+        assert p.stderr.strip() == (
+            f"ktui: error: {word!r} is neither a command nor a folder: did you mean `ktui {meant}`? "
+            "(or give a workspace folder)"
+        ), p.stderr
+    p = ktui("xyzzy", cwd=tmp_path)
+    assert p.returncode == 2 and "commands: run, agent, diff, status, init" in p.stderr, p.stderr
+    (tmp_path / "rnu").mkdir()  # an existing folder is a workspace path, whatever its name
+    p = ktui("rnu", cwd=tmp_path)
+    assert p.returncode == 2 and "is not a ktui workspace" in p.stderr, p.stderr
+
+
+def test_staleness_compares_both_hashes_with_the_files(make_ws):
+    ws = make_ws(["vector_add"])
+    k = ws.versions("vector_add")[0]
+    r = _result(ws, "v1")
+    assert staleness(ws, k, r) == "" and staleness(ws, k, None) == ""
+    r.source_sha256 = "0" * 64
+    assert staleness(ws, k, r) == STALE_KERNEL
+    r.reference_sha256 = "0" * 64
+    assert staleness(ws, k, r) == STALE_BOTH
+    r.source_sha256 = sha256(k.path.read_bytes())
+    assert staleness(ws, k, r) == STALE_REFERENCE
+    assert stale_policy(ws.root) == ("run", "")
+    (ws.root / "ktui.toml").write_text('[tui]\nstale = "mark"\n')
+    assert stale_policy(ws.root) == ("mark", "")
+    (ws.root / "ktui.toml").write_text('[tui]\nstale = "later"\n')
+    policy, warning = stale_policy(ws.root)
+    assert policy == "run" and 'stale must be "run" or "mark"' in warning
+
+
+# -- the TUI -------------------------------------------------------------------------------------------------
+def _result(ws: Workspace, version: str, ok: bool = True, error: ErrorInfo | None = None) -> LadderResult:
+    """A stored-looking result of vector_add ``version`` about the files on disk now (compile and correctness)."""
+    k = ws.versions("vector_add")[[v.version for v in ws.versions("vector_add")].index(version)]
+    rungs = [RungResult("compile", Status.OK, 0.1, "triton: add_kernel(w=4,s=3)")]
+    if error is not None:
+        rungs.append(RungResult("correctness", Status.FAILED, 0.1, error=error))
+    else:
+        rungs.append(RungResult("correctness", Status.OK if ok else Status.FAILED, 0.1, "worst=(1,)"))
+    return LadderResult(
+        "vector_add",
+        version,
+        f"kernels/vector_add/{version}.py",
+        {"type": "cpu", "interpreter": True},
+        rungs,
+        source_sha256=sha256(k.path.read_bytes()),
+        reference_sha256=sha256(ws.reference_path("vector_add").read_bytes()),
+        started_at=1.0,
+    )
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def stale_ws(make_ws):
+    """vector_add v1 and v2 with stored results about the files; then v2 edited (as while ktui was closed)."""
+    ws = make_ws(
+        ["vector_add"],
+        {"vector_add/v1": ROOT / "kernels/vector_add/v1.py", "vector_add/v2": ROOT / "kernels/vector_add/v2.py"},
+    )
+    store = ResultStore(ws)
+    for v in ("v1", "v2"):
+        store.save(_result(ws, v))
+    with (ws.root / "kernels/vector_add/v2.py").open("a") as f:
+        f.write("# edited while ktui was closed\n")
+    return ws
+
+
+def _session(ws: Workspace) -> Session:
+    """A session that climbs only the compile rung (seconds on the CPU): enough to see which versions ran."""
+    session = Session(ws, "cpu", options=LadderOptions(seeds=1, rungs=("compile",)), watch=False)
+    session.start()
+    return session
+
+
+@pytest.mark.anyio
+async def test_a_stale_result_is_marked_in_the_tree_and_queued_at_start_up(stale_ws):
+    ws = stale_ws
+    app = KtuiApp(ws, start_session=False)  # the stored results alone: what the first screen shows
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.1)
+        tree = app.query_one(KernelTree)
+        assert tree.label_of("vector_add/v1") == "v1   ✓ ok"
+        assert tree.label_of("vector_add/v2") == "v2   ✓ ok (stale)"
+        assert app.states["vector_add/v2"].stale == STALE_KERNEL
+        app.select(ws.versions("vector_add")[1])
+        details = str(app.query_one("#details").render())
+        assert f"STALE: {STALE_KERNEL}" in details, details
+
+    session = _session(ws)
+    started: list[str] = []
+    session.bus.subscribe(lambda ev: started.append(ev.key) if type(ev).__name__ == "LadderStarted" else None)
+    try:
+        app = KtuiApp(ws, session=session)
+        async with app.run_test(size=(100, 30)) as pilot:
+            st = app.states["vector_add/v2"]
+            await wait_for(pilot, lambda: st.result is not None and st.result.rung("correctness") is None, 180, "v2")
+            await pilot.pause(0.2)
+            assert started == ["vector_add/v2"]  # only the stale version ran
+            assert st.stale == "" and app.query_one(KernelTree).label_of("vector_add/v2") == "v2   ◦ compiled"
+            assert st.result.source_sha256 == sha256((ws.root / "kernels/vector_add/v2.py").read_bytes())
+    finally:
+        session.stop()
+
+
+@pytest.mark.anyio
+async def test_with_stale_mark_nothing_runs_at_start_up_and_u_runs_the_stale(stale_ws):
+    ws = stale_ws
+    (ws.root / "ktui.toml").write_text('[tui]\nstale = "mark"\n')
+    session = _session(ws)
+    started: list[str] = []
+    session.bus.subscribe(lambda ev: started.append(ev.key) if type(ev).__name__ == "LadderStarted" else None)
+    try:
+        for w in session.pool.workers:
+            w.ensure_ready()
+        app = KtuiApp(ws, session=session)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause(0.5)
+            assert started == [] and app.states["vector_add/v2"].stale == STALE_KERNEL
+            assert "Run stale versions" in {c.title for c in app.get_system_commands(app.screen)}
+            await pilot.press("u")
+            st = app.states["vector_add/v2"]
+            await wait_for(pilot, lambda: st.result is not None and st.result.rung("correctness") is None, 180, "v2")
+            assert started == ["vector_add/v2"] and st.stale == ""
+    finally:
+        session.stop()
+
+
+@pytest.mark.anyio
+async def test_a_reference_error_marks_the_problem_and_no_version(stale_ws):
+    """v1's latest result failed because ``ref_kernel`` raised: v1 shows ``! reference`` (not ``✗ correctness``)
+    and the problem ``! reference error``; once the reference changes on disk the mark goes (the result is stale)."""
+    ws = stale_ws
+    error = ErrorInfo("ValueError", "reference error (references/vector_add.py:16 in ref_kernel): ref_kernel raised")
+    ResultStore(ws).save(_result(ws, "v1", error=error))
+    app = KtuiApp(ws, start_session=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.1)
+        tree = app.query_one(KernelTree)
+        assert tree.label_of("vector_add/v1") == "v1   ! reference"
+        assert tree.problem_label_of("vector_add") == "vector_add  ! reference error"
+        with ws.reference_path("vector_add").open("a") as f:
+            f.write("# fixed\n")
+        st = app.states["vector_add/v1"]
+        assert st.refresh_stale(ws) and st.stale == STALE_REFERENCE
+        tree.update_version(ws.versions("vector_add")[0], st)
+        assert tree.problem_label_of("vector_add") == "vector_add"
+        assert tree.label_of("vector_add/v1") == "v1   ! reference (stale)"
+
+
+def test_version_state_badges(stale_ws):
+    ws = stale_ws
+    st = VersionState("vector_add/v1", result=_result(ws, "v1"))
+    assert st.badge() == ("✓ ok", "green")
+    st.stale = STALE_KERNEL
+    assert st.badge() == ("✓ ok (stale)", "dim italic")
+    st.queued = True
+    assert st.badge() == ("… queued", "yellow")  # what happens next outranks the old verdict

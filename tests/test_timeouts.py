@@ -1,0 +1,258 @@
+"""Time limits per rung (``ktui.core.timeouts``): ``--timeout``, ``ktui.toml`` ``[ladder]``, and the defaults
+derived from what the rungs took before: limit = max(FLOOR_S[key], FACTOR x the longest of the same rung's seconds
+in the problem's previous results and the reference's seconds), so a hang is reported in seconds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from ktui.core.ladder import LadderOptions
+from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status
+from ktui.core.store import ResultStore
+from ktui.core.timeouts import (
+    FACTOR,
+    FIRST_RUN_S,
+    FLOOR_S,
+    LIMIT_KEYS,
+    DefaultLimits,
+    Limit,
+    ReferenceTimes,
+    TimeoutConfigError,
+    TimeoutPolicy,
+    load_policy,
+    parse_timeout_arg,
+)
+from ktui.core.workspace import KernelRef
+
+from .conftest import BAD, ROOT
+
+
+def _stored(ws, version: str, device: str = "cpu", started: float = 1.0, **seconds: float) -> None:
+    """Store a result of ``vector_add/<version>`` whose rungs took ``seconds`` (a name ending in ``_failed`` stores
+    that rung as failed)."""
+    rungs = []
+    for name, secs in seconds.items():
+        failed = name.endswith("_failed")
+        rungs.append(
+            RungResult(
+                name.removesuffix("_failed"),
+                Status.FAILED if failed else Status.OK,
+                seconds=secs,
+                error=ErrorInfo("WorkerTimeout", "timed out") if failed else None,
+            )
+        )
+    res = LadderResult("vector_add", version, f"kernels/vector_add/{version}.py", {"type": device}, rungs)
+    res.started_at = started
+    ResultStore(ws).save(res)
+
+
+def _k(ws, version: str) -> KernelRef:
+    return KernelRef("vector_add", version, ws.root)
+
+
+# -- --timeout and ktui.toml -------------------------------------------------------------------------------------
+def test_timeout_flag_sets_every_limit_or_some():
+    assert parse_timeout_arg("30") == dict.fromkeys(LIMIT_KEYS, 30.0)
+    assert parse_timeout_arg("compile=20, run=90.5") == {"compile": 20.0, "run": 90.5}
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("soon", "--timeout: 'soon' is not a number of seconds"),
+        ("-5", "--timeout: a limit is a positive number of seconds, not '-5'"),
+        ("compile=0", "--timeout compile: a limit is a positive number of seconds, not '0'"),
+        ("compiel=20", "--timeout: unknown rung 'compiel' (limits: compile, run, correctness, benchmark)"),
+        ("dumps=20", "--timeout: the dumps rung has no limit of its own: it uses compile's"),
+    ],
+)
+def test_a_bad_timeout_flag_says_what_is_wrong(text, message):
+    with pytest.raises(TimeoutConfigError) as exc:
+        parse_timeout_arg(text)
+    assert message in str(exc.value)
+
+
+def test_ktui_toml_sets_limits_per_rung_and_the_flag_wins(make_ws):
+    ws = make_ws(["vector_add"])
+    (ws.root / "ktui.toml").write_text("[ladder]\ntimeout_factor = 3\n\n[ladder.timeouts]\ncompile = 12\nrun = 45\n")
+    policy = load_policy(ws.root, parse_timeout_arg("run=7"))
+    assert policy.factor == 3.0
+    limits = policy.limits(ws, _k(ws, "v1"), "cpu")
+    assert limits["compile"] == 12.0 and limits["compile"].why == "set in ktui.toml [ladder.timeouts]"
+    assert limits["run"] == 7.0 and limits["run"].why == "set by --timeout"
+    # the others are derived: nothing ran here, so the first-run defaults
+    assert limits["correctness"] == FIRST_RUN_S["correctness"] and limits["benchmark"] == FIRST_RUN_S["benchmark"]
+
+
+def test_pyproject_ladder_section_is_read_when_there_is_no_ktui_toml(make_ws):
+    ws = make_ws(["vector_add"])
+    (ws.root / "pyproject.toml").write_text("[tool.ktui.ladder.timeouts]\ncorrectness = 99\n")
+    limits = load_policy(ws.root).limits(ws, _k(ws, "v1"), "cpu")
+    assert limits["correctness"] == 99.0 and "pyproject.toml [tool.ktui.ladder.timeouts]" in limits["correctness"].why
+
+
+@pytest.mark.parametrize(
+    "toml, message",
+    [
+        ("[ladder.timeouts]\ncompile = 'fast'\n", "ktui.toml [ladder.timeouts] compile: 'fast' is not a number"),
+        ("[ladder.timeouts]\nprofile = 10\n", "the profile rung has no limit of its own: it uses benchmark's"),
+        ("[ladder]\ntimeouts = 30\n", "ktui.toml [ladder]: timeouts must be a table of rung = seconds"),
+        ("[ladder]\ntimeout_factor = 0.5\n", "timeout_factor must be 1 or more"),
+        ("[ladder\n", "ktui.toml"),
+    ],
+)
+def test_a_bad_ladder_section_names_the_file_and_field(make_ws, toml, message):
+    ws = make_ws(["vector_add"])
+    (ws.root / "ktui.toml").write_text(toml)
+    with pytest.raises(TimeoutConfigError) as exc:
+        load_policy(ws.root)
+    assert message in str(exc.value)
+
+
+# -- derived limits ----------------------------------------------------------------------------------------------
+def test_limits_scale_with_the_previous_versions_rungs_with_a_floor(make_ws):
+    ws = make_ws(["vector_add"])
+    _stored(ws, "v1", started=1.0, compile=1.5, run=40.0, correctness=2.0, benchmark=0.0, dumps=3.0)
+    _stored(ws, "v3", device="cuda", started=9.0, compile=100.0, run=100.0)  # another device: not this one's work
+    limits = TimeoutPolicy().limits(ws, _k(ws, "v2"), "cpu")
+    assert limits["compile"] == FLOOR_S["compile"]  # 5 x 3.0 s (dumps uses compile's limit) is under the floor
+    assert "the floor" in limits["compile"].why and "the dumps rung of vector_add/v1" in limits["compile"].why
+    assert limits["run"] == pytest.approx(FACTOR * 40.0)
+    assert limits["run"].why.startswith("derived: 5 x 40.00 s, the run rung of vector_add/v1; set it with --timeout")
+    assert limits["correctness"] == FLOOR_S["correctness"]
+    assert limits["benchmark"] == FIRST_RUN_S["benchmark"]  # skipped on the CPU (0 s): nothing to scale
+    assert FLOOR_S["compile"] < FIRST_RUN_S["compile"] / 4  # a hang in compile: seconds, not minutes
+
+
+def test_the_versions_own_last_run_and_the_newest_other_one_count_failed_rungs_do_not(make_ws):
+    ws = make_ws(["vector_add"])
+    _stored(ws, "v1", started=1.0, run=90.0)  # older than v3: not the previous version
+    _stored(ws, "v3", started=5.0, run=12.0)
+    _stored(ws, "v2", started=3.0, run=8.0, correctness_failed=300.0)  # v2's own previous run
+    limits = TimeoutPolicy().limits(ws, _k(ws, "v2"), "cpu")
+    assert limits["run"] == pytest.approx(FACTOR * 12.0) and "vector_add/v3" in limits["run"].why
+    assert limits["correctness"] == FIRST_RUN_S["correctness"]  # its only record timed out: not a measure
+
+
+def test_the_references_seconds_raise_a_limit(make_ws):
+    ws = make_ws(["vector_add"])
+    _stored(ws, "v1", run=2.0, correctness=1.0)
+    times = ReferenceTimes(ws)
+    assert times.record("cpu", "vector_add", [("describe", 0.1), ("prepare", 30.0), ("compare", 4.0)]) == {
+        "compile": 0.1,
+        "run": 30.0,
+        "correctness": 30.0,
+    }
+    assert times.get("cpu", "vector_add")["run"] == 30.0 and times.get("cuda", "vector_add") == {}
+    limits = TimeoutPolicy().limits(ws, _k(ws, "v2"), "cpu")
+    assert limits["run"] == pytest.approx(FACTOR * 30.0)
+    assert "the reference's prepare of this problem" in limits["run"].why
+    assert limits["correctness"] == pytest.approx(FACTOR * 30.0)
+
+
+def test_a_new_problem_takes_the_scale_of_the_workspaces_other_problems(make_ws):
+    ws = make_ws(["vector_add", "softmax"])
+    _stored(ws, "v1", compile=9.0, run=20.0)
+    limits = TimeoutPolicy().limits(ws, KernelRef("softmax", "v1", ws.root), "cpu")
+    assert limits["compile"] == pytest.approx(FACTOR * 9.0) and "vector_add/v1" in limits["compile"].why
+    assert limits["run"] == pytest.approx(FACTOR * 20.0)
+
+
+def test_the_callers_options_fix_every_limit_and_the_default_options_are_marked_unset():
+    assert isinstance(LadderOptions().timeouts, DefaultLimits) and LadderOptions().timeouts == FIRST_RUN_S
+    assert not isinstance(LadderOptions(timeouts={"compile": 5.0}).timeouts, DefaultLimits)
+
+
+def test_a_session_derives_its_limits_and_keeps_the_callers(make_ws, session_for):
+    ws = make_ws(["vector_add"])
+    _stored(ws, "v1", compile=2.0, run=50.0)
+    derived = session_for(ws).limits_for(_k(ws, "v1"))
+    assert derived["compile"] == FLOOR_S["compile"] and derived["run"] == pytest.approx(FACTOR * 50.0)
+    fixed = session_for(ws, timeouts={"compile": 7.0, "run": 8.0, "correctness": 9.0, "benchmark": 10.0})
+    got = fixed.limits_for(_k(ws, "v1"))
+    assert dict(got) == {"compile": 7.0, "run": 8.0, "correctness": 9.0, "benchmark": 10.0}
+    assert got["compile"].why == "set by the caller's LadderOptions"
+
+
+def test_a_limit_keeps_where_it_came_from_through_copies():
+    import copy
+
+    lim = Limit(30.0, "the floor")
+    assert copy.deepcopy(lim).why == "the floor" and copy.deepcopy({"compile": lim})["compile"] == 30.0
+    assert f"{lim:g}" == "30"
+
+
+# -- end to end --------------------------------------------------------------------------------------------------
+def test_a_session_records_the_references_seconds_and_a_hang_fails_at_the_toml_limit(make_ws, cpu_pool):
+    """ktui.toml's compile limit reaches the worker calls of a session's run: the hanging dry call is killed after
+    3 s and the message says where the limit came from; the judge's describe of that run is recorded."""
+    from ktui.core.session import Session
+
+    ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "hangs.py"})
+    (ws.root / "ktui.toml").write_text("[ladder.timeouts]\ncompile = 3\n")
+    session = Session(ws, "cpu", options=LadderOptions(seeds=1), watch=False, pool=cpu_pool)
+    session.start()
+    try:
+        for w in cpu_pool.workers:
+            w.ensure_ready()
+        t0 = time.monotonic()
+        res = session.run(_k(ws, "v1"), timeout_s=120)
+        took = time.monotonic() - t0
+    finally:
+        session.stop()
+    failed = res.failed_rung
+    assert failed is not None and failed.name == "compile" and failed.error.type == "WorkerTimeout"
+    assert "timed out after 3 s" in failed.error.message
+    assert "the limit: set in ktui.toml [ladder.timeouts]" in failed.error.message
+    assert took < 30, took  # 3 s, plus the compiler's restart
+    assert "compile" in ReferenceTimes(ws).get("cpu", "vector_add")  # the judge's describe of the run
+
+
+def test_ktui_run_reports_a_hang_in_seconds_with_the_timeout_flag(make_ws):
+    """``ktui run --timeout compile=4`` on a ``while True`` kernel: the compile rung fails after 4 s, the message
+    names ``--timeout``, and the progress line shows the rung's elapsed time and limit."""
+    ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "hangs.py"})
+    exe = shutil.which("ktui") or str(ROOT / ".venv/bin/ktui")
+    t0 = time.monotonic()
+    p = subprocess.run(
+        [exe, "run", str(ws.root / "kernels/vector_add/v1.py"), "--device", "cpu", "--timeout", "compile=4"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "KTUI_FORCE_CPU": "1"},
+    )
+    assert p.returncode == 1, p.stderr
+    assert "[compile] FAILED WorkerTimeout: timed out after 4 s" in p.stdout
+    assert "the limit: set by --timeout" in p.stdout
+    assert time.monotonic() - t0 < 120
+    bad = subprocess.run(
+        [exe, "run", str(ws.root / "kernels/vector_add/v1.py"), "--timeout", "dumps=3"],
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "the dumps rung has no limit of its own" in bad.stderr
+
+
+def test_the_running_rung_line_shows_elapsed_seconds_and_the_limit():
+    import io
+
+    from ktui.cli import RunningRung
+    from ktui.core.events import RungStarted
+
+    out = io.StringIO()
+    line = RunningRung(out, lambda rung: {"compile": 30.0}.get(rung))
+    line.FIRST_NOTE_S, line.NOTE_EVERY_S, line.TICK_S = 0.2, 0.5, 0.05
+    line.on_event(RungStarted(key="vector_add/v1", run_id=1, rung="compile"))
+    line.start()
+    time.sleep(0.9)
+    line.close()
+    notes = out.getvalue().splitlines()
+    assert notes and all(n.startswith("[compile] running ") and n.endswith(" s (limit 30 s)") for n in notes)
+    assert 2 <= len(notes) <= 3  # after 0.2 s, then every 0.5 s (not a terminal: no rewritten line)
+    assert line.line("dumps", 4.4) == "[dumps] running 4 s"  # no limit known: none shown
