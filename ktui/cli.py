@@ -193,8 +193,8 @@ def stop_on_signals() -> None:
 
 class RunningRung:
     """``ktui run``'s line for the rung under way: on a terminal one line rewritten twice a second
-    (``[compile] running 3 s (limit 30 s)``), elsewhere (a pipe, a log) the same line after ``FIRST_NOTE_S`` and
-    then every ``NOTE_EVERY_S``. Finished rungs print their ``report.rung_lines`` in its place.
+    (``[compile] running 3 s (limit 30 s)``), elsewhere (a pipe, a log) the same line on stderr after
+    ``FIRST_NOTE_S`` and then every ``NOTE_EVERY_S``. Finished rungs print their ``report.rung_lines`` in its place.
 
     Args:
         out: where to write (stdout).
@@ -210,6 +210,8 @@ class RunningRung:
 
         self.out = out
         self.tty = bool(getattr(out, "isatty", lambda: False)())
+        # In a pipe or a log the notes go to stderr: stdout stays the rung lines (or the JSON) a script reads.
+        self.notes = out if self.tty else sys.stderr
         self.limit_of = limit_of
         self._lock = threading.Lock()
         self._rung: tuple[str, float] | None = None  # the rung under way and when it started (monotonic)
@@ -268,17 +270,18 @@ class RunningRung:
                     self._shown = True
                 elif secs >= (self._noted + self.NOTE_EVERY_S if self._noted else self.FIRST_NOTE_S):
                     self._noted = secs
-                    self._write(self.line(rung, secs) + "\n")
+                    self._write(self.line(rung, secs) + "\n", self.notes)
 
     def _clear(self) -> None:
         if self._shown:
             self._write("\r\x1b[2K")
             self._shown = False
 
-    def _write(self, text: str) -> None:
+    def _write(self, text: str, to: Any = None) -> None:
+        to = to or self.out
         try:
-            self.out.write(text)
-            self.out.flush()
+            to.write(text)
+            to.flush()
         except (OSError, ValueError):
             pass  # the terminal went away (SIGHUP): the run goes on to its end or its signal
 

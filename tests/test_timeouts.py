@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -247,6 +248,8 @@ def test_the_running_rung_line_shows_elapsed_seconds_and_the_limit():
 
     out = io.StringIO()
     line = RunningRung(out, lambda rung: {"compile": 30.0}.get(rung))
+    assert line.notes is sys.stderr  # not a terminal: notes leave stdout to the rung lines a script reads
+    line.notes = out
     line.FIRST_NOTE_S, line.NOTE_EVERY_S, line.TICK_S = 0.2, 0.5, 0.05
     line.on_event(RungStarted(key="vector_add/v1", run_id=1, rung="compile"))
     line.start()
