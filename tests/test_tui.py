@@ -21,7 +21,7 @@ from .test_widgets import build_demo_ws, hand_result
 
 LADDER_KINDS = ("LadderStarted", "RungStarted", "RungProgress", "RungFinished", "LadderFinished")
 
-FAST = LadderOptions(seeds=1, timeouts={"compile": 120.0, "run": 60.0, "correctness": 60.0, "benchmark": 60.0})
+FAST = LadderOptions(seeds=1, timeouts={"compile": 120.0, "run": 180.0, "correctness": 180.0, "benchmark": 60.0})
 
 
 async def wait_for(pilot, predicate, timeout: float = 90.0, what: str = "") -> None:
