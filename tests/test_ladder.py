@@ -103,13 +103,14 @@ def test_no_tail_mask_fails_correctness_on_the_tail_specs(make_ws, ladder_for):
     corr = res.rung("correctness")
     assert corr.status is Status.FAILED
     verdicts = {s["label"]: s["ok"] for s in corr.figures["specs"]}
-    # widths up to the block pass; every width past it fails, in both dtypes
-    assert verdicts["(1, 1, fp32)"] and verdicts["(7, 127, fp32)"] and verdicts["(33, 64, bf16)"]
+    # widths up to the block pass on the reference's own layout (the covering design may also put a strided layout
+    # on them, which this kernel's flat indexing gets wrong); every width past it fails, in both dtypes
+    narrow = {s["label"]: s for s in corr.figures["specs"] if int(s["label"].split(",")[1]) <= 128}
+    for label in ("(1, 1, fp32)", "(7, 127, fp32)", "(33, 64, bf16)"):
+        assert all("layout=" in c for c in narrow[label]["failed_cases"]), narrow[label]["failed_cases"]
     for label in ("(1, 129, fp32)", "(5, 257, fp32)", "(3, 1025, bf16)", "(2, 4099, bf16)"):
         assert verdicts[label] is False, label
     assert corr.summary.startswith("spec=(")
-    failing = [s for s in corr.figures["specs"] if not s["ok"]]
-    assert all(int(s["label"].split(",")[1]) > 128 for s in failing)
 
 
 @pytest.mark.parametrize(
