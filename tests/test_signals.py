@@ -178,7 +178,7 @@ def test_killing_ktui_run_during_a_hang_leaves_no_process(tmp_path, sig, code, s
     )
     out, err = _Lines(proc.stdout), _Lines(proc.stderr)
     try:
-        _wait(lambda: out.has("[compile] running"), 120, f"the running compile rung\n{out.text()}{err.text()}")
+        _wait(lambda: err.has("[compile] running"), 120, f"the running compile rung\n{out.text()}{err.text()}")
         workers = _workers(proc.pid)
         assert {"candidate", "judge", "compiler"} <= set(workers.values()), workers
         compiler = next(pid for pid, role in workers.items() if role == "compiler")
