@@ -182,7 +182,7 @@ def test_killing_ktui_run_during_a_hang_leaves_no_process(tmp_path, sig, code, s
         workers = _workers(proc.pid)
         assert {"candidate", "judge", "compiler"} <= set(workers.values()), workers
         compiler = next(pid for pid, role in workers.items() if role == "compiler")
-        _wait(lambda: _spinning(compiler), 60, "the hanging kernel to spin in the compiler worker")
+        _wait(lambda: _spinning(compiler), 180, "the hanging kernel to spin in the compiler worker")
         everything = _descendants(proc.pid)
         os.kill(proc.pid, sig)
         assert proc.wait(timeout=15) == code, err.text()
