@@ -121,12 +121,6 @@ def call(fn: Callable[[Any], Any], data: Any, device: str, start: Any = None, en
     return got[mid], got[mid + 1] - got[mid - 1]
 
 
-def nothing(data: Any) -> None:
-    """A call that does nothing: the host loop's baseline goes through ``call`` with it, so the hand-over to the
-    kernel thread cancels out of the difference."""
-    return None
-
-
 def kernel_thread() -> threading.Thread | None:
     """The live kernel thread (for tests and for counting threads a kernel left running)."""
     return _kernel_thread[0] if _kernel_thread else None

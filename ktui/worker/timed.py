@@ -300,7 +300,6 @@ class TimedCalls:
             calls,
             run_kernel,
             self._sync,
-            idle=None,
             keep=keep,
             inside=lambda: spent["s"],
         )

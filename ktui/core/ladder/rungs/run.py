@@ -220,13 +220,21 @@ def specs_without_launch(executed: Sequence[ExecutedCase]) -> list[int]:
     if not any("launches" in c for c in executed):
         return []
     launched: dict[int, bool] = {}
-    returned: set[int] = set()
     for c in executed:
         i = c["spec_index"]
         launched[i] = launched.get(i, False) or bool(sum(c.get("launches", {}).values()))
-        if not c.get("unsupported") and any(_has_elements(leaf) for leaf in c.get("outputs", [])):
-            returned.add(i)
+    returned = specs_returning(executed)
     return [i for i in sorted(launched) if not launched[i] and i in returned]
+
+
+def specs_returning(executed: Sequence[ExecutedCase]) -> set[int]:
+    """The specs with a case that returned something (a number, or a tensor with elements), refused layouts left
+    out."""
+    return {
+        c["spec_index"]
+        for c in executed
+        if not c.get("unsupported") and any(_has_elements(leaf) for leaf in c.get("outputs", []))
+    }
 
 
 def _has_elements(leaf: OutputLeaf) -> bool:
@@ -261,8 +269,7 @@ def times_torch(rr: RungResult, ctx: RunContext) -> RungResult:
         + (f" (torch: {'; '.join(torch_found[:3])})" if torch_found else "")
         + "; a reference whose versions may compute in torch sets allow_torch = True"
     )
-    returned = {c["spec_index"] for c in ctx.executed if any(_has_elements(x) for x in c.get("outputs", []))}
-    if not torch_found and set(missing) != returned:
+    if not torch_found and set(missing) != specs_returning(ctx.executed):
         # Some specs launch kernels and the others compute nothing the scan sees as torch: a special case the
         # kernel answers on the host (a width-1 softmax is all ones) is no cheat; say it, do not fail it.
         rr.warnings.insert(0, message.replace("times torch, not a kernel: ", "no kernel launched: ", 1))
