@@ -24,7 +24,14 @@ import pytest
 import torch
 
 from ktui.core.ladder import LadderOptions, make_cases
-from ktui.core.ladder.cases import BURST_CALLS, FILLS, LAYOUTS, autotune_cases, covering_cases, spec_classes
+from ktui.core.ladder.cases import (
+    BURST_CALLS,
+    FILLS,
+    autotune_cases,
+    covering_cases,
+    layouts_of,
+    spec_classes,
+)
 from ktui.core.results import Status
 from ktui.protocol import spec_size
 
@@ -76,7 +83,7 @@ def test_every_pair_of_layout_distribution_fill_and_spec_class_is_in_a_case(seed
     desc = _describe(SOFTMAX, seed)
     cases = make_cases(desc, LadderOptions(), seed=seed)
     classes = spec_classes(desc["tests"])
-    domains = [["contiguous", *LAYOUTS], desc["distributions"], list(FILLS), sorted(set(classes))]
+    domains = [["contiguous", *layouts_of(desc)], desc["distributions"], list(FILLS), sorted(set(classes))]
     assert len(domains[1]) > 6 and {"small", "large"} <= {c.split("-")[0] for c in domains[3]}
     rows = {_row(c, classes) for c in cases}
     for (a, da), (b, db) in itertools.combinations(enumerate(domains), 2):
@@ -98,7 +105,7 @@ def test_the_design_adds_little_more_than_the_layout_distribution_pairs_the_fixe
     fixed = make_cases(desc, opts, seed=10)
     design = covering_cases(desc, opts, 10, fixed)
     assert len(cases) == len(fixed) + len(design)
-    missing = len(LAYOUTS) * (len(desc["distributions"]) - 1)  # every non-native distribution with every layout
+    missing = len(layouts_of(desc)) * (len(desc["distributions"]) - 1)  # every non-native dist with every layout
     assert missing <= len(design) <= missing + 4, (len(design), missing)
     assert sorted(c["seed"] for c in design) == list(range(10 + 401, 10 + 401 + len(design)))
     for c in cases:  # a fuzzed spec in a design case carries its spec
@@ -271,3 +278,36 @@ def test_an_fp32_output_from_bf16_inputs_fails_fp32s_rules(make_ws, ladder_for):
     assert worst["tolerance"].startswith("atol=1e-05 rtol=1e-05")
     twin = corr(good(run(make_ws, ladder_for, "row_sum_fp32", K / "row_sum_fp32_out_good.py", reference=ref)))
     assert all(s["tolerance"].startswith("atol=1e-05") for s in twin.figures["specs"])
+
+
+# -- mixed layouts -----------------------------------------------------------------------------------------------
+def test_inputs_laid_out_differently_from_each_other_catch_a_kernel_that_shares_one_stride(make_ws, ladder_for):
+    """Every single-layout case passes it (both inputs strided alike); ``layout=mixed`` (one input contiguous, the
+    other strided, in either order) fails it in every run. The twin that reads each input's own stride passes."""
+    for seed in (5, 6):
+        res = run(make_ws, ladder_for, "vector_add", K / "mixed_strides_bad.py", seed=seed)
+        assert not res.ok
+        bad = next(r for r in res.rungs if r.status is Status.FAILED)
+        # the run rung when b is read past its storage (the interpreter's bounds check), else correctness
+        assert bad.name in ("run", "correctness") and "layout=mixed" in bad.line(), bad.line()
+        if bad.name == "correctness":
+            failed = [c for s in bad.figures["specs"] for c in s["failed_cases"]]
+            assert failed and all("layout=mixed" in c for c in failed), failed
+        good(run(make_ws, ladder_for, "vector_add", K / "mixed_strides_good.py", seed=seed))
+
+
+def test_mixed_alternates_input_by_input_and_needs_two_inputs():
+    from ktui.worker.cases import build_input, mixed_layouts
+
+    assert mixed_layouts(4) == ("contiguous", "transposed") and mixed_layouts(5) == ("transposed", "contiguous")
+    assert mixed_layouts(6) == ("contiguous", "padded")
+    prob = _problem(ROOT / "references" / "vector_add.py")
+    a, b = build_input(prob, {"spec_index": 3, "seed": 3, "layout": "mixed"}, "cpu")
+    assert a.stride() == (2,) and b.is_contiguous()  # 1-D: the strided one is the stride-2 view
+    a0, b0 = build_input(prob, {"spec_index": 3, "seed": 3}, "cpu")
+    assert torch.equal(a, a0) and torch.equal(b, b0)  # the same values
+    one = _describe(SOFTMAX, 1)
+    assert one["tensor_inputs"] == 1 and "mixed" not in layouts_of(one)
+    two = _describe(ROOT / "references" / "vector_add.py", 1)
+    assert two["tensor_inputs"] == 2 and "mixed" in layouts_of(two)
+    assert not any(c.get("layout") == "mixed" for c in make_cases(one, LadderOptions(), seed=1))

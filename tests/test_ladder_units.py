@@ -131,12 +131,13 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
     assert [(c["spec_index"], c["dist"], c["seed"]) for c in dists] == [
         (i, d, 100 + 1000 * (rank[i] + 1) + 101 + j) for i in reversed(up) for j, d in enumerate(["normal", "shifted"])
     ]
-    layouts = phase2[8:16]
+    n = 8 + 2 * len(LAYOUTS)
+    layouts = phase2[8:n]
     assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
         (i, lay, 107) for i in (2, 3) for lay in LAYOUTS
     ]  # the two largest specs, then the covering design (tests/test_crossing.py) completes the pairs
-    design = phase2[16:]
-    assert design == covering_cases(PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[:16])
+    design = phase2[n:]
+    assert design == covering_cases(PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[:n])
     assert design and [c["seed"] for c in sorted(design, key=lambda c: c["seed"])] == list(
         range(100 + 401, 100 + 401 + len(design))
     )
@@ -155,8 +156,9 @@ def test_contiguous_only_and_the_options_drop_cases():
     assert len(bare) == 12 + 1 and not any("repeat" in c or "fresh" in c or "dist" in c for c in bare)
     assert [c["seed"] for c in bare[:3]] == [1, 2, 3] and [c.get("fill") for c in bare[:3]] == [None, "decoy", None]
     native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1, near_duplicates=False), seed=1)  # no dists
-    assert [c.get("layout") for c in native[:6]] == [None, None, *LAYOUTS]  # the first seed, the burst, the layouts
-    assert {c.get("fill") for c in native[6:]} == {"decoy"}  # one seed: the design brings the decoy fill
+    n = 2 + len(LAYOUTS)
+    assert [c.get("layout") for c in native[:n]] == [None, None, *LAYOUTS]  # the first seed, the burst, the layouts
+    assert {c.get("fill") for c in native[n:]} == {"decoy"}  # one seed: the design brings the decoy fill
 
 
 # -- merge -----------------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ class ProblemInfo(TypedDict):
     allow_torch: NotRequired[bool]  # the reference allows versions that launch no Triton/CuTeDSL kernel
     fuzzed: NotRequired[list[int]]  # indices into ``tests`` of this run's fuzzed specs (appended after the module's)
     fuzz_seed: NotRequired[int]  # the seed they were drawn from (the run's first correctness seed)
+    tensor_inputs: NotRequired[int]  # input tensors of one dimension or more (the smallest test spec's inputs)
 
 
 class DescribeRequest(Sources):

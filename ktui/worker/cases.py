@@ -26,7 +26,10 @@ Layouts give the same values in other memory layouts (cases.md strides): ``trans
 2-D and up; for 1-D a stride-2 view, reported as ``strided``), ``padded`` (the first columns of a wider buffer: a
 row stride above the row length; for 1-D a contiguous view into a longer buffer), ``offset`` (a view one element
 into a larger buffer: misaligned for vector loads), ``expanded`` (stride 0 along the first dimension, every row equal
-to the first).
+to the first). ``mixed`` lays the inputs out differently from each other (cases.md strides, mixed): the tensors
+of the inputs, in their order, alternate between contiguous and one strided layout (``transposed``, or ``padded``
+for 2-D and up), which one and who starts drawn from the case seed (``mixed_layouts``), so a kernel that takes
+one input's strides or contiguity for all of them meets both orders.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from ktui.worker.problem import DISTRIBUTIONS, Problem, spec_label
 from ktui.worker.special import SPECIAL, near_duplicate_, refill_special
 
 __all__ = ["DISTRIBUTIONS", "LAYOUTS", "build_input", "case_label", "label_of", "layout_of", "round_to_tf32", "spec_of"]
-LAYOUTS = ("transposed", "padded", "offset", "expanded")
+LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed")
 
 
 def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
@@ -202,9 +205,32 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
 
         data = _map_inputs(data, problem.outputs, perturb)
     layout = case.get("layout", "contiguous")
-    if layout != "contiguous":
+    if layout == "mixed":
+        order = mixed_layouts(seed)
+        k = 0
+
+        def alternate(t: torch.Tensor, path: str) -> torch.Tensor:
+            nonlocal k
+            if t.ndim == 0 or t.numel() <= 1:
+                return t
+            lay = order[k % 2]
+            k += 1
+            if lay == "padded" and t.ndim < 2:
+                lay = "transposed"  # a 1-D padded view is contiguous: the strided one is the stride-2 view
+            return t if lay == "contiguous" else _relayout(t, lay)
+
+        data = _map_inputs(data, problem.outputs, alternate)
+    elif layout != "contiguous":
         data = _map_inputs(data, problem.outputs, lambda t, path: _relayout(t, layout))
     return data
+
+
+def mixed_layouts(seed: int) -> tuple[str, str]:
+    """The two layouts the ``mixed`` case alternates between, input tensor by input tensor (those of more than one
+    element, in the order of the inputs): contiguous and ``transposed`` or ``padded`` (by ``seed // 2``), the
+    first tensor contiguous for an even ``seed``, strided for an odd one."""
+    strided = ("transposed", "padded")[(seed // 2) % 2]
+    return ("contiguous", strided) if seed % 2 == 0 else (strided, "contiguous")
 
 
 def round_to_tf32(t: torch.Tensor) -> torch.Tensor:

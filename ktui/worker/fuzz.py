@@ -333,6 +333,26 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
     return out
 
 
+def _tensor_inputs(problem: Problem, device: str) -> int:
+    """How many tensors of one dimension or more the inputs of the smallest test spec hold (declared output
+    buffers left out): the ``mixed`` layout needs two. Cached on the problem; 2 when the inputs cannot be built
+    (the cases will say why)."""
+    cached: int | None = getattr(problem, "_tensor_inputs", None)
+    if cached is not None:
+        return cached
+    from ktui.worker.problem import inputs_only
+    from ktui.worker.tensors import flatten
+
+    smallest = min(range(len(problem.tests)), key=lambda i: spec_size(problem.tests[i]))
+    try:
+        data = problem.generate(1, problem.tests[smallest], device)
+        n = sum(isinstance(t, torch.Tensor) and t.ndim > 0 for _, t in flatten(inputs_only(problem, data)))
+    except Exception:
+        n = 2
+    setattr(problem, "_tensor_inputs", n)  # noqa: B010 - a cache on the loaded problem
+    return n
+
+
 def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> ProblemInfo:
     """The judge's ``describe`` reply for one run: the module's declaration with the special distributions the
     reference is not valid on left out and, with ``fuzz_seed``, ``draw_specs`` appended to ``tests`` (labels
@@ -344,6 +364,7 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
     info = problem.describe()
     trials = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
+    info["tensor_inputs"] = _tensor_inputs(problem, device)
     if fuzz_seed is None:
         return info
 

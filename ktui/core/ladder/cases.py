@@ -22,8 +22,9 @@ from ktui.protocol import Case, spec_size
 if TYPE_CHECKING:
     from ktui.protocol import ProblemInfo, Spec
 
-# The memory layouts: on the two largest specs, and with every distribution, fill and spec class by the covering design
-LAYOUTS = ("transposed", "padded", "offset", "expanded")
+# The memory layouts: on the two largest specs, and with every distribution, fill and spec class by the covering design;
+# ``mixed`` (inputs laid out differently from each other) only for problems with two input tensors or more
+LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed")
 # Special-values distributions (``ktui.worker.special``; the judge offers only those its reference is valid on):
 # each runs on SPECIAL_SPECS specs, the near-duplicate case on NEAR_DUP_SPECS, to keep a run's case count small.
 SPECIAL = ("zeros", "masked", "large", "extreme", "nonfinite", "intrange")
@@ -101,7 +102,9 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
                 )
     if options.layouts and not describe.get("contiguous_only"):
         phase2 += [
-            {"spec_index": i, "seed": seed + 7, "layout": lay} for i in list(reversed(fixed))[:2] for lay in LAYOUTS
+            {"spec_index": i, "seed": seed + 7, "layout": lay}
+            for i in list(reversed(fixed))[:2]
+            for lay in layouts_of(describe)
         ]
     if fixed:
         cases.append({"spec_index": fixed[0], "seed": seed + 301, "calls": rng.randint(*BURST_CALLS)})
@@ -109,6 +112,12 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
     if phase2:
         phase2[0]["fresh"] = True
     return cases + phase2
+
+
+def layouts_of(describe: ProblemInfo) -> list[str]:
+    """The layouts of ``LAYOUTS`` that apply to a problem: ``mixed`` only where the inputs have two tensors or more
+    (``tensor_inputs``, counted by the judge; taken as two when a judge does not say)."""
+    return [lay for lay in LAYOUTS if lay != "mixed" or describe.get("tensor_inputs", 2) >= 2]
 
 
 def autotune_cases(describe: ProblemInfo, configs: int, seed: int) -> list[Case]:
@@ -203,7 +212,7 @@ def covering_cases(describe: ProblemInfo, options: LadderOptions, seed: int, pla
     fuzzed = set(describe.get("fuzzed", []))
     layouts = ["contiguous"]
     if options.layouts and not describe.get("contiguous_only"):
-        layouts += LAYOUTS
+        layouts += layouts_of(describe)
     dists = ["native"]
     if options.distributions:
         dists += [d for d in describe.get("distributions", ["native"]) if d != "native"]
