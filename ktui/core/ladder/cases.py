@@ -5,9 +5,9 @@ small JSON dict.
 The fixed part (``make_cases``: seeds, repeats, decoys, near-duplicates and fuzzed specs per spec, the distributions
 on every spec, the special values and layouts on a few) is completed per run by a covering design
 (``covering_cases``, cases.md uncrossed): every pair of values of two of the dimensions layout x distribution x fill
-x spec class appears in at least one case, so a kernel wrong only for one combination (flat offsets only on narrow
-rows, a decoy fill only with shifted values) meets it in every run, while the case count grows by about the number of
-(layout, distribution) pairs the fixed part leaves out.
+x spec class x spec variant (the dtype) appears in at least one case, so a kernel wrong only for one combination
+(flat offsets only on narrow rows, a decoy fill only with shifted values, a bf16 path only when strided) meets it in
+every run, while the case count grows by about the number of (layout, distribution) pairs the fixed part leaves out.
 """
 
 from __future__ import annotations
@@ -194,17 +194,24 @@ def _pairs(row: tuple[str, ...]) -> set[Pair]:
     return {((a, row[a]), (b, row[b])) for a in range(len(row)) for b in range(a + 1, len(row))}
 
 
+def spec_variants(tests: list[Spec]) -> list[str]:
+    """Per spec its variant for the covering design: the values of its fields that are not integers (the dtype, a
+    flag, a mode), joined: ``bf16``, ``fp32,causal``; ``-`` for a spec of integers only."""
+    return [",".join(str(v) for v in s.values() if not isinstance(v, int) or isinstance(v, bool)) or "-" for s in tests]
+
+
 def covering_cases(describe: ProblemInfo, options: LadderOptions, seed: int, planned: list[Case]) -> list[Case]:
     """The cases that complete ``planned`` to a strength-2 covering design (cases.md uncrossed): every pair of values
-    of two dimensions among layout (contiguous and ``LAYOUTS``, unless ``options.layouts`` is off or the problem is
-    ``contiguous_only``), distribution (native and those ``describe`` offers, unless ``options.distributions`` is
-    off), fill (``FILLS``) and spec class (``spec_classes`` of every spec, fuzzed ones included) is in a planned
-    case or in one of these.
+    of two dimensions among layout (contiguous and ``layouts_of`` the problem, unless ``options.layouts`` is off or
+    the problem is ``contiguous_only``), distribution (native and those ``describe`` offers, unless
+    ``options.distributions`` is off), fill (``FILLS``), spec class (``spec_classes`` of every spec, fuzzed ones
+    included) and spec variant (``spec_variants``: the dtype...) is in a planned case or in one of these. Class and
+    variant are one spec's: only the pairs of them some spec has are covered, and every case's pair is one of them.
 
     Greedy (AETG: each added case is the best of ``CANDIDATES``, each started from an uncovered pair and completed
     value by value to cover the most pairs still uncovered; on ties the class whose specs cost least,
-    ``spec_cost``), drawn from ``random.Random(seed + 401)``: the values tied, the spec within the class (weighted by
-    1 / ``spec_cost``). Case n gets seed ``seed + 401 + n``; larger specs first.
+    ``spec_cost``), drawn from ``random.Random(seed + 401)``: the values tied, the spec within the class and variant
+    (weighted by 1 / ``spec_cost``). Case n gets seed ``seed + 401 + n``; larger specs first.
     """
     tests = describe["tests"]
     if not tests:
@@ -217,40 +224,48 @@ def covering_cases(describe: ProblemInfo, options: LadderOptions, seed: int, pla
     if options.distributions:
         dists += [d for d in describe.get("distributions", ["native"]) if d != "native"]
     classes = spec_classes(tests)
-    members: dict[str, list[int]] = {}
-    for i, cls in enumerate(classes):
-        members.setdefault(cls, []).append(i)
-    domains = [layouts, dists, list(FILLS), sorted(members)]
+    variants = spec_variants(tests)
+    members: dict[tuple[str, str], list[int]] = {}
+    for i, (cls, var) in enumerate(zip(classes, variants, strict=True)):
+        members.setdefault((cls, var), []).append(i)
+    domains = [layouts, dists, list(FILLS), sorted(set(classes)), sorted(set(variants))]
     # On ties the cheaper class, and within a class the cheaper spec (``spec_cost``): the pairs are covered all the
     # same, and the CPU interpreter's time goes by the programs a call runs.
-    cost = {cls: sorted(spec_cost(tests[i]) for i in ms)[len(ms) // 2] for cls, ms in members.items()}
+    by_class: dict[str, list[int]] = {}
+    for i, cls in enumerate(classes):
+        by_class.setdefault(cls, []).append(i)
+    cost = {cls: sorted(spec_cost(tests[i]) for i in ms)[len(ms) // 2] for cls, ms in by_class.items()}
     uncovered = {
         ((a, va), (b, vb))
         for a in range(len(domains))
         for b in range(a + 1, len(domains))
         for va in domains[a]
         for vb in domains[b]
+        if (a, b) != (3, 4) or (va, vb) in members  # a class and a variant no spec has: nothing to cover
     }
     for planned_case in planned:
+        i = planned_case["spec_index"]
         uncovered -= _pairs(
             (
                 planned_case.get("layout", "contiguous"),
                 planned_case.get("dist", "native"),
                 planned_case.get("fill", "poison"),
-                classes[planned_case["spec_index"]],
+                classes[i],
+                variants[i],
             )
         )
     rng = random.Random(seed + 401)
     rows: list[tuple[str, ...]] = []
     while uncovered:
         todo = sorted(uncovered)
-        drawn = [_complete(rng.choice(todo), domains, uncovered, cost, rng) for _ in range(CANDIDATES)]
+        drawn = [_complete(rng.choice(todo), domains, uncovered, cost, set(members), rng) for _ in range(CANDIDATES)]
         best = max(drawn, key=lambda r: (len(_pairs(r) & uncovered), -cost[r[3]]))  # the first of the best
         rows.append(best)
         uncovered -= _pairs(best)
     out: list[Case] = []
-    for n, (layout, dist, fill, cls) in enumerate(rows):
-        i = rng.choices(members[cls], weights=[1 / spec_cost(tests[j]) for j in members[cls]])[0]
+    for n, (layout, dist, fill, cls, var) in enumerate(rows):
+        ms = members[(cls, var)]
+        i = rng.choices(ms, weights=[1 / spec_cost(tests[j]) for j in ms])[0]
         c: Case = {"spec_index": i, "seed": seed + 401 + n}
         if i in fuzzed:
             c["spec"] = dict(tests[i])
@@ -265,17 +280,28 @@ def covering_cases(describe: ProblemInfo, options: LadderOptions, seed: int, pla
 
 
 def _complete(
-    start: Pair, domains: list[list[str]], uncovered: set[Pair], cost: dict[str, int], rng: random.Random
+    start: Pair,
+    domains: list[list[str]],
+    uncovered: set[Pair],
+    cost: dict[str, int],
+    feasible: set[tuple[str, str]],
+    rng: random.Random,
 ) -> tuple[str, ...]:
     """A candidate case from the uncovered pair ``start``: the other dimensions, in a drawn order, each take the value
-    that covers the most uncovered pairs with those set so far (ties: the cheaper class, then a draw)."""
+    that covers the most uncovered pairs with those set so far (ties: the cheaper class, then a draw); the class
+    (dimension 3) and the variant (4) only as a pair in ``feasible``."""
     row = dict(start)
     rest = [d for d in range(len(domains)) if d not in row]
     rng.shuffle(rest)
     for d in rest:
+        values = domains[d]
+        if d == 3 and 4 in row:
+            values = [v for v in values if (v, row[4]) in feasible]
+        elif d == 4 and 3 in row:
+            values = [v for v in values if (row[3], v) in feasible]
         scored = [
             (sum(_pair(d, v, e, w) in uncovered for e, w in row.items()), -cost[v] if d == 3 else 0, rng.random(), v)
-            for v in domains[d]
+            for v in values
         ]
         row[d] = max(scored)[3]
     return tuple(row[d] for d in range(len(domains)))
