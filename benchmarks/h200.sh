@@ -24,7 +24,7 @@ for step in "$@"; do
     examples)
       python3 benchmarks/examples_table.py --device cuda --out "$OUT/examples" 2>&1 | tee "$OUT/examples.log" ;;
     latency)
-      python3 benchmarks/loop_latency.py --device cuda --n 10 --skip-startup 2>&1 | tee "$OUT/latency.log" ;;
+      python3 benchmarks/loop_latency.py --device cuda --n 5 --skip-startup 2>&1 | tee "$OUT/latency.log" ;;
     tests)
       python3 -m pytest -q tests/test_gpu.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     cases)

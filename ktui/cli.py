@@ -3,7 +3,7 @@
     ktui [WORKSPACE] [--device auto|cpu|cuda] [--model M]   the interactive session (default: this folder)
     ktui run KERNEL_FILE [--json] [--device ...]             run the rung ladder once, headless
     ktui agent PROBLEM -m MESSAGE [--model M] [--max-rounds N] [--yes]   the agent loop, headless
-    ktui diff A B [--json] [--side-by-side]                  SASS, resources and instruction mix of two versions
+    ktui diff A B [--json] [--side-by-side] [--stage S]      SASS (or PTX, TTGIR...), resources and mix of two versions
     ktui status [WORKSPACE] [--json]                         every version's verdict, speedup and staleness
     ktui init PROBLEM [--workspace DIR]                      a new problem: reference and v1 from a template
 
@@ -102,9 +102,16 @@ def diff_parser() -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         help="one JSON object: a and b (each with its kernels' resources, "
-        "instruction mix, warnings and ncu figures), resources, mix_delta, diff, lines, changed",
+        "instruction mix, warnings and ncu figures), resources, mix_delta, diff, lines, changed, stage",
     )
     p.add_argument("--side-by-side", action="store_true", help="two columns instead of a unified diff")
+    p.add_argument(
+        "--stage",
+        choices=("sass", "ptx", "ttgir", "ttir", "llir"),
+        default="sass",
+        help="the stage whose normalized text is diffed (default sass; ptx without .loc and register numbers, "
+        "ttir/ttgir without loc(...), llir without !dbg)",
+    )
     _device_arg(p)
     return p
 
@@ -237,13 +244,19 @@ class RunningRung:
         return (r[0], time.monotonic() - r[1]) if r else None
 
     def on_event(self, ev: Any) -> None:
-        """The bus subscriber: ``RungStarted`` starts the clock, ``RungFinished`` prints the rung."""
+        """The bus subscriber: ``RungStarted`` starts the clock, ``RungFinished`` prints the rung, ``FirstVerdict``
+        a note (``first_verdict_line``) while the other cases run."""
         import time
 
         from ktui.core import report
-        from ktui.core.events import RungFinished, RungStarted
+        from ktui.core.events import FirstVerdict, RungFinished, RungStarted
 
-        if isinstance(ev, RungStarted):
+        if isinstance(ev, FirstVerdict):
+            with self._lock:
+                self._clear()
+                if not self._stop.is_set():
+                    self._write(first_verdict_line(ev) + "\n", self.notes)
+        elif isinstance(ev, RungStarted):
             with self._lock:
                 self._rung, self._noted = (ev.rung, time.monotonic()), 0.0
         elif isinstance(ev, RungFinished):
@@ -284,6 +297,17 @@ class RunningRung:
             to.flush()
         except (OSError, ValueError):
             pass  # the terminal went away (SIGHUP): the run goes on to its end or its signal
+
+
+def first_verdict_line(ev: Any) -> str:
+    """``[correctness] first verdict: ok on 14 cases (native inputs, one seed per spec) after 2.1 s; the rest
+    running``, and the summary when it failed."""
+    r = ev.result
+    text = (
+        f"[correctness] first verdict: {r.status.value} on {ev.cases} cases (native inputs, one seed per spec) "
+        f"after {ev.seconds:.1f} s; the rest running"
+    )
+    return text + (f": {r.summary}" if r.status.value != "ok" else "")
 
 
 def cmd_run(argv: list[str]) -> int:
@@ -395,7 +419,7 @@ def cmd_diff(argv: list[str]) -> int:
     try:
         for ws, k in refs:
             res = ResultStore(ws).load(k.problem, k.version)
-            if not has_current_dumps(ws, k, res):
+            if not has_current_dumps(ws, k, res, args.stage):
                 session = sessions.get(ws.root)
                 if session is None:
                     session = sessions[ws.root] = Session(ws, args.device, watch=False)
@@ -415,7 +439,7 @@ def cmd_diff(argv: list[str]) -> int:
         for session in sessions.values():
             session.stop()
     try:
-        result = compare_results(items)
+        result = compare_results(items, stage=args.stage)
     except (DiffError, OSError) as exc:
         print(f"ktui: {exc}", file=sys.stderr)
         return 1

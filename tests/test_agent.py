@@ -198,7 +198,9 @@ def test_in_ask_mode_a_write_waits_for_the_human(make_ws):
         agent.send("two tries", "vector_add")
     requests = rec.of(ApprovalRequest)
     assert len(requests) == 2 and requests[0].path == "kernels/vector_add/v4.py" and requests[0].new_file
-    assert requests[0].diff.startswith("--- a/kernels/vector_add/v4.py\n+++ b/kernels/vector_add/v4.py")
+    # a new version is diffed against the one it derives from: none read, no result, so the latest (v3)
+    assert requests[0].diff.startswith("--- a/kernels/vector_add/v3.py\n+++ b/kernels/vector_add/v4.py")
+    assert requests[0].base == "kernels/vector_add/v3.py"
     refused = [m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"][-1]
     assert refused.startswith("the human refused this write")
     assert (ws.root / "kernels/vector_add/v4.py").read_text().endswith("# two\n")

@@ -34,7 +34,7 @@ from ktui.core.ladder.cases import (
     spec_variants,
 )
 from ktui.core.results import Status
-from ktui.protocol import spec_size
+from ktui.protocol import mixed_variants, spec_size
 
 from .conftest import ROOT
 from .test_cases import CASES, K, corr, good, run
@@ -307,8 +307,12 @@ def test_inputs_laid_out_differently_from_each_other_catch_a_kernel_that_shares_
 def test_mixed_alternates_input_by_input_and_needs_two_inputs():
     from ktui.worker.cases import build_input, mixed_layouts
 
-    assert mixed_layouts(4) == ("contiguous", "transposed") and mixed_layouts(5) == ("transposed", "contiguous")
-    assert mixed_layouts(6) == ("contiguous", "padded")
+    assert mixed_layouts(4, 2) == ["contiguous", "transposed"] and mixed_layouts(5, 2) == ["transposed", "contiguous"]
+    assert mixed_layouts(6, 2) == ["contiguous", "padded"]
+    for tensors in (2, 3, 4, 5):  # over mixed_variants consecutive seeds every two inputs differ, each way round
+        rows = [mixed_layouts(s, tensors) for s in range(100, 100 + mixed_variants(tensors))]
+        for i, j in itertools.combinations(range(tensors), 2):
+            assert any(r[i] == "contiguous" != r[j] for r in rows) and any(r[j] == "contiguous" != r[i] for r in rows)
     prob = _problem(ROOT / "references" / "vector_add.py")
     a, b = build_input(prob, {"spec_index": 3, "seed": 3, "layout": "mixed"}, "cpu")
     assert a.stride() == (2,) and b.is_contiguous()  # 1-D: the strided one is the stride-2 view
@@ -319,3 +323,41 @@ def test_mixed_alternates_input_by_input_and_needs_two_inputs():
     two = _describe(ROOT / "references" / "vector_add.py", 1)
     assert two["tensor_inputs"] == 2 and "mixed" in layouts_of(two)
     assert not any(c.get("layout") == "mixed" for c in make_cases(one, LadderOptions(), seed=1))
+
+
+def test_a_third_input_read_with_the_first_ones_stride_fails_on_mixed_layouts(make_ws, ladder_for):
+    """Three inputs: every pair of them is laid out differently in some case of every run (the fixed part runs all
+    ``mixed_variants`` seeds on the largest specs); the twin that reads each input's own stride passes."""
+    ref = CASES / "references" / "fma3.py"
+    res = run(make_ws, ladder_for, "fma3", K / "fma3_shared_stride_bad.py", reference=ref, seed=12)
+    bad = next(r for r in res.rungs if r.status is Status.FAILED)
+    assert bad.name in ("run", "correctness") and "layout=mixed" in bad.line(), bad.line()
+    good(run(make_ws, ladder_for, "fma3", K / "fma3_good.py", reference=ref, seed=12))
+
+
+def test_leading_dims_flattened_into_rows_fail_on_a_head_permuted_input(make_ws, ladder_for):
+    """A 3-D softmax that flattens (batch, seq) into rows of stride ``x.stride(-2)`` refuses a non-unit last stride
+    and broadcast inputs (unsupported, not failed) and is right on every other layout but ``permuted`` (the first
+    two dims stored swapped), which fails it every run; the twin that indexes (b, s) with both strides passes."""
+    ref = CASES / "references" / "softmax3d.py"
+    res = run(make_ws, ladder_for, "softmax3d", K / "softmax3d_flat_rows_bad.py", reference=ref, seed=4)
+    bad = next(r for r in res.rungs if r.status is Status.FAILED)
+    # the run rung when rows are read past the storage (the interpreter's bounds check), else correctness
+    assert bad.name in ("run", "correctness") and "layout=permuted" in bad.line(), bad.line()
+    if bad.name == "correctness":
+        failed = [c for s in bad.figures["specs"] for c in s["failed_cases"]]
+        assert failed and all("layout=permuted" in c for c in failed), failed
+    res = good(run(make_ws, ladder_for, "softmax3d", K / "softmax3d_good.py", reference=ref, seed=4))
+    assert not [w for w in res.rung("correctness").warnings if "unsupported" in w]
+
+
+def test_permuted_applies_only_to_inputs_of_three_dims():
+    from ktui.worker.cases import build_input, layout_of
+
+    three = _describe(CASES / "references" / "softmax3d.py", 1)
+    assert three["input_ndim"] == 3 and "permuted" in layouts_of(three)
+    assert "permuted" not in layouts_of(_describe(SOFTMAX, 1))  # 2-D: transposed is the same
+    prob = _problem(CASES / "references" / "softmax3d.py")
+    x = build_input(prob, {"spec_index": 4, "seed": 2, "layout": "permuted"}, "cpu")
+    assert x.stride(-1) == 1 and x.stride(0) < x.stride(1) and layout_of(x) == "permuted"
+    assert torch.equal(x, build_input(prob, {"spec_index": 4, "seed": 2}, "cpu"))

@@ -116,7 +116,7 @@ def test_compare_results_gives_typed_sides_resources_mix_and_the_normalized_diff
 def test_json_has_the_public_fields_only(sides):
     a, b = sides
     j = diff.compare_results([a, b]).to_json()
-    assert set(j) == {"a", "b", "resources", "mix_delta", "diff", "lines", "changed"}
+    assert set(j) == {"a", "b", "resources", "mix_delta", "diff", "lines", "changed", "stage"}
     assert set(j["a"]) == {"kernel", "file", "sha256", "arch", "kernels", "ncu"}
     assert j["a"]["ncu"] is None and j["lines"] == {"a": 7, "b": 6} and j["changed"] == 3
     assert j["resources"][0] == {"resource": "registers", "a": 12, "b": 16, "delta": 4}

@@ -7,7 +7,7 @@ import pytest
 
 from ktui.core.events import EventBus, RungProgress
 from ktui.core.ladder import LadderOptions, correctness_result, make_cases, merge
-from ktui.core.ladder.cases import LAYOUTS, covering_cases
+from ktui.core.ladder.cases import LAYOUTS, covering_cases, first_sweep, layouts_of
 from ktui.core.ladder.context import ProgressThrottle, RunContext
 from ktui.core.ladder.rungs.correctness import MAX_WARNINGS
 from ktui.core.ladder.runner import RUNG_IMPLS
@@ -119,10 +119,12 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
     cases = make_cases(PLAN, LadderOptions(seeds=2, near_duplicates=False), seed=100)  # near-dups: test_cases_inputs
     up = [1, 0, 3, 2]  # spec indices by size
     phase1 = cases[:8]
-    assert [c["spec_index"] for c in phase1] == [i for i in up for _ in range(2)]
-    assert [c["seed"] for c in phase1] == [100, 101] * 4
-    assert all(c.get("repeat") == 2 and "fill" not in c for c in phase1[0::2])  # the first seed runs twice
-    assert all(c.get("fill") == "decoy" and "repeat" not in c for c in phase1[1::2])  # the second on decoys
+    assert [c["spec_index"] for c in phase1] == up + up  # two sweeps of growing sizes
+    assert [c["seed"] for c in phase1] == [100] * 4 + [101] * 4
+    first = phase1[:4]  # the first verdict's sweep leads: every spec once, the first seed, run twice
+    assert all(c.get("repeat") == 2 and c.get("first") is True and "fill" not in c for c in first)
+    assert first_sweep(cases) == 4
+    assert all(c.get("fill") == "decoy" and "repeat" not in c and "first" not in c for c in phase1[4:])
     burst = cases[8]  # then the burst on the smallest spec (its calls drawn per run)
     assert burst == {"spec_index": 1, "seed": 100 + 301, "calls": burst["calls"]} and 17 <= burst["calls"] <= 48
     phase2 = cases[9:]
@@ -131,10 +133,12 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
     assert [(c["spec_index"], c["dist"], c["seed"]) for c in dists] == [
         (i, d, 100 + 1000 * (rank[i] + 1) + 101 + j) for i in reversed(up) for j, d in enumerate(["normal", "shifted"])
     ]
-    n = 8 + 2 * len(LAYOUTS)
+    lays = layouts_of(PLAN)
+    assert lays == [lay for lay in LAYOUTS if lay != "permuted"]  # 1-D inputs; mixed: both orders (107, 108)
+    n = 8 + 2 * (len(lays) + 1)
     layouts = phase2[8:n]
     assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
-        (i, lay, 107) for i in (2, 3) for lay in LAYOUTS
+        (i, lay, 107 + j) for i in (2, 3) for lay in lays for j in range(2 if lay == "mixed" else 1)
     ]  # the two largest specs, then the covering design (tests/test_crossing.py) completes the pairs
     design = phase2[n:]
     assert design == covering_cases(PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[:n])
@@ -142,7 +146,7 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
         range(100 + 401, 100 + 401 + len(design))
     )
     assert phase2[0]["fresh"] is True and sum(bool(c.get("fresh")) for c in cases) == 1
-    assert len(cases) == 8 + 1 + 8 + 2 * len(LAYOUTS) + len(design)
+    assert len(cases) == 8 + 1 + n + len(design)  # phase 1, the burst, distributions and layouts, the design
 
 
 def test_contiguous_only_and_the_options_drop_cases():
@@ -154,10 +158,13 @@ def test_contiguous_only_and_the_options_drop_cases():
         PLAN, LadderOptions(seeds=3, distributions=False, layouts=False, repeat=False, near_duplicates=False), seed=1
     )
     assert len(bare) == 12 + 1 and not any("repeat" in c or "fresh" in c or "dist" in c for c in bare)
-    assert [c["seed"] for c in bare[:3]] == [1, 2, 3] and [c.get("fill") for c in bare[:3]] == [None, "decoy", None]
+    assert [c["seed"] for c in bare[:6]] == [1, 1, 1, 1, 2, 3]  # the first sweep, then each spec's other seeds
+    assert [c.get("fill") for c in bare[:6]] == [None] * 4 + ["decoy", None]
     native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1, near_duplicates=False), seed=1)  # no dists
-    n = 2 + len(LAYOUTS)
-    assert [c.get("layout") for c in native[:n]] == [None, None, *LAYOUTS]  # the first seed, the burst, the layouts
+    lays = [lay for lay in LAYOUTS if lay != "permuted"]
+    n = 2 + len(lays) + 1
+    # the first seed, the burst, the layouts (mixed twice: both orders)
+    assert [c.get("layout") for c in native[:n]] == [None, None, *lays[:-1], "mixed", "mixed"]
     assert {c.get("fill") for c in native[n:]} == {"decoy"}  # one seed: the design brings the decoy fill
 
 

@@ -259,3 +259,18 @@ def test_the_running_rung_line_shows_elapsed_seconds_and_the_limit():
     assert notes and all(n.startswith("[compile] running ") and n.endswith(" s (limit 30 s)") for n in notes)
     assert 2 <= len(notes) <= 3  # after 0.2 s, then every 0.5 s (not a terminal: no rewritten line)
     assert line.line("dumps", 4.4) == "[dumps] running 4 s"  # no limit known: none shown
+
+
+def test_the_limit_is_on_time_without_progress_so_a_slow_steady_run_is_not_a_hang(make_ws, ladder_for):
+    """The run rung's limit of 3 s is far below the run's total (0.4 s per call, a dozen cases and more), but each
+    finished case starts the limit again: the rung passes. A hang within a case still fails at the limit
+    (test_ktui_run_reports_a_hang_in_seconds_with_the_timeout_flag)."""
+    from .test_cases import K
+
+    ws = make_ws(["vector_add"], {"vector_add/v1": K / "slow_steady.py"})
+    limits = {"compile": 60.0, "run": 3.0, "correctness": 120.0, "benchmark": 120.0}
+    opts = dict(seeds=1, distributions=False, layouts=False, repeat=False, near_duplicates=False, timeouts=limits)
+    res = ladder_for(ws, **opts).run(_k(ws, "v1"))
+    run = res.rung("run")
+    assert run.status is Status.OK, run.line()
+    assert run.figures["total_s"] > 3 * 3.0, run.figures["total_s"]  # well past one limit in all

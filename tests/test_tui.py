@@ -151,8 +151,8 @@ async def test_keys_select_versions_queue_a_rerun_and_copy_a_version(session_ws)
 
 def test_main_screen_snapshot(demo_ws, snap_compare):
     """What you should see at 100x30: the tree with v1 passing (1.00x), v2 failing correctness and v3 never run;
-    v1 selected with its four rungs ok, its accuracy table per spec, and the chat pane saying in one line how to
-    configure a model (none is configured), with its input line."""
+    v1 selected with its four rungs ok, its accuracy table per spec, and the chat collapsed to one line (no model
+    is configured) that says ctrl+g opens it; the footer names the maximize (m) and chat (ctrl+g) keys."""
     assert snap_compare(KtuiApp(demo_ws, start_session=False), terminal_size=(100, 30))
 
 

@@ -251,7 +251,12 @@ async def test_the_queue_panel_names_the_rung_and_its_progress():
         panel.render_state(
             "vector_add/v1", "correctness", ("vector_add/v2",), {"judge": "ready", "candidate": "failed"}, "37/106"
         )
-        assert str(panel.render()).splitlines() == ["▶ vector_add/v1", "  correctness 37/106", "waiting: vector_add/v2"]
+        assert str(panel.render()).splitlines() == [
+            "▶ vector_add/v1",
+            "  correctness 37/106",
+            "waiting: vector_add/v2",
+            "workers: candidate failed · judge busy (correctness)",  # (no seconds: none given)
+        ]
         assert Text.from_markup(panel.border_subtitle).plain == "cand ✗ judg ✓"  # the workers, in the border
 
 
@@ -416,3 +421,27 @@ async def test_the_chat_pane_draws_tool_calls_and_takes_y_for_an_approval():
         assert lines == ["⚙ read_file(path='x.py')", "applied"]
         await pilot.pause()
         assert chat.query_one("#chat-input", Input).has_focus
+
+
+async def test_the_first_verdict_shows_in_the_correctness_row_while_the_rest_run():
+    """issue 11: "correctness: first verdict ok on 16 cases ... · 37/106 judged"; another run's first verdict is
+    ignored, and the full verdict replaces it."""
+    from ktui.core.events import FirstVerdict
+
+    table = LadderTable()
+    async with One(table).run_test():
+        st = running()
+        ok = RungResult("correctness", Status.OK, 0.3, "worst=(129,) max_abs_err=0 (16 cases)")
+        assert not st.apply(FirstVerdict(key=st.key, run_id=6, result=ok, cases=16, seconds=2.0))  # another run
+        assert st.apply(FirstVerdict(key=st.key, run_id=7, result=ok, cases=16, seconds=2.0))
+        table.show(st)
+        figures = cell(table, "correctness", "figures")
+        assert figures == "first verdict ok on 16 cases (native inputs, one seed per spec) · 37/106 judged"
+        bad = RungResult("correctness", Status.FAILED, 0.3, "spec=(129,) seed=7: 1 element unwritten at [128]")
+        assert st.apply(FirstVerdict(key=st.key, run_id=7, result=bad, cases=16, seconds=2.0))
+        table.show(st)
+        assert cell(table, "correctness", "figures").startswith("first verdict FAILED on 16 cases")
+        assert "1 element unwritten" in cell(table, "correctness", "figures")
+        st.live["correctness"] = RungResult("correctness", Status.OK, 1.0, "worst=(4099,) (106 cases)")
+        table.show(st)
+        assert cell(table, "correctness", "figures") == "worst=(4099,) (106 cases)"  # the full verdict

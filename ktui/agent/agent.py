@@ -31,7 +31,7 @@ from ktui.agent.prompts import system_prompt
 from ktui.agent.tools import TOOLS, PendingWrite, ToolError, Workbench, results_for_model, tool_names
 from ktui.core.events import EventBus
 from ktui.core.results import LadderResult
-from ktui.core.workspace import KernelRef, Workspace
+from ktui.core.workspace import KERNELS, KernelRef, Workspace, WorkspaceError
 
 MAX_TOOL_CALLS_PER_EXCHANGE = 40
 CHARS_PER_TOKEN = 3.5  # conservative estimate for code and English (cl100k averages ~4): trimming stays offline
@@ -75,6 +75,17 @@ def trim(
     return out
 
 
+def best_version(ws: Workspace, problem: str, results: dict[str, LadderResult]) -> KernelRef | None:
+    """The best version of ``problem`` by ``results`` (``problem/version`` -> latest result): the passing one with
+    the highest worst benchmark speedup (a pass without a speedup, as on the CPU, counts as 0; the later version
+    wins a tie); with none passing, the latest version; None when the problem has no version."""
+    versions = ws.versions(problem)
+    passing = [(i, k) for i, k in enumerate(versions) if (r := results.get(k.key)) is not None and r.ok]
+    if passing:
+        return max(passing, key=lambda ik: ((results[ik[1].key].worst_speedup or 0.0), ik[0]))[1]
+    return versions[-1] if versions else None
+
+
 class Agent:
     """One conversation about one problem.
 
@@ -84,6 +95,9 @@ class Agent:
         bus: where every step is published.
         run_ladder: runs (or waits for) the ladder of a version and returns its result.
         results: the latest result of each version, by ``problem/version`` (for the system prompt).
+        base_of: the version a new version of a problem derives from when the model has read or written none of
+            that problem in this conversation (the TUI: the selected version); None, or a None answer: the best
+            version (``best_version``). The approval diff of a new file is against it.
     """
 
     def __init__(
@@ -94,6 +108,7 @@ class Agent:
         run_ladder: Callable[[KernelRef], LadderResult],
         results: Callable[[], dict[str, LadderResult]] | None = None,
         interactive: bool = True,
+        base_of: Callable[[str], KernelRef | None] | None = None,
     ):
         self.ws = workspace
         self.config = config
@@ -102,6 +117,8 @@ class Agent:
         self.results = results or (lambda: {})
         self.tools = Workbench(workspace)  # the tools the model calls (files, context search, writes)
         self.interactive = interactive  # a chat to come back to (the TUI), or one message (ktui agent)
+        self.base_of = base_of
+        self._seen: dict[str, KernelRef] = {}  # problem -> the version the model last read or wrote
         self.history: list[dict[str, Any]] = []
         self.session_tokens = 0
         self.session_cost: float | None = None  # None until litellm prices a turn (it has no price for some models)
@@ -265,6 +282,7 @@ class Agent:
                 out = self.tools.list_files(args.get("path", "."))
             elif name == "read_file":
                 out = self.tools.read_file(args["path"], args.get("start_line"), args.get("end_line"))
+                self._note_read(args["path"])
             elif name == "read_dump":
                 out = self.tools.read_dump(args["problem"], args["version"], args.get("stage", "summary"))
             else:
@@ -288,8 +306,31 @@ class Agent:
             raise ToolError(f"no version {version!r} of {problem}")
         return k
 
+    def _note_read(self, rel: str) -> None:
+        """Remember a version file the model read (``kernels/<problem>/<version>.py``): a new version of that
+        problem derives from it."""
+        try:
+            k = self.ws.kernel(self.tools.resolve(rel))
+        except (ToolError, WorkspaceError):  # not a version: a reference, a context document
+            return
+        if k in self.ws.versions(k.problem):  # (not a helper module, _common.py)
+            self._seen[k.problem] = k
+
+    def derived_from(self, problem: str) -> KernelRef | None:
+        """The version a new version of ``problem`` derives from: the one the model last read or wrote in this
+        conversation, else ``base_of``'s answer (the TUI's selection), else the best version (``best_version``)."""
+        seen = self._seen.get(problem)
+        if seen is not None and seen.path.is_file():
+            return seen
+        chosen = self.base_of(problem) if self.base_of else None
+        if chosen is not None and chosen.problem == problem and chosen.path.is_file():
+            return chosen
+        return best_version(self.ws, problem, self.results())
+
     def _write(self, cid: str, args: dict[str, Any]) -> tuple[str, KernelRef | None]:
-        w: PendingWrite = self.tools.prepare_write(args.get("problem"), args.get("source"), args.get("version"))
+        problem = args.get("problem")
+        base = self.derived_from(problem) if isinstance(problem, str) and problem in self.ws.problems() else None
+        w: PendingWrite = self.tools.prepare_write(problem, args.get("source"), args.get("version"), base)
         if self.config.approve != "auto" and not self._approved(w):
             self.bus.publish(
                 ToolCall(
@@ -300,6 +341,7 @@ class Agent:
                 f"the human refused this write to {w.kernel.key}; ask what they want, or propose something else"
             ), None
         self.tools.apply_write(w)
+        self._seen[w.kernel.problem] = w.kernel  # the model knows what it wrote: its next version derives from it
         self.bus.publish(
             ToolCall(
                 call_id=cid,
@@ -323,7 +365,13 @@ class Agent:
         self.bus.publish(AgentState(state="approval", detail=w.kernel.key))
         self.bus.publish(
             ApprovalRequest(
-                request_id=rid, path=str(w.kernel.path.relative_to(self.ws.root)), diff=w.diff, new_file=w.new_file
+                request_id=rid,
+                path=str(w.kernel.path.relative_to(self.ws.root)),
+                diff=w.diff,
+                new_file=w.new_file,
+                base=f"{KERNELS}/{w.base.problem}/{w.base.version}.py" if w.base is not None else "",
+                added=w.added,
+                removed=w.removed,
             )
         )
         ev.wait()

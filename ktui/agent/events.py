@@ -91,14 +91,21 @@ class ApprovalRequest(Event):
     Attributes:
         request_id: answer it with ``Agent.decide(request_id, approved)``.
         path: the file, relative to the workspace.
-        diff: a unified diff against the file's current content (or the empty file).
+        diff: a unified diff against ``base``: the file's current content, or for a new file the version it is
+            derived from (the one the model read, else the selected or best version of the problem), or the empty
+            file when there is none.
         new_file: True when the file does not exist yet.
+        base: the file the diff is against, relative to the workspace ("" for the empty file).
+        added, removed: the diff's ``+`` and ``-`` lines (file headers not counted).
     """
 
     request_id: int
     path: str
     diff: str
     new_file: bool
+    base: str = ""
+    added: int = 0
+    removed: int = 0
 
 
 @dataclass(frozen=True)

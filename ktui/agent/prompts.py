@@ -7,6 +7,7 @@ from pathlib import Path
 from ktui.core import report
 from ktui.core.results import LadderResult
 from ktui.core.workspace import Workspace
+from ktui.protocol.distributions import distributions_for_prompt
 
 PROMPTS = Path(__file__).with_name("prompts")
 
@@ -24,9 +25,11 @@ def best_version(ws: Workspace, problem: str, results: dict[str, LadderResult]) 
 
 
 def system_prompt(ws: Workspace, problem: str, results: dict[str, LadderResult]) -> str:
-    """The system prompt: the rules, how to write Triton and CuTeDSL kernels here, the problem's reference source,
+    """The system prompt: the rules (with the input distributions the worker draws, from
+    ``ktui.protocol.distributions``), how to write Triton and CuTeDSL kernels here, the problem's reference source,
     the versions that exist, and the current best version with its source and its figures."""
-    parts = [prompt("system"), prompt("triton"), prompt("cutedsl")]
+    system = prompt("system").replace("{distributions}", distributions_for_prompt())  # the worker's own list
+    parts = [system, prompt("triton"), prompt("cutedsl")]
     parts.append(
         f"The problem is `{problem}`. Its reference, references/{problem}.py:\n```python\n"
         f"{ws.reference_path(problem).read_text()}\n```"

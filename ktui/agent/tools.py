@@ -60,8 +60,9 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "search_context",
-            "description": "Search the context directory (CUTLASS, PTX docs, DSL sources) and the workspace's "
-            "kernels and references for a regular expression; returns path:line: text matches.",
+            "description": "Search the workspace's context/ folder (whatever reference text the human put there; "
+            "no CUTLASS or PTX index yet), kernels and references for a regular expression; returns path:line: "
+            "text matches.",
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -128,12 +129,43 @@ def tool_names() -> list[str]:
 
 @dataclass
 class PendingWrite:
-    """A write the agent asked for: where, the new source, and the unified diff against what is there."""
+    """A write the agent asked for: where, the new source, and the unified diff against the version it is derived
+    from.
+
+    Attributes:
+        kernel: the version written.
+        source: its new text.
+        diff: a unified diff from ``base``'s text (the empty file when ``base`` is None) to ``source``, or
+            ``(no change)``.
+        new_file: True when ``kernel`` does not exist yet.
+        base: the version the diff is against: ``kernel`` itself when it exists, else the version the new one is
+            derived from (``prepare_write``'s ``base``), None for the empty file.
+        added, removed: the diff's ``+`` and ``-`` lines (its ``+++``/``---`` headers not counted).
+    """
 
     kernel: KernelRef
     source: str
     diff: str
     new_file: bool
+    base: KernelRef | None = None
+    added: int = 0
+    removed: int = 0
+
+
+def diff_counts(diff: str) -> tuple[int, int]:
+    """The lines a unified diff of one file adds and removes: ``(added, removed)``. Only lines inside its hunks
+    count (after the first ``@@``): the ``---``/``+++`` file headers do not, a removed line ``-- x`` (``--- x`` in the
+    diff) does. ``(0, 0)`` for ``(no change)``."""
+    added = removed = 0
+    in_hunk = False
+    for line in diff.splitlines():
+        if line.startswith("@@"):
+            in_hunk = True
+        elif in_hunk and line.startswith("+"):
+            added += 1
+        elif in_hunk and line.startswith("-"):
+            removed += 1
+    return added, removed
 
 
 class Workbench:
@@ -238,9 +270,19 @@ class Workbench:
             )
         return "\n\n".join(texts)
 
-    def prepare_write(self, problem: object, source: object, version: object = None) -> PendingWrite:
+    def prepare_write(
+        self, problem: object, source: object, version: object = None, base: KernelRef | None = None
+    ) -> PendingWrite:
         """Check a write and compute its diff; nothing is written yet (the human may refuse it). The arguments are
-        the model's, unchecked: anything that is not a name (or a module, for ``source``) is refused."""
+        the model's, unchecked: anything that is not a name (or a module, for ``source``) is refused.
+
+        The diff is against the file written when it exists; for a new version, against ``base`` (the version it is
+        derived from: the one the model read, or the front end's choice) when ``base`` is a file of the same
+        problem, else against the empty file.
+
+        Raises:
+            ToolError: a bad name, an unknown problem, a source without ``custom_kernel``, a path that leads out.
+        """
         if not isinstance(problem, str) or not NAME_RE.match(problem):
             raise ToolError(f"refused: {problem!r} is not a problem name (letters, digits, _)")
         if problem not in self.ws.problems():
@@ -258,16 +300,27 @@ class Workbench:
         if target.is_symlink():
             raise ToolError(f"refused: {self._rel(target)} is a symbolic link")
         self.resolve(str(target.relative_to(self.root)))
-        old = target.read_text() if target.exists() else ""
+        new_file = not target.exists()
+        if not new_file:
+            base = kernel
+        elif base is not None and (
+            base.problem != problem
+            or base.root.resolve() != self.root
+            or base.path.is_symlink()
+            or not base.path.is_file()
+        ):
+            base = None  # not a version of this problem in this workspace: the diff is against the empty file
+        old = base.path.read_text(errors="replace") if base is not None else ""
         diff = "".join(
             difflib.unified_diff(
                 old.splitlines(True),
                 source.splitlines(True),
-                f"a/{kernel.path.relative_to(self.root)}",
+                f"a/{KERNELS}/{base.problem}/{base.version}.py" if base is not None else "/dev/null",
                 f"b/{kernel.path.relative_to(self.root)}",
             )
         )
-        return PendingWrite(kernel, source, diff or "(no change)", not target.exists())
+        added, removed = diff_counts(diff)
+        return PendingWrite(kernel, source, diff or "(no change)", new_file, base, added, removed)
 
     def apply_write(self, w: PendingWrite) -> None:
         w.kernel.path.parent.mkdir(parents=True, exist_ok=True)

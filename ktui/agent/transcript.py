@@ -87,7 +87,8 @@ class Printer:
 
     def _approval(self, ev: ApprovalRequest) -> None:
         w = self.out.write
-        w(f"  write {ev.path}{' (new file)' if ev.new_file else ''}:\n")
+        against = f" (new, from {ev.base})" if ev.new_file and ev.base else " (new file)" if ev.new_file else ""
+        w(f"  write {ev.path}{against}: +{ev.added} -{ev.removed}\n")
         w("\n".join("    " + ln for ln in ev.diff.splitlines()) + "\n")
         approved = False
         if self.ask and sys.stdin.isatty():

@@ -198,6 +198,20 @@ class RungProgress(Event):
 
 
 @dataclass(frozen=True)
+class FirstVerdict(Event):
+    """The correctness rung's first verdict (issue 11), while its other cases still run: ``result`` is the rung as
+    judged on the first sweep alone (every test spec once, native inputs, the first seed: ``first`` cases of
+    ``ktui.core.ladder.cases``), ``cases`` how many, ``seconds`` since the ladder started. Enough to say "wrong" or
+    "probably right"; the rung's own ``RungFinished`` carries the full verdict."""
+
+    key: str
+    run_id: int
+    result: RungResult
+    cases: int
+    seconds: float
+
+
+@dataclass(frozen=True)
 class RungFinished(Event):
     """A rung of run ``run_id`` of ``key`` ended: ``result`` says ok, failed or skipped, with its figures."""
 

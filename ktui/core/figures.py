@@ -21,7 +21,8 @@ from ktui.protocol import Launch
 
 
 class SkippedFigures(TypedDict):
-    """A skipped rung: why (``interpreter``, ``no benchmarks``, ``no GPU``, ``no ncu``)."""
+    """A skipped rung: why (``interpreter``, ``no benchmarks``, ``no GPU``, ``no ncu``, ``needs a GPU``: a CuTeDSL
+    version on a machine without one, its run and the rungs that call it)."""
 
     reason: str
 
@@ -118,14 +119,26 @@ class CorrectnessSpec(TypedDict, total=False):
     path: Any
 
 
+class FirstVerdictFigures(TypedDict):
+    """correctness: the first verdict, on the first sweep alone (every test spec once, native inputs, the first seed),
+    given while the other cases still ran (``ktui.core.events.FirstVerdict``)."""
+
+    status: str  # ``ok`` or ``FAILED`` (``Status`` values)
+    summary: str
+    cases: int
+    at_s: float  # when it came, seconds since the ladder started
+
+
 class CorrectnessFigures(TypedDict, total=False):
-    """correctness: every spec, the worst one, and how many cases ran."""
+    """correctness: every spec, the worst one, and how many cases ran; the first verdict and when it came."""
 
     specs: list[CorrectnessSpec]
     worst: str | None  # the worst spec's label
     cases: int
     fuzzed: list[str]  # the labels of this run's drawn specs
     skipped: int  # special-values cases on which the reference itself is invalid
+    first_verdict: FirstVerdictFigures
+    verdict_at_s: float  # when the full verdict came, seconds since the ladder started
 
 
 class BenchmarkSpec(TypedDict, total=False):

@@ -73,7 +73,8 @@ def reference_failure(result: LadderResult | None) -> RungResult | None:
 def verdict(result: LadderResult | None) -> tuple[str, str]:
     """A finished result in a few characters and its style: ``✓ 1.23x`` (the worst benchmark speedup), ``✓ ok``
     (passed, no speedup: on the CPU), ``✗ correctness`` (the first failed rung), ``! reference`` (the reference
-    failed: no verdict on the version), ``◦ compiled`` (only compiled, by ``ktui diff`` or ``--rungs dumps``),
+    failed: no verdict on the version), ``◌ needs a GPU`` (run skipped: a CuTeDSL version on a machine without a
+    GPU, compiled and dumped but not run), ``◦ compiled`` (only compiled, by ``ktui diff`` or ``--rungs dumps``),
     ``· not run``."""
     if result is None:
         return "· not run", "dim"
@@ -82,6 +83,9 @@ def verdict(result: LadderResult | None) -> tuple[str, str]:
         return "! reference", "bold magenta"
     if failed is not None:
         return f"✗ {failed.name}", "bold red"
+    run = result.rung("run")
+    if run is not None and run.status is Status.SKIPPED:  # a CuTeDSL version on the CPU: not run, not failed
+        return "◌ needs a GPU", "yellow"
     if result.rung("correctness") is None:
         return "◦ compiled", "dim"
     worst = result.worst_speedup
@@ -135,7 +139,7 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
     files on disk; then one line of totals. ``now`` (seconds since the epoch) is for the ages; default: now."""
     now = time.time() if now is None else now
     out: list[str] = []
-    counts = {"ok": 0, "failed": 0, "reference": 0, "not run": 0, "stale": 0}
+    counts = {"ok": 0, "failed": 0, "reference": 0, "needs a GPU": 0, "not run": 0, "stale": 0}
     width = max((len(v.verdict) for p in problems for v in p.versions), default=0)
     for p in problems:
         head = f"{p.problem}  ({p.reference})"
@@ -149,10 +153,11 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
                 line += f"  STALE: {v.stale}"
             out.append(line)
             kind = "not run" if v.ok is None else "reference" if v.reference_error else "ok" if v.ok else "failed"
+            kind = "needs a GPU" if v.needs_gpu and v.ok else kind
             counts[kind] += 1
             counts["stale"] += bool(v.stale)
-    n = sum(counts[k] for k in ("ok", "failed", "reference", "not run"))
-    parts = [f"{counts[k]} {k}" for k in ("ok", "failed", "not run") if counts[k]]
+    n = sum(counts[k] for k in ("ok", "failed", "reference", "needs a GPU", "not run"))
+    parts = [f"{counts[k]} {k}" for k in ("ok", "failed", "needs a GPU", "not run") if counts[k]]
     if counts["reference"]:
         parts.append(f"{counts['reference']} stopped by a reference error")
     total = f"{n} version{'s' if n != 1 else ''}" + (f": {', '.join(parts)}" if parts else "")
@@ -168,7 +173,7 @@ def for_model(result: LadderResult) -> str:
     the end of a failed rung's traceback, and the failed correctness specs with their reasons."""
     lines = [
         f"Ladder results for {result.key} ({result.kernel}, sha256 {result.source_sha256[:12]}) on "
-        f"{device_label(result.device)}: {'all rungs ok' if result.ok else 'FAILED'}"
+        f"{device_label(result.device)}: {_model_verdict(result)}"
     ]
     for r in result.rungs:
         lines.append(r.line())
@@ -185,6 +190,16 @@ def for_model(result: LadderResult) -> str:
             for s in bad:
                 lines.append(f"  spec {s['label']} ({s.get('worst_case', '')}): {s.get('reason', '')}")
     return "\n".join(lines)
+
+
+def _model_verdict(result: LadderResult) -> str:
+    """``all rungs ok``, ``FAILED`` or ``not run here: needs a GPU (compiled and dumped only)``."""
+    if not result.ok:
+        return "FAILED"
+    run = result.rung("run")
+    if run is not None and run.status is Status.SKIPPED:
+        return "not run here: needs a GPU (compiled and dumped only, no correctness verdict)"
+    return "all rungs ok"
 
 
 # -- the Details tab ---------------------------------------------------------------------------------------------

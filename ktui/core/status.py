@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ktui.core import report
-from ktui.core.results import LadderResult, device_label
+from ktui.core.results import LadderResult, Status, device_label
 from ktui.core.store import ResultStore, sha256
 from ktui.core.workspace import KernelRef, Workspace
 
@@ -74,6 +74,8 @@ class VersionStatus:
         stale: why the result is not about the files on disk (``STALE_KERNEL``...), '' when it is.
         ran_at: when that run started (seconds since the epoch), None when it never ran.
         device: ``cpu (interpreter)`` or ``cuda: NVIDIA H200 (sm_90)``, '' when it never ran.
+        needs_gpu: why its run was skipped (``needs a GPU: CuTeDSL kernel add compiled for sm_90a, ...``: a CuTeDSL
+            version on a machine without a GPU, compiled and dumped but not run; ``ok`` is True), else ''.
     """
 
     key: str
@@ -88,6 +90,7 @@ class VersionStatus:
     stale: str
     ran_at: float | None
     device: str
+    needs_gpu: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,14 @@ def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None
         stale=staleness(ws, kernel, result),
         ran_at=result.started_at if result else None,
         device=device_label(result.device) if result else "",
+        needs_gpu=needs_gpu_reason(result),
     )
+
+
+def needs_gpu_reason(result: LadderResult | None) -> str:
+    """The run rung's summary when it was skipped because the version needs a GPU this machine lacks, else ''."""
+    run = result.rung("run") if result else None
+    return run.summary if run is not None and run.status is Status.SKIPPED else ""
 
 
 def problem_reference_error(versions: list[VersionStatus]) -> str:

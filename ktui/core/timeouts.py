@@ -2,8 +2,10 @@
 
 Every worker call a rung makes has a time limit, ``LadderOptions.timeouts[key]`` in seconds, one per *limit key*:
 ``compile``, ``run``, ``correctness``, ``benchmark`` (the ``dumps`` rung uses compile's, ``profile`` benchmark's:
-``LIMIT_OF``). A call past its limit kills its worker and fails the rung (``WorkerTimeout``), so a kernel that
-hangs is reported when its limit runs out.
+``LIMIT_OF``). A call that finishes nothing for its limit (each case or spec the worker reports done starts it
+again; ``ktui.core.workers.client.IDLE_STEPS_CAP`` limits in all) kills its worker and fails the rung
+(``WorkerTimeout``), so a kernel that hangs is reported when its limit runs out, and a loaded machine that keeps
+finishing cases is not taken for a hang.
 
 Where each key's limit comes from, first match wins:
 

@@ -143,6 +143,7 @@ __all__ = [
     "TimedVerdict",
     "RooflineRequest",
     "RooflineReply",
+    "mixed_variants",
 ]
 
 Role = Literal["candidate", "judge", "compiler"]
@@ -152,11 +153,14 @@ Role = Literal["candidate", "judge", "compiler"]
 class Progress(TypedDict):
     """A ``progress`` line: ``done`` of ``total`` items (cases or specs) of the running request; ``case`` names the
     item starting now (``spec=(129,) seed=7``, ``the dry call on spec=(4099,)``), so that a worker that dies in it
-    is reported with the case it was running."""
+    is reported with the case it was running. ``entry``: after a case of ``execute``, the case as executed so far
+    (its ``ExecutedCase``, before the end-of-request checks), so the judge can compare it while the other cases run
+    (the first sweep's give the first verdict)."""
 
     done: int
     total: int
     case: NotRequired[str]
+    entry: NotRequired[ExecutedCase]
 
 
 OnProgress = Callable[[Progress], None]  # a handler's ``progress`` argument, a caller's ``on_progress``
@@ -169,6 +173,9 @@ class ErrorReply(TypedDict):
     type: str
     message: str
     traceback: NotRequired[str]
+    # a compiled CuTeDSL function was called on a worker without a GPU (``capture.NeedsGPU``, recorded by ktui,
+    # not read from the exception): the message; the run rung reports it as skipped, not failed
+    needs_gpu: NotRequired[str]
 
 
 # How the message of an error that blames the reference, not the version, begins (``reference error (references/
@@ -271,6 +278,12 @@ def json_float(x: Any) -> float:
     if isinstance(x, str):
         return float(x)
     return float(x) if x is not None else math.nan
+
+
+def mixed_variants(tensors: int) -> int:
+    """How many ``mixed``-layout cases (consecutive seeds, ``ktui.worker.cases.mixed_layouts``) lay out every pair
+    of ``tensors`` input tensors differently, each way round: 2 * ceil(log2(tensors)), at least 2."""
+    return 2 * max(1, math.ceil(math.log2(max(tensors, 2))))
 
 
 def spec_size(spec: Mapping[str, Any]) -> int:

@@ -83,11 +83,13 @@ class CompileReply(TypedDict):
 
 
 class DumpsRequest(Sources):
-    """Compile the version as it launches on ``spec`` and write each launch's IR, PTX and cubin to ``dumps_dir``."""
+    """Compile the version as it launches on ``spec`` and write each launch's IR, PTX and cubin to ``dumps_dir``;
+    the inputs are placeholders of the right shapes (no values drawn) unless ``real_inputs``."""
 
     spec: Spec
     seed: int
     dumps_dir: str
+    real_inputs: NotRequired[bool]
 
 
 class DumpsReply(TypedDict):
@@ -100,12 +102,13 @@ class DumpsReply(TypedDict):
 
 class ExecuteRequest(Sources):
     """Call the kernel on each case; outputs go to ``out_dir/case<i>/``. ``expected`` (the judge's prepared output
-    leaves of the first cases, in order) lets the candidate skip writing the bytes of an output whose structure,
-    dtype or shape is wrong: the case fails on that metadata at once."""
+    leaves of the first cases, in order; None for a case without) lets the candidate skip writing the bytes of an
+    output whose structure, dtype or shape is wrong: the case fails on that metadata at once. Leaves marked ``hint``
+    (borrowed from another case of the same spec) only bound the size of what is written."""
 
     cases: list[Case]
     out_dir: str
-    expected: NotRequired[list[list[OutputLeaf]]]
+    expected: NotRequired[list[list[OutputLeaf] | None]]
 
 
 class ExecuteReply(TypedDict):
@@ -115,6 +118,8 @@ class ExecuteReply(TypedDict):
     tampered: list[str]  # as ``IntegrityReply``
     threads_left: int  # threads the kernel started and left running
     launch_table: NotRequired[dict[str, ObservedLaunch]]  # every distinct launch the calls made, by key
+    # a compiled CuTeDSL function raised ``NeedsGPU`` (no GPU here) and the kernel caught it: the message
+    needs_gpu: NotRequired[str]
 
 
 class BenchmarkRequest(Sources):

@@ -30,6 +30,7 @@ class ProblemInfo(TypedDict):
     fuzzed: NotRequired[list[int]]  # indices into ``tests`` of this run's fuzzed specs (appended after the module's)
     fuzz_seed: NotRequired[int]  # the seed they were drawn from (the run's first correctness seed)
     tensor_inputs: NotRequired[int]  # input tensors of one dimension or more (the smallest test spec's inputs)
+    input_ndim: NotRequired[int]  # the most dimensions of one of them
 
 
 class DescribeRequest(Sources):
@@ -40,9 +41,11 @@ class DescribeRequest(Sources):
 
 
 class PrepareRequest(Sources):
-    """Build each case's inputs and compute its references, kept for ``compare``."""
+    """Build each case's inputs and compute its references, kept for ``compare``; with ``append``, in addition to
+    those kept from earlier prepares (a run's later chunks), else instead of them."""
 
     cases: list[Case]
+    append: NotRequired[bool]
 
 
 class PreparedCase(TypedDict):
@@ -61,10 +64,12 @@ class PrepareReply(TypedDict):
 
 
 class CompareRequest(Sources):
-    """Judge executed cases whose outputs are under ``out_dir/case<i>/``."""
+    """Judge executed cases whose outputs are under ``out_dir/case<i>/``, ``i`` counted from ``first_index`` (0:
+    the run's cases from the first; a later chunk of them starts further on)."""
 
     cases: list[ExecutedCase]
     out_dir: str
+    first_index: NotRequired[int]
 
 
 class CaseVerdict(TypedDict, total=False):

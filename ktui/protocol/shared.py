@@ -36,6 +36,7 @@ class Case(TypedDict):
 
     spec_index: int  # into ``ProblemInfo.tests``
     seed: int
+    first: NotRequired[bool]  # one of the leading cases the first verdict judges (``core.ladder.cases.first_sweep``)
     repeat: NotRequired[int]  # 2: call twice on identical inputs (nondeterminism)
     fill: NotRequired[Literal["decoy"]]  # memory the kernel allocates holds decoy values instead of the poison
     dist: NotRequired[str]  # an input distribution other than ``native``
@@ -64,6 +65,7 @@ OutputLeaf = TypedDict(
         "type": str,  # the Python type's name (numbers and other leaves)
         "repr": str,  # other leaves: '' (ktui never calls a returned object's ``__repr__``: it is the kernel's code)
         "unsent": str,  # why the tensor's bytes were not written (its metadata differs from the reference's)
+        "hint": bool,  # an expected leaf borrowed from another case of the spec: a size bound, not the truth
     },
     total=False,
 )

@@ -11,27 +11,31 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 import signal
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from textual import on
+from rich.text import Text
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane, Tree
 from textual.worker import Worker
 from textual.worker import WorkerState as TaskState
 
 from ktui.agent.config import AgentConfig
-from ktui.agent.events import AGENT_EVENTS
+from ktui.agent.events import AGENT_EVENTS, ApprovalRequest
 from ktui.core.events import (
     Event,
     FileChanged,
+    FirstVerdict,
     LadderFinished,
     LadderStarted,
     Notice,
@@ -51,13 +55,33 @@ from ktui.core.store import ResultStore
 from ktui.core.timeouts import LIMIT_OF
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.chat import ChatPane
+from ktui.tui.editor import open_in_editor
 from ktui.tui.inside import DiffView, ProfileTable, SourceSass
-from ktui.tui.keys import APP_BINDINGS, palette_commands
+from ktui.tui.ir import IRView
+from ktui.tui.keys import APP_BINDINGS, KEYS, palette_commands
 from ktui.tui.messages import CoreEvent
 from ktui.tui.state import VersionState, stale_keys
-from ktui.tui.widgets import AccuracyTable, KernelTree, LadderTable, QueuePanel, TimingsTable, details_text
+from ktui.tui.widgets import (
+    AccuracyTable,
+    KernelTree,
+    LadderTable,
+    QueuePanel,
+    TimingsTable,
+    accuracy_notes,
+    details_text,
+)
 
 log = get_logger("tui")
+
+
+def header_subtitle(workspace: Path, title: str, device: str = "") -> str:
+    """The header's subtitle: the workspace folder's name and the device (``softmax-work · device: cpu``). The
+    header draws ``title — subtitle``: a workspace named like the app (the ktui repository itself, whose clone is
+    ``ktui``) is not named again, so that the header reads ``ktui — device: cpu``, not ``ktui — ktui · ...``."""
+    parts = [workspace.name] if workspace.name.lower() != title.lower() else []
+    if device:
+        parts.append(f"device: {device}")
+    return " · ".join(parts)
 
 
 class KtuiApp(App[None]):
@@ -76,6 +100,9 @@ class KtuiApp(App[None]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "ktui"
     BINDINGS = [*APP_BINDINGS, Binding("u", "run_stale", "Run stale", show=False)]  # ktui.tui.keys; u: stale
+    # The screen's classes, for app.tcss: -narrow below 100 columns, -medium below 160, -wide; -short below 30 rows.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (160, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
     def __init__(
         self,
@@ -90,6 +117,8 @@ class KtuiApp(App[None]):
         self.handle_signals = handle_signals
         self._clocks: dict[str, tuple[str, float]] = {}  # version -> (its running rung, when it started, time.time)
         self.agent_config = agent_config or AgentConfig()
+        self.chat_collapsed = not self.agent_config.configured  # no model: the chat is a one-line bar (ctrl+g)
+        self._focus_before_max: Widget | None = None
         self.ws = workspace
         self._device_choice = device
         self.session = session
@@ -107,6 +136,7 @@ class KtuiApp(App[None]):
             RungStarted: self._ladder_event,
             RungProgress: self._ladder_event,
             RungFinished: self._ladder_event,
+            FirstVerdict: self._ladder_event,
             LadderFinished: self._ladder_finished,
             QueueChanged: self._queue,
             WorkerState: self._worker_state,
@@ -128,6 +158,7 @@ class KtuiApp(App[None]):
                 with TabbedContent(id="tabs"):
                     with TabPane("Accuracy", id="tab-accuracy"):
                         yield AccuracyTable(id="accuracy")
+                        yield Static(id="accuracy-notes")
                     with TabPane("Timings", id="tab-timings"):
                         yield TimingsTable(id="timings")
                     with TabPane("SASS", id="tab-sass"):
@@ -139,15 +170,20 @@ class KtuiApp(App[None]):
                     with TabPane("Details", id="tab-details"):
                         with VerticalScroll():
                             yield Static(id="details")
+                    with TabPane("IR", id="tab-ir"):
+                        yield IRView(id="ir")
                 yield ChatPane(self.agent_config, self._chat_problem, id="chat")
+                yield Static(id="chat-bar")
         yield Footer()
 
     def on_mount(self) -> None:
         self._log_handler = open_log(self.ws.state_dir)
-        self.sub_title = self.ws.root.name
+        self.sub_title = header_subtitle(self.ws.root, self.title)
         self.query_one("#tree").border_title = "kernels"
         self.query_one("#queue").border_title = "queue"
         self.query_one("#ladder").border_title = "rung ladder"
+        self._show_chat()
+        self.watch(self.screen, "maximized", self._maximized_changed, init=False)
         for k in self.ws.all_versions():
             st = self.states[k.key] = VersionState(k.key)
             st.result = self.store.load(k.problem, k.version)
@@ -177,7 +213,7 @@ class KtuiApp(App[None]):
             self.store = self.session.store
             self._owns_session = True
         self._unsubscribe = self.session.bus.subscribe(self._post_core_event)
-        self.sub_title = f"{self.ws.root.name} · device: {device_label({'type': self.session.device})}"
+        self.sub_title = header_subtitle(self.ws.root, self.title, device_label({"type": self.session.device}))
         self.session.start()
         self.query_one(ChatPane).start_agent(self.ws, self.session)
         policy, warning = stale_policy(self.ws.root)  # [tui] stale in ktui.toml: "run" (default) or "mark"
@@ -237,8 +273,12 @@ class KtuiApp(App[None]):
         st = self.states.get(k.key) if k else None
         self._show_ladder(st)
         self.query_one(AccuracyTable).show(st.result if st else None)
+        notes = accuracy_notes(st.result if st else None)
+        self.query_one("#accuracy-notes", Static).update(notes)
+        self.query_one("#accuracy-notes").display = bool(notes)
         self._show_timings()
         self.query_one(SourceSass).show(self.ws.root, st.result if st else None)
+        self.query_one(IRView).show(self.ws.root, st.result if st else None)
         self.query_one(ProfileTable).show(st.result if st else None)
         self.query_one(DiffView).show(self.ws, k, self._results())
         self.query_one("#details", Static).update(details_text(k, st))
@@ -265,9 +305,9 @@ class KtuiApp(App[None]):
         elapsed = ""
         if clock is not None:
             elapsed = f"{clock[0]:.0f}s" + (f"/{clock[1]:g}s" if clock[1] else "")  # 12s/30s: so far, the limit
-        self.query_one(QueuePanel).render_state(
-            running, rung, waiting, self.worker_states, st.progress_text() if st else "", elapsed
-        )
+        progress = st.progress_text() if st else ""
+        seconds = clock[0] if clock is not None else None
+        self.query_one(QueuePanel).render_state(running, rung, waiting, self.worker_states, progress, elapsed, seconds)
 
     def _clock(self, st: VersionState | None) -> tuple[float, float | None] | None:
         """The running rung's seconds so far and its time limit (seconds, None when not known), or None when
@@ -295,7 +335,7 @@ class KtuiApp(App[None]):
         self._show_queue()
 
     # -- core events -------------------------------------------------------------------------------------------
-    def _ladder_event(self, ev: LadderStarted | RungStarted | RungProgress | RungFinished) -> None:
+    def _ladder_event(self, ev: LadderStarted | RungStarted | RungProgress | RungFinished | FirstVerdict) -> None:
         """The run under way moved on: the tree's badge, the ladder table and the queue panel follow."""
         st = self.state(ev.key)
         if isinstance(ev, RungStarted):
@@ -374,7 +414,11 @@ class KtuiApp(App[None]):
         self.notify(ev.message, severity=severity.get(ev.level, "information"))
 
     async def _agent_event(self, ev: Event) -> None:
+        if isinstance(ev, ApprovalRequest) and self.chat_collapsed:
+            self._show_chat(collapsed=False)  # a write waits for y or n: the chat opens to ask
         await self.query_one(ChatPane).handle(ev)
+        if self.chat_collapsed:
+            self._show_chat()  # the bar follows the agent's state
 
     # -- chat ----------------------------------------------------------------------------------------------------
     def _chat_problem(self) -> str:
@@ -382,8 +426,72 @@ class KtuiApp(App[None]):
         return self.selected.problem if self.selected else (self.ws.problems() or [""])[0]
 
     def action_focus_chat(self) -> None:
-        """Type to the agent (c); the tree takes the keys again after a click or Tab."""
+        """Type to the agent (c; a collapsed chat opens); the tree takes the keys again after a click or Tab."""
+        if self.chat_collapsed:
+            self._show_chat(collapsed=False)
         self.query_one("#chat-input", Input).focus()
+
+    def action_toggle_chat(self) -> None:
+        """Collapse the chat pane to its one-line bar, or open it (ctrl+g)."""
+        self._show_chat(collapsed=not self.chat_collapsed)
+
+    def _show_chat(self, collapsed: bool | None = None) -> None:
+        """Show the chat pane, or in its place the one-line bar (its state, and the key that opens it); with
+        ``collapsed`` None, as it is. Focus inside a chat that collapses goes back to the tree."""
+        if collapsed is not None:
+            self.chat_collapsed = collapsed
+        chat, bar = self.query_one(ChatPane), self.query_one("#chat-bar", Static)
+        if self.chat_collapsed and self.focused is not None and chat in self.focused.ancestors:
+            self.query_one(KernelTree).focus()
+        chat.display, bar.display = not self.chat_collapsed, self.chat_collapsed
+        if self.chat_collapsed:
+            key = next(k for k, action, *_ in KEYS if action == "toggle_chat")
+            bar.update(
+                Text.assemble(
+                    ("▸ ", "bold"),
+                    (str(chat.border_title or "chat"), "bold"),
+                    f" · {chat.border_subtitle or chat.status()}",
+                    (f"  ({key} opens it)", "dim"),
+                )
+            )
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Below 100 columns the footer packs its keys closer (Textual's compact footer)."""
+        self.query_one(Footer).compact = event.size.width < 100
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on the collapsed chat's bar opens the chat."""
+        if event.widget is not None and event.widget.id == "chat-bar":
+            self._show_chat(collapsed=False)
+
+    def action_toggle_maximize(self) -> None:
+        """The focused panel fills the screen, or back (m; esc too): the chat when the focus is in it, the ladder
+        when it has the focus, else the result tabs (their table takes the keys). Textual's own maximize
+        (``Screen.maximized``)."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        focused, chat, ladder = self.focused, self.query_one(ChatPane), self.query_one(LadderTable)
+        target: Widget = self.query_one(TabbedContent)
+        if focused is not None and chat in focused.ancestors_with_self:
+            target = chat
+        elif focused is ladder:
+            target = ladder
+        self._focus_before_max = focused
+        screen.maximized = target
+        if isinstance(target, TabbedContent) and target.active_pane is not None:
+            inner = next((w for w in target.active_pane.walk_children(Widget) if w.focusable), None)
+            if inner is not None:
+                inner.focus()
+
+    def _maximized_changed(self, maximized: Widget | None) -> None:
+        """Back from a maximized panel (m or esc): the focus returns where it was."""
+        if maximized is not None:
+            return
+        before, self._focus_before_max = self._focus_before_max, None
+        if before is not None and before.is_attached and before.focusable:
+            before.focus()
 
     def action_stop_agent(self) -> None:
         """Stop the agent's reply and its loop (Esc); when it is idle, leave the chat line for the tree."""
@@ -404,7 +512,7 @@ class KtuiApp(App[None]):
 
     # -- actions -----------------------------------------------------------------------------------------------
     def action_show_tab(self, tab: str) -> None:
-        """Show a tab: Accuracy (1), Timings (2), SASS (3), Diff (4), Profile (5), Details (6)."""
+        """Show a tab: Accuracy (1), Timings (2), SASS (3), Diff (4), Profile (5), Details (6), IR (7)."""
         self.query_one(TabbedContent).active = tab
 
     def _runnable(self) -> tuple[Session, KernelRef] | None:
@@ -452,8 +560,17 @@ class KtuiApp(App[None]):
         from ktui.core.ladder import Baselines
 
         Baselines(self.ws).pin(self.selected.problem, self.selected.version)
+        self.query_one(KernelTree).pin_baseline(self.selected.problem, self.selected.version)
         self.notify(f"baseline of {self.selected.problem}: {self.selected.version}")
         self._show_selected()
+
+    def action_open_editor(self) -> None:
+        """Open the selected version in ``$EDITOR`` (else ``$VISUAL``), the terminal handed over to it (e); the
+        watcher reruns what it saves."""
+        if self.selected is None:
+            self.notify("select a version first", timeout=3)
+            return
+        open_in_editor(self, self.selected.path, os.environ)
 
     def action_run_stale(self) -> None:
         """Run every version whose result is stale: its kernel or its reference changed since it ran (u; at
@@ -500,7 +617,7 @@ class KtuiApp(App[None]):
         tree.rebuild(self.states)
         tree.select_key(new.key)
         self.select(new)
-        self.notify(f"{new.key} created from {source.path.name}")
+        self.notify(f"{new.key} created from {source.key}")
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -37,21 +37,69 @@ from ktui.agent.events import (
     ToolCall,
 )
 from ktui.core.events import Event
+from ktui.core.workspace import KernelRef
 
 if TYPE_CHECKING:
     from ktui.agent.agent import Agent
     from ktui.core.session import Session
     from ktui.core.workspace import Workspace
 
-__all__ = ["AGENT_EVENTS", "ROUNDS", "ApprovalBar", "ChatPane"]
+__all__ = ["AGENT_EVENTS", "ROUNDS", "ApprovalBar", "ChatPane", "approval_header", "selected_of"]
 
 ROUNDS = (0, 1, 3, 5, 10)  # ctrl+r cycles the automatic ladder-result rounds through these
 
 
-class ApprovalBar(Static, can_focus=True):
-    """Shown while a write waits: y applies it, n refuses it (one key each)."""
+def approval_header(ev: ApprovalRequest) -> Text:
+    """The line above a write's diff: the file, what the diff is against, and the lines it adds and removes, e.g.
+    ``write kernels/softmax/v4.py (new, from kernels/softmax/v2.py)  +1 -1  ↑↓ PgUp PgDn scroll``."""
+    if not ev.new_file:
+        against = "changes the file"
+    elif ev.base:
+        against = f"new, from {ev.base}"
+    else:
+        against = "new file"
+    return Text.assemble(
+        ("write ", "bold"),
+        (ev.path, "bold cyan"),
+        (f" ({against})  ", ""),
+        (f"+{ev.added}", "bold green"),
+        (" ", ""),
+        (f"-{ev.removed}", "bold red"),
+        ("  ↑↓ PgUp PgDn scroll", "dim"),
+    )
 
-    BINDINGS = [Binding("y", "decide(True)", "Apply write"), Binding("n", "decide(False)", "Refuse write")]
+
+def selected_of(app: object) -> Callable[[str], KernelRef | None]:
+    """The agent's ``base_of`` in the TUI: ``app``'s selected version when it is one of the problem asked about
+    (what a new version derives from when the model read none). ``app`` is taken on the UI thread; the function
+    runs on the agent's thread and only reads the attribute."""
+
+    def of(problem: str) -> KernelRef | None:
+        selected = getattr(app, "selected", None)
+        return selected if isinstance(selected, KernelRef) and selected.problem == problem else None
+
+    return of
+
+
+class ApprovalBar(Static, can_focus=True):
+    """Shown while a write waits: y applies it, n refuses it (one key each); the arrows, PgUp/PgDn and Home/End
+    scroll the chat log (where the diff is) meanwhile."""
+
+    BINDINGS = [
+        Binding("y", "decide(True)", "Apply write"),
+        Binding("n", "decide(False)", "Refuse write"),
+        *[
+            Binding(key, f"scroll_log('{how}')", show=False)
+            for key, how in (
+                ("up", "up"),
+                ("down", "down"),
+                ("pageup", "page_up"),
+                ("pagedown", "page_down"),
+                ("home", "home"),
+                ("end", "end"),
+            )
+        ],
+    ]
 
     class Decided(Message):
         """The human answered approval request ``request_id``."""
@@ -78,6 +126,11 @@ class ApprovalBar(Static, can_focus=True):
         )
         self.display = True
         self.focus()
+
+    def action_scroll_log(self, how: str) -> None:
+        """Scroll the chat log: ``up``, ``down``, ``page_up``, ``page_down``, ``home`` or ``end``."""
+        log = self.query_ancestor(ChatPane).log_view
+        getattr(log, f"scroll_{how}")(animate=False)
 
     def action_decide(self, approved: bool) -> None:
         if self.request_id is not None:
@@ -141,7 +194,16 @@ class ChatPane(Vertical):
         from ktui.agent.agent import Agent
         from ktui.agent.llm import preload
 
-        self.attach(Agent(ws, self.config, session.bus, run_ladder=session.result_for, results=session.results))
+        self.attach(
+            Agent(
+                ws,
+                self.config,
+                session.bus,
+                run_ladder=session.result_for,
+                results=session.results,
+                base_of=selected_of(self.app),
+            )
+        )
         threading.Thread(target=preload, name="ktui-litellm-import", daemon=True).start()
 
     @property
@@ -299,8 +361,15 @@ class ChatPane(Vertical):
             await self.add_line(f"{mark} {ev.name}({ev.summary}) {ev.detail}".rstrip(), style)
 
     async def _approval(self, ev: ApprovalRequest) -> None:
-        await self._mount(Static(Syntax(ev.diff, "diff", theme="ansi_dark", word_wrap=True), classes="chat-diff"))
+        """The write's header and its whole diff in the log, scrolled so that the header is at the top (the
+        approval bar's keys scroll the rest); then the bar asks."""
+        header = Static(approval_header(ev), classes="chat-diff-header")
+        await self.log_view.mount(header)
+        await self.log_view.mount(
+            Static(Syntax(ev.diff, "diff", theme="ansi_dark", word_wrap=True), classes="chat-diff")
+        )
         self.query_one(ApprovalBar).ask(ev)
+        self.call_after_refresh(self.log_view.scroll_to_widget, header, animate=False, top=True)
 
     async def _decided(self, ev: ApprovalDecided) -> None:
         await self.add_line("applied" if ev.approved else "refused", "green" if ev.approved else "red")

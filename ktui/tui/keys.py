@@ -1,6 +1,6 @@
 """The app's keys: what each one does, its footer label, and its command palette entry.
 
-``KEYS`` is the one table of the app's key bindings: ``APP_BINDINGS`` (the app's, with the tab keys 1-6) and the
+``KEYS`` is the one table of the app's key bindings: ``APP_BINDINGS`` (the app's, with the tab keys 1-7) and the
 command palette's entries (``palette_commands``) are made from it, so a key, its footer label and its palette title
 cannot drift apart. The actions themselves are ``KtuiApp``'s ``action_*`` methods.
 """
@@ -15,10 +15,14 @@ from textual.binding import Binding, BindingType
 KEYS = (  # key, action, footer label, shown in the footer, command palette title ("": not there), its help
     ("r", "rerun", "Rerun", True, "Rerun", "Run the selected version's ladder again (r)"),
     ("a", "run_problem", "Run all", True, "Run all versions", "Run every version of the selected problem (a)"),
+    # m and ctrl+g before the keys that have others (arrows, ctrl+p), so that an 80-column footer shows them
+    ("m", "toggle_maximize", "Maximize", True, "Maximize panel", "The focused panel fills the screen (m; esc)"),
+    ("ctrl+g", "toggle_chat", "Chat pane", True, "Show/hide chat", "Collapse the chat pane to one line, or open it"),
     ("right_square_bracket", "next_version", "Next", True, "Next version", "Select the next version (])"),
     ("left_square_bracket", "previous_version", "Prev", True, "Previous version", "Select the previous version ([)"),
     ("n", "new_version", "New version", True, "New version", "Copy the selected version to the next free vN.py (n)"),
     ("c", "focus_chat", "Chat", True, "", ""),
+    ("e", "open_editor", "Edit", False, "Open in $EDITOR", "Open the selected version in $EDITOR, else $VISUAL (e)"),
     ("p", "profile", "Profile", False, "Profile", "Profile the selected version with Nsight Compute (p, GPU only)"),
     ("b", "pin_baseline", "Baseline", False, "Pin baseline", "Diff and Profile compare with the selected version (b)"),
     (
@@ -57,7 +61,7 @@ KEYS = (  # key, action, footer label, shown in the footer, command palette titl
     ),
 )
 
-TABS = ("Accuracy", "Timings", "SASS", "Diff", "Profile", "Details")  # the result tabs, keys 1 to 6
+TABS = ("Accuracy", "Timings", "SASS", "Diff", "Profile", "Details", "IR")  # the result tabs, keys 1 to 7
 
 APP_BINDINGS: list[BindingType] = [
     *[Binding(key, action, label, show=show) for key, action, label, show, _, _ in KEYS],

@@ -8,7 +8,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ktui.core import report
-from ktui.core.events import Event, LadderFinished, LadderStarted, RungFinished, RungProgress, RungStarted
+from ktui.core.events import (
+    Event,
+    FirstVerdict,
+    LadderFinished,
+    LadderStarted,
+    RungFinished,
+    RungProgress,
+    RungStarted,
+)
 from ktui.core.results import DEFAULT_RUNGS, STOPPING_RUNGS, LadderResult, RungResult, Status
 from ktui.core.status import STALE_BOTH, STALE_REFERENCE, staleness
 from ktui.core.workspace import KernelRef, Workspace
@@ -30,6 +38,8 @@ class VersionState:
         queued: a run waits in the queue.
         stale: why ``result`` is not about the files on disk (``core.status.staleness``), '' when it is; set by
             ``refresh_stale``.
+        first: the run under way's first verdict (``FirstVerdict``): its status, cases and summary, until the run
+            ends.
     """
 
     key: str
@@ -42,6 +52,7 @@ class VersionState:
     running: bool = False
     queued: bool = False
     stale: str = ""
+    first: tuple[Status, int, str] | None = None
 
     def refresh_stale(self, ws: Workspace) -> bool:
         """Compare the result's hashes with the files on disk again; True when ``stale`` changed."""
@@ -53,7 +64,23 @@ class VersionState:
     def start(self, rungs: tuple[str, ...], run_id: int | None = None) -> None:
         """A run starts (``LadderStarted``)."""
         self.running, self.queued, self.live, self.live_rungs = True, False, {}, rungs
-        self.running_rung, self.progress, self.run_id = None, None, run_id
+        self.running_rung, self.progress, self.run_id, self.first = None, None, run_id, None
+
+    def first_verdict(self, ev: FirstVerdict) -> bool:
+        """The run under way's first verdict; False (and ignored) for another run, or one that ended."""
+        if not self.running or (self.run_id is not None and ev.run_id != self.run_id):
+            return False
+        self.first = (ev.result.status, ev.cases, ev.result.summary)
+        return True
+
+    def first_text(self) -> str:
+        """``first verdict ok on 16 cases (native inputs, one seed per spec)`` (and why, when it failed) while the
+        run that gave it goes on, else ``""``."""
+        if not self.running or self.first is None or "correctness" in self.live:
+            return ""
+        status, cases, summary = self.first
+        text = f"first verdict {status.value} on {cases} cases (native inputs, one seed per spec)"
+        return text + (f": {summary}" if status is Status.FAILED else "")
 
     def begin_rung(self, rung: str) -> None:
         """The run moves on to ``rung`` (``RungStarted``)."""
@@ -73,6 +100,7 @@ class VersionState:
     def finish(self, result: LadderResult) -> None:
         """The run ended (``LadderFinished``)."""
         self.result, self.running, self.running_rung, self.live, self.progress = result, False, None, {}, None
+        self.first = None
 
     def apply(self, ev: Event) -> bool:
         """Follow one ladder event of this version; False when it changed nothing (another kind, stale progress)."""
@@ -125,6 +153,7 @@ _STEPS: dict[type[Event], Callable[[VersionState, Any], bool | None]] = {
     RungProgress: lambda st, ev: st.advance(ev.run_id, ev.rung, ev.done, ev.total, ev.detail),
     RungFinished: lambda st, ev: st.live.__setitem__(ev.result.name, ev.result),
     LadderFinished: lambda st, ev: st.finish(ev.result),
+    FirstVerdict: lambda st, ev: st.first_verdict(ev),
 }
 
 

@@ -7,14 +7,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual.widget import Widget
 from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ktui.core.figures import CorrectnessSpec, benchmark_of, correctness_of
 from ktui.core.results import LadderResult, Status, fmt
+from ktui.core.store import Baselines
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.state import VersionState, problem_badge, rung_names
+
+BASE_MARK = "⌖ base "
+"""What the tree puts between the version and its verdict on a problem's pinned baseline (the version Diff and
+Profile compare with): before the verdict, so that a narrow tree cuts the verdict's end, not the mark."""
 
 STATUS_STYLE = {
     "ok": "bold green",
@@ -40,6 +47,7 @@ class KernelTree(Tree[str | KernelRef]):
         self._leaves: dict[str, TreeNode[str | KernelRef]] = {}
         self._problems: dict[str, TreeNode[str | KernelRef]] = {}
         self._states: dict[str, VersionState] = {}
+        self._baselines: dict[str, str] = {}  # problem -> its pinned baseline version (.ktui/baseline.json)
 
     def _problem_label(self, name: str) -> Text:
         """The problem's name, with ``! reference error`` when its reference failed (``state.problem_badge``)."""
@@ -52,8 +60,12 @@ class KernelTree(Tree[str | KernelRef]):
         return str(node.label) if node is not None else ""
 
     def rebuild(self, states: dict[str, VersionState]) -> None:
-        """Add problems and versions that appeared on disk and drop those that went (keeping the cursor)."""
+        """Add problems and versions that appeared on disk and drop those that went, keeping the cursor on the
+        version it was on (rows rebuilt below it would otherwise shift it to another)."""
         self._states = states
+        self._baselines = Baselines(self.ws).all()
+        at = self.cursor_node.data if self.cursor_node is not None else None
+        rebuilt = False
         problems = self.ws.problems()
         for name in problems:
             if name not in self._problems:
@@ -75,10 +87,25 @@ class KernelTree(Tree[str | KernelRef]):
                     child.remove()
             for k in versions:
                 self._leaves[k.key] = node.add_leaf(self._label(k, states.get(k.key)), data=k)
+            rebuilt = True
+        if rebuilt and isinstance(at, KernelRef):
+            self.select_key(at.key)
 
     def _label(self, k: KernelRef, state: VersionState | None) -> Text:
+        """``v2   ✓ 1.23x``; ``v2   ⌖ base ✓ 1.23x`` on the problem's pinned baseline (``b``)."""
         text, style = state.badge() if state else ("· not run", "dim")
-        return Text.assemble((f"{k.version:<4} ", ""), (text, style))
+        base = self._baselines.get(k.problem) == k.version
+        return Text.assemble((f"{k.version:<4} ", ""), (BASE_MARK, "bold cyan") if base else "", (text, style))
+
+    def pin_baseline(self, problem: str, version: str) -> None:
+        """Move the baseline mark of ``problem`` to ``version`` (after ``Baselines.pin``): both rows are
+        relabelled."""
+        old = self._baselines.get(problem)
+        self._baselines[problem] = version
+        for v in {old, version} - {None}:
+            node = self._leaves.get(f"{problem}/{v}")
+            if node is not None and isinstance(node.data, KernelRef):
+                node.set_label(self._label(node.data, self._states.get(node.data.key)))
 
     def update_version(self, k: KernelRef, state: VersionState) -> None:
         node = self._leaves.get(k.key)
@@ -94,8 +121,12 @@ class KernelTree(Tree[str | KernelRef]):
         return str(node.label) if node is not None else ""  # (the label is a Text: str() is its plain text)
 
     def select_key(self, key: str) -> None:
+        """Put the tree's cursor on version ``key`` (nothing when the tree has no such row). A row added since the
+        tree was last drawn has no line number yet (``move_cursor`` would put the cursor on the first row, away
+        from the selected version): the tree's lines are built first."""
         node = self._leaves.get(key)
         if node is not None:
+            _ = self.last_line  # (builds the tree's lines, which numbers the rows added since it was drawn)
             self.move_cursor(node)
 
     def version_keys(self) -> list[str]:
@@ -142,66 +173,155 @@ class LadderTable(DataTable[str | Text]):
                 line = state.progress[2]
             elif running and not line and limit:
                 line = f"running, limit {limit:g} s per call"
-            figures = Text(line, style="red" if r and r.status is Status.FAILED else "")
+            first = state.first_text() if state and n == "correctness" and st in ("waiting", "running") else ""
+            if first:  # the first verdict while the other cases run (issue 11)
+                line = first + (f" · {progress} judged" if progress else " · the rest running")
+            failed = (r is not None and r.status is Status.FAILED) or (
+                bool(first) and state is not None and state.first is not None and state.first[0] is Status.FAILED
+            )
+            figures = Text(line, style="red" if failed else "green" if first else "")
             if r and r.warnings:
                 figures = Text.assemble((f"⚠{len(r.warnings)} ", "bold yellow"), figures)
             self.update_cell(n, "figures", figures, update_width=True)
 
 
-ACC_COLUMNS = (
-    ("spec", None),
-    ("ok", 4),
-    ("max_abs", 8),
-    ("max_rel", 8),
-    ("psnr_db", 7),
-    ("cosine", 9),
-    ("mse", 8),
-    ("rmse", 8),
-    ("nan/inf", 7),
-    ("unwritten", 9),
-    ("worst at", 12),
+ACC_COLUMNS = (  # key (its header), width (None: the widest label), what is dropped first when narrow (lower first)
+    ("spec", None, 99),
+    ("ok", 4, 99),
+    ("max_abs", 8, 9),
+    ("max_rel", 8, 7),
+    ("psnr_db", 7, 8),
+    ("cosine", 9, 6),
+    ("mse", 8, 1),
+    ("rmse", 8, 2),
+    ("nan/inf", 7, 3),
+    ("unwritten", 9, 4),
+    ("worst at", 12, 5),
 )
+ACC_TELLING = 10  # the priority of nan/inf and unwritten when a spec has some: they then say why it failed
+
+
+def accuracy_columns(specs: list[CorrectnessSpec], width: int, padding: int = 1) -> list[tuple[str, int | None]]:
+    """The columns of ``ACC_COLUMNS`` that fit in ``width`` cells, in table order: the lowest priority goes first
+    until the rest fit (``spec`` and ``ok`` always stay). nan/inf and unwritten rank above the figures when a spec
+    has some (all zero, they say nothing). ``padding`` is the table's cell padding, on each side of each column;
+    ``width`` 0 (not laid out yet) keeps every column."""
+    telling = {
+        "nan/inf": any(s.get("nan_count") or s.get("inf_count") for s in specs),
+        "unwritten": any(s.get("unwritten") for s in specs),
+    }
+    spec_width = max([cell_len("spec"), *(cell_len(s["label"]) for s in specs)])
+    kept = [(name, w, ACC_TELLING if telling.get(name) else rank) for name, w, rank in ACC_COLUMNS]
+
+    def total() -> int:
+        return sum((w if w is not None else spec_width) + 2 * padding for _, w, _ in kept)
+
+    while width > 0 and total() > width:
+        low = min((c for c in kept if c[2] < 99), key=lambda c: c[2], default=None)
+        if low is None:
+            break
+        kept.remove(low)
+    return [(name, w) for name, w, _ in kept]
+
+
+def accuracy_notes(result: LadderResult | None) -> Text:
+    """The Accuracy tab's notes, wrapped under the table: why each failing spec failed (its reason, how many of its
+    cases failed, its worst case) and a correctness error that no spec explains. Empty when every spec passed."""
+    rung = result.rung("correctness") if result else None
+    if rung is None:
+        return Text()
+    t = Text()
+    for s in correctness_of(rung.figures).get("specs", []):
+        if s.get("ok", True):
+            continue
+        failed = len(s.get("failed_cases") or [])
+        cases = f" ({failed} of {s['cases']} cases failed)" if failed and s.get("cases") else ""
+        worst = f"; worst: {s['worst_case']}" if s.get("worst_case") else ""
+        t.append("✗ ", "bold red")
+        t.append(s["label"], "bold")
+        t.append(f": {s.get('reason') or 'outside its tolerance'}{cases}{worst}\n")
+    if rung.status is Status.FAILED and rung.error is not None and not t:
+        t.append(rung.error.one_line(), "red")
+    t.rstrip()
+    return t
 
 
 class AccuracyTable(DataTable[str | Text]):
-    """Per test spec, the worst seed's accuracy figures."""
+    """Per test spec, the worst seed's accuracy figures; the columns that do not fit the table's width are left
+    out, least telling first (``accuracy_columns``), and come back when it widens."""
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
-        for name, width in ACC_COLUMNS:
+        self._specs: list[CorrectnessSpec] = []
+        self._set_columns(accuracy_columns([], 0, self.cell_padding))
+
+    def _set_columns(self, columns: list[tuple[str, int | None]]) -> None:
+        self.clear(columns=True)
+        for name, width in columns:
             self.add_column(name, key=name, width=width)
 
-    def show(self, result: LadderResult | None) -> None:
-        rung = result.rung("correctness") if result else None
-        specs = correctness_of(rung.figures).get("specs", []) if rung else []
-        labels = [s["label"] for s in specs]
-        if [str(k.value) for k in self.rows] != labels:
+    def shown_columns(self) -> list[str]:
+        """The keys of the columns the table has now, in order."""
+        return [str(c.key.value) for c in self.ordered_columns]
+
+    def _fitting(self) -> list[tuple[str, int | None]]:
+        width, height = self.size
+        parent = self.parent
+        if self.styles.height is not None and self.styles.height.is_auto and isinstance(parent, Widget):
+            height = parent.size.height  # an auto height grows up to its parent's (DataTable's max-height)
+        if width and len(self._specs) > max(height - self.header_height, 0):
+            width -= self.styles.scrollbar_size_vertical  # the rows scroll: the scrollbar takes its cells
+        return accuracy_columns(self._specs, width, self.cell_padding)
+
+    def on_resize(self) -> None:
+        if [name for name, _ in self._fitting()] != self.shown_columns():
+            self._fill(refit=True)
+
+    def _fill(self, refit: bool = False) -> None:
+        row = self.cursor_row
+        columns = self._fitting()
+        if refit or [name for name, _ in columns] != self.shown_columns():
+            self._set_columns(columns)
+        else:
             self.clear()
-            for s in specs:
-                self.add_row(*self._cells(s), key=s["label"])
+        names = [name for name, _ in columns]
+        for s in self._specs:
+            self.add_row(*self._cells(s, names), key=s["label"])
+        if self._specs:
+            self.move_cursor(row=min(row, len(self._specs) - 1), animate=False)
+
+    def show(self, result: LadderResult | None) -> None:
+        """Draw ``result``'s correctness specs, a row each (keyed by the spec's label)."""
+        rung = result.rung("correctness") if result else None
+        self._specs = list(correctness_of(rung.figures).get("specs", [])) if rung else []
+        labels = [s["label"] for s in self._specs]
+        names = [name for name, _ in self._fitting()]
+        if [str(k.value) for k in self.rows] != labels or names != self.shown_columns():
+            self._fill()
             return
-        for s in specs:
-            for (name, _), cell in zip(ACC_COLUMNS, self._cells(s)):
+        for s in self._specs:
+            for name, cell in zip(names, self._cells(s, names)):
                 self.update_cell(s["label"], name, cell, update_width=True)
 
     @staticmethod
-    def _cells(s: CorrectnessSpec) -> list[Any]:
+    def _cells(s: CorrectnessSpec, names: list[str]) -> list[Any]:
+        """The cells of spec ``s`` in the columns ``names``."""
         ok = Text("ok", "green") if s.get("ok") else Text("FAIL", "bold red")
-        nan_inf = f"{s.get('nan_count') or 0}/{s.get('inf_count') or 0}"
         where = str(s.get("worst_index")) if s.get("worst_index") is not None else "-"
-        return [
-            s["label"],
-            ok,
-            fmt(s.get("max_abs_err")),
-            fmt(s.get("max_rel_err")),
-            fmt(s.get("psnr_db")),
-            fmt(s.get("cosine"), 7),
-            fmt(s.get("mse")),
-            fmt(s.get("rmse")),
-            nan_inf,
-            str(s.get("unwritten") or 0),
-            where,
-        ]
+        cells = {
+            "spec": s["label"],
+            "ok": ok,
+            "max_abs": fmt(s.get("max_abs_err")),
+            "max_rel": fmt(s.get("max_rel_err")),
+            "psnr_db": fmt(s.get("psnr_db")),
+            "cosine": fmt(s.get("cosine"), 7),
+            "mse": fmt(s.get("mse")),
+            "rmse": fmt(s.get("rmse")),
+            "nan/inf": f"{s.get('nan_count') or 0}/{s.get('inf_count') or 0}",
+            "unwritten": str(s.get("unwritten") or 0),
+            "worst at": where,
+        }
+        return [cells[name] for name in names]
 
 
 TIME_COLUMNS = (
@@ -296,9 +416,11 @@ class QueuePanel(Static):
         workers: dict[str, str],
         progress: str = "",
         elapsed: str = "",
+        seconds: float | None = None,
     ) -> None:
         """``running`` on ``rung`` (with its ``progress``, ``37/106``, and the rung's ``elapsed`` time and limit,
-        ``12s/30s``), the versions ``waiting``, the workers."""
+        ``12s/30s``), the versions ``waiting``, the workers (``workers``: role -> ``WorkerState`` word): their
+        marks in the border, and their line (``worker_line``; ``seconds``: how long the rung has run) last."""
         t = Text()
         if running:
             t.append("▶ ", "bold yellow")
@@ -308,6 +430,9 @@ class QueuePanel(Static):
         else:
             t.append("idle\n", "dim")
         t.append(f"waiting: {', '.join(waiting)}\n" if waiting else "nothing waiting\n", "yellow" if waiting else "dim")
+        if workers:
+            t.append_text(worker_line(workers, rung if running else None, seconds))
+            t.append("\n")
         self.update(t)
         self.border_subtitle = " ".join(
             f"[dim]{role[:4]}[/] [{WORKER_MARK.get(state, ('?', 'dim'))[1]}]"
@@ -323,3 +448,51 @@ WORKER_MARK = {
     "failed": ("✗", "bold red"),
     "stopped": ("-", "dim"),
 }
+
+WORKER_ORDER = ("candidate", "judge", "compiler")
+"""The order of the roles in the workers' line (others follow, alphabetically)."""
+
+RUNG_WORKERS: dict[str, tuple[str, ...]] = {
+    "compile": ("judge", "compiler"),
+    "run": ("candidate", "compiler"),
+    "correctness": ("judge",),
+    "benchmark": ("candidate", "judge"),
+    "dumps": ("compiler",),
+    "profile": ("judge",),
+}
+"""The workers each rung calls (``ctx.judge``/``ctx.candidate``/``ctx.compiler`` in ``ktui/core/ladder/rungs/``):
+compile describes and prepares in the judge and compiles in the compiler; run executes in the candidate and
+compiles its launches in the compiler; correctness compares in the judge; benchmark times both sides; dumps
+compiles; profile times the reference in the judge (ncu runs a process of its own)."""
+
+WORKER_STYLE = {"ready": "green", "busy": "bold yellow", "starting": "yellow", "restarting": "bold yellow"}
+WORKER_STYLE.update({"failed": "bold red", "stopped": "dim"})
+
+
+def worker_line(workers: dict[str, str], rung: str | None = None, seconds: float | None = None) -> Text:
+    """The workers in one readable line: ``workers: candidate ready · judge busy (correctness 12 s) · compiler
+    starting``.
+
+    Args:
+        workers: role -> its latest ``WorkerState`` word (``starting``, ``ready``, ``restarting``, ``failed``,
+            ``stopped``).
+        rung: the rung under way, or None when no ladder runs: a ``ready`` worker that it calls
+            (``RUNG_WORKERS``) reads ``busy (<rung> <seconds> s)``. Without a ``compiler`` (on a GPU the
+            candidate compiles), the compiler's rungs keep the candidate busy.
+        seconds: how long the rung has run (None: not known, no seconds shown).
+    """
+    roles = [r for r in WORKER_ORDER if r in workers] + sorted(r for r in workers if r not in WORKER_ORDER)
+    uses = set(RUNG_WORKERS.get(rung, ())) if rung else set()
+    if "compiler" in uses and "compiler" not in workers:
+        uses.add("candidate")
+    t = Text("workers: ", style="dim")
+    for i, role in enumerate(roles):
+        state = workers[role]
+        if state == "ready" and role in uses:
+            word, style = f"busy ({rung}{f' {seconds:.0f} s' if seconds is not None else ''})", WORKER_STYLE["busy"]
+        else:
+            word, style = state, WORKER_STYLE.get(state, "")
+        t.append(" · " if i else "", style="dim")
+        t.append(f"{role} ")
+        t.append(word, style=style)
+    return t

@@ -48,6 +48,9 @@ def main() -> None:
     # CuTeDSL writes the PTX and cubin it is asked to keep (the dumps rung) into the working directory, which is
     # the user's workspace: send them to a private folder instead (ktui reads them from the compiled object).
     os.environ.setdefault("CUTE_DSL_DUMP_DIR", os.path.join(tempfile.gettempdir(), f"ktui-cute-dsl-{os.getuid()}"))
+    # CuTeDSL keeps the PTX and cubin only when that folder exists (otherwise its artifacts hold the paths it meant
+    # to write, and the dumps rung kept those paths instead of the code).
+    os.makedirs(os.environ["CUTE_DSL_DUMP_DIR"], exist_ok=True)
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9's default, stated so it does not warn
     try:
         import torch

@@ -77,7 +77,9 @@ class Sums:
             self.peak = max(self.peak, to_float(fr.abs().max()))
         bad = nonfinite.clone()
         if unwritten is not None:
-            unwritten = unwritten.to(o.device)
+            # an element holding the reference's own value is right, whatever wrote it: integer poison bytes are
+            # ordinary values of 1- and 2-byte ints (0x5A is 90 in int8), and the decoy fill shows an unwritten one
+            unwritten = unwritten.to(o.device) & ~(o == r)
             n_unwritten = int(unwritten.sum())
             if n_unwritten and self.first_unwritten is None:
                 self.first_unwritten = s + int(torch.nonzero(unwritten)[0])

@@ -34,13 +34,32 @@ def write_artifacts(records: list[dict[str, Any]], out_dir: Path) -> list[Launch
         elif rec["language"] == "cutedsl" and compiled is not None:
             art = getattr(compiled, "artifacts", None)
             for stage, attr in (("ptx", "PTX"), ("cubin", "CUBIN")):
-                blob = getattr(art, attr, None)
+                blob = cute_artifact(getattr(art, attr, None), stage)
                 if blob:
                     f = out_dir / f"{base}.{stage}"
-                    f.write_bytes(blob if isinstance(blob, bytes) else str(blob).encode())
+                    f.write_bytes(blob)
                     files[stage] = f.name
         launches.append({**public_launch(rec), "files": files})
     return launches
+
+
+def cute_artifact(blob: Any, stage: str) -> bytes | None:
+    """The bytes of one CuTeDSL artifact (``JitFunctionArtifacts.PTX`` / ``.CUBIN``): the content itself, or, where
+    CuTeDSL gives the path of the file it wrote (``<dump dir>/<function>.<arch>.<stage>``), that file's content;
+    None when there is nothing (no such file: a path is never kept as if it were the code).
+
+    Args:
+        blob: the attribute's value (bytes, str or None).
+        stage: ``ptx`` or ``cubin``, the path's extension.
+    """
+    if not blob:
+        return None
+    if isinstance(blob, str) and "\n" not in blob and blob.endswith(f".{stage}"):
+        try:
+            return Path(blob).read_bytes()
+        except OSError:
+            return None
+    return blob if isinstance(blob, bytes) else str(blob).encode()
 
 
 def launch_label(rec: ObservedLaunch) -> str:

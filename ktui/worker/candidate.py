@@ -189,12 +189,16 @@ class Candidate(CheckedCalls, TimedCalls):
     def do_dumps(self, params: DumpsRequest, progress: OnProgress) -> DumpsReply:
         """Compile the version as it launches on ``spec`` (a benchmark spec on a GPU) in dry mode and write, for
         every launch, its IR stages, PTX and cubin under ``dumps_dir``: Triton ttir, ttgir, llir, ptx, cubin;
-        CuTeDSL ptx, cubin. Returns the launches with their files (names relative to ``dumps_dir``)."""
+        CuTeDSL ptx, cubin. Returns the launches with their files (names relative to ``dumps_dir``). The inputs are
+        placeholders (``allocation.placeholder_data``) unless ``real_inputs``."""
         problem = self.problems.get(params["reference"])
         fn = self._load(params["kernel"])
         spec = params["spec"]
-        with allocation.placeholder_data():
+        if params.get("real_inputs"):  # a launch that depends on the values (a grid from lengths.max())
             data = problem.generate(params["seed"], spec, self.device)
+        else:
+            with allocation.placeholder_data():
+                data = problem.generate(params["seed"], spec, self.device)
         cap = capture.Capture(dry=True, cross=self.cross, keep=True)
         progress({"done": 0, "total": 1, "case": f"the dry call on spec={spec_label(spec)}"})
         try:

@@ -37,6 +37,19 @@ class NeedsGPU(RuntimeError):
     """A CuTeDSL kernel was called on a machine without a CUDA GPU."""
 
 
+_NEEDS_GPU: list[str] = []  # what ``CuteCompiled`` raised during the current request (ktui's own record of it)
+
+
+def take_needs_gpu() -> str:
+    """The message of the first ``NeedsGPU`` that a compiled CuTeDSL function raised since the last call ('' when
+    none), and forget them. Set by ``CuteCompiled.__call__`` itself, so an exception a kernel raises or catches
+    under that name cannot make it up, and a ``NeedsGPU`` the kernel caught (falling back to torch, say) is still
+    known: the server attaches it to the request's reply (``needs_gpu``)."""
+    first = _NEEDS_GPU[0] if _NEEDS_GPU else ""
+    _NEEDS_GPU.clear()
+    return first
+
+
 @dataclass
 class Capture:
     """What one dry call of ``custom_kernel`` launched."""
@@ -454,10 +467,12 @@ class CuteCompiled:
         if _CALL is not None:
             _record(f"cutedsl|{self._name}|{id(self._compiled)}", lambda key: _own_launch(key, "cutedsl", self._name))
         if not self._has_gpu:
-            raise NeedsGPU(
+            message = (
                 f"CuTeDSL kernel {self._name} compiled for {os.environ.get('CUTE_DSL_ARCH', 'sm_90a')}, but running it "
                 "needs a CUDA GPU (this worker is on the CPU; run with --device cuda on a GPU machine)"
             )
+            _NEEDS_GPU.append(message)
+            raise NeedsGPU(message)
         return self._compiled(*args, **kwargs)
 
     def __getattr__(self, item: str) -> Any:

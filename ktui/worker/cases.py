@@ -27,9 +27,11 @@ Layouts give the same values in other memory layouts (cases.md strides): ``trans
 row stride above the row length; for 1-D a contiguous view into a longer buffer), ``offset`` (a view one element
 into a larger buffer: misaligned for vector loads), ``expanded`` (stride 0 along the first dimension, every row equal
 to the first). ``mixed`` lays the inputs out differently from each other (cases.md strides, mixed): the tensors
-of the inputs, in their order, alternate between contiguous and one strided layout (``transposed``, or ``padded``
-for 2-D and up), which one and who starts drawn from the case seed (``mixed_layouts``), so a kernel that takes
-one input's strides or contiguity for all of them meets both orders.
+of the inputs are each contiguous or one strided layout (``transposed``, or ``padded`` for 2-D and up), by the
+case seed (``mixed_layouts``): over ``mixed_variants`` consecutive seeds every two inputs are laid out differently,
+each way round, so a kernel that takes one input's strides or contiguity for another's meets it. ``permuted``
+(inputs of three dimensions or more) stores the first two dimensions swapped: the innermost stride is 1 and nothing
+is broadcast, but the leading dimensions cannot be flattened into rows of one stride (a head-permuted ``q``).
 """
 
 from __future__ import annotations
@@ -40,11 +42,12 @@ from typing import Any
 
 import torch
 
+from ktui.protocol import mixed_variants
 from ktui.worker.problem import DISTRIBUTIONS, Problem, spec_label
 from ktui.worker.special import SPECIAL, near_duplicate_, refill_special
 
 __all__ = ["DISTRIBUTIONS", "LAYOUTS", "build_input", "case_label", "label_of", "layout_of", "round_to_tf32", "spec_of"]
-LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed")
+LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted")
 
 
 def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
@@ -146,6 +149,8 @@ def _relayout(t: torch.Tensor, layout: str) -> torch.Tensor:
         return buf[1:].view(t.shape).copy_(t)
     if layout == "expanded":
         return t[:1].expand(t.shape)
+    if layout == "permuted":  # the first two dims stored swapped: unit inner stride, leading dims not one row dim
+        return t.transpose(0, 1).contiguous().transpose(0, 1) if t.ndim >= 3 else t
     raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
 
 
@@ -206,14 +211,22 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
         data = _map_inputs(data, problem.outputs, perturb)
     layout = case.get("layout", "contiguous")
     if layout == "mixed":
-        order = mixed_layouts(seed)
+        count = 0
+
+        def counted(t: torch.Tensor, path: str) -> torch.Tensor:
+            nonlocal count
+            count += t.ndim > 0 and t.numel() > 1
+            return t
+
+        _map_inputs(data, problem.outputs, counted)
+        order = mixed_layouts(seed, count)
         k = 0
 
         def alternate(t: torch.Tensor, path: str) -> torch.Tensor:
             nonlocal k
             if t.ndim == 0 or t.numel() <= 1:
                 return t
-            lay = order[k % 2]
+            lay = order[k]
             k += 1
             if lay == "padded" and t.ndim < 2:
                 lay = "transposed"  # a 1-D padded view is contiguous: the strided one is the stride-2 view
@@ -225,12 +238,16 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
     return data
 
 
-def mixed_layouts(seed: int) -> tuple[str, str]:
-    """The two layouts the ``mixed`` case alternates between, input tensor by input tensor (those of more than one
-    element, in the order of the inputs): contiguous and ``transposed`` or ``padded`` (by ``seed // 2``), the
-    first tensor contiguous for an even ``seed``, strided for an odd one."""
-    strided = ("transposed", "padded")[(seed // 2) % 2]
-    return ("contiguous", strided) if seed % 2 == 0 else (strided, "contiguous")
+def mixed_layouts(seed: int, tensors: int) -> list[str]:
+    """The layout of each of ``tensors`` input tensors (those of more than one element, in the order of the inputs)
+    in the ``mixed`` case of ``seed``: contiguous or one strided layout, ``transposed`` or ``padded`` (by
+    ``seed // mixed_variants(tensors)``). With m = ``seed % mixed_variants(tensors)``, tensor k is strided when
+    bit ``m // 2`` of k differs from ``m % 2``: over ``mixed_variants`` consecutive seeds every two tensors differ
+    in some case, each way round (a kernel that reads the third input with the first one's strides meets it)."""
+    n = mixed_variants(tensors)
+    m = seed % n
+    strided = ("transposed", "padded")[(seed // n) % 2]
+    return [strided if ((k >> (m // 2)) & 1) ^ (m & 1) else "contiguous" for k in range(tensors)]
 
 
 def round_to_tf32(t: torch.Tensor) -> torch.Tensor:
@@ -243,13 +260,16 @@ def round_to_tf32(t: torch.Tensor) -> torch.Tensor:
 
 
 def layout_of(t: torch.Tensor) -> str:
-    """``contiguous``, ``transposed``, ``padded``, ``offset``, ``expanded`` or ``strided``: for messages."""
+    """``contiguous``, ``transposed``, ``padded``, ``offset``, ``expanded``, ``permuted`` or ``strided``: for
+    messages."""
     if 0 in t.stride() and t.numel() > 1:
         return "expanded"
     if t.storage_offset():
         return "offset"
     if t.is_contiguous():
         return "contiguous"
+    if t.ndim >= 3 and t.stride(-1) == 1 and t.stride(0) < t.stride(1):
+        return "permuted"
     if t.ndim >= 2 and t.stride(-1) == 1:
         return "padded"
     return "transposed" if t.ndim >= 2 else "strided"

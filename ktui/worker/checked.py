@@ -78,6 +78,7 @@ class CheckedCalls:
         folder: Path,
         expected: list[OutputLeaf] | None,
         kept: list[tuple[Any, Any, str]],
+        step: Callable[[str], None] | None = None,
     ) -> None:
         """The burst case (``calls``: n, issue 9.4): n checked calls in a row on the case's spec, call c on fresh inputs
         of seed ``seed + c``, each written under ``folder/call<c>`` with its inputs as the call left them. Every output
@@ -85,7 +86,7 @@ class CheckedCalls:
         marks one that changed after), so a ring of output buffers or a kernel that switches after a number of calls
         shows: a call whose output lies in the storage of an earlier call's output, which the caller still holds, is
         marked ``reused``. ``entry`` gets ``calls_out`` (one ``CallRecord`` per call) and the calls' summed
-        ``seconds``.
+        ``seconds``. ``step`` gets each call's label before it starts (progress: a call finished, the next named).
 
         Raises:
             CaseFailed: a call raised or wrote out of bounds (the message names the call).
@@ -99,6 +100,8 @@ class CheckedCalls:
             sub = cast(Case, {k: v for k, v in case.items() if k != "calls"})
             sub["seed"] = case["seed"] + c
             label = f"{case_label(label_of(problem, sub), sub)} (call {c + 1} of {n} in a row)"
+            if step is not None:
+                step(label)
             guards = Guards()
             data = guards.wrap_data(build_input(problem, sub, self.device))
             for buf in problem.output_buffers(data):
@@ -182,7 +185,12 @@ class CheckedCalls:
             progress({"done": i, "total": len(cases), "case": label})  # what runs now, should the worker die
             if case.get("calls"):  # the burst: many calls in a row, every output kept (issue 9.4)
                 fold = expected[i] if i < len(expected) else None
-                self._burst(fn, problem, case, entry, out_dir / f"case{i}", fold, kept)
+
+                def step(call: str, i: int = i) -> None:  # each call of the burst is progress: the limit restarts
+                    progress({"done": i, "total": len(cases)})
+                    progress({"done": i, "total": len(cases), "case": call})
+
+                self._burst(fn, problem, case, entry, out_dir / f"case{i}", fold, kept, step)
                 results.append(entry)
                 progress({"done": i + 1, "total": len(cases)})
                 continue
@@ -255,7 +263,9 @@ class CheckedCalls:
                     entry["repeat_dir"] = f"repeat{rep}"
                 del out, data
             results.append(entry)
-            progress({"done": i + 1, "total": len(cases)})
+            # each case as it ran: the judge compares them while the rest run (the first sweep: the first verdict);
+            # the reply's entry is the final one (the end-of-request checks), which is judged again where it differs
+            progress({"done": i + 1, "total": len(cases), "entry": entry})
         # Every output stays alive until all cases ran: one that changes afterwards was still being written when the
         # call returned (a stream or thread the kernel did not wait for), or a later call wrote into it (a buffer
         # kept and reused across calls, which hands the caller memory the next call overwrites).

@@ -37,8 +37,17 @@ class CaseFailed(Exception):
     """A candidate call failed; the message names the spec and seed, ``__cause__`` is the kernel's exception."""
 
 
+class KernelThreadEnded(RuntimeError):
+    """The thread ``custom_kernel`` runs on ended without handing back a result or an exception: the kernel replaced
+    ``threading.excepthook`` (through which ktui receives a kernel's exception) and then raised, or called
+    ``sys.exit``, on that thread (``ktui.worker.invoke.call``)."""
+
+
 def reraise_as_case(exc: BaseException, label: str) -> NoReturn:
-    """Raise ``CaseFailed(label: Type: message)`` from a kernel's exception (KeyboardInterrupt passes through)."""
+    """Raise ``CaseFailed(label: Type: message)`` from a kernel's exception (KeyboardInterrupt passes through); a
+    ``SystemExit`` reads ``label: the kernel called sys.exit(3)``."""
     if isinstance(exc, KeyboardInterrupt):
         raise exc
+    if isinstance(exc, SystemExit):
+        raise CaseFailed(f"{label}: the kernel called sys.exit({exc.code!r})") from exc
     raise CaseFailed(f"{label}: {type(exc).__name__}: {exc}") from exc

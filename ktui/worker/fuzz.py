@@ -333,11 +333,11 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
     return out
 
 
-def _tensor_inputs(problem: Problem, device: str) -> int:
-    """How many tensors of one dimension or more the inputs of the smallest test spec hold (declared output
-    buffers left out): the ``mixed`` layout needs two. Cached on the problem; 2 when the inputs cannot be built
-    (the cases will say why)."""
-    cached: int | None = getattr(problem, "_tensor_inputs", None)
+def _tensor_inputs(problem: Problem, device: str) -> tuple[int, int]:
+    """How many tensors of one dimension or more the inputs of the smallest test spec hold (declared output buffers
+    left out), and the most dimensions one has: the ``mixed`` layout needs two tensors, ``permuted`` three
+    dimensions. Cached on the problem; (2, 2) when the inputs cannot be built (the cases will say why)."""
+    cached: tuple[int, int] | None = getattr(problem, "_tensor_inputs", None)
     if cached is not None:
         return cached
     from ktui.worker.problem import inputs_only
@@ -346,11 +346,12 @@ def _tensor_inputs(problem: Problem, device: str) -> int:
     smallest = min(range(len(problem.tests)), key=lambda i: spec_size(problem.tests[i]))
     try:
         data = problem.generate(1, problem.tests[smallest], device)
-        n = sum(isinstance(t, torch.Tensor) and t.ndim > 0 for _, t in flatten(inputs_only(problem, data)))
+        tensors = [t for _, t in flatten(inputs_only(problem, data)) if isinstance(t, torch.Tensor) and t.ndim > 0]
+        facts = (len(tensors), max((t.ndim for t in tensors), default=0))
     except Exception:
-        n = 2
-    setattr(problem, "_tensor_inputs", n)  # noqa: B010 - a cache on the loaded problem
-    return n
+        facts = (2, 2)
+    setattr(problem, "_tensor_inputs", facts)  # noqa: B010 - a cache on the loaded problem
+    return facts
 
 
 def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> ProblemInfo:
@@ -364,7 +365,7 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
     info = problem.describe()
     trials = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
-    info["tensor_inputs"] = _tensor_inputs(problem, device)
+    info["tensor_inputs"], info["input_ndim"] = _tensor_inputs(problem, device)
     if fuzz_seed is None:
         return info
 

@@ -28,12 +28,14 @@ import operator
 import queue
 import threading
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from ktui.worker import allocation
+from ktui.worker.errors import KernelThreadEnded
 
 _jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()  # each job: a C callable that runs one call's steps
 _results: queue.SimpleQueue[Any] = queue.SimpleQueue()  # each: the list of the steps' results, or _Failed
@@ -108,7 +110,7 @@ def call(fn: Callable[[Any], Any], data: Any, device: str, start: Any = None, en
     else:
         steps = (time.perf_counter, kernel, time.perf_counter)
     _jobs.put(functools.partial(contextvars.copy_context().run, list, map(operator.call, steps)))
-    got = _results.get()
+    got = _wait(_kernel_thread[0])
     if isinstance(got, _Failed):
         _kernel_thread[0].join()
         _start()  # at once: the count of live threads stays what it was (``threads_left`` of the run rung)
@@ -119,6 +121,36 @@ def call(fn: Callable[[Any], Any], data: Any, device: str, start: Any = None, en
         raise exc.with_traceback(tb)
     mid = len(got) // 2  # the call's result, between the two perf_counter readings
     return got[mid], got[mid + 1] - got[mid - 1]
+
+
+POLL_S = 0.1  # how often a waiting call looks whether the kernel thread is still alive (its detection delay)
+
+
+def _wait(thread: threading.Thread) -> Any:
+    """The next result of the kernel thread: the steps' results, ``_Failed`` from ``_excepthook``, or, when the
+    thread ended with neither (the kernel replaced ``threading.excepthook`` during the call and then raised or
+    called ``sys.exit`` there: its exception went to that hook, not to ktui), ``_Failed(KernelThreadEnded)`` at
+    once instead of waiting for the call's time limit. Looks every ``POLL_S`` seconds, from this thread only (the
+    kernel's thread and what it sees are the same in every mode)."""
+    while True:
+        try:
+            return _results.get(timeout=POLL_S)
+        except queue.Empty:
+            if thread.is_alive():
+                continue
+        try:
+            return _results.get_nowait()  # handed back just before the thread ended
+        except queue.Empty:
+            hook = threading.excepthook
+            name = hook.__qualname__ if isinstance(hook, types.FunctionType) else type(hook).__name__
+            return _Failed(
+                KernelThreadEnded(
+                    "custom_kernel ended the thread it runs on without returning, and its exception never reached "
+                    f"ktui: threading.excepthook was replaced (by {name}) during the call and received it instead"
+                    if hook is not _excepthook
+                    else "custom_kernel ended the thread it runs on without returning or raising"
+                )
+            )
 
 
 def kernel_thread() -> threading.Thread | None:

@@ -152,6 +152,7 @@ class Judge:
             }
         if precision == "float64" and any(  # some output's own dtype allows a multiple of the native error
             resolve(output_dtype(e, entry["policy_dtype"]), problem.tolerance).native_factor
+            or (isinstance(e, torch.Tensor) and not e.is_floating_point() and e.dtype != torch.bool)
             for _, e in flatten(entry["expected"])
         ):
             # What the reference computed in the native precision achieves (cases.md honest-fp32): the default
@@ -166,9 +167,11 @@ class Judge:
 
     def do_prepare(self, params: PrepareRequest, progress: OnProgress) -> PrepareReply:
         """Build each case's inputs and compute its reference output (float64 where the op allows it) and the
-        native-precision reference (for the expected dtypes and shapes). Keeps them for ``compare``."""
+        native-precision reference (for the expected dtypes and shapes). Keeps them for ``compare``, with those of
+        earlier prepares when ``append`` (a run's later chunks), else instead of them."""
         problem = self.problems.get(params["reference"])
-        self.prepared.clear()
+        if not params.get("append"):
+            self.prepared.clear()
         out: list[PreparedCase] = []
         for i, case in enumerate(params["cases"]):
             e = self._prepare_one(problem, case)
@@ -190,13 +193,15 @@ class Judge:
         problem = self.problems.get(params["reference"])
         out_dir = Path(params["out_dir"])
         results: list[CaseVerdict] = []
+        base = int(params.get("first_index", 0))
         for i, case in enumerate(params["cases"]):
+            folder = out_dir / f"case{base + i}"
             if case.get("calls"):  # a burst: each of its calls judged as a case of its own
                 prepare = functools.partial(self._prepare_one, problem)
-                results.append(judge_burst(problem, prepare, case, out_dir / f"case{i}", self.device))
+                results.append(judge_burst(problem, prepare, case, folder, self.device))
             else:
                 prep = self._prepare_one(problem, case)
-                results.append(judge_case(problem, prep, case, out_dir / f"case{i}", self.device))
+                results.append(judge_case(problem, prep, case, folder, self.device))
             progress({"done": i + 1, "total": len(params["cases"])})
         return {"cases": results}
 

@@ -66,7 +66,10 @@ def native_errors(
     seed: int,
 ) -> dict[str, dict[str, float]]:
     """Per floating output path: ``max_abs`` and ``rel_l2`` of the native reference against ``truth``, the worse of
-    ``expected`` (the native reference on ``data``) and the native reference on ``data`` one ulp away.
+    ``expected`` (the native reference on ``data``) and the native reference on ``data`` one ulp away. Per integer
+    output path (an integer result of float math: a quantization, a rounding): ``max_abs`` and ``off``, the number
+    of elements the native reference on ``data`` itself gets different from the float64 truth (0 for an op whose
+    integers the float precision cannot flip: an index, integer arithmetic).
 
     ``run_native(data)`` computes the reference in the native precision; ``map_data(data, fn)`` applies ``fn`` to
     every leaf of the input data (``ktui.worker.problem._map``); ``seed`` draws the ulp directions. Outputs whose
@@ -87,13 +90,25 @@ def native_errors(
     out: dict[str, dict[str, float]] = {}
     for path, e in flatten(expected):
         e = _as_tensor(e)  # a Python float (``float(x.sum())``) is the native computation too (red team round 5)
-        if not isinstance(e, torch.Tensor) or not e.is_floating_point() or path not in truths:
+        if not isinstance(e, torch.Tensor) or e.is_complex() or path not in truths:
             continue
         t = truths[path]
         t = t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=torch.float64)
-        max_abs, rel_l2 = _errors(e, t)
         other = _as_tensor(moved.get(path))
-        if isinstance(other, torch.Tensor) and tuple(other.shape) == tuple(e.shape):
+        same_shape = isinstance(other, torch.Tensor) and tuple(other.shape) == tuple(e.shape)
+        if not e.is_floating_point():  # an integer output of float math: how many elements the native one flips
+            if e.dtype == torch.bool or tuple(t.shape) != tuple(e.shape):
+                continue
+            # on these very inputs only: moved ones may change an index (argmax near a tie), which is no error
+            d = (e.double() - t.double().to(e.device)).abs()
+            out[path] = {
+                "max_abs": float(d.max()) if d.numel() else 0.0,
+                "rel_l2": 0.0,
+                "off": float(int((d > 0).sum())),
+            }
+            continue
+        max_abs, rel_l2 = _errors(e, t)
+        if same_shape:
             m2, r2 = _errors(other, t)
             max_abs, rel_l2 = max(max_abs, m2), max(rel_l2, r2)
         out[path] = {"max_abs": max_abs, "rel_l2": rel_l2}

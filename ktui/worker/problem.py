@@ -33,11 +33,15 @@ from typing import Any
 import torch
 
 from ktui.protocol import ProblemInfo, ReferenceSource
+from ktui.protocol.distributions import INPUT_DISTRIBUTIONS
 from ktui.worker.errors import ProblemError, snapshot_missing
 from ktui.worker.special import SPECIAL
 from ktui.worker.tensors import dtype_name, flatten
 
-DISTRIBUTIONS = ("native", "normal", "uniform", "heavy", "shifted", "constant", *SPECIAL)
+# Every distribution a case may draw, named in the wire's table (the agent's prompt lists the same ones); the
+# special values last, as ``special.SPECIAL`` orders them.
+DISTRIBUTIONS: tuple[str, ...] = tuple(INPUT_DISTRIBUTIONS)
+assert DISTRIBUTIONS[-len(SPECIAL) :] == SPECIAL, (DISTRIBUTIONS, SPECIAL)
 
 REQUIRED = ("generate_input", "ref_kernel", "tests")
 

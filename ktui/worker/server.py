@@ -17,7 +17,8 @@ from typing import Any, BinaryIO
 import torch
 
 from ktui.protocol import METHODS, REFERENCE_ERROR, DeviceInfo, ErrorReply, Progress, decode, encode, methods_of
-from ktui.worker.errors import CaseFailed, KtuiCheckError, ProblemError
+from ktui.worker import capture
+from ktui.worker.errors import CaseFailed, KernelThreadEnded, KtuiCheckError, ProblemError
 
 Handler = Callable[[Any, Callable[[Progress], None]], Any]  # do_<method>(params, progress) -> reply
 
@@ -85,6 +86,8 @@ def format_error(exc: BaseException) -> ErrorReply:
     if isinstance(exc, KtuiCheckError):
         return {"type": type(exc).__name__, "message": str(exc), "traceback": ""}
     shown = exc.__cause__ if isinstance(exc, CaseFailed) and exc.__cause__ else exc
+    if isinstance(shown, KernelThreadEnded):  # no frame of the kernel's to show: the message says what happened
+        return {"type": type(shown).__name__, "message": str(exc), "traceback": ""}
     tb_obj = shown.__traceback__
     while (
         tb_obj is not None
@@ -190,6 +193,7 @@ class Server:
             self.send({"id": rid, "error": unknown_method(self.role, method)})
             return True
         cwd = os.getcwd()
+        capture.take_needs_gpu()  # nothing left over from an earlier request
         try:
             result = fn(params, lambda p: self.send({"id": rid, "progress": p}))
         except BaseException as exc:
@@ -197,6 +201,9 @@ class Server:
                 raise
             restore_cwd(cwd)
             err = format_error(exc)
+            needs_gpu = capture.take_needs_gpu()
+            if needs_gpu and self.device != "cuda":
+                err["needs_gpu"] = needs_gpu
             fatal = self.device == "cuda" and _cuda_fatal(exc)
             msg: dict[str, Any] = {"id": rid, "error": err}
             if fatal:
@@ -211,6 +218,9 @@ class Server:
         moved = restore_cwd(cwd)
         if moved and isinstance(result, dict) and isinstance(result.get("warnings"), list):
             result["warnings"].append(moved)
+        needs_gpu = capture.take_needs_gpu()
+        if needs_gpu and self.device != "cuda" and isinstance(result, dict):
+            result["needs_gpu"] = needs_gpu  # the kernel caught it: its outputs are not the CuTeDSL kernel's
         self.send({"id": rid, "result": result})
         return True
 

@@ -37,9 +37,10 @@ from typing import Any
 
 import torch
 
+from ktui.protocol.distributions import SPECIAL_DISTRIBUTIONS
 from ktui.worker.tensors import flatten
 
-SPECIAL = ("zeros", "masked", "large", "extreme", "nonfinite", "intrange")
+SPECIAL = SPECIAL_DISTRIBUTIONS  # named on the wire (``ktui.protocol.distributions``), built here
 FP16_MAX = 65504.0  # torch.finfo(torch.float16).max
 SAMPLE_STRIDES = (2, 3, 4, 5, 6, 7, 8, 10, 16, 32, 64, 100, 128, 256, 1000, 1024)  # strided samples a memo may take
 SWAPS = 4  # pairs of interior elements swapped in a near-duplicate

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ktui.core.inspect import sass
+from ktui.core.inspect import irlines, sass
 from ktui.core.results import LadderResult, Status
 from ktui.core.store import sha256
 from ktui.core.workspace import KernelRef, Workspace
@@ -67,8 +67,10 @@ class DiffSide:
         arch: the architecture the dumps were compiled for (``sm_90a``).
         kernels: every kernel of the timed launch.
         ncu: the profile rung's per-kernel figures when it passed on this result, else None.
-        normalized: the normalized SASS lines of all kernels (registers, addresses and encodings removed): what
-            the diff compares; not in the JSON.
+        normalized: the normalized SASS lines of all kernels (registers, addresses and encodings removed), or of
+            the stage named by ``stage`` (``ktui.core.inspect.irlines.normalized_lines``): what the diff compares;
+            not in the JSON.
+        stage: the stage compared: ``sass`` (default), ``ptx``, ``ttgir``, ``ttir`` or ``llir``.
     """
 
     kernel: str
@@ -78,6 +80,7 @@ class DiffSide:
     kernels: list[KernelDumps]
     ncu: list[dict[str, Any]] | None = None
     normalized: list[str] = field(default_factory=list, repr=False)
+    stage: str = "sass"
 
     def total(self, resource: str) -> int:
         """``resource`` summed over the kernels."""
@@ -147,7 +150,7 @@ class DiffResult:
 
     def to_json(self) -> dict[str, Any]:
         """The ``ktui diff --json`` object: ``a``, ``b``, ``resources``, ``mix_delta``, ``diff``, ``lines``,
-        ``changed``."""
+        ``changed``, ``stage`` (the stage diffed: ``sass``, ``ptx``...)."""
         return {
             "a": self.a.to_json(),
             "b": self.b.to_json(),
@@ -156,30 +159,32 @@ class DiffResult:
             "diff": self.diff,
             "lines": {"a": len(self.a.normalized), "b": len(self.b.normalized)},
             "changed": self.changed,
+            "stage": self.a.stage,
         }
 
 
-def has_current_dumps(ws: Workspace, k: KernelRef, res: LadderResult | None) -> bool:
-    """True when ``res`` ran on ``k``'s current source, its dumps rung passed and its SASS files are still there
-    (then the comparison can use it without running anything)."""
+def has_current_dumps(ws: Workspace, k: KernelRef, res: LadderResult | None, stage: str = "sass") -> bool:
+    """True when ``res`` ran on ``k``'s current source, its dumps rung passed and its files of ``stage`` (SASS by
+    default) are still there (then the comparison can use it without running anything)."""
     rung = res.rung("dumps") if res else None
     if res is None or rung is None or rung.status is not Status.OK:
         return False
     if res.source_sha256 != sha256(k.path.read_bytes()):
         return False
     return all(
-        (ws.root / kk["files"]["sass"]).exists()
+        (ws.root / kk["files"][stage]).exists()
         for kk in rung.figures.get("kernels", [])
-        if "sass" in kk.get("files", {})
+        if stage in kk.get("files", {})
     )
 
 
-def side(ws: Workspace, k: KernelRef, res: LadderResult) -> DiffSide:
-    """One side of a comparison from ``res``'s dumps (reads the SASS files).
+def side(ws: Workspace, k: KernelRef, res: LadderResult, stage: str = "sass") -> DiffSide:
+    """One side of a comparison from ``res``'s dumps (reads the files of ``stage``: SASS by default, else one of
+    ``ktui.core.inspect.irlines.STAGES``, normalized by ``irlines.normalized_lines``).
 
     Raises:
-        DiffError: ``res`` has no dumps rung that passed.
-        OSError: a SASS file cannot be read.
+        DiffError: ``res`` has no dumps rung that passed, or none of its kernels has ``stage``.
+        OSError: a file cannot be read.
     """
     rung = res.rung("dumps")
     if rung is None or rung.status is not Status.OK:
@@ -197,8 +202,12 @@ def side(ws: Workspace, k: KernelRef, res: LadderResult) -> DiffSide:
                 files=files,
             )
         )
-        if files.get("sass"):
+        if stage == "sass" and files.get("sass"):
             lines += sass.normalized_text_lines((ws.root / files["sass"]).read_text())
+        elif stage != "sass" and stage in irlines.STAGES and files.get(stage):
+            lines += [f"== {kk.get('kernel')}", *irlines.normalized_lines(stage, (ws.root / files[stage]).read_text())]
+    if stage != "sass" and (stage not in irlines.STAGES or not any(stage in kk.files for kk in kernels)):
+        raise DiffError(f"{k.key} has no {stage} text in its dumps (stages: {', '.join(_stages(kernels)) or 'none'})")
     prof = res.rung("profile")
     return DiffSide(
         kernel=k.key,
@@ -208,7 +217,12 @@ def side(ws: Workspace, k: KernelRef, res: LadderResult) -> DiffSide:
         kernels=kernels,
         ncu=prof.figures.get("kernels") if prof and prof.status is Status.OK else None,
         normalized=lines,
+        stage=stage,
     )
+
+
+def _stages(kernels: list[KernelDumps]) -> list[str]:
+    return [s for s in irlines.STAGES if any(s in kk.files for kk in kernels)]
 
 
 def compare_sides(a: DiffSide, b: DiffSide) -> DiffResult:
@@ -223,15 +237,16 @@ def compare_sides(a: DiffSide, b: DiffSide) -> DiffResult:
     )
 
 
-def compare_results(items: list[tuple[Workspace, KernelRef, LadderResult]]) -> DiffResult:
-    """Compare two versions from their results: ``[(ws, kernel, result) of A, (ws, kernel, result) of B]``.
+def compare_results(items: list[tuple[Workspace, KernelRef, LadderResult]], stage: str = "sass") -> DiffResult:
+    """Compare two versions from their results: ``[(ws, kernel, result) of A, (ws, kernel, result) of B]``, by
+    the normalized text of ``stage`` (SASS by default; ``ptx``, ``ttgir``, ``ttir``, ``llir``).
 
     Raises:
-        DiffError: a result has no dumps rung that passed.
-        OSError: a SASS file cannot be read.
+        DiffError: a result has no dumps rung that passed, or no file of ``stage``.
+        OSError: a file cannot be read.
     """
     (wa, ka, ra), (wb, kb, rb) = items
-    return compare_sides(side(wa, ka, ra), side(wb, kb, rb))
+    return compare_sides(side(wa, ka, ra, stage), side(wb, kb, rb, stage))
 
 
 def render(result: DiffResult, side_by_side: bool = False, width: int = 60) -> str:
@@ -251,7 +266,8 @@ def render(result: DiffResult, side_by_side: bool = False, width: int = 60) -> s
             for w in kk.warnings:
                 out.append(f"warning {name} {kk.kernel}: {w}")
     out.append("")
-    out.append(f"normalized SASS: {len(a.normalized)} lines in A, {len(b.normalized)} in B, {result.changed} changed")
+    counts = f"{len(a.normalized)} lines in A, {len(b.normalized)} in B, {result.changed} changed"
+    out.append(f"normalized {a.stage.upper()}: {counts}")
     if side_by_side:
         out += sass.side_by_side(result.diff, width)
     else:

@@ -17,14 +17,15 @@ import random
 from typing import TYPE_CHECKING
 
 from ktui.core.ladder.context import LadderOptions
-from ktui.protocol import Case, spec_size
+from ktui.protocol import Case, mixed_variants, spec_size
 
 if TYPE_CHECKING:
     from ktui.protocol import ProblemInfo, Spec
 
 # The memory layouts: on the two largest specs, and with every distribution, fill and spec class by the covering design;
-# ``mixed`` (inputs laid out differently from each other) only for problems with two input tensors or more
-LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed")
+# ``mixed`` (inputs laid out differently from each other) only for problems with two input tensors or more,
+# ``permuted`` (the leading dims stored swapped) only for inputs of three dimensions or more
+LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted")
 # Special-values distributions (``ktui.worker.special``; the judge offers only those its reference is valid on):
 # each runs on SPECIAL_SPECS specs, the near-duplicate case on NEAR_DUP_SPECS, to keep a run's case count small.
 SPECIAL = ("zeros", "masked", "large", "extreme", "nonfinite", "intrange")
@@ -44,25 +45,28 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
     module so that state a kernel keeps between calls (a cached size, grid or output) shows in both directions
     (cases.md stale-cache):
 
-    1. sizes growing: per test spec, ``options.seeds`` seeds of the reference's own inputs, the first one called
-       twice on identical inputs (nondeterminism), the second with decoy values instead of the poison in the memory
-       the kernel allocates (a kernel that looks for the poison cannot tell it is checked); on ``NEAR_DUP_SPECS``
-       specs (the largest and one drawn per run) the first seed's inputs again right after it, a few interior
-       elements swapped (``near_dup``: a memo keyed on a few elements replays a wrong answer); each fuzzed spec
-       (``describe["fuzzed"]``, drawn by the judge around the tests) once, with the reference's own inputs; then the
-       burst case: the smallest fixed spec called ``calls`` times in a row (``BURST_CALLS``, drawn per run);
+    1. sizes growing, twice: first every test spec once with the first seed of the reference's own inputs, called
+       twice on identical inputs (nondeterminism), and on ``NEAR_DUP_SPECS`` specs (the largest and one drawn per
+       run) the same inputs again right after it, a few interior elements swapped (``near_dup``: a memo keyed on a
+       few elements replays a wrong answer); these cases carry ``first`` (True): the first verdict is theirs
+       (issue 11: "wrong" or "probably right" after one sweep). Then per spec the other ``options.seeds - 1``
+       seeds, the second with decoy values instead of the poison in the memory the kernel allocates (a kernel that
+       looks for the poison cannot tell it is checked), and each fuzzed spec (``describe["fuzzed"]``, drawn by the
+       judge around the tests) once, with the reference's own inputs; then the burst case: the smallest fixed spec
+       called ``calls`` times in a row (``BURST_CALLS``, drawn per run);
     2. sizes shrinking: one case per other ordinary input distribution the problem allows on every test spec, each
        special-values distribution (``SPECIAL``) on ``SPECIAL_SPECS`` specs (the largest and one drawn per run),
        the transposed, padded, offset and expanded layouts on the two largest test specs, then the covering design
        (``covering_cases``), larger specs first.
 
-    Each case is ``{"spec_index", "seed"}`` (index into ``describe["tests"]``) plus, where they apply, ``repeat``
-    (2), ``fill`` ("decoy"), ``dist`` (a distribution name), ``layout`` (one of ``LAYOUTS``), ``spec`` (a fuzzed
-    spec itself), ``near_dup`` (True), ``calls`` (the burst) and ``fresh`` (True on the first case of phase 2: the
-    module is imported again). Seeds: ``seed + k`` for the k-th seed of phase 1 (fuzzed specs and near-duplicates
-    take ``seed``), ``seed + 301`` for the burst, ``seed + 1000 (r + 1) + 101 + j`` for the j-th distribution on the
-    spec of rank ``r`` by size (``+ 151 + j`` for the special ones: every spec its own seed), ``seed + 7`` for
-    the layouts, ``seed + 401 + n`` for the n-th case of the covering design. What is drawn per run comes from
+    Each case is ``{"spec_index", "seed"}`` (index into ``describe["tests"]``) plus, where they apply, ``first``
+    (True: the leading cases, ``first_sweep``), ``repeat`` (2), ``fill`` ("decoy"), ``dist`` (a distribution
+    name), ``layout`` (one of ``LAYOUTS``), ``spec`` (a fuzzed spec itself), ``near_dup`` (True), ``calls`` (the
+    burst) and ``fresh`` (True on the first case of phase 2: the module is imported again). Seeds: ``seed + k``
+    for the k-th seed of phase 1 (fuzzed specs and near-duplicates take ``seed``), ``seed + 301`` for the burst,
+    ``seed + 1000 (r + 1) + 101 + j`` for the j-th distribution on the spec of rank ``r`` by size (``+ 151 + j``
+    for the special ones: every spec its own seed), ``seed + 7`` for the layouts, ``seed + 401 + n`` for the n-th
+    case of the covering design. What is drawn per run comes from
     ``random.Random(seed)``: ``--seed`` replays it.
     """
     tests = describe["tests"]
@@ -73,19 +77,22 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
     rank = {i: r for r, i in enumerate(fixed)}
     near = _largest_and_one(fixed, rng, NEAR_DUP_SPECS) if options.near_duplicates else set()
     cases: list[Case] = []
+    for i in fixed:  # the first verdict's sweep: every test spec once, native inputs, the first seed
+        c: Case = {"spec_index": i, "seed": seed, "first": True}
+        if options.repeat:
+            c["repeat"] = 2
+        cases.append(c)
+        if i in near:
+            cases.append({"spec_index": i, "seed": seed, "near_dup": True, "first": True})
     for i in up:
         if i in fuzzed:
             cases.append({"spec_index": i, "seed": seed, "spec": dict(tests[i])})
             continue
-        for k in range(options.seeds):
-            c: Case = {"spec_index": i, "seed": seed + k}
-            if k == 0 and options.repeat:
-                c["repeat"] = 2
+        for k in range(1, options.seeds):
+            c = {"spec_index": i, "seed": seed + k}
             if k == 1:  # memory the kernel allocates holds ordinary-looking values, not the poison: unwatched
                 c["fill"] = "decoy"
             cases.append(c)
-            if k == 0 and i in near:
-                cases.append({"spec_index": i, "seed": seed, "near_dup": True})
     phase2: list[Case] = []
     if options.distributions:
         dists = [d for d in describe.get("distributions", ["native"]) if d != "native"]
@@ -102,9 +109,10 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
                 )
     if options.layouts and not describe.get("contiguous_only"):
         phase2 += [
-            {"spec_index": i, "seed": seed + 7, "layout": lay}
+            {"spec_index": i, "seed": seed + 7 + j, "layout": lay}
             for i in list(reversed(fixed))[:2]
             for lay in layouts_of(describe)
+            for j in range(mixed_variants(describe.get("tensor_inputs", 2)) if lay == "mixed" else 1)
         ]
     if fixed:
         cases.append({"spec_index": fixed[0], "seed": seed + 301, "calls": rng.randint(*BURST_CALLS)})
@@ -114,10 +122,27 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
     return cases + phase2
 
 
+def first_sweep(cases: list[Case]) -> int:
+    """How many leading cases of ``cases`` carry ``first`` (``make_cases``): those the first verdict judges; 0 when
+    the plan has none (an older plan, or no fixed spec).
+
+    Raises:
+        ValueError: a case with ``first`` after one without (they must lead).
+    """
+    n = 0
+    while n < len(cases) and cases[n].get("first"):
+        n += 1
+    if any(c.get("first") for c in cases[n:]):
+        raise ValueError("the first verdict's cases must lead the plan")
+    return n
+
+
 def layouts_of(describe: ProblemInfo) -> list[str]:
     """The layouts of ``LAYOUTS`` that apply to a problem: ``mixed`` only where the inputs have two tensors or more
-    (``tensor_inputs``, counted by the judge; taken as two when a judge does not say)."""
-    return [lay for lay in LAYOUTS if lay != "mixed" or describe.get("tensor_inputs", 2) >= 2]
+    (``tensor_inputs``, counted by the judge; taken as two when a judge does not say), ``permuted`` only where one
+    has three dimensions or more (``input_ndim``; taken as fewer when not said)."""
+    applies = {"mixed": describe.get("tensor_inputs", 2) >= 2, "permuted": describe.get("input_ndim", 2) >= 3}
+    return [lay for lay in LAYOUTS if applies.get(lay, True)]
 
 
 def autotune_cases(describe: ProblemInfo, configs: int, seed: int) -> list[Case]:

@@ -11,18 +11,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ktui.core.events import EventBus, RungProgress
+from ktui.core.events import EventBus, FirstVerdict, RungProgress
+from ktui.core.ladder.judge_queue import JudgeQueue
 from ktui.core.results import DEFAULT_RUNGS, ErrorInfo, RungResult, Status
 from ktui.core.timeouts import default_limits
 from ktui.core.workers.facades import CandidateClient, JudgeClient
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.protocol import (
     Case,
+    CompareReply,
     DescribeRequest,
     ExecutedCase,
     ExecuteReply,
@@ -109,6 +111,18 @@ def fail_tampered(rr: RungResult, patched: Sequence[str]) -> RungResult:
     )
 
 
+# The rungs after ``run`` that call the version (or read its calls' outputs): skipped with run's reason when the
+# version needs a GPU this machine lacks (``RunContext.needs_gpu``); dumps only compiles, so it still runs.
+NEEDS_GPU_RUNGS = frozenset({"correctness", "benchmark", "profile"})
+NEEDS_GPU = "needs a GPU"  # how a skipped rung's summary begins (``report.verdict`` reads it off the run rung)
+
+
+def needs_gpu_skipped(name: str, reason: str) -> RungResult:
+    """Rung ``name`` skipped because the version needs a GPU: summary ``needs a GPU: <reason>``, figures
+    ``{"reason": "needs a GPU"}`` (``figures.SkippedFigures``)."""
+    return RungResult(name, Status.SKIPPED, summary=f"{NEEDS_GPU}: {reason}", figures={"reason": NEEDS_GPU})
+
+
 def untimed_benchmark() -> RungResult:
     """The benchmark rung of a version whose worker was already found tampered with: not run (a patched worker's
     times mean nothing); ``fail_tampered`` fails it."""
@@ -150,16 +164,20 @@ class ProgressThrottle:
 class RunContext:
     """One ladder run of one version.
 
-    Set by the runner before the first rung: ``ws``, ``pool``, ``options``, ``bus``, ``store`` (None: no results
-    are read), ``background`` (the thread the judge's prepare runs on), ``kernel``, ``run_id``, ``seed`` (the first
-    correctness seed), the snapshots and their sha256 (``kernel_snap``/``sha``, ``ref_snap``/``ref_sha``) and
-    ``out_dir`` (where candidate outputs travel to the judge).
+        Set by the runner before the first rung: ``ws``, ``pool``, ``options``, ``bus``, ``store`` (None: no results
+        are read), ``background`` (the judge's queue of background calls, ``JudgeQueue``), ``kernel``, ``run_id``,
+        ``seed`` (the first correctness seed), the snapshots and their sha256 (``kernel_snap``/``sha``,
+        ``ref_snap``/``ref_sha``) and ``out_dir`` (where candidate outputs travel to the judge).
 
-    Left by the rungs for later ones: ``problem`` (the judge's description, by compile), ``cases`` (the case plan,
-    by compile), ``prepare`` (the judge's reference outputs, started by compile, awaited by correctness),
-    ``executed`` (the executed cases and their output files, by run), ``tampered`` (what the candidate patched in
-    its worker, by run and benchmark: the runner fails every rung of ``TAMPER_RUNGS`` when it is not empty),
-    ``uses_dot`` (whether a compiled launch multiplies matrices, by compile).
+        Left by the rungs for later ones: ``problem`` (the judge's description, by compile), ``cases`` (the case plan,
+        by compile), ``prepare`` and ``prepare_rest`` (the judge's reference outputs of the first sweep and of the other
+    cases in chunks, started by compile; run awaits the first, correctness all),
+        ``executed`` (the executed cases and their output files, by run), ``tampered`` (what the candidate patched in
+        its worker, by run and benchmark: the runner fails every rung of ``TAMPER_RUNGS`` when it is not empty),
+        ``uses_dot`` (whether a compiled launch multiplies matrices, by compile), ``first_verdict`` (by run: the judge's
+        verdict on the first sweep, ``FirstVerdict``), ``needs_gpu`` (by run: why the
+        version's calls need a GPU this machine lacks, a CuTeDSL kernel on the CPU; the runner skips the rungs that
+        call it, ``NEEDS_GPU_RUNGS``).
     """
 
     ws: Workspace
@@ -170,7 +188,7 @@ class RunContext:
     run_id: int
     seed: int
     store: ResultStore | None = None
-    background: ThreadPoolExecutor | None = None
+    background: JudgeQueue | None = None
     kernel_snap: Path | None = None
     ref_snap: Path | None = None
     sha: str = ""
@@ -179,9 +197,16 @@ class RunContext:
     problem: ProblemInfo | None = None
     cases: list[Case] | None = None
     executed: list[ExecutedCase] | None = None
-    prepare: Future[PrepareReply] | None = None
+    prepare: Future[PrepareReply] | None = None  # the first sweep's references (all cases' without one)
+    prepare_rest: list[Future[PrepareReply]] = field(default_factory=list)  # the other cases', in chunks
     tampered: list[str] = field(default_factory=list)
     uses_dot: bool | None = None  # a compiled launch has a tl.dot (compile; None: not known)
+    needs_gpu: str = ""  # run: the calls need a GPU this machine lacks (the worker's message); '' when not
+    # run: the judge's verdict on the first sweep (``first`` cases), started as soon as they ran; correctness folds it
+    first_verdict: Future[FirstVerdict] | None = None
+    # run: the judge's comparisons made while the cases ran: (index of the first, the entries judged, the reply)
+    streamed: list[tuple[int, list[ExecutedCase], Future[CompareReply]]] = field(default_factory=list)
+    t0: float = field(default_factory=time.perf_counter)  # when the run began (``time.perf_counter``)
     _throttles: dict[str, ProgressThrottle] = field(default_factory=dict, repr=False)
 
     # -- the workers, as typed facades ------------------------------------------------------------------------

@@ -15,19 +15,21 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ktui.core.events import EventBus, LadderFinished, LadderStarted, RungFinished, RungStarted
 from ktui.core.ladder import rungs as rung_modules
 from ktui.core.ladder.context import (
+    NEEDS_GPU_RUNGS,
     TAMPER_RUNGS,
     LadderOptions,
     RunContext,
     RungFailed,
     fail_tampered,
+    needs_gpu_skipped,
     untimed_benchmark,
 )
+from ktui.core.ladder.judge_queue import JudgeQueue
 from ktui.core.results import RUNG_ORDER, RUNG_SPECS, ErrorInfo, LadderResult, RungResult, Status, expand_rungs
 from ktui.core.store import ResultStore, Snapshots
 from ktui.core.workers.client import WorkerError
@@ -66,14 +68,16 @@ class Ladder:
         self.store = store
         self._run_id = 0
         self._lock = threading.Lock()
-        self._exec = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ktui-judge")
+        self._exec = JudgeQueue()  # the judge's background work: prepare chunks, the first verdict ahead of them
 
     # -- public ------------------------------------------------------------------------------------------------
     def run(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> LadderResult:
         """Run ``rungs`` (default: the options' rungs, in ladder order) on ``kernel`` and return the result; never
         raises for a kernel's fault.
 
-        A failed ``compile`` or ``run`` (``RungSpec.stops_ladder``) stops the ladder. A version found patching its
+        A failed ``compile`` or ``run`` (``RungSpec.stops_ladder``) stops the ladder. A version whose run needs a
+        GPU this machine lacks (a CuTeDSL kernel on the CPU: ``RunContext.needs_gpu``) skips the rungs that call it
+        (``NEEDS_GPU_RUNGS``) with that reason, and the ladder goes on to dumps. A version found patching its
         worker fails ``run``, ``correctness`` and ``benchmark`` (``TAMPER_RUNGS``, each naming what it patched; the
         benchmark is then not timed), but the ladder goes on, so the judge's verdict on its outputs is shown; the
         candidate-side workers are replaced after every ladder. The result is also published (``LadderFinished``)
@@ -145,8 +149,9 @@ class Ladder:
                     break
         finally:
             shutil.rmtree(ctx.out_dir, ignore_errors=True)
-            if ctx.prepare is not None:
-                ctx.prepare.cancel()
+            for fut in (ctx.prepare, *ctx.prepare_rest, ctx.first_verdict):
+                if fut is not None:
+                    fut.cancel()
             self.pool.recycle()  # candidate code ran there: no later check runs in that process
         hello = self.pool.candidate.last_hello
         if hello:
@@ -212,6 +217,8 @@ class Ladder:
                 self.bus.publish(RungFinished(key=ctx.kernel.key, run_id=ctx.run_id, result=failed))
 
     def _climb(self, name: str, ctx: RunContext) -> RungResult:
+        if ctx.needs_gpu and name in NEEDS_GPU_RUNGS:
+            return needs_gpu_skipped(name, ctx.needs_gpu)  # nothing here can call it
         if name == "benchmark" and ctx.tampered:
             return untimed_benchmark()  # failed by ``_fail_tampered``: a patched worker's times mean nothing
         try:

@@ -33,6 +33,11 @@ DEFAULT_START_TIMEOUT_S = 120.0
 TIMINGS_KEPT = 64  # (method, seconds) of this many results are kept: every call of one ladder run
 
 
+IDLE_STEPS_CAP = 10
+"""A worker call's time limit (``timeout_s``) is on time without progress; in all a call runs at most this many
+limits (``WorkerProcess.call``)."""
+
+
 class WorkerError(Exception):
     """Base class: a request did not produce a result."""
 
@@ -42,7 +47,16 @@ class WorkerError(Exception):
 
 
 class RemoteError(WorkerError):
-    """The request raised inside the worker; ``info`` carries its type, message and traceback."""
+    """The request raised inside the worker; ``info`` carries its type, message and traceback.
+
+    Attributes:
+        needs_gpu: '' or, when a compiled CuTeDSL function was called on a worker without a GPU (the worker's own
+            record, ``ErrorReply.needs_gpu``), its message: the kernel needs a GPU, it did not fail.
+    """
+
+    def __init__(self, message: str, info: ErrorInfo | None = None, needs_gpu: str = ""):
+        super().__init__(message, info)
+        self.needs_gpu = needs_gpu
 
 
 class WorkerCrashed(WorkerError):
@@ -309,7 +323,8 @@ class WorkerProcess:
         Raises:
             RemoteError: the request raised inside the worker (the worker lives on, unless it asked to restart).
             WorkerCrashed: the worker died; it is restarted before this raises.
-            WorkerTimeout: no result within ``timeout_s``; the worker is killed and restarted before this raises.
+            WorkerTimeout: no progress within ``timeout_s`` (each step the worker reports finished starts the limit
+                again; ``IDLE_STEPS_CAP`` limits in all); the worker is killed and restarted before this raises.
             WorkerStartError: the worker could not start.
             RunCancelled: the pool's ``CancelToken`` was set before or during the call (the worker was killed and
                 restarted when the call was under way).
@@ -356,16 +371,29 @@ class WorkerProcess:
             message = self._crash_message(proc.poll())
             self.restart(f"died before {method}")
             raise WorkerCrashed(message) from None
-        deadline = time.monotonic() + timeout_s
+        # The limit is on time without progress: each step the worker reports finished (a case, a spec) starts it
+        # again, so a slow machine that keeps finishing cases is not taken for a hang; a call never runs past
+        # IDLE_STEPS_CAP limits in all (a kernel slow in every case still ends).
+        started = time.monotonic()
+        deadline = started + timeout_s
+        backstop = started + IDLE_STEPS_CAP * timeout_s
         while True:
             try:
-                msg = self._read_message(deadline)
+                msg = self._read_message(min(deadline, backstop))
             except WorkerTimeout:
                 doing = self._doing
                 self.restart(f"{method} timed out after {timeout_s:g} s")
                 why = getattr(timeout_s, "why", "")  # a ktui.core.timeouts.Limit says where it came from
+                total = time.monotonic() - started
+                what = (
+                    f"timed out after {timeout_s:g} s"
+                    if total < timeout_s * 1.5
+                    else f"timed out: nothing finished for {timeout_s:g} s ({total:.0f} s in all)"
+                )
+                if time.monotonic() >= backstop:
+                    what = f"timed out after {total:.0f} s in all ({IDLE_STEPS_CAP} times the limit of {timeout_s:g} s)"
                 raise WorkerTimeout(
-                    f"timed out after {timeout_s:g} s while running {doing} (the kernel may hang); the "
+                    f"{what} while running {doing} (the kernel may hang); the "
                     f"{self.role} worker was restarted" + (f"\nthe limit: {why}" if why else "")
                 ) from None
             except WorkerCrashed as exc:
@@ -380,6 +408,8 @@ class WorkerProcess:
                 case = msg["progress"].get("case") if isinstance(msg["progress"], dict) else None
                 if case:
                     self._doing = f"{case} ({method})"
+                else:  # a step finished: the limit starts again
+                    deadline = time.monotonic() + timeout_s
                 if on_progress:
                     on_progress(msg["progress"])
                 continue
@@ -388,7 +418,7 @@ class WorkerProcess:
                 info = ErrorInfo(err.get("type", "Error"), err.get("message", ""), err.get("traceback", ""))
                 if msg.get("restart"):
                     self.restart(msg.get("restart_reason", "the CUDA context is unusable"))
-                raise RemoteError(info.one_line(), info)
+                raise RemoteError(info.one_line(), info, needs_gpu=str(err.get("needs_gpu") or ""))
             if msg.get("restart"):
                 self.restart(msg.get("restart_reason", "asked to restart"))
             result: dict[str, Any] = msg.get("result", {})

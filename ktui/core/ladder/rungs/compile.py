@@ -15,15 +15,16 @@ dot).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ktui.core.figures import CompileFigures, ScanFinding
 from ktui.core.inspect.scan import scan_source
-from ktui.core.ladder.cases import autotune_cases, make_cases
+from ktui.core.ladder.cases import autotune_cases, first_sweep, make_cases
 from ktui.core.ladder.context import RunContext
 from ktui.core.results import RungResult, Status
-from ktui.protocol import CompileReply, DescribeRequest, Launch, PrepareRequest
+from ktui.protocol import Case, CompileReply, DescribeRequest, Launch, PrepareReply, PrepareRequest
 
 if TYPE_CHECKING:
     pass
@@ -40,13 +41,10 @@ def run(ctx: RunContext) -> RungResult:
     desc = ctx.judge.describe(request, timeout_s=t["compile"])
     ctx.problem = desc
     cases = ctx.cases = make_cases(desc, ctx.options, ctx.seed)
-    # The judge prepares the references while the candidate compiles.
-    prepare: PrepareRequest = {**ctx.sources(), "cases": cases}
-    on_prepared = ctx.progress("correctness", "reference outputs")
+    # The judge prepares the references while the candidate compiles: the first sweep's first (the run starts as
+    # soon as they are in), then the others in chunks, behind which the first verdict's comparison can get ahead.
     assert ctx.background is not None and ctx.kernel_snap is not None
-    ctx.prepare = ctx.background.submit(
-        lambda: ctx.judge.prepare(prepare, timeout_s=t["correctness"], on_progress=on_prepared)
-    )
+    ctx.prepare, ctx.prepare_rest = prepare_in_chunks(ctx, list(cases))
     findings = scan_source(ctx.kernel_snap.read_text(errors="replace"))
     res = ctx.compiler.compile({**ctx.sources(), "seed": ctx.seed}, timeout_s=t["compile"])
     ctx.uses_dot = uses_dot(res.get("launches", []))
@@ -56,6 +54,29 @@ def run(ctx: RunContext) -> RungResult:
     return compile_result(
         res, [f.message() for f in findings], [{"kind": f.kind, "line": f.line, "text": f.text} for f in findings]
     )
+
+
+PREPARE_CHUNK = 16  # cases per prepare call after the first sweep: how long the first verdict may wait behind one
+
+
+def prepare_in_chunks(ctx: RunContext, cases: list[Case]) -> tuple[Future[PrepareReply], list[Future[PrepareReply]]]:
+    """Queue the judge's prepare of ``cases`` on ``ctx.background``: one call for the first sweep
+    (``first_sweep``; every case when there is none) and one per ``PREPARE_CHUNK`` of the others, each appending to
+    what the judge keeps. Returns the first call's Future and the chunks'."""
+    assert ctx.background is not None
+    t = ctx.options.timeouts["correctness"]
+    on_prepared = ctx.progress("correctness", "reference outputs")
+    n = first_sweep(cases) or len(cases)
+
+    def call(part: list[Case], append: bool) -> Callable[[], PrepareReply]:
+        request: PrepareRequest = {**ctx.sources(), "cases": part, "append": append}
+        return lambda: ctx.judge.prepare(request, timeout_s=t, on_progress=on_prepared)
+
+    head = ctx.background.submit(call(cases[:n], False))
+    rest = [
+        ctx.background.submit(call(cases[i : i + PREPARE_CHUNK], True)) for i in range(n, len(cases), PREPARE_CHUNK)
+    ]
+    return head, rest
 
 
 def uses_dot(launches: Sequence[Launch]) -> bool | None:

@@ -9,14 +9,18 @@ precision, score, unsupported layouts, failed cases), ``worst`` (the worst spec'
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from ktui.core.events import FirstVerdict
 from ktui.core.ladder.context import RunContext, RungFailed
+from ktui.core.ladder.judge_queue import URGENT
 from ktui.core.ladder.rungs.run import times_torch
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
 from ktui.core.workers.client import WorkerError
-from ktui.protocol import CompareRequest, json_float
+from ktui.protocol import CaseVerdict, CompareReply, CompareRequest, ExecutedCase, json_float
 
 if TYPE_CHECKING:
     from ktui.protocol import ProblemInfo
@@ -67,11 +71,109 @@ def run(ctx: RunContext) -> RungResult:
         ctx.prepare.result(timeout=t)
     except WorkerError as exc:
         raise RungFailed(ctx.user_paths(exc.info)) from None
-    params: CompareRequest = {**ctx.sources(), "cases": ctx.executed, "out_dir": str(ctx.out_dir)}
-    on_progress = ctx.progress("correctness", "verdicts")
-    res = ctx.judge.compare(params, timeout_s=t, on_progress=on_progress)
+    verdicts = _judge_all(ctx, t)
     # a spec whose calls launched no kernel fails "times torch, not a kernel" (cases.md hidden-torch)
-    return times_torch(correctness_result(res["cases"], ctx.problem, uses_dot=ctx.uses_dot), ctx)
+    rr = times_torch(correctness_result(verdicts, ctx.problem, uses_dot=ctx.uses_dot), ctx)
+    rr.figures["verdict_at_s"] = round(time.perf_counter() - ctx.t0, 3)
+    first = _first_verdict(ctx, t)
+    if first is not None:
+        rr.figures["first_verdict"] = {
+            "status": first.result.status.value,
+            "summary": first.result.summary,
+            "cases": first.cases,
+            "at_s": round(first.seconds, 3),
+        }
+    return rr
+
+
+def _judge_all(ctx: RunContext, timeout_s: float) -> list[CaseVerdict]:
+    """Every executed case's verdict, in order: those the judge gave while the run went on (``ctx.streamed``) for
+    the cases whose final entry is the one it judged, and one comparison now for the others (the last ones, and
+    those the end of the run changed: an output that changed after the calls, say)."""
+    assert ctx.executed is not None
+    done: dict[int, CaseVerdict] = {}
+    for start, judged, fut in ctx.streamed:
+        try:
+            reply = fut.result(timeout=timeout_s)
+        except Exception:
+            continue  # judged again below
+        for k, (entry, verdict) in enumerate(zip(judged, reply["cases"], strict=True)):
+            i = start + k
+            if i < len(ctx.executed) and ctx.executed[i] == entry:
+                done[i] = verdict
+    todo = [i for i in range(len(ctx.executed)) if i not in done]
+    on_progress = ctx.progress("correctness", "verdicts")
+    # contiguous runs of what is left, each one comparison (its folders counted from its first case)
+    runs: list[list[int]] = []
+    for i in todo:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    for part in runs:
+        params: CompareRequest = {
+            **ctx.sources(),
+            "cases": [ctx.executed[i] for i in part],
+            "out_dir": str(ctx.out_dir),
+            "first_index": part[0],
+        }
+        res = ctx.judge.compare(params, timeout_s=timeout_s, on_progress=on_progress)
+        done.update(zip(part, res["cases"], strict=True))
+    return [done[i] for i in range(len(ctx.executed))]
+
+
+def stream_compare(ctx: RunContext, start: int, entries: list[ExecutedCase]) -> None:
+    """Queue the judge's comparison of executed cases ``start ..`` (``entries``, as the candidate reported them)
+    behind the references being prepared; ``_judge_all`` keeps its verdicts for the cases that did not change."""
+    assert ctx.background is not None
+    params: CompareRequest = {
+        **ctx.sources(),
+        "cases": entries,
+        "out_dir": str(ctx.out_dir),
+        "first_index": start,
+    }
+    timeout = ctx.options.timeouts["correctness"]
+    ctx.streamed.append((start, entries, ctx.background.submit(lambda: ctx.judge.compare(params, timeout_s=timeout))))
+
+
+def start_first_verdict(ctx: RunContext, entries: list[ExecutedCase]) -> None:
+    """Have the judge compare the first sweep's executed cases (``entries``: the leading ``first`` cases, as the
+    candidate reported each when it ran) ahead of the references still being prepared (``URGENT``), while the other
+    cases run, and publish the verdict (``FirstVerdict``) when it is in; ``ctx.first_verdict`` holds it for the full
+    verdict's figures, and its verdicts count for the full one where the end of the run changed nothing. The first
+    verdict is provisional: the end-of-run checks (outputs changed after the calls, threads left running, launches)
+    are the full verdict's."""
+    assert ctx.background is not None and ctx.problem is not None
+    params: CompareRequest = {**ctx.sources(), "cases": entries, "out_dir": str(ctx.out_dir), "first_index": 0}
+    problem, timeout = ctx.problem, ctx.options.timeouts["correctness"]
+    reply: Future[CompareReply] = ctx.background.submit(
+        lambda: ctx.judge.compare(params, timeout_s=timeout), priority=URGENT
+    )
+    ctx.streamed.append((0, entries, reply))
+
+    def publish() -> FirstVerdict:
+        res = reply.result()
+        ev = FirstVerdict(
+            key=ctx.kernel.key,
+            run_id=ctx.run_id,
+            result=correctness_result(res["cases"], problem, uses_dot=ctx.uses_dot),
+            cases=len(entries),
+            seconds=time.perf_counter() - ctx.t0,
+        )
+        ctx.bus.publish(ev)
+        return ev
+
+    ctx.first_verdict = ctx.background.submit(publish, priority=URGENT)
+
+
+def _first_verdict(ctx: RunContext, timeout_s: float) -> FirstVerdict | None:
+    """The first verdict, once in (None when there was none or it failed: the full verdict says why)."""
+    if ctx.first_verdict is None:
+        return None
+    try:
+        return ctx.first_verdict.result(timeout=timeout_s)
+    except Exception:
+        return None
 
 
 def correctness_result(

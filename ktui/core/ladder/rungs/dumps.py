@@ -45,8 +45,16 @@ def run(ctx: RunContext) -> RungResult:
     spec = ctx.profile_spec()
     rel = ctx.state_rel / "dumps" / ctx.kernel.problem / f"{ctx.kernel.version}-{ctx.sha[:12]}"
     folder = ctx.ws.root / rel
-    params: DumpsRequest = {**ctx.sources(), "spec": spec, "seed": ctx.seed, "dumps_dir": str(folder)}
+    params: DumpsRequest = {
+        **ctx.sources(),
+        "spec": spec,
+        "seed": ctx.seed,
+        "dumps_dir": str(folder),
+        "real_inputs": False,
+    }
     res = ctx.compiler.dumps(params, timeout_s=ctx.options.timeouts["compile"])
+    if not res["launches"]:  # placeholder inputs (no values) may not launch what real ones do: decide on real ones
+        res = ctx.compiler.dumps({**params, "real_inputs": True}, timeout_s=ctx.options.timeouts["compile"])
     if not res["launches"]:
         failed = launched_nothing(ctx)
         if failed is not None:
@@ -92,7 +100,8 @@ def run(ctx: RunContext) -> RungResult:
 
 
 def launched_nothing(ctx: RunContext) -> RungResult | None:
-    """The dumps rung failed for a dry call on the timed spec that launched no Triton or CuTeDSL kernel: the
+    """The dumps rung failed for a dry call on the timed spec that launched no Triton or CuTeDSL kernel on the
+    reference's own inputs (placeholders first, then real ones: a grid may depend on the values): the
     benchmark would time torch (or Python), not a kernel, at the size it times, even when every test size launches
     one (a version that hands sizes above some threshold to torch). None when the reference allows torch
     (``allow_torch = True``)."""

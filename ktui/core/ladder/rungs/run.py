@@ -8,7 +8,10 @@ dispatched it), ``launches_compiled`` and ``launch_compile_s`` (each distinct Tr
 calls, for sm_90a without a GPU: a path only sizes other than the dry call's dispatch is compiled too; one that does
 not compile fails the rung naming the launch and the spec). A kernel that raises fails the rung with its
 exception (``RemoteError``); one that crashes or hangs the worker fails it with how the process died
-(``WorkerCrashed``, ``WorkerTimeout``). A failure here stops the ladder.
+(``WorkerCrashed``, ``WorkerTimeout``). A failure here stops the ladder. A version whose calls reach a compiled
+CuTeDSL function on a machine without a GPU is skipped, not failed (``needs a GPU: ...``, the worker's own record of
+it, ``ExecuteReply.needs_gpu`` / ``RemoteError.needs_gpu``): it compiled for sm_90a and nothing here can run it; the
+runner then skips correctness, benchmark and profile with that reason and still climbs dumps.
 """
 
 from __future__ import annotations
@@ -18,16 +21,19 @@ from typing import TYPE_CHECKING
 
 from ktui.core.figures import RunFigures, SeenLaunch
 from ktui.core.inspect.scan import TORCH_COMPUTE_KINDS, scan_source
-from ktui.core.ladder.context import RunContext, RungFailed, patched_names
+from ktui.core.ladder.cases import first_sweep
+from ktui.core.ladder.context import RunContext, RungFailed, needs_gpu_skipped, patched_names
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
-from ktui.core.workers.client import WorkerError
+from ktui.core.workers.client import RemoteError, WorkerError
 from ktui.protocol import (
     Case,
     ExecutedCase,
     ExecuteReply,
     ExecuteRequest,
     ObservedLaunch,
+    OnProgress,
     OutputLeaf,
+    Progress,
     ReplayRequest,
     spec_size,
 )
@@ -51,7 +57,14 @@ def run(ctx: RunContext) -> RungResult:
         "expected": expected_outputs(ctx) or [],
     }
     t, on_progress = ctx.options.timeouts["run"], ctx.progress("run")
-    res = ctx.candidate.execute(params, timeout_s=t, on_progress=on_progress)
+    try:
+        res = ctx.candidate.execute(params, timeout_s=t, on_progress=first_sweep_watch(ctx, on_progress))
+    except RemoteError as exc:
+        if not exc.needs_gpu or ctx.pool.device == "cuda":
+            raise
+        return needs_gpu(ctx, exc.needs_gpu)
+    if res.get("needs_gpu") and ctx.pool.device != "cuda":  # the kernel caught NeedsGPU: not its kernel's outputs
+        return needs_gpu(ctx, f"{res['needs_gpu']}; custom_kernel caught that error and returned anyway")
     ctx.executed = res["cases"]
     ctx.tampered = patched_names(res)  # the runner fails every rung this worker served when it is not empty
     rr = run_result(res, ctx.cases, len(ctx.problem["tests"]))
@@ -59,6 +72,44 @@ def run(ctx: RunContext) -> RungResult:
     if seen:
         compile_seen(ctx, res, seen, rr)
     return rr
+
+
+STREAM_CHUNK = 16  # executed cases per comparison the judge makes while the others run
+
+
+def first_sweep_watch(ctx: RunContext, on_progress: OnProgress) -> OnProgress:
+    """``on_progress`` that also collects the executed cases as the candidate reports them (``Progress.entry``):
+    once all ``first_sweep`` of them ran, it starts the judge's first verdict on them
+    (``correctness.start_first_verdict``, ahead of the references still being prepared); after that each
+    ``STREAM_CHUNK`` more are compared in the background (``correctness.stream_compare``), so that the full verdict
+    has only the last ones, and those the end of the run changed, left to judge."""
+    from ktui.core.ladder.rungs.correctness import start_first_verdict, stream_compare  # (it imports this module)
+
+    assert ctx.cases is not None
+    n = first_sweep(ctx.cases)
+    entries: list[ExecutedCase] = []
+    sent = [0]  # cases handed to the judge so far
+
+    def watch(p: Progress) -> None:
+        entry = p.get("entry")
+        if entry is not None and ctx.background is not None:
+            entries.append(entry)
+            if n and len(entries) == n:
+                start_first_verdict(ctx, list(entries))
+                sent[0] = n
+            elif len(entries) - sent[0] >= STREAM_CHUNK and (sent[0] or not n):
+                stream_compare(ctx, sent[0], entries[sent[0] :])
+                sent[0] = len(entries)
+        on_progress(p)
+
+    return watch
+
+
+def needs_gpu(ctx: RunContext, reason: str) -> RungResult:
+    """The run rung skipped because the version's calls need a GPU this machine lacks (``reason``, the worker's
+    message); leaves ``ctx.needs_gpu`` so the runner skips the rungs that call the version too."""
+    ctx.needs_gpu = reason
+    return needs_gpu_skipped("run", reason)
 
 
 def seen_launches(res: ExecuteReply, problem: ProblemInfo) -> list[SeenLaunch]:
@@ -159,18 +210,30 @@ def replay_order(launches: list[ObservedLaunch]) -> list[ObservedLaunch]:
     return first + rest
 
 
-def expected_outputs(ctx: RunContext) -> list[list[OutputLeaf]] | None:
-    """The reference's output leaves (path, kind, dtype, shape) of the planned cases, in order, from the judge's
-    prepare (started by compile, awaited here: it ran while the version compiled): with them the candidate writes
-    no bytes of an output whose structure, dtype or shape is wrong, so a wrong-shaped huge output fails at once
-    instead of being materialized. None when there is no prepare or it failed (correctness reports why)."""
-    if ctx.prepare is None:
+def expected_outputs(ctx: RunContext) -> list[list[OutputLeaf] | None] | None:
+    """The reference's output leaves (path, kind, dtype, shape) of the planned cases, in order: with them the
+    candidate writes no bytes of an output whose structure, dtype or shape is wrong, so a wrong-shaped huge output
+    fails at once instead of being materialized. The first sweep's come from the judge's prepare of it (started by
+    compile, awaited here); every later case of the same test spec borrows its spec's, marked ``hint`` (the judge
+    prepares those meanwhile): the candidate then withholds only an output far larger than the hint
+    (``ktui.worker.tensors.save_outputs``), since a reference's output may depend on the values. A case of a spec
+    the first sweep did not run (a fuzzed one) gets none. None when there is no prepare or it failed (correctness
+    reports why)."""
+    if ctx.prepare is None or ctx.cases is None:
         return None
     try:
         reply = ctx.prepare.result(timeout=ctx.options.timeouts["correctness"])
     except Exception:
         return None
-    return [c["expected"] for c in reply["cases"]]
+    known: list[list[OutputLeaf] | None] = [c["expected"] for c in reply["cases"]]
+    by_spec: dict[int, list[OutputLeaf]] = {}
+    for case, leaves in zip(ctx.cases, known, strict=False):
+        if "spec" not in case and leaves is not None:
+            by_spec.setdefault(case["spec_index"], leaves)
+    for case in ctx.cases[len(known) :]:
+        borrowed = by_spec.get(case["spec_index"]) if "spec" not in case else None
+        known.append([{**leaf, "hint": True} for leaf in borrowed] if borrowed is not None else None)
+    return known
 
 
 def run_result(res: ExecuteReply, planned: list[Case], n_specs: int) -> RungResult:

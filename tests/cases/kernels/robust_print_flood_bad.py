@@ -1,0 +1,30 @@
+"""BAD (robust-print-flood): its honest twin (robust_print_flood_good.py), 10 MB of output on every call, but the
+mask drops the last element (``offs < n - 1``): the flood must not hide the failure, which correctness reports as
+usual (the last element unwritten), with the printed warning beside it."""
+
+import sys
+
+import torch
+import triton
+import triton.language as tl
+
+CHUNK = ("y" * 1023 + "\n") * 1024  # 1 MiB of lines
+
+
+@triton.jit
+def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n - 1
+    tl.store(out_ptr + offs, tl.load(a_ptr + offs, mask=mask) + tl.load(b_ptr + offs, mask=mask), mask=mask)
+
+
+def custom_kernel(data):
+    for _ in range(5):
+        sys.stdout.write(CHUNK)
+        sys.stderr.write(CHUNK)
+    print("robust_print_flood: end of this call's output", file=sys.stderr, flush=True)
+    a, b = data
+    a, b = a.contiguous(), b.contiguous()
+    out = torch.empty_like(a)
+    add_kernel[(triton.cdiv(a.numel(), 1024),)](a, b, out, a.numel(), BLOCK=1024)
+    return out
