@@ -424,7 +424,7 @@ async def test_the_chat_pane_draws_tool_calls_and_takes_y_for_an_approval():
 
 
 async def test_the_first_verdict_shows_in_the_correctness_row_while_the_rest_run():
-    """issue 11: "correctness: first verdict ok on 16 cases ... · 37/106 judged"; another run's first verdict is
+    """issue 11: "first ok (16 native) · 37/106 judged" in the correctness row; another run's first verdict is
     ignored, and the full verdict replaces it."""
     from ktui.core.events import FirstVerdict
 
@@ -436,11 +436,11 @@ async def test_the_first_verdict_shows_in_the_correctness_row_while_the_rest_run
         assert st.apply(FirstVerdict(key=st.key, run_id=7, result=ok, cases=16, seconds=2.0))
         table.show(st)
         figures = cell(table, "correctness", "figures")
-        assert figures == "first verdict ok on 16 cases (native inputs, one seed per spec) · 37/106 judged"
+        assert figures == "first ok (16 native) · 37/106 judged"
         bad = RungResult("correctness", Status.FAILED, 0.3, "spec=(129,) seed=7: 1 element unwritten at [128]")
         assert st.apply(FirstVerdict(key=st.key, run_id=7, result=bad, cases=16, seconds=2.0))
         table.show(st)
-        assert cell(table, "correctness", "figures").startswith("first verdict FAILED on 16 cases")
+        assert cell(table, "correctness", "figures").startswith("first FAILED (16 native): spec=(129,)")
         assert "1 element unwritten" in cell(table, "correctness", "figures")
         st.live["correctness"] = RungResult("correctness", Status.OK, 1.0, "worst=(4099,) (106 cases)")
         table.show(st)

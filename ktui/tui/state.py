@@ -74,12 +74,12 @@ class VersionState:
         return True
 
     def first_text(self) -> str:
-        """``first verdict ok on 16 cases (native inputs, one seed per spec)`` (and why, when it failed) while the
-        run that gave it goes on, else ``""``."""
+        """``first ok (16 native)``: the first verdict on its cases (native inputs, one seed per spec), and why when
+        it failed, while the run that gave it goes on; else ``""``."""
         if not self.running or self.first is None or "correctness" in self.live:
             return ""
         status, cases, summary = self.first
-        text = f"first verdict {status.value} on {cases} cases (native inputs, one seed per spec)"
+        text = f"first {status.value} ({cases} native)"
         return text + (f": {summary}" if status is Status.FAILED else "")
 
     def begin_rung(self, rung: str) -> None:
