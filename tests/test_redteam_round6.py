@@ -9,6 +9,9 @@ each with its twin:
 - an honest int16 quantization in fp32 failed the exact compare against the float64 truth (3 of 524288 elements
   one step off at rounding boundaries, where torch's own fp32 reference is off too): integer outputs of float math
   now get the native allowance (``compare.integer_native_allowance``);
+- a kernel that folds a Python float argument (``alpha``, always 2.5 from generate_input) into a constant passed:
+  the ``scalars`` special distribution scales every Python float argument by a drawn factor (a kernel may refuse
+  another value with an error: unsupported, as a refused layout);
 """
 
 from __future__ import annotations
@@ -41,3 +44,21 @@ def test_integer_outputs_of_float_math_get_the_native_allowance_and_truncation_s
         assert all("accepted" in w for w in notes)
     bad = corr(run(make_ws, ladder_for, "quant16", K / "quant16_truncates_bad.py", reference=ref, seed=7))
     assert bad.status is Status.FAILED and "differ (exact compare)" in bad.summary, bad.summary
+
+
+def test_a_python_float_argument_folded_into_a_constant_fails_on_the_scalars_cases(make_ws, ladder_for):
+    ref = CASES / "references" / "scale_alpha.py"
+    bad = corr(run(make_ws, ladder_for, "scale_alpha", K / "scale_constant_alpha_bad.py", reference=ref, seed=9))
+    assert bad.status is Status.FAILED and "dist=scalars" in bad.summary, bad.summary
+    failed = [c for s in bad.figures["specs"] for c in s["failed_cases"]]
+    assert failed and all("dist=scalars" in c for c in failed), failed
+    good(run(make_ws, ladder_for, "scale_alpha", K / "scale_alpha_good.py", reference=ref, seed=9))
+    says = corr(good(run(make_ws, ladder_for, "scale_alpha", K / "scale_refuses_alpha.py", reference=ref, seed=9)))
+    assert any("dist=scalars" in w and "unsupported" in w for w in says.warnings), says.warnings
+
+
+def test_scalars_are_offered_only_where_the_inputs_hold_a_python_float():
+    from .test_crossing import _describe
+
+    assert "scalars" in _describe(CASES / "references" / "scale_alpha.py", 1)["distributions"]
+    assert "scalars" not in _describe(CASES.parent.parent / "references" / "vector_add.py", 1)["distributions"]

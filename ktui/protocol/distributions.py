@@ -19,9 +19,10 @@ INPUT_DISTRIBUTIONS: dict[str, str] = {
     "extreme": "values near the dtype's max, and subnormals",
     "nonfinite": "+-inf (NaN where the reference allows it)",
     "intrange": "integer inputs over their dtype's whole range",
+    "scalars": "the Python float arguments (a scale, an eps) times a random factor in 0.5..2, the tensors as made",
 }
 # The special values: drawn on a few specs each, only where the reference's output stays valid on them.
-SPECIAL_DISTRIBUTIONS: tuple[str, ...] = ("zeros", "masked", "large", "extreme", "nonfinite", "intrange")
+SPECIAL_DISTRIBUTIONS: tuple[str, ...] = ("zeros", "masked", "large", "extreme", "nonfinite", "intrange", "scalars")
 
 
 def distributions_for_prompt() -> str:

@@ -37,6 +37,7 @@ is broadcast, but the leading dimensions cannot be flattened into rows of one st
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -186,7 +187,9 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
     seed = case["seed"]
     data = problem.generate(seed, spec, device)
     dist = case.get("dist", "native")
-    if dist in SPECIAL:
+    if dist == "scalars":
+        data = scale_scalars(data, problem.outputs, seed)
+    elif dist in SPECIAL:
 
         def special(t: torch.Tensor, path: str) -> torch.Tensor:
             own, shared = _generator(t.device, seed, f"{dist}:{path}"), _generator(t.device, seed, f"{dist}:shared")
@@ -236,6 +239,44 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
     elif layout != "contiguous":
         data = _map_inputs(data, problem.outputs, lambda t, path: _relayout(t, layout))
     return data
+
+
+SCALAR_FACTORS = (0.5, 2.0)  # ``scalars``: each Python float argument times a factor drawn in this range
+
+
+def scale_scalars(data: Any, outputs: tuple[Any, ...], seed: int, path: str = "") -> Any:
+    """``data`` with every Python float leaf (not a bool or an int: those are often sizes, axes or flags) times a
+    factor drawn in ``SCALAR_FACTORS`` from ``seed`` and the leaf's path (the ``scalars`` distribution: a kernel
+    that folds ``alpha`` or ``eps`` into a constant is wrong on any other value); tensors and declared output
+    buffers as they are."""
+    if type(data) is float:
+        lo, hi = SCALAR_FACTORS
+        factor = lo + (hi - lo) * random.Random(f"{seed}:scalars:{path}").random()
+        return data * factor
+    if isinstance(data, (tuple, list)):
+        n = len(data)
+        out = [
+            v if (i in outputs or i - n in outputs) and not path else scale_scalars(v, outputs, seed, f"{path}[{i}]")
+            for i, v in enumerate(data)
+        ]
+        return type(data)(out) if isinstance(data, tuple) else out
+    if isinstance(data, dict):
+        return {
+            k: v if k in outputs and not path else scale_scalars(v, outputs, seed, f"{path}[{k!r}]")
+            for k, v in data.items()
+        }
+    return data
+
+
+def float_scalars(data: Any) -> int:
+    """How many Python float leaves ``data`` holds (what ``scale_scalars`` changes)."""
+    if type(data) is float:
+        return 1
+    if isinstance(data, (tuple, list)):
+        return sum(float_scalars(v) for v in data)
+    if isinstance(data, dict):
+        return sum(float_scalars(v) for v in data.values())
+    return 0
 
 
 def mixed_layouts(seed: int, tensors: int) -> list[str]:

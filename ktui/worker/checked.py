@@ -215,7 +215,7 @@ class CheckedCalls:
                     if isinstance(exc, KeyboardInterrupt):
                         raise
                     if (
-                        case.get("layout", "contiguous") != "contiguous"
+                        (case.get("layout", "contiguous") != "contiguous" or case.get("dist") == "scalars")
                         and not isinstance(exc, SystemExit)
                         and not is_out_of_bounds(exc)  # a memory error, whatever the layout
                     ):

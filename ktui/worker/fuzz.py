@@ -304,7 +304,7 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
     cached: dict[str, str] | None = getattr(problem, "_special_trials", None)
     if cached is not None:
         return cached
-    from ktui.worker.cases import build_input
+    from ktui.worker.cases import build_input, float_scalars
     from ktui.worker.problem import inputs_only
     from ktui.worker.tensors import flatten
 
@@ -316,6 +316,9 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
         for i in picks:
             try:
                 data = build_input(problem, {"spec_index": i, "seed": 1, "dist": dist}, device)
+                if dist == "scalars" and not float_scalars(inputs_only(problem, data)):
+                    reason = "no float arguments"
+                    break
                 if dist == "intrange" and not any(
                     isinstance(t, torch.Tensor) and not t.is_floating_point() and t.dtype != torch.bool
                     for _, t in flatten(inputs_only(problem, data))

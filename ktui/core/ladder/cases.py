@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ktui.core.ladder.context import LadderOptions
 from ktui.protocol import Case, mixed_variants, spec_size
+from ktui.protocol.distributions import SPECIAL_DISTRIBUTIONS
 
 if TYPE_CHECKING:
     from ktui.protocol import ProblemInfo, Spec
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted")
 # Special-values distributions (``ktui.worker.special``; the judge offers only those its reference is valid on):
 # each runs on SPECIAL_SPECS specs, the near-duplicate case on NEAR_DUP_SPECS, to keep a run's case count small.
-SPECIAL = ("zeros", "masked", "large", "extreme", "nonfinite", "intrange")
+SPECIAL = SPECIAL_DISTRIBUTIONS
 SPECIAL_SPECS = 2
 NEAR_DUP_SPECS = 2
 # The burst case: one call per fresh input this many times in a row (drawn per run), past any fixed window of calls a
