@@ -213,7 +213,7 @@ def correctness_result(
             "precision": worst.get("precision"),
             "score": worst.get("score"),
             # what the kernel refused: a layout, or "scalars" (another value of a float argument)
-        "unsupported_layouts": sorted({c.get("layout") or c.get("dist", "") for c in cs if c.get("unsupported")}),
+            "unsupported_layouts": sorted({c.get("layout") or c.get("dist", "") for c in cs if c.get("unsupported")}),
             "failed_cases": [c.get("case", "") for c in cs if not c["ok"]],
         }
         entry.update({k: worst.get(k) for k in METRIC_KEYS})
