@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -383,11 +384,11 @@ class WarmPath:
     def __init__(self, ws_dir: Path, key: str, device: str, seed: int, seeds: int):
         import queue
 
-        from ktui.core.events import LadderFinished, RungFinished
+        from ktui.core.events import FirstVerdict, LadderFinished, RungFinished
         from ktui.core.session import Session
         from ktui.core.workspace import Workspace
 
-        self._types = (RungFinished, LadderFinished)
+        self._types = (RungFinished, LadderFinished, FirstVerdict)
         self.events: queue.Queue[Any] = queue.Queue()
         self.session = Session(Workspace(ws_dir), device, options=ladder_options(seed, seeds))
         self.session.bus.subscribe(lambda ev: self.events.put(ev) if isinstance(ev, self._types) else None)
@@ -405,13 +406,14 @@ class WarmPath:
             w.ensure_ready()
 
     def edit(self, i: int) -> dict[str, Any]:
-        """Save edit ``i`` and wait for the ladder: ``verdict_s`` (write to the correctness verdict), the seconds of
-        each rung, the correctness rung's case count and figures.
+        """Save edit ``i`` and wait for the ladder: ``first_s`` (write to the first verdict, ``FirstVerdict``: every
+        test spec once, native inputs), ``verdict_s`` (write to the full correctness verdict), the seconds of each
+        rung, the correctness rung's case count and figures.
 
         Raises:
             SystemExit: a rung failed, or no correctness verdict came within 20 minutes.
         """
-        from ktui.core.events import LadderFinished, RungFinished
+        from ktui.core.events import FirstVerdict, LadderFinished, RungFinished
 
         self.settle()
         t0 = time.perf_counter()
@@ -419,6 +421,9 @@ class WarmPath:
         out: dict[str, Any] = {"rungs": {}}
         while True:
             ev = self.events.get(timeout=1200)
+            if isinstance(ev, FirstVerdict) and "first_s" not in out:
+                out["first_s"] = time.perf_counter() - t0
+                out["first_cases"] = ev.cases
             if isinstance(ev, RungFinished):
                 r = ev.result
                 out["rungs"][r.name] = r.seconds
@@ -550,9 +555,9 @@ def report(
     lines = [
         f"edit -> correctness verdict on {device}, {n} edits per path (median (min-max) seconds), seed {seed}",
         "",
-        "| problem | cases warm / cold | same cases | warm: verdict | compile | run | correctness "
+        "| problem | cases warm / cold | same cases | warm: first verdict | full verdict | compile | run | correctness "
         "| cold: process | import | plan | check | cold / warm |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
         w, c = r["warm"], r["cold"]
@@ -560,7 +565,8 @@ def report(
         cv = [x["wall_s"] for x in c]
         rung = {name: _fmt([x["rungs"][name] for x in w]) for name in WARM_RUNGS}
         lines.append(
-            f"| {r['key']} | {w[0]['cases']} / {c[0]['cases']} | {'yes' if r['same_cases'] else 'NO'} | {_fmt(wv)} "
+            f"| {r['key']} | {w[0]['cases']} / {c[0]['cases']} | {'yes' if r['same_cases'] else 'NO'} "
+            f"| {_fmt([x.get('first_s', math.nan) for x in w])} ({w[0].get('first_cases', 0)} cases) | {_fmt(wv)} "
             f"| {rung['compile']} | {rung['run']} | {rung['correctness']} | {_fmt(cv)} "
             f"| {_fmt([x['import_s'] for x in c])} | {_fmt([x['plan_s'] for x in c])} "
             f"| {_fmt([x['check_s'] for x in c])} | {stats(cv)[0] / stats(wv)[0]:.1f}x |"
