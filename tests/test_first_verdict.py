@@ -39,6 +39,8 @@ def test_the_first_verdict_comes_before_the_full_one_and_judges_the_first_sweep(
     assert corr["first_verdict"]["status"] == "ok" and corr["first_verdict"]["cases"] == first[0].cases
     assert 0 < corr["first_verdict"]["at_s"] <= corr["verdict_at_s"]
     assert corr["cases"] > first[0].cases  # the full verdict judged every case
+    # most while the run went on: what the judge compared then is kept where the end of the run changed nothing
+    assert corr["judged_at_end"] < corr["cases"] // 2, (corr["judged_at_end"], corr["cases"])
 
 
 def test_a_kernel_wrong_everywhere_is_wrong_in_the_first_verdict(make_ws, ladder_for):

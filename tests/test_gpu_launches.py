@@ -49,3 +49,10 @@ def test_a_version_that_launches_nothing_times_torch_on_the_gpu(tmp_path, gpu_po
     res = run(tmp_path, gpu_pool, "softmax", K / "no_launch_bad.py", rungs=("compile", "run", "correctness"))
     corr = res.rung("correctness")
     assert corr.status is Status.FAILED and corr.summary.startswith(TIMES_TORCH), corr.summary
+
+
+def test_torch_at_the_timed_size_unless_the_inputs_look_like_placeholders_times_torch(tmp_path, gpu_pool):  # noqa: F811
+    """On a GPU the dumps rung calls the version on the reference's own inputs at the timed size (red team round 7:
+    its placeholders were fresh zero pages a kernel could tell apart)."""
+    res = run(tmp_path, gpu_pool, "vector_add", K / "placeholder_watch_bad.py", rungs=("compile", "dumps"))
+    assert res.rung("dumps").status is Status.FAILED and TIMES_TORCH in res.rung("dumps").summary

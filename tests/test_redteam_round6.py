@@ -62,3 +62,18 @@ def test_scalars_are_offered_only_where_the_inputs_hold_a_python_float():
 
     assert "scalars" in _describe(CASES / "references" / "scale_alpha.py", 1)["distributions"]
     assert "scalars" not in _describe(CASES.parent.parent / "references" / "vector_add.py", 1)["distributions"]
+
+
+# -- round 7 (the same session's second red team, on this session's new code) ----------------------------------------
+def test_an_int8_output_that_holds_the_poison_byte_where_the_native_reference_does_is_written(make_ws, ladder_for):
+    """The native bf16 computation gives 90 (0x5A) where the float64 truth is 89 or 91: the element equals the native
+    reference, so it is written, and the integer native allowance judges it."""
+    ref = CASES / "references" / "quant_i8.py"
+    good(run(make_ws, ladder_for, "quant_i8", K / "quant_i8_good.py", reference=ref, seed=3))
+
+
+def test_an_output_whose_size_depends_on_the_values_is_sent_whatever_the_hint(make_ws, ladder_for):
+    """nonzero(|x| > 2.5): on shifted inputs every element is an outlier, 100x the native case's size, which only
+    bounds what is withheld above 256 MiB (``tensors.HINT_FLOOR``)."""
+    ref = CASES / "references" / "outliers.py"
+    good(run(make_ws, ladder_for, "outliers", K / "outliers_good.py", reference=ref, seed=3))

@@ -80,3 +80,57 @@ def test_the_real_app_at_80x24_shows_its_keys_runs_a_version_with_a_first_verdic
         assert not t.alive(), t.screen()
     finally:
         t.kill()
+
+
+def _tree(pid: int) -> set[int]:
+    """``pid`` and every process below it."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int(Path(d, "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(d.name))
+    out, todo = {pid}, [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def test_killing_the_tmux_session_ends_ktui_and_its_workers(tmp_path):
+    """The terminal goes away under the TUI while it quits (``q``, then ``tmux kill-session``: SIGHUP): ktui stops
+    its workers and ends, even when Textual cannot write its last escape codes to the closed terminal (it used to
+    block there for ever, reparented to PID 1)."""
+    root = _ws(tmp_path)
+    t = Tmux(f"{sys.executable} -m ktui {root} --device cpu", 80, 24)
+    try:
+        t.wait_for("not run", 120)
+        pane = int(
+            subprocess.run(
+                ["tmux", "display", "-p", "-t", t.name, "#{pane_pid}"], capture_output=True, text=True
+            ).stdout.strip()
+        )
+        deadline = time.monotonic() + 120
+        while len(_tree(pane)) < 4 and time.monotonic() < deadline:  # ktui and its three workers
+            time.sleep(0.5)
+        everything = _tree(pane)
+        assert len(everything) >= 4, everything
+        t.keys("q")  # quitting, and the terminal closes under it meanwhile
+        time.sleep(0.3)
+    finally:
+        t.kill()
+    deadline = time.monotonic() + 20
+    while any(_running(p) for p in everything) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [p for p in everything if _running(p)]
+    assert not left, [(p, Path(f"/proc/{p}/cmdline").read_bytes()[:120]) for p in left]

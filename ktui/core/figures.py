@@ -139,6 +139,7 @@ class CorrectnessFigures(TypedDict, total=False):
     skipped: int  # special-values cases on which the reference itself is invalid
     first_verdict: FirstVerdictFigures
     verdict_at_s: float  # when the full verdict came, seconds since the ladder started
+    judged_at_end: int  # cases the judge compared after the run (the rest it compared while the run went on)
 
 
 class BenchmarkSpec(TypedDict, total=False):

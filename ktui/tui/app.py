@@ -13,6 +13,7 @@ import inspect
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -72,6 +73,7 @@ from ktui.tui.widgets import (
 )
 
 log = get_logger("tui")
+EXIT_GRACE_S = 3.0  # after SIGTERM/SIGHUP stopped the workers, the process ends by itself if the app has not
 
 
 def header_subtitle(workspace: Path, title: str, device: str = "") -> str:
@@ -201,10 +203,21 @@ class KtuiApp(App[None]):
         self.set_interval(1.0, self._tick)  # the running rung's elapsed time
 
     def _signalled(self, signum: int) -> None:
-        """SIGTERM, or SIGHUP (the terminal closed): stop the workers now (the screen may be gone), then quit."""
+        """SIGTERM, or SIGHUP (the terminal closed): stop the workers now (the screen may be gone), then quit. With
+        the terminal gone, Textual's shutdown can block for ever writing its last escape codes to it (seen under
+        tmux kill-session: the writer thread's queue full, nothing draining it), so the process ends by itself
+        ``EXIT_GRACE_S`` after the workers stopped if the app has not."""
         log.warning("stopping on %s", signal.Signals(signum).name)
         if self.session is not None and self._owns_session:
             self.session.stop()
+
+        def end() -> None:
+            time.sleep(EXIT_GRACE_S)
+            log.warning("the app did not exit within %s s of %s: ending the process", EXIT_GRACE_S, signum)
+            logging.shutdown()
+            os._exit(128 + signum)
+
+        threading.Thread(target=end, name="ktui-exit", daemon=True).start()
         self.exit(return_code=128 + signum)
 
     def _start_session(self) -> None:

@@ -192,7 +192,7 @@ class CheckedCalls:
 
                 self._burst(fn, problem, case, entry, out_dir / f"case{i}", fold, kept, step)
                 results.append(entry)
-                progress({"done": i + 1, "total": len(cases)})
+                progress({"done": i + 1, "total": len(cases), "entry": entry})  # streamed as every case is
                 continue
             for rep in range(case.get("repeat", 1)):
                 guards = Guards()  # canaries around every input and every torch.empty* of the call (cases.md oob)

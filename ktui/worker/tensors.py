@@ -204,7 +204,9 @@ def save_outputs(out: Any, folder: Path, expected: list[OutputLeaf] | None = Non
     (the case fails on it anyway), no bytes are written, so a wrong-shaped huge output (a stride-0 view of 2^29
     elements) costs nothing; such a leaf says why in ``unsent``. Leaves marked ``hint`` (borrowed from another
     case of the same spec, whose reference output may differ with the values) only bound the size: bytes are
-    withheld only from a tensor over ``HINT_SLACK`` times the hint's bytes (and over 1 MiB).
+    withheld only from a tensor over ``HINT_SLACK`` times the hint's bytes and over ``HINT_FLOOR`` bytes (a
+    value-dependent output, ``nonzero`` on a distribution where every element qualifies, may be far above the hint:
+    the judge decides it from this case's own reference).
 
     Raises:
         NestingError: ``out`` nests deeper than ``MAX_DEPTH``.
@@ -237,7 +239,7 @@ def save_outputs(out: Any, folder: Path, expected: list[OutputLeaf] | None = Non
                 size = leaf.numel() * leaf.element_size()
                 unsent = (
                     f"{size} bytes, over {HINT_SLACK}x what the reference returns for this spec"
-                    if size > max(bound, 1 << 20)
+                    if size > max(bound, HINT_FLOOR)
                     else ""
                 )
             else:
@@ -259,6 +261,7 @@ def save_outputs(out: Any, folder: Path, expected: list[OutputLeaf] | None = Non
 
 
 HINT_SLACK = 4  # save_outputs: a borrowed expectation withholds only an output this many times its size
+HINT_FLOOR = 256 << 20  # and only one of more bytes than this (the 2**29-element stride-0 view is 2 GiB)
 
 
 def _nbytes(leaf: OutputLeaf) -> int:

@@ -71,9 +71,10 @@ def run(ctx: RunContext) -> RungResult:
         ctx.prepare.result(timeout=t)
     except WorkerError as exc:
         raise RungFailed(ctx.user_paths(exc.info)) from None
-    verdicts = _judge_all(ctx, t)
+    verdicts, at_end = _judge_all(ctx, t)
     # a spec whose calls launched no kernel fails "times torch, not a kernel" (cases.md hidden-torch)
     rr = times_torch(correctness_result(verdicts, ctx.problem, uses_dot=ctx.uses_dot), ctx)
+    rr.figures["judged_at_end"] = at_end  # the cases no comparison during the run had judged as they ended
     rr.figures["verdict_at_s"] = round(time.perf_counter() - ctx.t0, 3)
     first = _first_verdict(ctx, t)
     if first is not None:
@@ -86,10 +87,10 @@ def run(ctx: RunContext) -> RungResult:
     return rr
 
 
-def _judge_all(ctx: RunContext, timeout_s: float) -> list[CaseVerdict]:
+def _judge_all(ctx: RunContext, timeout_s: float) -> tuple[list[CaseVerdict], int]:
     """Every executed case's verdict, in order: those the judge gave while the run went on (``ctx.streamed``) for
     the cases whose final entry is the one it judged, and one comparison now for the others (the last ones, and
-    those the end of the run changed: an output that changed after the calls, say)."""
+    those the end of the run changed: an output that changed after the calls, say); and how many were judged now."""
     assert ctx.executed is not None
     done: dict[int, CaseVerdict] = {}
     for start, judged, fut in ctx.streamed:
@@ -99,7 +100,7 @@ def _judge_all(ctx: RunContext, timeout_s: float) -> list[CaseVerdict]:
             continue  # judged again below
         for k, (entry, verdict) in enumerate(zip(judged, reply["cases"], strict=True)):
             i = start + k
-            if i < len(ctx.executed) and ctx.executed[i] == entry:
+            if i < len(ctx.executed) and _as_judged(ctx.executed[i]) == _as_judged(entry):
                 done[i] = verdict
     todo = [i for i in range(len(ctx.executed)) if i not in done]
     on_progress = ctx.progress("correctness", "verdicts")
@@ -119,7 +120,17 @@ def _judge_all(ctx: RunContext, timeout_s: float) -> list[CaseVerdict]:
         }
         res = ctx.judge.compare(params, timeout_s=timeout_s, on_progress=on_progress)
         done.update(zip(part, res["cases"], strict=True))
-    return [done[i] for i in range(len(ctx.executed))]
+    return [done[i] for i in range(len(ctx.executed))], len(todo)
+
+
+# What the end of the run adds to every entry that the judge does not read: the launches each case made (the run
+# and correctness rungs fold them, ``times_torch``)
+NOT_JUDGED = frozenset({"launches"})
+
+
+def _as_judged(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """An executed case as the judge reads it: without ``NOT_JUDGED``."""
+    return {k: v for k, v in entry.items() if k not in NOT_JUDGED}
 
 
 def stream_compare(ctx: RunContext, start: int, entries: list[ExecutedCase]) -> None:

@@ -93,6 +93,8 @@ def first_sweep_watch(ctx: RunContext, on_progress: OnProgress) -> OnProgress:
     def watch(p: Progress) -> None:
         entry = p.get("entry")
         if entry is not None and ctx.background is not None:
+            if int(p.get("done", 0)) != len(entries) + 1:  # every case streams its entry, in order; else stop
+                return on_progress(p)
             entries.append(entry)
             if n and len(entries) == n:
                 start_first_verdict(ctx, list(entries))
