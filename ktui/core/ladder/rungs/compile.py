@@ -24,6 +24,7 @@ from ktui.core.inspect.scan import scan_source
 from ktui.core.ladder.cases import autotune_cases, first_sweep, make_cases
 from ktui.core.ladder.context import RunContext
 from ktui.core.results import RungResult, Status
+from ktui.core.workers.client import RunCancelled
 from ktui.protocol import Case, CompileReply, DescribeRequest, Launch, PrepareReply, PrepareRequest
 
 if TYPE_CHECKING:
@@ -70,7 +71,13 @@ def prepare_in_chunks(ctx: RunContext, cases: list[Case]) -> tuple[Future[Prepar
 
     def call(part: list[Case], append: bool) -> Callable[[], PrepareReply]:
         request: PrepareRequest = {**ctx.sources(), "cases": part, "append": append}
-        return lambda: ctx.judge.prepare(request, timeout_s=t, on_progress=on_prepared)
+
+        def prepare() -> PrepareReply:
+            if ctx.pool.stopping:  # cancelled, or ktui stops: the chunks still queued send nothing
+                raise RunCancelled("the run was stopped: the references were not prepared")
+            return ctx.judge.prepare(request, timeout_s=t, on_progress=on_prepared)
+
+        return prepare
 
     head = ctx.background.submit(call(cases[:n], False))
     rest = [
