@@ -155,23 +155,32 @@ def _relayout(t: torch.Tensor, layout: str) -> torch.Tensor:
     raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
 
 
+def _is_tensor(leaf: Any) -> bool:
+    return isinstance(leaf, torch.Tensor)
+
+
 def _map_inputs(
-    data: Any, outputs: tuple[Any, ...], fn: Callable[[torch.Tensor, str], torch.Tensor], path: str = ""
+    data: Any,
+    outputs: tuple[Any, ...],
+    fn: Callable[[Any, str], Any],
+    path: str = "",
+    leaf: Callable[[Any], bool] = _is_tensor,
 ) -> Any:
-    """Apply ``fn(tensor, path)`` to every tensor of ``data`` except declared output buffers."""
+    """Apply ``fn(value, path)`` to every leaf of ``data`` that ``leaf`` picks (tensors by default) except
+    declared output buffers."""
     if isinstance(data, (tuple, list)):
         n = len(data)
         out = [
-            v if (i in outputs or i - n in outputs) and not path else _map_inputs(v, outputs, fn, f"{path}[{i}]")
+            v if (i in outputs or i - n in outputs) and not path else _map_inputs(v, outputs, fn, f"{path}[{i}]", leaf)
             for i, v in enumerate(data)
         ]
         return type(data)(out) if isinstance(data, tuple) else out
     if isinstance(data, dict):
         return {
-            k: v if k in outputs and not path else _map_inputs(v, outputs, fn, f"{path}[{k!r}]")
+            k: v if k in outputs and not path else _map_inputs(v, outputs, fn, f"{path}[{k!r}]", leaf)
             for k, v in data.items()
         }
-    if isinstance(data, torch.Tensor):
+    if leaf(data):
         return fn(data, path)
     return data
 
@@ -244,39 +253,34 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
 SCALAR_FACTORS = (0.5, 2.0)  # ``scalars``: each Python float argument times a factor drawn in this range
 
 
-def scale_scalars(data: Any, outputs: tuple[Any, ...], seed: int, path: str = "") -> Any:
+def _is_float(leaf: Any) -> bool:
+    return type(leaf) is float  # not a bool or an int: those are often sizes, axes or flags
+
+
+def scale_scalars(data: Any, outputs: tuple[Any, ...], seed: int) -> Any:
     """``data`` with every Python float leaf (not a bool or an int: those are often sizes, axes or flags) times a
     factor drawn in ``SCALAR_FACTORS`` from ``seed`` and the leaf's path (the ``scalars`` distribution: a kernel
     that folds ``alpha`` or ``eps`` into a constant is wrong on any other value); tensors and declared output
     buffers as they are."""
-    if type(data) is float:
-        lo, hi = SCALAR_FACTORS
-        factor = lo + (hi - lo) * random.Random(f"{seed}:scalars:{path}").random()
-        return data * factor
-    if isinstance(data, (tuple, list)):
-        n = len(data)
-        out = [
-            v if (i in outputs or i - n in outputs) and not path else scale_scalars(v, outputs, seed, f"{path}[{i}]")
-            for i, v in enumerate(data)
-        ]
-        return type(data)(out) if isinstance(data, tuple) else out
-    if isinstance(data, dict):
-        return {
-            k: v if k in outputs and not path else scale_scalars(v, outputs, seed, f"{path}[{k!r}]")
-            for k, v in data.items()
-        }
-    return data
+    lo, hi = SCALAR_FACTORS
+
+    def scaled(x: float, path: str) -> float:
+        return x * (lo + (hi - lo) * random.Random(f"{seed}:scalars:{path}").random())
+
+    return _map_inputs(data, outputs, scaled, leaf=_is_float)
 
 
 def float_scalars(data: Any) -> int:
     """How many Python float leaves ``data`` holds (what ``scale_scalars`` changes)."""
-    if type(data) is float:
-        return 1
-    if isinstance(data, (tuple, list)):
-        return sum(float_scalars(v) for v in data)
-    if isinstance(data, dict):
-        return sum(float_scalars(v) for v in data.values())
-    return 0
+    count = 0
+
+    def counted(x: float, path: str) -> float:
+        nonlocal count
+        count += 1
+        return x
+
+    _map_inputs(data, (), counted, leaf=_is_float)
+    return count
 
 
 def mixed_layouts(seed: int, tensors: int) -> list[str]:

@@ -272,11 +272,9 @@ HINT_FLOOR = 256 << 20  # and only one of more bytes than this (the 2**29-elemen
 
 def _nbytes(leaf: OutputLeaf) -> int:
     """The bytes of an expected tensor leaf (0 for numbers and others)."""
-    if leaf.get("kind") != "tensor" or "shape" not in leaf:
+    if leaf.get("kind") != "tensor" or "shape" not in leaf or "dtype" not in leaf:
         return 0
-    size = getattr(torch, str(leaf.get("dtype", "float32")), torch.float32)
-    item = torch.empty((), dtype=size).element_size() if isinstance(size, torch.dtype) else 4
-    return math.prod(leaf["shape"]) * item
+    return math.prod(leaf["shape"]) * dtype_from_name(leaf["dtype"]).itemsize
 
 
 def _mismatch(leaf: OutputLeaf, want: OutputLeaf | None, same_structure: bool) -> str:
