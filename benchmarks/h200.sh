@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
 #   bash benchmarks/h200.sh STEP...      steps: info examples latency tests cases gpu-cases gpu-rest profile variants
-# Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step).
+# Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
+# Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step);
+# when the tree and the tarball exceed a call's 64 MiB: `split -b 33000000 -d .device/cute-dsl.tar.xz part`, put
+# part00 in .devA/ and part01 in .devB/ (both git-ignored), carry .devA in one call and .devB in the next.
 # Logs and JSON go under $OUT (or ./h200-out); the last lines printed are the summary tables.
 set -uo pipefail
 OUT=${OUT:-$PWD/h200-out}
@@ -9,6 +12,14 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 S=$PWD/.device/site
 if [ -f .device/cute-dsl.tar.xz ] && [ ! -d "$S" ]; then mkdir -p "$S" && tar xJf .device/cute-dsl.tar.xz -C "$S"; fi
+# The tree and the whole tarball no longer fit one call's 64 MiB: carry .devA (part00) in one call and .devB
+# (part01) in the next, while the machine is warm; the halves meet in /tmp/ktui-cds.
+C=/tmp/ktui-cds
+[ -f .devA/part00 ] && mkdir -p $C && cp .devA/part00 $C/
+if [ -f .devB/part01 ] && [ -f $C/part00 ] && [ ! -d $C/site ]; then
+  mkdir -p $C/site && cat $C/part00 .devB/part01 | tar xJf - -C $C/site
+fi
+[ -d $C/site ] && S=$C/site
 [ -d "$S" ] && export PYTHONPATH=$S:$S/nvidia_cutlass_dsl/dsl_packages:${PYTHONPATH:-}
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
@@ -30,11 +41,11 @@ for step in "$@"; do
     cases)
       python3 -m pytest -q -rA tests/test_gpu_cases.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-cases.log" | tail -40 ;;
     gpu-cases)  # issue 9's GPU kinds: the timed-call checks, launches, side streams, TF32, overflow
-      python3 -m pytest -q -rA -m gpu tests/test_gpu_cases.py tests/test_gpu_launches.py -p no:cacheprovider \
+      python3 -m pytest -v -rA -m gpu tests/test_gpu_cases.py tests/test_gpu_launches.py -p no:cacheprovider \
         --durations=10 2>&1 | tee "$OUT/gpu-cases.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|slowest|s call" | tail -45 ;;
     gpu-rest)  # every other test marked gpu (precision, robustness, integrity, crossing, inputs, test_gpu.py)
-      python3 -m pytest -q -rA -m gpu tests/test_gpu.py tests/test_cases_precision.py tests/test_robustness.py \
-        tests/test_integrity.py tests/test_cases_inputs.py $(ls tests/test_crossing.py tests/test_call_paths.py 2>/dev/null) \
+      python3 -m pytest -v -rA -m gpu tests/test_gpu.py tests/test_cases_precision.py tests/test_robustness.py \
+        tests/test_integrity.py tests/test_cases_inputs.py tests/test_needs_gpu.py $(ls tests/test_crossing.py tests/test_call_paths.py 2>/dev/null) \
         -p no:cacheprovider --durations=10 2>&1 \
         | tee "$OUT/gpu-rest.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
     profile)

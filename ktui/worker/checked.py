@@ -121,8 +121,10 @@ class CheckedCalls:
             if out_of_bounds:
                 raise CaseFailed(f"{label}: out-of-bounds write: {'; '.join(out_of_bounds[:4])}")
             try:
-                leaves = save_outputs(out, folder / f"call{c}", expected)
-                inputs_after = save_inputs(inputs, folder / f"call{c}")
+                out_digests: list[str] = []
+                in_digests: list[str] = []
+                leaves = save_outputs(out, folder / f"call{c}", expected, out_digests)
+                inputs_after = save_inputs(inputs, folder / f"call{c}", in_digests)
             except NestingError as exc:
                 raise KernelError(f"{label}: {exc}") from None
             rec: CallRecord = {
@@ -130,7 +132,7 @@ class CheckedCalls:
                 "dir": f"call{c}",
                 "seconds": round(seconds, 6),
                 "input_hash_before": h_before,
-                "input_hash_after": hash_data(inputs),
+                "input_hash_after": hash_data(inputs, in_digests),
                 "inputs_after": inputs_after,
                 "outputs": leaves,
                 "structure": structure(out),
@@ -149,7 +151,7 @@ class CheckedCalls:
                 owners.setdefault(ptr, c)
             records.append(rec)
             if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
-                kept.append((rec, out, hash_data(out)))
+                kept.append((rec, out, hash_data(out, out_digests)))
             total += seconds
             del out, data
         entry["calls_out"] = records
@@ -233,20 +235,22 @@ class CheckedCalls:
                 if out_of_bounds:
                     raise CaseFailed(f"{label}: out-of-bounds write: {'; '.join(out_of_bounds[:4])}")
                 folder = out_dir / f"case{i}" / (f"repeat{rep}" if rep else "")
+                out_digests: list[str] = []
+                in_digests: list[str] = []
                 try:
-                    leaves = save_outputs(out, folder, expected[i] if i < len(expected) else None)
+                    leaves = save_outputs(out, folder, expected[i] if i < len(expected) else None, out_digests)
                 except NestingError as exc:
                     raise KernelError(f"{label}: {exc}") from None
                 if rep == 0:
                     try:  # the inputs as the call left them: the judge decides from these bytes (the hashes: hints)
-                        inputs_after = save_inputs(inputs, folder)
+                        inputs_after = save_inputs(inputs, folder, in_digests)
                     except NestingError as exc:
                         raise KernelError(f"{label}: the inputs after the call: {exc}") from None
                     entry.update(
                         {
                             "seconds": round(seconds, 6),
                             "input_hash_before": h_before,
-                            "input_hash_after": hash_data(inputs),
+                            "input_hash_after": hash_data(inputs, in_digests),
                             "inputs_after": inputs_after,
                             "outputs": leaves,
                             "structure": structure(out),
@@ -257,7 +261,7 @@ class CheckedCalls:
                     if patched:
                         entry["tampered"] = patched
                     if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
-                        kept.append((entry, out, hash_data(out)))
+                        kept.append((entry, out, hash_data(out, out_digests)))
                 else:
                     entry["repeat_outputs"] = leaves
                     entry["repeat_dir"] = f"repeat{rep}"

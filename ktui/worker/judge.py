@@ -118,10 +118,11 @@ class Judge:
         expected = problem.reference_native(data)
         ref, precision = problem.reference(data)
         first = next((t for _, t in flatten(inputs) if isinstance(t, torch.Tensor) and t.numel() > 1), None)
+        facts = input_facts(inputs)
         entry: dict[str, Any] = {
             "layout_name": layout_of(first) if first is not None and case.get("layout") else None,
-            "input_hash": hash_data(inputs),
-            "inputs": input_facts(inputs),  # each input's description and digest: what the call must leave as it is
+            "inputs": facts,  # each input's description and digest: what the call must leave as it is
+            "input_hash": hash_data(inputs, [digest for _, digest in facts.values()]),
             "structure": structure(expected),
             "expected": _cpu(expected),
             "ref": _cpu(ref),
@@ -136,20 +137,22 @@ class Judge:
             tf32_data = _map(
                 data, lambda x: round_to_tf32(x) if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x
             )
-            tf32_out = _cpu(problem.reference_native(tf32_data))
+            tf32_out = dict(flatten(problem.reference_native(tf32_data)))
             # and truncated (toward zero), as the H200's tensor cores read fp32 operands: on data of one sign the
             # error is a bias, ~14x the rounded one (measured)
             rz_data = _map(data, lambda x: truncate_to_tf32(x) if isinstance(x, torch.Tensor) else x)
-            rz_out = dict(flatten(_cpu(problem.reference_native(rz_data))))
+            rz_out = dict(flatten(problem.reference_native(rz_data)))
+            truth = dict(flatten(ref))  # on the judge's device: a GPU's float64 norms, not the host's (issue 11)
             entry["expected_rel_l2"] = {
                 p: {
-                    "float32": _rel_l2(e, dict(flatten(entry["ref"]))[p]),
-                    "tf32": _rel_l2(dict(flatten(tf32_out))[p], dict(flatten(entry["ref"]))[p]),
-                    "tf32_rz": _rel_l2(rz_out[p], dict(flatten(entry["ref"]))[p]),
+                    "float32": _rel_l2(e, truth[p]),
+                    "tf32": _rel_l2(tf32_out[p], truth[p]),
+                    "tf32_rz": _rel_l2(rz_out[p], truth[p]),
                 }
-                for p, e in flatten(entry["expected"])
+                for p, e in flatten(expected)
                 if isinstance(e, torch.Tensor) and e.is_floating_point()
             }
+            del tf32_data, tf32_out, rz_data, rz_out
         if precision == "float64" and any(  # some output's own dtype allows a multiple of the native error
             resolve(output_dtype(e, entry["policy_dtype"]), problem.tolerance).native_factor
             or (isinstance(e, torch.Tensor) and not e.is_floating_point() and e.dtype != torch.bool)
@@ -157,8 +160,8 @@ class Judge:
         ):
             # What the reference computed in the native precision achieves (cases.md honest-fp32): the default
             # tolerance allows a stated multiple of it (``ktui.worker.native``).
-            entry["native_err"] = native_errors(
-                problem.reference_native, _map, data, entry["expected"], entry["ref"], case["seed"]
+            entry["native_err"] = native_errors(  # on the judge's device, as the TF32 figures above
+                problem.reference_native, _map, data, expected, ref, case["seed"]
             )
         if case.get("dist") in SPECIAL and not entry.get("skip"):  # nor where the native precision cannot compute it
             entry["skip"] = native_unusable(entry.get("native_err"))

@@ -1,0 +1,64 @@
+"""The host's share of a run (issue 11): digests computed once per leaf, bytes read without a copy, and the
+workers' malloc settings. The checks these feed (inputs unchanged, outputs not rewritten later) are tested with
+the case kernels; these tests pin that the shortcuts compute the same digests as the long way."""
+
+from __future__ import annotations
+
+import torch
+
+from ktui.core.workers.client import MALLOC_TUNABLES, malloc_env
+from ktui.worker.tensors import bytes_digest, hash_data, host_buffer, leaf_digest, save_inputs, save_outputs
+
+
+def _data() -> tuple:
+    g = torch.Generator().manual_seed(3)
+    base = torch.randn(6, 8, generator=g)
+    return (
+        torch.randn(37, generator=g),
+        base.t(),  # strided: its bytes in row-major order, as tensor_bytes gives them
+        torch.tensor(2.5, dtype=torch.bfloat16),  # 0-d
+        torch.empty(0, 3),
+        7,
+        [torch.arange(5, dtype=torch.int32), {"k": 0.25}],
+    )
+
+
+def test_digests_from_the_files_written_give_the_same_hash_as_hashing_again(tmp_path):
+    data = _data()
+    digests: list[str] = []
+    leaves = save_inputs(data, tmp_path / "in", digests)
+    assert len(digests) == len(leaves) == 7
+    assert hash_data(data, digests) == hash_data(data)
+    for d, leaf in zip(digests, leaves):
+        if leaf.get("file"):
+            assert d == bytes_digest((tmp_path / "in" / leaf["file"]).read_bytes())
+        else:
+            assert d == ""
+    out_digests: list[str] = []
+    out = (data[0] * 2, data[1].contiguous(), 3.0)
+    save_outputs(out, tmp_path / "out", None, out_digests)
+    assert out_digests[:2] == [leaf_digest(out[0]), leaf_digest(out[1])] and out_digests[2] == ""
+    assert hash_data(out, out_digests) == hash_data(out)
+    # a changed byte changes the hash, with digests or without
+    changed = (data[0].clone(), *data[1:])
+    changed[0][5] += 1
+    assert hash_data(changed) != hash_data(data)
+
+
+def test_host_buffer_reads_a_contiguous_cpu_tensor_in_place_and_copies_a_strided_one():
+    t = torch.zeros(1000)
+    buf = host_buffer(t)
+    t[0] = 1.0  # seen through the buffer: no copy was made
+    assert torch.frombuffer(bytearray(buf[:4]), dtype=torch.float32).item() == 1.0
+    assert buf.readonly
+    s = torch.arange(12.0).reshape(3, 4).t()
+    assert bytes(host_buffer(s)) == s.contiguous().numpy().tobytes()
+    assert bytes(host_buffer(torch.empty(0))) == b""
+
+
+def test_workers_get_the_malloc_settings_unless_the_user_set_their_own(monkeypatch):
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    assert malloc_env() == {"GLIBC_TUNABLES": MALLOC_TUNABLES}
+    assert "glibc.malloc.mmap_threshold=4294967296" in MALLOC_TUNABLES
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
+    assert malloc_env() == {}
