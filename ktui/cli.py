@@ -6,6 +6,9 @@
     ktui diff A B [--json] [--side-by-side] [--stage S]      SASS (or PTX, TTGIR...), resources and mix of two versions
     ktui status [WORKSPACE] [--json]                         every version's verdict, speedup and staleness
     ktui init PROBLEM [--workspace DIR]                      a new problem: reference and v1 from a template
+    ktui sessions [--workspace W] [--json]                   the recorded sessions: versions, best speedup, cost
+    ktui export SESSION --format md|json [--out FILE]        a recorded session as Markdown or an ATIF trajectory
+    ktui replay SESSION [--rerun [--device D] [--json]]      a recorded session, read-only; or every version re-run
 
 Exit codes: 0 ok (every rung ok or skipped), 1 a rung failed (``ktui diff``: the dumps of a side could not be
 made), 2 bad usage (a one-line error), 3 the environment (a worker could not start: no GPU for ``--device cuda``,
@@ -52,6 +55,15 @@ def _device_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _record_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-record",
+        action="store_true",
+        help="do not record this session under sessions/ (default: recorded unless [sessions] record = false "
+        "in ktui.toml)",
+    )
+
+
 def run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ktui run",
@@ -84,6 +96,7 @@ def run_parser() -> argparse.ArgumentParser:
         "profile benchmark's); default: [ladder.timeouts] in ktui.toml, else 5x what the rung took last time "
         "(at least 30 s for compile and run, 60 s correctness, 120 s benchmark)",
     )
+    _record_arg(p)
     return p
 
 
@@ -130,6 +143,7 @@ def agent_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="apply writes without asking")
     p.add_argument("--workspace", default=".", help="the workspace (default: the current folder)")
     _device_arg(p)
+    _record_arg(p)
     return p
 
 
@@ -157,7 +171,9 @@ def cmd_agent(argv: list[str]) -> int:
         config = replace(config, approve="auto")
     from ktui.agent.transcript import run_headless
 
-    return run_headless(ws, config, args.problem, args.message, args.device)
+    return run_headless(
+        ws, config, args.problem, args.message, args.device, record=not args.no_record, argv=["ktui", "agent", *argv]
+    )
 
 
 def tui_parser() -> argparse.ArgumentParser:
@@ -171,6 +187,7 @@ def tui_parser() -> argparse.ArgumentParser:
     p.add_argument("workspace", nargs="?", default=".", help="a folder with references/ and kernels/ (default .)")
     _device_arg(p)
     p.add_argument("--model", default=None, help="a litellm model name for the chat (default: KTUI_MODEL or ktui.toml)")
+    _record_arg(p)
     p.add_argument("--version", action="version", version=f"ktui {__version__}")
     return p
 
@@ -357,22 +374,30 @@ def cmd_run(argv: list[str]) -> int:
         timeouts=policy,
     )
     progress = RunningRung(sys.stdout, lambda rung: session.limits.get(LIMIT_OF.get(rung, rung)))
+    recorder = _start_recorder(session, "run", argv, args.no_record)
+    end = "error"  # the end record's reason, unless the run ends or a signal stops it
     session.start()
     try:
         try:
             info = session.device_info()
         except WorkerStartError as exc:
+            end = f"error: {exc}"
             raise EnvironmentFailure(str(exc)) from None
+        if recorder is not None:
+            recorder.note_device(info)
+            print(f"ktui: recording session {recorder.id}", file=sys.stderr, flush=True)
         if not args.json:
             print(report.run_header(kernel.key, info), flush=True)
             session.bus.subscribe(progress.on_event)
             progress.start()
         result = session.run(kernel)
+        end = "done"
     except (KeyboardInterrupt, Signalled) as exc:
         where = progress.elapsed()
         progress.close()
         session.stop()  # the workers (and whatever the kernel started) are killed; nothing is stored
         what = "ctrl+c" if isinstance(exc, KeyboardInterrupt) else _signal_name(exc.signum)
+        end = f"stopped by {what}"
         during = f" during {where[0]} after {where[1]:.1f} s" if where else ""
         try:
             print(f"ktui: {kernel.key}: stopped by {what}{during}; no verdict stored", file=sys.stderr)
@@ -382,9 +407,22 @@ def cmd_run(argv: list[str]) -> int:
     finally:
         progress.close()
         session.stop()
+        if recorder is not None:
+            recorder.close(end)
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     return 0 if result.ok else 1
+
+
+def _start_recorder(session: Any, command: str, argv: list[str], disabled: bool) -> Any:
+    """The session's recorder (``ktui.sessions.record.maybe_record``), its warnings printed on stderr; None when
+    not recording."""
+    from ktui.sessions.record import maybe_record
+
+    recorder, warnings = maybe_record(session, command, ["ktui", command, *argv], disabled=disabled)
+    for w in warnings:
+        print(f"ktui: {w}", file=sys.stderr)
+    return recorder
 
 
 def _signal_name(signum: int) -> str:
@@ -474,12 +512,128 @@ def cmd_tui(argv: list[str]) -> int:
         raise UsageError(str(exc)) from None
     from ktui.tui.app import KtuiApp
 
-    app = KtuiApp(ws, device=args.device, agent_config=config, handle_signals=True)
+    app = KtuiApp(ws, device=args.device, agent_config=config, handle_signals=True, record=not args.no_record)
     app.run()
     return app.return_code or 0  # 128 + the signal when SIGTERM or SIGHUP ended it
 
 
-COMMANDS = ("run", "agent", "diff", "status", "init")
+COMMANDS = ("run", "agent", "diff", "status", "init", "sessions", "export", "replay")
+
+
+def cmd_sessions(argv: list[str]) -> int:
+    """``ktui sessions``: ``ktui.sessions.catalog.cli``."""
+    from ktui.sessions.catalog import SessionError, cli
+
+    try:
+        return cli(argv)
+    except SessionError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_export(argv: list[str]) -> int:
+    """``ktui export``: ``ktui.sessions.export.cli``."""
+    from ktui.sessions.catalog import SessionError
+    from ktui.sessions.export import cli
+
+    try:
+        return cli(argv)
+    except SessionError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def replay_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ktui replay",
+        description="Replay a recorded session read-only in the TUI: step through its events (right/left), jump to "
+        "the next or previous ladder result (n/p), message (m/M) or edit (e/E), autoplay (space, +/- speed); every "
+        "panel shows the session as of the current event. With --rerun, headless: run every version the session "
+        "ran through today's ladder and print recorded and new verdicts and timings side by side.",
+        epilog="exit codes: 0 ok (--rerun: no verdict changed), 1 (--rerun) a verdict changed or a version could not "
+        "be re-run, 2 usage (no such session), 3 environment (--rerun: a worker could not start)",
+    )
+    p.add_argument("session", metavar="SESSION", help="a session id, a unique prefix of one, or a session's folder")
+    p.add_argument("--workspace", default=".", help="the workspace whose sessions/ holds it (default: this folder)")
+    p.add_argument("--at", default=None, metavar="N|end", help="start at event N (from 1), or at the end")
+    p.add_argument(
+        "--rerun",
+        action="store_true",
+        help="re-run every recorded version (its exact kernel and reference sources) through today's ladder, in a "
+        "temporary workspace, and flag where it diverges: verdict, rung, timing, device",
+    )
+    p.add_argument(
+        "--device",
+        default=None,
+        choices=("auto", "cpu", "cuda"),
+        help="with --rerun: where the versions run (default auto: cuda when a GPU is usable)",
+    )
+    p.add_argument(
+        "--band",
+        type=float,
+        default=None,
+        metavar="PERCENT",
+        help="with --rerun: a benchmark median further than this from the recorded one diverges (default 10)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="with --rerun: one JSON object: session, log, band, device {recorded, now, diverged}, problems, "
+        "versions (key, kernel_sha256, reference_sha256, rungs, runs, recorded, new, diverged, divergence "
+        "[{kind, message}], error), diverged, verdicts_changed",
+    )
+    return p
+
+
+def cmd_replay(argv: list[str]) -> int:
+    """``ktui replay SESSION [--rerun]``: the read-only replay TUI (``ktui.tui.replay``), or the re-run of every
+    recorded version (``ktui.sessions.rerun``)."""
+    args = replay_parser().parse_args(argv)
+    from ktui.sessions.catalog import SessionError, find_session, workspace_root
+    from ktui.sessions.log import LOG_NAME, read_log
+
+    if not args.rerun and (args.json or args.device or args.band is not None):
+        raise UsageError("--json, --device and --band go with --rerun")
+    if args.band is not None and not args.band > 0:
+        raise UsageError("--band must be a positive percentage")
+    try:
+        folder = find_session(workspace_root(args.workspace), args.session)
+    except SessionError as exc:
+        raise UsageError(str(exc)) from None
+    given = Path(args.session)
+    log = read_log(given if given.is_file() else folder / LOG_NAME)
+    if not log.records:
+        why = "; ".join(str(p) for p in log.problems[:3]) or "it is empty"
+        raise UsageError(f"{log.path} holds no readable record: {why}")
+    if args.rerun:
+        from ktui.core.workers.client import WorkerStartError
+        from ktui.sessions.rerun import BAND, lines, rerun
+
+        def note(line: str) -> None:
+            print(line, file=sys.stderr, flush=True)
+
+        band = BAND if args.band is None else args.band / 100
+        try:
+            rep = rerun(log, args.device or "auto", band, note=None if args.json else note)
+        except WorkerStartError as exc:
+            raise EnvironmentFailure(str(exc)) from None
+        if args.json:
+            print(json.dumps(rep.to_json(), indent=1))
+        else:
+            print("\n".join(lines(rep)))
+        return 1 if rep.verdicts_changed else 0
+    at: int | None = None
+    if args.at is not None:
+        if args.at == "end":
+            at = len(log.records)
+        elif args.at.isdigit():
+            at = int(args.at)
+        else:
+            raise UsageError(f"--at takes an event number or 'end', not {args.at!r}")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the replay needs a terminal; for scripts use `ktui export SESSION` or `--rerun --json`")
+    from ktui.tui.replay import ReplayApp
+
+    ReplayApp(log, session_dir=log.path.parent, position=at).run()
+    return 0
 
 
 def status_parser() -> argparse.ArgumentParser:
@@ -567,6 +721,12 @@ def main(argv: list[str] | None = None) -> int:
             code = cmd_status(argv[1:])
         elif argv and argv[0] == "init":
             code = cmd_init(argv[1:])
+        elif argv and argv[0] == "sessions":
+            code = cmd_sessions(argv[1:])
+        elif argv and argv[0] == "export":
+            code = cmd_export(argv[1:])
+        elif argv and argv[0] == "replay":
+            code = cmd_replay(argv[1:])
         elif argv and (mistyped := not_a_command(argv[0])):
             raise UsageError(mistyped)
         elif argv and argv[0] == "run":

@@ -62,3 +62,19 @@ def test_workers_get_the_malloc_settings_unless_the_user_set_their_own(monkeypat
     assert "glibc.malloc.mmap_threshold=4294967296" in MALLOC_TUNABLES
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
     assert malloc_env() == {}
+
+
+def test_prepare_calls_hold_at_most_16_cases_and_2_22_elements_and_a_huge_case_goes_alone():
+    from ktui.core.ladder.rungs.compile import PREPARE_CHUNK_SIZE, prepare_chunks
+
+    tests = [{"n": 1000}, {"n": 1 << 20}]
+    small = [{"spec_index": 0, "seed": s} for s in range(40)]
+    assert [len(c) for c in prepare_chunks(small, tests)] == [16, 16, 8]
+    huge = {"spec_index": 1, "seed": 0, "spec": {"n": 1 << 25}}  # a fuzzed case: its own spec counts
+    mid = [{"spec_index": 1, "seed": s} for s in range(5)]  # 2**20 each: four fit in one call
+    plan = [*small[:3], huge, *mid, *small[3:5]]
+    chunks = prepare_chunks(plan, tests)
+    assert [len(c) for c in chunks] == [3, 1, 4, 3]
+    assert chunks[1] == [huge] and chunks[3][0] == mid[4]
+    assert sum(chunks, []) == plan  # every case once, in order
+    assert PREPARE_CHUNK_SIZE == 1 << 22

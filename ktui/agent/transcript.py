@@ -106,17 +106,57 @@ class Printer:
             self.failed = True
 
 
-def run_headless(ws: Workspace, config: AgentConfig, problem: str, message: str, device: str) -> int:
+def run_headless(
+    ws: Workspace,
+    config: AgentConfig,
+    problem: str,
+    message: str,
+    device: str,
+    record: bool = False,
+    argv: list[str] | None = None,
+) -> int:
+    """``ktui agent``: one message and the loop it starts, the transcript on stdout. With ``record`` the session
+    is recorded under ``sessions/`` (``ktui.sessions.record``; its id on stderr), ``argv`` its command line.
+    Returns the exit code: 0, 1 when a model request failed, 130 on ctrl+c."""
     session = Session(ws, device, options=LadderOptions(), watch=False)
+    recorder = None
+    if record:
+        from ktui.sessions.record import maybe_record
+
+        recorder, warnings = maybe_record(
+            session, "agent", argv or ["ktui", "agent"], model=config.model, secret_env=[config.api_key_env or ""]
+        )
+        for w in warnings:
+            print(f"ktui: {w}", file=sys.stderr)
+        if recorder is not None:
+            print(f"ktui: recording session {recorder.id}", file=sys.stderr, flush=True)
+    end = "error"
     session.start()
     agent = Agent(ws, config, session.bus, run_ladder=session.result_for, results=session.results, interactive=False)
     printer = Printer(agent, ask=config.approve != "auto")
     session.bus.subscribe(printer)
     try:
         agent.send(message, problem)
+        end = "done"
     except KeyboardInterrupt:
         agent.stop()
+        end = "stopped by ctrl+c"
         return 130
+    except BaseException as exc:  # SIGTERM/SIGHUP (``ktui.cli.Signalled``) or a bug: said in the end record
+        signum = getattr(exc, "signum", None)
+        end = f"stopped by {_signal_name(signum)}" if isinstance(signum, int) else f"error: {type(exc).__name__}"
+        raise
     finally:
         session.stop()
+        if recorder is not None:
+            recorder.close(end)
     return 1 if printer.failed else 0
+
+
+def _signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"

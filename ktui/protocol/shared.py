@@ -98,6 +98,7 @@ class CallRecord(TypedDict, total=False):
     structure: list[Container]
     aliases: list[str]
     changed_after: bool
+    inputs_changed_after: bool
     reused: str
 
 
@@ -116,6 +117,7 @@ class ExecutedCase(Case, total=False):
     repeat_outputs: list[OutputLeaf]  # the second call's outputs (``repeat: 2``)
     repeat_dir: str  # their folder inside the case's folder
     changed_after: bool  # an output changed after its call returned
+    inputs_changed_after: bool  # its inputs changed after the call returned and was checked (a thread, a later call)
     unsupported: str  # the layout raised: ``Type: message`` (not a failure)
     # the config each autotuned kernel launched, by kernel name: index into its ``configs`` (``capture.configs_ran``;
     # -1: the autotuner chose one outside the list); shown in the case's name (``config=add:1,reduce:0``)

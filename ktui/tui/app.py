@@ -13,6 +13,7 @@ import inspect
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -55,6 +56,7 @@ from ktui.core.status import stale_policy
 from ktui.core.store import ResultStore
 from ktui.core.timeouts import LIMIT_OF
 from ktui.core.workspace import KernelRef, Workspace
+from ktui.sessions.record import Recorder, maybe_record
 from ktui.tui.chat import ChatPane
 from ktui.tui.editor import open_in_editor
 from ktui.tui.inside import DiffView, ProfileTable, SourceSass
@@ -97,6 +99,8 @@ class KtuiApp(App[None]):
         agent_config: the chat's model and loop settings (``ktui.agent.config.load_config``); None: no model.
         handle_signals: SIGTERM and SIGHUP (the terminal closed) stop the session's workers and quit (``ktui``
             sets it; tests leave the test runner's handlers alone).
+        record: record the session under ``sessions/`` (``ktui.sessions.record``; ``ktui`` sets it unless
+            ``--no-record``; ``[sessions] record = false`` in ``ktui.toml`` turns it off too).
     """
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -114,9 +118,12 @@ class KtuiApp(App[None]):
         start_session: bool = True,
         agent_config: AgentConfig | None = None,
         handle_signals: bool = False,
+        record: bool = False,
     ):
         super().__init__()
         self.handle_signals = handle_signals
+        self.record = record
+        self.recorder: Recorder | None = None
         self._clocks: dict[str, tuple[str, float]] = {}  # version -> (its running rung, when it started, time.time)
         self.agent_config = agent_config or AgentConfig()
         self.chat_collapsed = not self.agent_config.configured  # no model: the chat is a one-line bar (ctrl+g)
@@ -210,6 +217,8 @@ class KtuiApp(App[None]):
         log.warning("stopping on %s", signal.Signals(signum).name)
         if self.session is not None and self._owns_session:
             self.session.stop()
+        if self.recorder is not None:
+            self.recorder.close(f"stopped by {signal.Signals(signum).name}")
 
         def end() -> None:
             time.sleep(EXIT_GRACE_S)
@@ -227,6 +236,16 @@ class KtuiApp(App[None]):
             self._owns_session = True
         self._unsubscribe = self.session.bus.subscribe(self._post_core_event)
         self.sub_title = header_subtitle(self.ws.root, self.title, device_label({"type": self.session.device}))
+        if self.record:
+            self.recorder, warnings = maybe_record(
+                self.session,
+                "tui",
+                ["ktui", *sys.argv[1:]],
+                model=self.agent_config.model,
+                secret_env=[self.agent_config.api_key_env or ""],
+            )
+            for w in warnings:
+                self.notify(w, severity="warning", timeout=10)
         self.session.start()
         self.query_one(ChatPane).start_agent(self.ws, self.session)
         policy, warning = stale_policy(self.ws.root)  # [tui] stale in ktui.toml: "run" (default) or "mark"
@@ -240,6 +259,8 @@ class KtuiApp(App[None]):
             self._unsubscribe()
         if self.session and self._owns_session:
             self.session.stop()
+        if self.recorder is not None:
+            self.recorder.close("done")
         if self._log_handler is not None:
             close_log(self._log_handler)
 

@@ -77,7 +77,7 @@ class CheckedCalls:
         entry: ExecutedCase,
         folder: Path,
         expected: list[OutputLeaf] | None,
-        kept: list[tuple[Any, Any, str]],
+        kept: list[tuple[Any, Any, str, str]],
         step: Callable[[str], None] | None = None,
     ) -> None:
         """The burst case (``calls``: n, issue 9.4): n checked calls in a row on the case's spec, call c on fresh inputs
@@ -151,7 +151,8 @@ class CheckedCalls:
                 owners.setdefault(ptr, c)
             records.append(rec)
             if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
-                kept.append((rec, out, hash_data(out, out_digests)))
+                kept.append((rec, out, hash_data(out, out_digests), "changed_after"))
+            kept.append((rec, inputs, rec["input_hash_after"], "inputs_changed_after"))
             total += seconds
             del out, data
         entry["calls_out"] = records
@@ -176,7 +177,8 @@ class CheckedCalls:
         out_dir = Path(params["out_dir"])
         results: list[ExecutedCase] = []
         cases = params["cases"]
-        kept: list[tuple[ExecutedCase, Any, str]] = []  # (entry, output, its hash when the call returned)
+        # (entry, an output or the inputs, its hash when the call returned, the entry's key to set if it changes)
+        kept: list[tuple[Any, Any, str, str]] = []
         expected = params.get("expected") or []  # the reference's output leaves per case, from the judge's prepare
         threads_before = threading.active_count()
         for i, case in enumerate(cases):
@@ -261,7 +263,8 @@ class CheckedCalls:
                     if patched:
                         entry["tampered"] = patched
                     if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
-                        kept.append((entry, out, hash_data(out, out_digests)))
+                        kept.append((entry, out, hash_data(out, out_digests), "changed_after"))
+                    kept.append((entry, inputs, entry["input_hash_after"], "inputs_changed_after"))
                 else:
                     entry["repeat_outputs"] = leaves
                     entry["repeat_dir"] = f"repeat{rep}"
@@ -275,9 +278,9 @@ class CheckedCalls:
         # kept and reused across calls, which hands the caller memory the next call overwrites).
         self._sync()
         time.sleep(0.05)
-        for entry, out, digest in kept:
-            if hash_data(out) != digest:
-                entry["changed_after"] = True
+        for entry, obj, digest, key in kept:
+            if hash_data(obj) != digest:
+                entry[key] = True
         del kept
         threads = threading.active_count() - threads_before
         launch_table = capture.take_launches(cases, results)  # each entry gets its case's "launches"

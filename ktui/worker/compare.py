@@ -71,6 +71,12 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
             "(synchronize before returning), or a later call overwrote it (an output buffer kept and "
             "reused across calls)"
         )
+    if case.get("inputs_changed_after"):
+        return fail(
+            "input modified after the call returned: its inputs as the call left them were checked, and they "
+            "changed later, before the last call of the run (a thread still writing into them, or a later call "
+            "that kept them as its scratch memory: the caller's tensors are not the kernel's to keep)"
+        )
     if case["input_hash_after"] != case["input_hash_before"]:
         return fail("input modified: the kernel wrote into its input tensors")
     return judge_outputs(problem, prep, case, folder, device, base)

@@ -57,6 +57,11 @@ class Band:
     offset: int  # that tensor's storage offset, in elements (offsets are reported from its first element)
     dtype: str
     allocated: bool  # made by the kernel's torch.empty*, not an input ktui built
+    # An input whose views do not cover its storage (a padded, offset or every-other-element layout): the storage's
+    # bytes as ktui built them, and the (shape, stride, storage offset, element size) of each view handed out, so
+    # that a write into the bytes between or around the views (its padding) is seen (``padding_violations``).
+    original: torch.Tensor | None = None
+    views: list[tuple[tuple[int, ...], tuple[int, ...], int, int]] | None = None
 
 
 class Guards:
@@ -114,7 +119,18 @@ class Guards:
         view.set_(buf.untyped_storage(), GUARD_BYTES // t.element_size() + t.storage_offset(), t.shape, t.stride())
         if copy:
             self._by_storage[storage.data_ptr()] = (buf, band)
+            self._note_view(band, src, t)
         return view
+
+    @staticmethod
+    def _note_view(band: Band, storage_bytes: torch.Tensor | None, t: torch.Tensor) -> None:
+        """Remember ``t``'s view of the band's input storage when the views may leave bytes of it uncovered."""
+        if band.views is None:
+            if t.storage_offset() == 0 and _dense(t) and t.numel() * t.element_size() == band.nbytes:
+                return  # the view is the whole storage: the inputs-after check sees every byte
+            band.views = []
+            band.original = storage_bytes
+        band.views.append((tuple(t.shape), tuple(t.stride()), int(t.storage_offset()), t.element_size()))
 
     def wrap_input(self, t: torch.Tensor, name: str) -> torch.Tensor:
         """``t``'s values, in the same layout, inside a guarded allocation (tensors sharing storage keep sharing)."""
@@ -124,6 +140,9 @@ class Guards:
         if seen is not None:
             view = _EMPTY(0, dtype=t.dtype, device=t.device)
             offset = GUARD_BYTES // t.element_size() + t.storage_offset()
+            band = seen[1]
+            if band.views is not None:  # another view of a storage its views do not cover: this one covers more
+                band.views.append((tuple(t.shape), tuple(t.stride()), int(t.storage_offset()), t.element_size()))
             return view.set_(seen[0].untyped_storage(), offset, t.shape, t.stride())
         return self._place(t, name, allocated=False, copy=True)
 
@@ -178,6 +197,7 @@ class Guards:
                 found.append(
                     f"wrote {n} element{'s' if n != 1 else ''} {side} {b.name} ({where} of {total}, {b.dtype})"
                 )
+            found.extend(_padding_violation(b))
         return found
 
     def close(self) -> None:
@@ -186,6 +206,53 @@ class Guards:
             _PAYLOADS.pop(b.buf.untyped_storage().data_ptr(), None)
         self.bands.clear()
         self._by_storage.clear()
+
+
+def _dense(t: torch.Tensor) -> bool:
+    """``t``'s elements fill a block of memory once each (contiguous in some order of its dimensions)."""
+    expect = 1
+    for size, stride in sorted(zip(t.shape, t.stride()), key=lambda d: d[1]):
+        if size == 1:
+            continue
+        if stride != expect:
+            return False
+        expect *= size
+    return True
+
+
+def _padding_violation(b: Band) -> list[str]:
+    """``wrote 2 elements of in[0]'s storage outside its view (storage elements 8..9 of 12, float32: the padding
+    of its layout)`` when bytes of an input's storage that no view handed to the kernel covers changed during the
+    call (cases.md oob: a store past a row's end lands in the next row's padding, inside the storage, where no
+    canary is); [] otherwise. The coverage is each view's elements, by index, so overlapping and expanded views
+    count once."""
+    if b.views is None or b.original is None:
+        return []
+    payload = b.buf[GUARD_BYTES : GUARD_BYTES + b.nbytes]
+    changed = payload != b.original
+    if not bool(changed.any()):
+        return []
+    dev = payload.device
+    sizes = {size for *_, size in b.views}
+    unit = sizes.pop() if len(sizes) == 1 and b.nbytes % b.elsize == 0 else 1  # elements, or bytes when mixed
+    covered = torch.zeros(b.nbytes // unit, dtype=torch.bool, device=dev)
+    for shape, stride, offset, size in b.views:
+        index = torch.as_strided(torch.arange(b.nbytes // size, device=dev), shape, stride, offset).reshape(-1)
+        if unit == 1:
+            index = (index.unsqueeze(1) * size + torch.arange(size, device=dev)).reshape(-1)
+        covered[index] = True
+    if unit > 1:
+        changed = changed.view(-1, unit).any(dim=1)
+    outside = (changed & ~covered).nonzero().flatten().cpu() * unit
+    if outside.numel() == 0:
+        return []
+    slots = sorted({int(i) // b.elsize for i in outside})
+    n, total = len(slots), b.nbytes // b.elsize
+    where = f"storage element {slots[0]}" if n == 1 else f"storage elements {slots[0]}..{slots[-1]}"
+    return [
+        f"wrote {n} element{'s' if n != 1 else ''} of {b.name}'s storage outside its view ({where} of {total}, "
+        f"{b.dtype}: the padding of its layout, which the kernel was not given)"
+    ]
 
 
 def _map(data: Any, path: str, fn: Callable[[torch.Tensor, str], torch.Tensor]) -> Any:

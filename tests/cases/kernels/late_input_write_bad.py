@@ -1,0 +1,32 @@
+"""BAD (input modified after return, from a thread): the output is computed and complete when custom_kernel
+returns, but a "cleanup" thread it starts zeroes its scratch afterwards, and the scratch it zeroes is the caller's
+input (x.zero_() was meant for a workspace). The caller's x is all zeros 0.2 s after the call."""
+
+import threading
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, out_ptr, sxr, sxc, sor, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(x_ptr + row * sxr + offs * sxc, mask=mask)
+    tl.store(out_ptr + row * sor + offs, 2 * x + 1, mask=mask)
+
+
+def custom_kernel(x):
+    rows, cols = x.shape
+    out = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    k[(rows,)](x, out, x.stride(0), x.stride(1), out.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+
+    def cleanup():
+        time.sleep(0.2)
+        x.zero_()  # BUG: the scratch to clear was meant to be a workspace, not x
+
+    threading.Thread(target=cleanup, daemon=True).start()
+    return out
