@@ -56,12 +56,15 @@ def test_host_buffer_reads_a_contiguous_cpu_tensor_in_place_and_copies_a_strided
     assert bytes(host_buffer(torch.empty(0))) == b""
 
 
-def test_workers_get_the_malloc_settings_unless_the_user_set_their_own(monkeypatch):
+def test_the_judge_and_gpu_workers_get_the_malloc_settings_unless_the_user_set_their_own(monkeypatch):
     monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
-    assert malloc_env() == {"GLIBC_TUNABLES": MALLOC_TUNABLES}
+    assert malloc_env("judge", "cpu") == {"GLIBC_TUNABLES": MALLOC_TUNABLES}
+    assert malloc_env("candidate", "cuda") == malloc_env("judge", "cuda") == {"GLIBC_TUNABLES": MALLOC_TUNABLES}
+    # the Triton interpreter's many small arrays run slower with them: not for the CPU's candidate and compiler
+    assert malloc_env("candidate", "cpu") == malloc_env("compiler", "cpu") == {}
     assert "glibc.malloc.mmap_threshold=4294967296" in MALLOC_TUNABLES
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
-    assert malloc_env() == {}
+    assert malloc_env("judge", "cpu") == {}
 
 
 def test_prepare_calls_hold_at_most_16_cases_and_2_22_elements_and_a_huge_case_goes_alone():
