@@ -130,7 +130,7 @@ class Guards:
                 return  # the view is the whole storage: the inputs-after check sees every byte
             band.views = []
             band.original = storage_bytes
-        band.views.append((tuple(t.shape), tuple(t.stride()), int(t.storage_offset()), t.element_size()))
+        band.views.append(_view_of(t))
 
     def wrap_input(self, t: torch.Tensor, name: str) -> torch.Tensor:
         """``t``'s values, in the same layout, inside a guarded allocation (tensors sharing storage keep sharing)."""
@@ -142,7 +142,7 @@ class Guards:
             offset = GUARD_BYTES // t.element_size() + t.storage_offset()
             band = seen[1]
             if band.views is not None:  # another view of a storage its views do not cover: this one covers more
-                band.views.append((tuple(t.shape), tuple(t.stride()), int(t.storage_offset()), t.element_size()))
+                band.views.append(_view_of(t))
             return view.set_(seen[0].untyped_storage(), offset, t.shape, t.stride())
         return self._place(t, name, allocated=False, copy=True)
 
@@ -206,6 +206,11 @@ class Guards:
             _PAYLOADS.pop(b.buf.untyped_storage().data_ptr(), None)
         self.bands.clear()
         self._by_storage.clear()
+
+
+def _view_of(t: torch.Tensor) -> tuple[tuple[int, ...], tuple[int, ...], int, int]:
+    """(shape, stride, storage offset, element size): what ``Band.views`` keeps of a view."""
+    return tuple(t.shape), tuple(t.stride()), int(t.storage_offset()), t.element_size()
 
 
 def _dense(t: torch.Tensor) -> bool:

@@ -231,7 +231,7 @@ def save_outputs(
     value-dependent output, ``nonzero`` on a distribution where every element qualifies, may be far above the hint:
     the judge decides it from this case's own reference). Without any expectation (a fuzzed spec's case), a
     broadcast view over ``HINT_FLOOR`` bytes that its storage holds less than a ``HINT_SLACK``-th of is not written.
-    With ``digests`` (an empty list), it is filled with each leaf's ``leaf_digest`` of the bytes written ('' for a
+    With ``digests`` (a list), it is filled with each leaf's ``leaf_digest`` of the bytes written ('' for a
     leaf not written), for ``hash_data(out, digests)``.
 
     Raises:
@@ -368,15 +368,18 @@ def save_inputs(inputs: Any, folder: Path, digests: list[str] | None = None) -> 
     it, for the judge to compare bit for bit with the inputs it builds itself (``ktui.worker.compare``): ``in<i>.bin``
     under ``folder`` holds its logical values in row-major order whatever its strides (a padded, transposed or
     expanded input as the values it reads as). Returns the leaves (``input_leaf``, with ``file``); with
-    ``digests`` (an empty list), appends each leaf's ``leaf_digest`` of the bytes written ('' for a leaf without
-    bytes), for ``hash_data(inputs, digests)``.
+    ``digests`` (a list), it is filled with each leaf's ``leaf_digest`` of the bytes written ('' for a leaf without
+    bytes), for ``hash_data(inputs, digests)``, as ``save_outputs`` fills it.
 
     Raises:
         NestingError: ``inputs`` nests deeper than ``MAX_DEPTH`` (a kernel put a list into itself).
     """
     folder.mkdir(parents=True, exist_ok=True)
     leaves: list[OutputLeaf] = []
-    for i, (path, leaf) in enumerate(flatten(inputs, "in")):
+    flat = flatten(inputs, "in")
+    if digests is not None:
+        digests[:] = [""] * len(flat)
+    for i, (path, leaf) in enumerate(flat):
         d = input_leaf(path, leaf)
         if _has_bytes(d):
             f = folder / f"in{i}.bin"
@@ -384,9 +387,7 @@ def save_inputs(inputs: Any, folder: Path, digests: list[str] | None = None) -> 
             f.write_bytes(buf)
             d["file"] = f.name
             if digests is not None:
-                digests.append(bytes_digest(buf))
-        elif digests is not None:
-            digests.append("")
+                digests[i] = bytes_digest(buf)
         leaves.append(d)
     return leaves
 
