@@ -43,6 +43,15 @@ from ktui.worker.tensors import (
 )
 
 
+def _out_of_bounds(label: str, found: list[str], out: Any, inputs: Any) -> str:
+    """The failure of a call that wrote outside its memory (``found``: the guards' findings), naming first any output
+    that is an input: a kernel that writes its result into an input as if it were contiguous hits that input's
+    padding, and the aliasing is the fault to fix (the padding write its consequence)."""
+    shared = aliases(out, inputs)
+    first = f"output aliases input: {', '.join(shared)} (the output must be memory of its own); " if shared else ""
+    return f"{label}: {first}out-of-bounds write: {'; '.join(found[:4])}"
+
+
 class CheckedCalls:
     """``do_execute`` and the one call it makes per case (``_call``)."""
 
@@ -119,7 +128,7 @@ class CheckedCalls:
             finally:
                 guards.close()
             if out_of_bounds:
-                raise CaseFailed(f"{label}: out-of-bounds write: {'; '.join(out_of_bounds[:4])}")
+                raise CaseFailed(_out_of_bounds(label, out_of_bounds, out, inputs))
             try:
                 out_digests: list[str] = []
                 in_digests: list[str] = []
@@ -235,7 +244,7 @@ class CheckedCalls:
                 finally:
                     guards.close()
                 if out_of_bounds:
-                    raise CaseFailed(f"{label}: out-of-bounds write: {'; '.join(out_of_bounds[:4])}")
+                    raise CaseFailed(_out_of_bounds(label, out_of_bounds, out, inputs))
                 folder = out_dir / f"case{i}" / (f"repeat{rep}" if rep else "")
                 out_digests: list[str] = []
                 in_digests: list[str] = []
