@@ -195,6 +195,12 @@ class DeviceInfo(TypedDict, total=False):
     sm_count: int
     memory_gib: float
     interpreter: bool  # True: Triton runs in its interpreter (no GPU)
+    cuda: str | None  # torch.version.cuda: the CUDA torch was built with (None for a CPU build)
+    cutedsl: str | None  # the installed nvidia-cutlass-dsl's version (None when not installed)
+    driver: str  # the NVIDIA driver, as NVML reports it (``580.159.04``); absent when NVML cannot be read
+    sm_clock_mhz: int  # the SM clock now, MHz (NVML); absent when NVML cannot be read
+    sm_clock_max_mhz: int  # the highest SM clock, MHz (NVML)
+    mem_clock_max_mhz: int  # the highest memory clock, MHz (NVML)
 
 
 class Hello(TypedDict):

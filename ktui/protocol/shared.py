@@ -78,7 +78,7 @@ class Container(TypedDict):
     fields, or for a tuple and a list its length as one string)."""
 
     path: str
-    kind: Literal["tuple", "list", "dict", "namedtuple"]
+    kind: Literal["tuple", "list", "dict", "namedtuple", "dataclass"]
     name: str
     keys: list[str]
 

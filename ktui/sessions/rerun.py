@@ -55,6 +55,8 @@ FINGERPRINT = (
     "cutedsl",
     "cutlass",
     "interpreter",
+    "sm_clock_max_mhz",
+    "mem_clock_max_mhz",
 )
 """The device fields compared between the recorded run and today's (``ktui.worker.server.device_info`` reports
 them in each worker's hello, and the session record keeps them); a field only one side has is not compared (a

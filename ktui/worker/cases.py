@@ -46,6 +46,7 @@ import torch
 from ktui.protocol import mixed_variants
 from ktui.worker.problem import DISTRIBUTIONS, Problem, spec_label
 from ktui.worker.special import SPECIAL, near_duplicate_, refill_special
+from ktui.worker.tensors import dataclass_fields, with_fields
 
 __all__ = ["DISTRIBUTIONS", "LAYOUTS", "build_input", "case_label", "label_of", "layout_of", "round_to_tf32", "spec_of"]
 LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted")
@@ -182,6 +183,9 @@ def _map_inputs(
         }
     if leaf(data):
         return fn(data, path)
+    fields = dataclass_fields(data)
+    if fields is not None:
+        return with_fields(data, {k: _map_inputs(v, (), fn, f"{path}.{k}", leaf) for k, v in fields})
     return data
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from ktui.worker.allocation import ORIGINALS
+from ktui.worker.tensors import dataclass_fields, with_fields
 
 GUARD_BYTES = 4096  # per side: a multiple of every element size (<= 16 B) and of the 128 B alignment of allocations
 _EMPTY: Callable[..., torch.Tensor] = ORIGINALS[
@@ -270,4 +271,7 @@ def _map(data: Any, path: str, fn: Callable[[torch.Tensor, str], torch.Tensor]) 
         return {k: _map(v, f"{path}[{k!r}]", fn) for k, v in data.items()}
     if isinstance(data, torch.Tensor):
         return fn(data, path)
+    fields = dataclass_fields(data)
+    if fields is not None:
+        return with_fields(data, {k: _map(v, f"{path}.{k}", fn) for k, v in fields})
     return data

@@ -36,7 +36,7 @@ from ktui.protocol import ProblemInfo, ReferenceSource
 from ktui.protocol.distributions import INPUT_DISTRIBUTIONS
 from ktui.worker.errors import ProblemError, snapshot_missing
 from ktui.worker.special import SPECIAL
-from ktui.worker.tensors import dtype_name, flatten
+from ktui.worker.tensors import dataclass_fields, dtype_name, flatten, with_fields
 
 # Every distribution a case may draw, named in the wire's table (the agent's prompt lists the same ones); the
 # special values last, as ``special.SPECIAL`` orders them.
@@ -210,6 +210,13 @@ class Problem:
             # Reseeded from the OS's entropy: the case seed must not stay in torch's global state, where a kernel
             # could read it (``torch.initial_seed() < 2**31`` tells a ktui call from real use; red team round 5).
             torch.seed()
+        hidden = opaque_tensors(data)
+        if hidden:
+            raise ProblemError(
+                f"references/{self.name}.py: generate_input returns {hidden}: ktui reaches tensors in tuples, lists, "
+                "dicts, named tuples and dataclasses only, and one it cannot reach it cannot guard or check for "
+                "writes; put it in one of those"
+            )
         return data
 
     def output_buffers(self, data: Any) -> list[torch.Tensor]:
@@ -323,7 +330,36 @@ def _map(obj: Any, fn: Callable[[Any], Any]) -> Any:
         return [_map(v, fn) for v in obj]
     if isinstance(obj, dict):
         return {k: _map(v, fn) for k, v in obj.items()}
+    fields = dataclass_fields(obj)
+    if fields is not None:
+        return with_fields(obj, {k: _map(v, fn) for k, v in fields})
     return fn(obj)
+
+
+def opaque_tensors(data: Any) -> str:
+    """'' when every tensor of ``data`` is a leaf of ``flatten``, else where the first hidden one is: ``an object
+    of class ns.Config at in[1] holding a tensor in its attribute .w``. A tensor inside an object that is not a
+    tuple, list, dict, named tuple or dataclass (a ``SimpleNamespace``, a plain class) would escape every check of
+    the inputs: the guard bands, the poison, the refills and the judge's comparison of the inputs after the call."""
+    for path, leaf in flatten(data, "in"):
+        if isinstance(leaf, (torch.Tensor, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)):
+            continue
+        try:
+            attrs = dict(object.__getattribute__(leaf, "__dict__"))
+        except (AttributeError, TypeError):
+            attrs = {}
+        for cls in type(leaf).__mro__:
+            slots = cls.__dict__.get("__slots__", ())
+            for name in (slots,) if isinstance(slots, str) else slots:
+                try:
+                    attrs.setdefault(name, object.__getattribute__(leaf, name))
+                except AttributeError:
+                    pass
+        for name, value in attrs.items():
+            if any(isinstance(t, torch.Tensor) for _, t in flatten(value)):
+                cls_name = f"{type(leaf).__module__}.{type(leaf).__qualname__}"
+                return f"an object of class {cls_name} at {path} holding a tensor in its attribute .{name}"
+    return ""
 
 
 def clone_data(data: Any) -> Any:

@@ -8,6 +8,7 @@ on the handler.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import sys
 import traceback
@@ -43,8 +44,15 @@ def device_info(device: str) -> DeviceInfo:
     """The device this worker serves, for its hello: name, versions, capability, SM count, memory."""
     import triton
 
-    info: DeviceInfo = {"type": device, "torch": torch.__version__, "triton": triton.__version__}
+    info: DeviceInfo = {
+        "type": device,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "cutedsl": _dist_version("nvidia-cutlass-dsl"),
+    }
     if device == "cuda":
+        info.update(nvml_facts(torch.cuda.current_device()))
         p = torch.cuda.get_device_properties(0)
         info.update(
             {
@@ -58,6 +66,54 @@ def device_info(device: str) -> DeviceInfo:
     else:
         info.update({"name": "cpu", "interpreter": True})
     return info
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def nvml_facts(index: int) -> DeviceInfo:
+    """The driver version and the SM and memory clocks (MHz) of GPU ``index`` from NVML (``libnvidia-ml.so.1``, which
+    the driver installs), read through ctypes: ``{}`` where NVML is missing or a call fails (the fingerprint then
+    lacks them; nothing else depends on them). NVML numbers devices as the driver does: with CUDA_VISIBLE_DEVICES set,
+    the CUDA index is mapped through it. API: NVML reference, nvmlSystemGetDriverVersion, nvmlDeviceGetClockInfo
+    and nvmlDeviceGetMaxClockInfo (nvmlClockType_t: 0 graphics, 1 SM, 2 memory)."""
+    import ctypes
+
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        if nvml.nvmlInit_v2() != 0:
+            return {}
+    except (OSError, AttributeError):
+        return {}
+    out: DeviceInfo = {}
+    try:
+        buf = ctypes.create_string_buffer(96)
+        if nvml.nvmlSystemGetDriverVersion(buf, 96) == 0:
+            out["driver"] = buf.value.decode(errors="replace")
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+        ids = [v.strip() for v in visible.split(",") if v.strip()]
+        physical = int(ids[index]) if index < len(ids) and ids[index].isdigit() else index
+        handle = ctypes.c_void_p()
+        if nvml.nvmlDeviceGetHandleByIndex_v2(physical, ctypes.byref(handle)) == 0:
+            mhz = ctypes.c_uint()
+            if nvml.nvmlDeviceGetClockInfo(handle, 1, ctypes.byref(mhz)) == 0:
+                out["sm_clock_mhz"] = int(mhz.value)
+            if nvml.nvmlDeviceGetMaxClockInfo(handle, 1, ctypes.byref(mhz)) == 0:
+                out["sm_clock_max_mhz"] = int(mhz.value)
+            if nvml.nvmlDeviceGetMaxClockInfo(handle, 2, ctypes.byref(mhz)) == 0:
+                out["mem_clock_max_mhz"] = int(mhz.value)
+    except (OSError, AttributeError, ValueError):
+        pass
+    finally:
+        try:
+            nvml.nvmlShutdown()
+        except (OSError, AttributeError):
+            pass
+    return out
 
 
 _WORKER_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ktui.protocol import Container
-from ktui.worker.tensors import MAX_DEPTH, NestingError, _key_text, class_name
+from ktui.worker.tensors import MAX_DEPTH, NestingError, _key_text, class_name, dataclass_fields
 
 
 def _fields(cls: type) -> tuple[str, ...] | None:
@@ -41,6 +41,17 @@ def structure(obj: Any, prefix: str = "out", _depth: int = 0) -> list[Container]
         NestingError: more than ``MAX_DEPTH`` levels of containers.
     """
     cls = type(obj)
+    record = dataclass_fields(obj)
+    if record is not None:  # a dataclass: its class name and field names, as a named tuple's
+        if _depth >= MAX_DEPTH:
+            raise NestingError(f"the output nests containers more than {MAX_DEPTH} levels deep")
+        node0: Container = {
+            "path": prefix,
+            "kind": "dataclass",
+            "name": class_name(obj),
+            "keys": [k for k, _ in record],
+        }
+        return [node0, *(c for k, v in record for c in structure(v, f"{prefix}.{k}", _depth + 1))]
     if not issubclass(cls, (tuple, list, dict)):
         return []
     if _depth >= MAX_DEPTH:
@@ -73,6 +84,8 @@ def _shown(c: Container | None) -> str:
         return f"a dict with keys {', '.join(c['keys']) or '(none)'}"
     if c["kind"] == "namedtuple":
         return f"a named tuple {c['name'].rsplit('.', 1)[-1]}({', '.join(c['keys'])})"
+    if c["kind"] == "dataclass":
+        return f"a dataclass {c['name'].rsplit('.', 1)[-1]}({', '.join(c['keys'])})"
     return f"a {c['kind']} of {c['keys'][0]}"
 
 
@@ -82,7 +95,7 @@ def mismatch(want: list[Container], got: list[Container]) -> str:
     way round, counts as a difference)."""
     by_path = {c["path"]: c for c in got}
     wanted = {c["path"]: c for c in want}
-    for path in sorted(set(by_path) | set(wanted), key=lambda p: (p.count("["), p)):
+    for path in sorted(set(by_path) | set(wanted), key=lambda p: (p.count("[") + p.count("."), p)):
         w, g = wanted.get(path), by_path.get(path)
         if w is not None and g is not None and w["kind"] == g["kind"] and w["keys"] == g["keys"]:
             continue

@@ -6,6 +6,8 @@ no pickle, so nothing the candidate returns can run code in the judge.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import hashlib
 import math
 from pathlib import Path
@@ -34,6 +36,28 @@ class NestingError(ValueError):
     """An output nests tuples, lists or dicts deeper than ``MAX_DEPTH`` levels (or contains itself)."""
 
 
+def dataclass_fields(obj: Any) -> list[tuple[str, Any]] | None:
+    """``[(name, value)]`` of the fields of ``obj`` when its real type is a dataclass (an instance, not the class),
+    else None. A reference's typed record (``Config(x=..., scale=...)``) is a container like a named tuple: every
+    walk over inputs and outputs (``flatten``, the guards, the refills, the hashes) reaches the tensors in it, so a
+    kernel that writes a tensor inside one is caught as it is in a tuple. Values are read with
+    ``object.__getattribute__`` (slots and ``__dict__`` alike; ``ClassVar`` and ``InitVar`` pseudo-fields are not
+    fields)."""
+    cls = type(obj)
+    if isinstance(obj, type) or not dataclasses.is_dataclass(cls):
+        return None
+    return [(f.name, object.__getattribute__(obj, f.name)) for f in dataclasses.fields(cls)]
+
+
+def with_fields(obj: Any, values: dict[str, Any]) -> Any:
+    """A shallow copy of the dataclass instance ``obj`` with the fields in ``values`` replaced (frozen ones too:
+    ``object.__setattr__``, as a frozen dataclass's own ``__init__`` does); ``__post_init__`` does not run again."""
+    new = copy.copy(obj)
+    for k, v in values.items():
+        object.__setattr__(new, k, v)
+    return new
+
+
 def class_name(obj: Any) -> str:
     """``module.QualName`` of ``obj``'s class, read from the class's own slots: no attribute lookup that a class (or
     its metaclass) could override runs."""
@@ -44,8 +68,8 @@ def class_name(obj: Any) -> str:
 
 
 def flatten(obj: Any, prefix: str = "out", _depth: int = 0) -> list[tuple[str, Any]]:
-    """``[(path, leaf)]`` for nested tuples, lists and dicts: ``out``, ``out[0]``, ``out['key']``. Leaves are tensors,
-    numbers or anything else (which the judge rejects).
+    """``[(path, leaf)]`` for nested tuples, lists, dicts and dataclass instances: ``out``, ``out[0]``,
+    ``out['key']``, ``out.field``. Leaves are tensors, numbers or anything else (which the judge rejects).
 
     Containers are walked with the builtin types' own methods (``tuple.__iter__``, ``dict.items``), chosen by the
     object's real type (never ``isinstance``, which a ``__class__`` property fools), so a subclass's overridden
@@ -67,6 +91,11 @@ def flatten(obj: Any, prefix: str = "out", _depth: int = 0) -> list[tuple[str, A
         return [p for i, v in enumerate(list.__iter__(obj)) for p in flatten(v, f"{prefix}[{i}]", _depth + 1)]
     if issubclass(cls, dict):
         return [p for k, v in dict.items(obj) for p in flatten(v, f"{prefix}[{_key_text(k)}]", _depth + 1)]
+    fields = dataclass_fields(obj)
+    if fields is not None:
+        if _depth >= MAX_DEPTH:
+            raise NestingError(f"the data nests containers more than {MAX_DEPTH} levels deep (or contains itself)")
+        return [p for k, v in fields for p in flatten(v, f"{prefix}.{k}", _depth + 1)]
     return [(prefix, obj)]
 
 
