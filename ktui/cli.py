@@ -1,6 +1,7 @@
 """The ``ktui`` command.
 
     ktui [WORKSPACE] [--device auto|cpu|cuda] [--model M]   the interactive session (default: this folder)
+    ktui [WORKSPACE] --resume SESSION                        continue a recorded session (its chat, its log)
     ktui run KERNEL_FILE [--json] [--device ...]             run the rung ladder once, headless
     ktui agent PROBLEM -m MESSAGE [--model M] [--max-rounds N] [--yes]   the agent loop, headless
     ktui diff A B [--json] [--side-by-side] [--stage S]      SASS (or PTX, TTGIR...), resources and mix of two versions
@@ -8,7 +9,12 @@
     ktui init PROBLEM [--workspace DIR]                      a new problem: reference and v1 from a template
     ktui sessions [--workspace W] [--json]                   the recorded sessions: versions, best speedup, cost
     ktui export SESSION --format md|json [--out FILE]        a recorded session as Markdown or an ATIF trajectory
+    ktui import kernelbench|gpumode|modelnew PATH ...        problems from KernelBench / GPU MODE (``ktui.importers``)
+    ktui export gpumode|kernelbench PROBLEM VERSION          the submission file the upstream harness takes
+    ktui eval [PROBLEMS...] [--json] [--device D]            the ladder over a problem set, fast_p and geomean speedup
     ktui replay SESSION [--rerun [--device D] [--json]]      a recorded session, read-only; or every version re-run
+    ktui context add|add-docs|list|remove|reindex|search ...  the context directory (``ktui.context.cli``)
+    ktui mcp [WORKSPACE] [--http] [--port N]                 an MCP server for other agents (``ktui.mcp.cli``)
 
 Exit codes: 0 ok (every rung ok or skipped), 1 a rung failed (``ktui diff``: the dumps of a side could not be
 made), 2 bad usage (a one-line error), 3 the environment (a worker could not start: no GPU for ``--device cuda``,
@@ -136,15 +142,52 @@ def agent_parser() -> argparse.ArgumentParser:
         "run the loop (model turns, kernel writes, ladder results) without the TUI; prints "
         "the transcript.",
     )
-    p.add_argument("problem", metavar="PROBLEM", help="a problem of the workspace (references/<PROBLEM>.py)")
+    p.add_argument(
+        "problem",
+        metavar="PROBLEM",
+        nargs="?",
+        default=None,
+        help="a problem of the workspace (references/<PROBLEM>.py); with --resume, default: the session's last",
+    )
     p.add_argument("-m", "--message", required=True, help="what to ask")
     p.add_argument("--model", default=None, help="a litellm model name (default: KTUI_MODEL or ktui.toml)")
     p.add_argument("--max-rounds", type=int, default=None, help="automatic ladder-result rounds (default 3)")
     p.add_argument("--yes", action="store_true", help="apply writes without asking")
     p.add_argument("--workspace", default=".", help="the workspace (default: the current folder)")
+    _resume_arg(p)
     _device_arg(p)
     _record_arg(p)
     return p
+
+
+def _resume_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--resume",
+        default=None,
+        metavar="SESSION",
+        help="continue a recorded session of this workspace (an id, a unique prefix of one, or its folder): its "
+        "chat goes back to the model, new events append to its log; recorded sources missing from the workspace "
+        "or changed there are reported, never overwritten",
+    )
+
+
+def _prepare_resume(root: Path, arg: str | None, no_record: bool) -> Any:
+    """The ``ktui.sessions.resume.ResumePlan`` of ``--resume arg`` (None without it).
+
+    Raises:
+        UsageError: with ``--no-record``; the session cannot be resumed (``SessionError``'s message).
+    """
+    if arg is None:
+        return None
+    if no_record:
+        raise UsageError("--resume appends to the session's log: it does not go with --no-record")
+    from ktui.sessions.catalog import SessionError
+    from ktui.sessions.resume import prepare
+
+    try:
+        return prepare(root, arg)
+    except SessionError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_agent(argv: list[str]) -> int:
@@ -159,8 +202,13 @@ def cmd_agent(argv: list[str]) -> int:
         config = load_config(ws.root, args.model)
     except (WorkspaceError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
-    if args.problem not in ws.problems():
-        raise UsageError(f"unknown problem {args.problem!r} (problems: {', '.join(ws.problems()) or 'none'})")
+    plan = _prepare_resume(ws.root, args.resume, args.no_record)
+    problem = args.problem or (plan.problem if plan is not None else None)
+    if problem is None:
+        why = f"session {plan.id} ran no problem to take it from; " if plan is not None else ""
+        raise UsageError(f"give PROBLEM ({why}problems: {', '.join(ws.problems()) or 'none'})")
+    if problem not in ws.problems():
+        raise UsageError(f"unknown problem {problem!r} (problems: {', '.join(ws.problems()) or 'none'})")
     if not config.configured:
         raise UsageError(SETUP_HINT)
     if args.max_rounds is not None:
@@ -171,8 +219,18 @@ def cmd_agent(argv: list[str]) -> int:
         config = replace(config, approve="auto")
     from ktui.agent.transcript import run_headless
 
+    if plan is not None:
+        for line in plan.lines():
+            print(f"ktui: {line}", file=sys.stderr)
     return run_headless(
-        ws, config, args.problem, args.message, args.device, record=not args.no_record, argv=["ktui", "agent", *argv]
+        ws,
+        config,
+        problem,
+        args.message,
+        args.device,
+        record=not args.no_record,
+        argv=["ktui", "agent", *argv],
+        resume=plan,
     )
 
 
@@ -187,6 +245,7 @@ def tui_parser() -> argparse.ArgumentParser:
     p.add_argument("workspace", nargs="?", default=".", help="a folder with references/ and kernels/ (default .)")
     _device_arg(p)
     p.add_argument("--model", default=None, help="a litellm model name for the chat (default: KTUI_MODEL or ktui.toml)")
+    _resume_arg(p)
     _record_arg(p)
     p.add_argument("--version", action="version", version=f"ktui {__version__}")
     return p
@@ -501,6 +560,7 @@ def cmd_tui(argv: list[str]) -> int:
 
     if args.device == "cuda" and not cuda_available():
         raise UsageError("--device cuda, but no CUDA GPU is usable on this machine (use --device cpu or auto)")
+    plan = _prepare_resume(ws.root, args.resume, args.no_record)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError(
             "the ktui session needs a terminal; for scripts use `ktui run KERNEL_FILE` or "
@@ -512,12 +572,37 @@ def cmd_tui(argv: list[str]) -> int:
         raise UsageError(str(exc)) from None
     from ktui.tui.app import KtuiApp
 
-    app = KtuiApp(ws, device=args.device, agent_config=config, handle_signals=True, record=not args.no_record)
+    app = KtuiApp(
+        ws, device=args.device, agent_config=config, handle_signals=True, record=not args.no_record, resume=plan
+    )
     app.run()
     return app.return_code or 0  # 128 + the signal when SIGTERM or SIGHUP ended it
 
 
-COMMANDS = ("run", "agent", "diff", "status", "init", "sessions", "export", "replay")
+COMMANDS = (
+    "run",
+    "agent",
+    "diff",
+    "status",
+    "init",
+    "sessions",
+    "export",
+    "replay",
+    "context",
+    "mcp",
+    "import",
+    "eval",
+)
+
+
+def cmd_mcp(argv: list[str]) -> int:
+    """``ktui mcp``: ``ktui.mcp.cli.cli``."""
+    from ktui.mcp.cli import McpUsageError, cli
+
+    try:
+        return cli(argv)
+    except McpUsageError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_sessions(argv: list[str]) -> int:
@@ -530,8 +615,22 @@ def cmd_sessions(argv: list[str]) -> int:
         raise UsageError(str(exc)) from None
 
 
+def cmd_context(argv: list[str]) -> int:
+    """``ktui context ...``: ``ktui.context.cli.cli``."""
+    from ktui.context.cli import cli
+    from ktui.context.index import ContextError
+
+    try:
+        return cli(argv)
+    except ContextError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_export(argv: list[str]) -> int:
-    """``ktui export``: ``ktui.sessions.export.cli``."""
+    """``ktui export``: ``ktui.sessions.export.cli``; ``ktui export gpumode|kernelbench PROBLEM VERSION``:
+    ``ktui.importers.cli.export_cli``."""
+    if argv and argv[0] in ("gpumode", "kernelbench"):
+        return _importers("export_cli", argv)
     from ktui.sessions.catalog import SessionError
     from ktui.sessions.export import cli
 
@@ -539,6 +638,18 @@ def cmd_export(argv: list[str]) -> int:
         return cli(argv)
     except SessionError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _importers(name: str, argv: list[str]) -> int:
+    """``ktui import``, ``ktui export gpumode|kernelbench`` and ``ktui eval``: ``ktui.importers.cli.<name>``."""
+    from ktui.importers import cli
+    from ktui.importers.common import ImporterError
+
+    try:
+        code: int = getattr(cli, name)(argv)
+    except (ImporterError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    return code
 
 
 def replay_parser() -> argparse.ArgumentParser:
@@ -727,6 +838,14 @@ def main(argv: list[str] | None = None) -> int:
             code = cmd_export(argv[1:])
         elif argv and argv[0] == "replay":
             code = cmd_replay(argv[1:])
+        elif argv and argv[0] == "context":
+            code = cmd_context(argv[1:])
+        elif argv and argv[0] == "import":
+            code = _importers("import_cli", argv[1:])
+        elif argv and argv[0] == "eval":
+            code = _importers("eval_cli", argv[1:])
+        elif argv and argv[0] == "mcp":
+            code = cmd_mcp(argv[1:])
         elif argv and (mistyped := not_a_command(argv[0])):
             raise UsageError(mistyped)
         elif argv and argv[0] == "run":

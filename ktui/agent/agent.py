@@ -25,7 +25,9 @@ from ktui.agent.events import (
     ChatMessage,
     ChatReplyDone,
     ChatReplyReset,
+    ModelToolCall,
     ToolCall,
+    ToolResult,
 )
 from ktui.agent.prompts import system_prompt
 from ktui.agent.tools import TOOLS, PendingWrite, ToolError, Workbench, results_for_model, tool_names
@@ -165,6 +167,8 @@ class Agent:
                 if turn is None:
                     return
                 self.history.append(turn.message())
+                for call in turn.tool_calls:  # (recorded whole: a resumed session gives them back to the model)
+                    self.bus.publish(ModelToolCall(call_id=call["id"], name=call["name"], arguments=call["arguments"]))
                 if turn.tool_calls:
                     for call in turn.tool_calls:
                         tool_calls += 1
@@ -175,6 +179,7 @@ class Agent:
                             if k is not None:
                                 written[k.key] = k
                         self.history.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+                        self.bus.publish(ToolResult(call_id=call["id"], content=content))
                     continue
                 if not written:
                     return

@@ -85,6 +85,33 @@ class ToolCall(Event):
 
 
 @dataclass(frozen=True)
+class ModelToolCall(Event):
+    """A tool call as the model wrote it in the reply that just ended (the ``ChatReplyDone`` before it), published
+    before the tool runs: with ``ToolResult``, what a resumed session (``ktui.sessions.resume``) gives the model
+    back in its history, as the live agent kept it (``ToolCall`` reports the call's progress, its arguments
+    shortened).
+
+    Attributes:
+        call_id: the model's id of the call.
+        name: the tool, as the model named it (an unknown name too).
+        arguments: the arguments' raw JSON text, as the model wrote it (malformed JSON too).
+    """
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolResult(Event):
+    """What a tool call gave the model: the history's ``tool`` message (``call_id``, its whole ``content``: the
+    file read, the ladder results, the error or the refusal)."""
+
+    call_id: str
+    content: str
+
+
+@dataclass(frozen=True)
 class ApprovalRequest(Event):
     """A write waits for the human: y applies it, n refuses it.
 
@@ -138,6 +165,8 @@ AGENT_EVENTS: tuple[type[Event], ...] = (
     ChatReplyDone,
     ChatReplyReset,
     ToolCall,
+    ModelToolCall,
+    ToolResult,
     ApprovalRequest,
     ApprovalDecided,
     AgentNotice,

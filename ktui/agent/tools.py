@@ -60,14 +60,20 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "search_context",
-            "description": "Search the workspace's context/ folder (whatever reference text the human put there; "
-            "no CUTLASS or PTX index yet), kernels and references for a regular expression; returns path:line: "
-            "text matches.",
+            "description": "Search the context index: the installed Triton and CuTeDSL (cutlass) packages, what the "
+            "human added under context/ (CUTLASS clones, the PTX ISA), the workspace's references, kernels and "
+            "PTX/SASS dumps. An exact symbol (local_tile, make_tiled_copy, cp.async.bulk) returns its definition "
+            "first; other queries match words and parts of names. Returns ranked hits as path:line with a snippet; "
+            "open one with read_file(path, start_line, end_line) and cite path:line for what you use.",
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "a Python regular expression, case-insensitive"},
-                    "max_results": {"type": "integer"},
+                    "query": {
+                        "type": "string",
+                        "description": "a symbol or words (not a regex); prefix with kind:code, kind:docs, kind:ptx "
+                        "or kind:dumps to search one kind only",
+                    },
+                    "max_results": {"type": "integer", "description": "default 10, at most 50"},
                 },
                 "required": ["query"],
             },
@@ -207,7 +213,17 @@ class Workbench:
         return "\n".join(out) or "(no files)"
 
     def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        p = self.resolve(path)
+        """A file of the workspace, or (read-only) a context hit outside it: ``triton:language/core.py`` (an
+        installed package) or ``context/<name>/...`` linked out of the workspace. A cited ``path:line`` reads from
+        that line. Raises ToolError for a path outside both."""
+        m = re.match(r"^(.+?):(\d+)(?:#[\w.-]*)?$", path) if isinstance(path, str) else None
+        if m:  # a citation as search_context gives it
+            path, start_line = m.group(1), start_line or int(m.group(2))
+        from ktui.context.index import resolve_citation
+
+        p = resolve_citation(self.root, path) if isinstance(path, str) else None
+        if p is None:
+            p = self.resolve(path)
         if not p.is_file():
             raise ToolError(f"no such file: {path}")
         text = p.read_text(errors="replace")
@@ -218,28 +234,38 @@ class Workbench:
             text = text[:MAX_READ_CHARS] + f"\n... (truncated at {MAX_READ_CHARS} characters; read a line range)"
         return text
 
-    def search_context(self, query: str, max_results: int = 20) -> str:
+    def search_context(self, query: str, max_results: int = 10) -> str:
+        """Ranked hits of the context index (``ktui.context.index``) as ``N. path:line [kind symbol]`` and a
+        snippet. The index is built on the first call (the installed packages, context/, the workspace) and brought
+        in step incrementally: every source on the first call, the workspace's references, kernels and dumps on
+        each later one. ``kind:code|docs|ptx|dumps`` at the start of ``query`` filters."""
+        import sqlite3
+
+        from ktui.context.cli import render_hits
+        from ktui.context.index import KINDS, ContextError, ContextIndex
+
+        if not isinstance(query, str) or not query.strip():
+            raise ToolError("give a query: a symbol or words")
+        kind = None
+        m = re.match(r"^\s*kind:(\w+)\s+(.*)$", query)
+        if m:
+            if m.group(1) not in KINDS:
+                raise ToolError(f"unknown kind {m.group(1)!r}: one of {', '.join(KINDS)}")
+            kind, query = m.group(1), m.group(2)
         try:
-            rx = re.compile(query, re.IGNORECASE)
-        except re.error as exc:
-            raise ToolError(f"not a valid regular expression: {exc}") from None
-        hits = []
-        for folder in ("context", "references", KERNELS):
-            base = self.root / folder
-            if not base.is_dir():
-                continue
-            for p in sorted(base.rglob("*")):
-                if not p.is_file() or set(p.parts) & SKIP_DIRS or p.suffix in (".so", ".bin", ".cubin", ".png"):
-                    continue
-                try:
-                    for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
-                        if rx.search(line):
-                            hits.append(f"{self._rel(p)}:{n}: {line.strip()[:200]}")
-                            if len(hits) >= max(1, min(max_results, 200)):
-                                return "\n".join(hits)
-                except OSError:
-                    continue
-        return "\n".join(hits) or f"no match for {query!r}"
+            ix = getattr(self, "_context_index", None)
+            if ix is None:
+                ix = ContextIndex.for_workspace(self.root)
+                ix.update()
+                self._context_index = ix
+            else:
+                ix.rescan()
+                ix.update(only=[n for n in ("references", "kernels", "dumps") if n in ix.sources])
+            hits = ix.search(query, kind=kind, n=max(1, min(int(max_results), 50)))
+        except (ContextError, OSError, sqlite3.Error) as exc:
+            raise ToolError(f"the context index failed: {exc}") from None
+        text = render_hits(query, hits)
+        return text + ("\n(cite what you use as path:line)" if hits else "")
 
     def read_dump(self, problem: str, version: str, stage: str = "summary") -> str:
         """The dumps of a version's latest ladder result: a summary, or one stage's text (truncated)."""

@@ -114,9 +114,12 @@ def run_headless(
     device: str,
     record: bool = False,
     argv: list[str] | None = None,
+    resume: Any = None,
 ) -> int:
     """``ktui agent``: one message and the loop it starts, the transcript on stdout. With ``record`` the session
     is recorded under ``sessions/`` (``ktui.sessions.record``; its id on stderr), ``argv`` its command line.
+    ``resume`` (a ``ktui.sessions.resume.ResumePlan``): the session continues a recorded one: the agent starts
+    with its chat history, and the events append to its log.
     Returns the exit code: 0, 1 when a model request failed, 130 on ctrl+c."""
     session = Session(ws, device, options=LadderOptions(), watch=False)
     recorder = None
@@ -124,15 +127,23 @@ def run_headless(
         from ktui.sessions.record import maybe_record
 
         recorder, warnings = maybe_record(
-            session, "agent", argv or ["ktui", "agent"], model=config.model, secret_env=[config.api_key_env or ""]
+            session,
+            "agent",
+            argv or ["ktui", "agent"],
+            model=config.model,
+            secret_env=[config.api_key_env or ""],
+            resume_dir=resume.folder if resume is not None else None,
         )
         for w in warnings:
             print(f"ktui: {w}", file=sys.stderr)
         if recorder is not None:
-            print(f"ktui: recording session {recorder.id}", file=sys.stderr, flush=True)
+            what = "appending to session" if resume is not None else "recording session"
+            print(f"ktui: {what} {recorder.id}", file=sys.stderr, flush=True)
     end = "error"
     session.start()
     agent = Agent(ws, config, session.bus, run_ladder=session.result_for, results=session.results, interactive=False)
+    if resume is not None:
+        resume.apply(agent)
     printer = Printer(agent, ask=config.approve != "auto")
     session.bus.subscribe(printer)
     try:

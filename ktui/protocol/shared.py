@@ -97,6 +97,7 @@ class CallRecord(TypedDict, total=False):
     outputs: list[OutputLeaf]
     structure: list[Container]
     aliases: list[str]
+    buffer_leaves: dict[str, int]
     changed_after: bool
     inputs_changed_after: bool
     reused: str
@@ -114,6 +115,9 @@ class ExecutedCase(Case, total=False):
     outputs: list[OutputLeaf]
     structure: list[Container]  # the output's containers (``ktui.worker.structure``): types and keys must match
     aliases: list[str]  # ``out[0] aliases in[1]``: outputs sharing storage with an input
+    # output leaf path -> the index (in the reference's ``outputs``) of the declared output buffer it is
+    # (``tensors.buffer_leaves``): the judge requires the leaves the reference returns as its buffers to be them
+    buffer_leaves: dict[str, int]
     repeat_outputs: list[OutputLeaf]  # the second call's outputs (``repeat: 2``)
     repeat_dir: str  # their folder inside the case's folder
     changed_after: bool  # an output changed after its call returned

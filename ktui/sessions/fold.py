@@ -15,6 +15,11 @@ every version's verdict and speedup in order.
 What each record becomes (``ktui.sessions.log`` describes the envelope):
 
 - ``session``: ``meta``; ``device``: ``device``; ``end``: ``ended`` and ``end_reason``;
+- ``resumed`` (``ktui --resume`` continued the session in the same log): its position in ``resumes``; the session
+  is live again (``ended`` False, ``end_reason`` ""), and what belonged to the earlier process is gone (the runs
+  in flight, the queue, the workers' and the agent's states, a reply streaming); the chat, results and edits go on;
+  the device is its ``device`` when it has one. A tool call's id is matched only among the calls made since the
+  last ``resumed`` (a new process's model may number its calls from 1 again);
 - ``source``: the file's current hash in ``sources``, and an ``Edit`` when its content differs from the last one
   seen for that path (the first sighting is an edit too: the file as the session found it);
 - ``LadderFinished``: a ``VersionRun`` in ``runs`` and in its version's ``history``, its result as the version's
@@ -69,7 +74,7 @@ from ktui.core.results import LadderResult, RungResult, Status, device_label
 from ktui.core.scheduler import CANCELLED
 from ktui.sessions.log import Record
 
-LOG_RECORD_TYPES = ("session", "source", "end", "device")
+LOG_RECORD_TYPES = ("session", "source", "end", "device", "resumed", "artifact")
 """The log's own record types (not events): ``decode`` gives None for them and they are not ``skipped``."""
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -233,7 +238,8 @@ class ReplayState:
         t: the time of the last record folded (None before any).
         meta: the ``session`` record's data (None before it).
         device: the ``device`` record's data, else the metadata's ``device``, else None.
-        ended: an ``end`` record was folded; ``end_reason`` its reason.
+        ended: an ``end`` record was folded and no ``resumed`` one after it; ``end_reason`` its reason.
+        resumes: the positions of the ``resumed`` records (where each continuation of the session starts).
         results: per ``problem/version``, the latest (not cancelled) ``LadderResult``.
         history: per ``problem/version``, its runs in order.
         runs: every run in order.
@@ -241,6 +247,8 @@ class ReplayState:
         live: the runs in flight, by ``problem/version``.
         queue: the latest ``QueueChanged`` (what runs, its rung, what waits), or None.
         edits: the edits in order; ``sources``: each path's latest hash.
+        artifacts: each artifact's path (a dump, an Nsight Compute report) and its latest hash (``artifact``
+            records; the bytes are in ``blobs/<sha256>`` when the record says ``stored``).
         chat: the chat in order; ``streaming``: the reply streamed so far ("" when none streams).
         prompt_tokens, completion_tokens: summed over the replies; ``session_tokens`` and ``session_cost_usd``
             as the last reply reported them; ``cost_usd``: the sum of the replies' costs (None while none was priced).
@@ -257,6 +265,7 @@ class ReplayState:
     device: Mapping[str, Any] | None = None
     ended: bool = False
     end_reason: str = ""
+    resumes: tuple[int, ...] = ()
     results: Mapping[str, LadderResult] = field(default_factory=lambda: _EMPTY)
     history: Mapping[str, tuple[VersionRun, ...]] = field(default_factory=lambda: _EMPTY)
     runs: tuple[VersionRun, ...] = ()
@@ -265,6 +274,7 @@ class ReplayState:
     queue: QueueChanged | None = None
     edits: tuple[Edit, ...] = ()
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    artifacts: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     chat: tuple[ChatEntry, ...] = ()
     streaming: str = ""
     prompt_tokens: int = 0
@@ -467,8 +477,27 @@ def _apply(s: ReplayState, record: Record, index: int) -> ReplayState:
         return replace(s, device=_frozen(dict(data)))
     if type_ == "end":
         return replace(s, ended=True, end_reason=_str(data, "reason"))
+    if type_ == "resumed":
+        dev = data.get("device")
+        return replace(
+            s,
+            ended=False,
+            end_reason="",
+            resumes=(*s.resumes, index),
+            live=_EMPTY,
+            queue=None,
+            workers=_EMPTY,
+            agent=None,
+            streaming="",
+            device=_frozen(dict(dev)) if isinstance(dev, dict) else s.device,
+        )
     if type_ == "source":
         return _source(s, record, data, index)
+    if type_ == "artifact":
+        path, sha = data.get("path"), data.get("sha256")
+        if not isinstance(path, str) or not path or not isinstance(sha, str) or not sha:
+            return _skip(s, record, "an artifact record without a path and a sha256")
+        return replace(s, artifacts=_frozen({**s.artifacts, path: sha}))
     ev = _decode(record)
     if isinstance(ev, str):
         return _skip(s, record, ev)
@@ -614,9 +643,10 @@ def _event(s: ReplayState, record: Record, ev: Event, index: int) -> ReplayState
             session_cost_usd=_num(ev.session_cost_usd),
         )
     if isinstance(ev, ToolCall):
+        since = s.resumes[-1] if s.resumes else -1
         for i, entry in enumerate(s.chat):
             old = entry.event
-            if isinstance(old, ToolCall) and old.call_id == ev.call_id and ev.call_id:
+            if isinstance(old, ToolCall) and old.call_id == ev.call_id and ev.call_id and entry.index > since:
                 kept = ev if ev.summary or not old.summary else replace(ev, summary=old.summary)
                 chat = (*s.chat[:i], ChatEntry(entry.index, index, kept), *s.chat[i + 1 :])
                 return replace(s, chat=chat)

@@ -13,9 +13,20 @@ seconds since the epoch); ``type`` is an event kind (``ktui.core.events.Event.ki
   (``data``: ``path`` relative to the workspace, ``sha256``, ``bytes``, ``role``: ``kernel`` or ``reference``;
   ``blobs/<sha256>`` always holds bytes of that hash. A source that held a secret's value is kept redacted: then
   ``sha256`` is the redacted bytes' hash, ``original_sha256`` the file's own and ``redacted`` the variables' names);
+- ``artifact``: a large file a run made (the ``dumps`` rung's PTX, cubin, SASS...; the ``profile`` rung's
+  ``.ncu-rep`` and its CSV pages), referenced by SHA-256 (``data``: ``path`` relative to the workspace,
+  ``sha256``, ``bytes``, ``rung``, ``stored``: whether ``blobs/<sha256>`` holds its bytes, which it does up to
+  ``ktui.sessions.record.ARTIFACT_BLOB_MAX`` bytes a file), written just before the ``LadderFinished`` that
+  names it, once per path and content;
 - ``device``: the device as the candidate worker reported it in its hello (``data``: ``SessionMeta.device``'s
   keys), written when it was not known yet at the start (the metadata's ``device`` is then None) or changed;
 - ``end``: a clean end (``data``: ``reason``). A log without one was cut short (a crash, a SIGKILL).
+- ``resumed``: ``ktui --resume`` (``ktui.sessions.resume``) continued the session in this log: the same fields as
+  the metadata for the run that resumes it (``started``, ``pid``, ``argv``, ``command``, ``device``, ``model``...),
+  plus ``after_seq`` (the last sequence number before it) and ``previous_end`` (the earlier run's ``end`` reason,
+  None when it was cut short). Its ``seq`` follows the last record's: numbering goes on without a gap, and an
+  ``end`` before it closed the earlier run, not the session (the session has ended when an ``end`` follows the
+  last ``resumed``).
 
 The writer (``ktui.sessions.record``) appends one line per event and flushes and fsyncs it, so a crash leaves
 every complete line and at most one partial last line. ``read_log`` reads any file at all: a partial last line is
@@ -34,7 +45,7 @@ from typing import Any, Literal, TypedDict
 SCHEMA_VERSION = 1
 LOG_NAME = "events.jsonl"
 BLOBS = "blobs"
-LOG_TYPES = ("session", "source", "device", "end")
+LOG_TYPES = ("session", "source", "device", "end", "resumed")
 SESSION_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{4}$")
 """A session's id: ``YYYYMMDD-HHMMSS-xxxx`` (UTC start, 4 random hex digits): sorts by start time."""
 
@@ -126,8 +137,12 @@ class LogRead:
 
     @property
     def ended(self) -> bool:
-        """The log has an ``end`` record: the session closed cleanly."""
-        return any(r.type == "end" for r in self.records)
+        """The session closed cleanly: an ``end`` record comes after the last ``resumed`` one (an ``end`` before a
+        resumption closed the earlier run only)."""
+        for r in reversed(self.records):
+            if r.type in ("end", "resumed"):
+                return r.type == "end"
+        return False
 
 
 def envelope(seq: int, t: float, type_: str, data: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,13 @@ What is written, in order:
   is written when a file's recorded content changes, not again for the same content.
 - ``end`` (``data``: ``reason``) from ``close``. A log without it was cut short.
 
+A resumed session (``ktui --resume``: ``Recorder(..., resume_dir=folder)``) appends to the log it continues
+instead: the log is cut back to its last whole line (a partial last line, left by a crash, is dropped: the reader
+skipped it anyway), the numbering goes on from its last ``seq``, a ``resumed`` record (the metadata's fields for
+this run, ``after_seq``, ``previous_end``) comes first, and a source already recorded with the same content is not
+written again. A log being written is locked (``flock``, released when its writer dies, SIGKILL included), so that
+no two processes append to one log: ``log_in_use`` says whether one is.
+
 Not recorded (streaming noise whose content arrives whole in another event): ``ChatDelta`` (the reply's pieces;
 ``ChatReplyDone`` carries the whole text) and ``RungProgress`` (a running rung's ticks; ``RungFinished`` carries
 its figures).
@@ -38,6 +45,7 @@ Crash semantics: a SIGKILL at any moment leaves every complete line; at most the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -55,9 +63,10 @@ import ktui
 from ktui.agent.events import ChatDelta
 from ktui.core.events import Event, FileChanged, LadderFinished, LadderStarted, RungProgress, WorkerState
 from ktui.core.log import get_logger
+from ktui.core.results import LadderResult
 from ktui.core.store import Snapshots, atomic_write, sha256
 from ktui.core.workspace import Workspace
-from ktui.sessions.log import BLOBS, LOG_NAME, SessionMeta, envelope
+from ktui.sessions.log import BLOBS, LOG_NAME, SessionMeta, envelope, read_log
 
 if TYPE_CHECKING:
     from ktui.core.session import Session
@@ -82,6 +91,54 @@ CONFIG_ENV = re.compile(
 """The environment variables whose names the metadata lists: ktui's own, the model providers', the device's."""
 
 log = get_logger("sessions")
+
+
+class SessionBusy(OSError):
+    """Another process holds the log's lock: it is recording into it now."""
+
+
+def _lock(fd: int, path: Path) -> None:
+    """Hold an exclusive ``flock`` on the log ``fd`` (until it is closed or its process dies; no-op where the
+    platform has no ``fcntl`` or the file system no locks: recording goes on unlocked).
+
+    Raises:
+        SessionBusy: another process holds it.
+    """
+    try:
+        import fcntl
+    except ImportError:  # (not POSIX: no lock, as before)
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise SessionBusy(f"{path} is being recorded by another ktui process now") from None
+    except OSError as exc:  # (ENOLCK, a network file system without flock)
+        log.debug("session log %s not locked: %r", path, exc)
+
+
+def _is_record(line: bytes) -> bool:
+    """``line`` parses as a JSON object with a ``seq``: a record (``read_log`` reads it), not a partial line."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and "seq" in obj
+
+
+def log_in_use(path: Path) -> bool:
+    """Whether a live process records into the log at ``path`` now (it holds the log's lock). False when the
+    file cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        _lock(fd, path)
+        return False
+    except SessionBusy:
+        return True
+    finally:
+        os.close(fd)
 
 
 # -- configuration -------------------------------------------------------------------------------------------------
@@ -216,9 +273,12 @@ class Recorder:
         secret_env: names of further variables whose values are secrets (``api_key_env``).
         environ: the environment (default ``os.environ``), read once here: names for the metadata, secret values.
         session_id: the id (default ``new_session_id()``; tests).
+        resume_dir: append to the log in this session folder (a resumed session: ``ktui --resume``) instead of
+            making a new one; the first line written is a ``resumed`` record, not a ``session`` one.
 
     Raises:
-        OSError: the session's folder or log cannot be made, or the metadata cannot be written.
+        OSError: the session's folder or log cannot be made, or the metadata cannot be written; with
+            ``resume_dir``, no log there or ``SessionBusy`` (another process records into it).
     """
 
     def __init__(
@@ -234,6 +294,7 @@ class Recorder:
         secret_env: Iterable[str] = (),
         environ: Mapping[str, str] | None = None,
         session_id: str | None = None,
+        resume_dir: Path | None = None,
     ):
         env = dict(os.environ if environ is None else environ)
         extra = [n for n in secret_env if n]
@@ -244,6 +305,7 @@ class Recorder:
         self._probe = device_probe
         self._device = dict(device) if device else None
         self._last_source: dict[str, str] = {}  # workspace path -> the sha256 of its content recorded last
+        self._last_artifact: dict[str, str] = {}  # workspace path -> the sha256 of the artifact recorded last
         self._blobs: set[str] = set()
         self._seq = 0
         self._size = 0  # the log's length after the last line written whole
@@ -253,7 +315,45 @@ class Recorder:
         self.unsubscribe: Callable[[], None] | None = None
         self.closed = False
         started = time.time()
-        root = workspace.root / SESSIONS_DIR
+        resumed: dict[str, Any] | None = None
+        if resume_dir is not None:
+            resumed = self._reopen(Path(resume_dir))
+            self._device = dict(device) if device else self._device  # (the last recorded, else)
+        else:
+            self._create(workspace.root / SESSIONS_DIR, session_id, started)
+        pkg_root = Path(ktui.__file__).resolve().parent.parent
+        meta: SessionMeta = {
+            "id": self.id,
+            "started": started,
+            "ktui_version": ktui.__version__,
+            "ktui_commit": git_commit(pkg_root, toplevel=True),
+            "workspace": str(workspace.root),
+            "workspace_commit": git_commit(workspace.root),
+            "command": command,
+            "argv": [str(a) for a in argv],
+            "device_type": device_type,
+            "device": self._device if resumed is None else (dict(device) if device else None),
+            "model": model,
+            "env": config_env_names(env, extra),
+            "python": sys.version.split()[0],
+            "pid": os.getpid(),
+        }
+        try:
+            if resumed is None:
+                self._append("session", dict(meta), started)
+            else:
+                self._append("resumed", {**meta, **resumed}, started)
+        except BaseException:
+            self._close_fd()
+            raise
+
+    def _create(self, root: Path, session_id: str | None, started: float) -> None:
+        """Make the session's folder under ``root`` (``session_id``, else a new id) and open its log, locked.
+        Sets ``id``, ``dir``, ``path`` and the log's descriptor.
+
+        Raises:
+            OSError: the folder or the log cannot be made (``FileExistsError``: ``session_id`` is taken).
+        """
         for attempt in range(20):
             sid = session_id if session_id and attempt == 0 else new_session_id(started)
             d = root / sid
@@ -271,28 +371,66 @@ class Recorder:
         self.dir = d
         self.path = d / LOG_NAME
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o644)
-        pkg_root = Path(ktui.__file__).resolve().parent.parent
-        meta: SessionMeta = {
-            "id": sid,
-            "started": started,
-            "ktui_version": ktui.__version__,
-            "ktui_commit": git_commit(pkg_root, toplevel=True),
-            "workspace": str(workspace.root),
-            "workspace_commit": git_commit(workspace.root),
-            "command": command,
-            "argv": [str(a) for a in argv],
-            "device_type": device_type,
-            "device": self._device,
-            "model": model,
-            "env": config_env_names(env, extra),
-            "python": sys.version.split()[0],
-            "pid": os.getpid(),
-        }
         try:
-            self._append("session", dict(meta), started)
+            _lock(self._fd, self.path)
         except BaseException:
             self._close_fd()
             raise
+
+    def _reopen(self, folder: Path) -> dict[str, Any]:
+        """Open the log in ``folder`` to append to it: lock it, cut it back to its last whole line, and read back
+        the numbering, the sources (by path, the content's own hash), the artifacts and the device recorded so far
+        (what is recorded already is not written again). Sets ``id``, ``dir``, ``path`` and the log's descriptor.
+
+        Returns:
+            The ``resumed`` record's own fields: ``after_seq`` (the last sequence number read, -1 for none),
+            ``previous_end`` (the last ``end``'s reason when no ``resumed`` follows it, else None: cut short) and
+            ``dropped_bytes`` (the partial last line cut off, 0 when the log ended whole).
+
+        Raises:
+            OSError: no log in ``folder``, it cannot be opened or cut, or ``SessionBusy``.
+        """
+        self.id, self.dir, self.path = folder.name, folder, folder / LOG_NAME
+        if not self.path.is_file():
+            raise FileNotFoundError(f"no session log {self.path}")
+        self._fd = fd = os.open(self.path, os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+        try:
+            _lock(fd, self.path)
+            size = os.fstat(fd).st_size
+            data = os.pread(fd, size, 0)
+            whole = data.rfind(b"\n") + 1
+            if whole < size and _is_record(data[whole:]):  # a whole record whose newline was not written: kept
+                os.write(fd, b"\n")
+                whole = size = size + 1
+            elif whole < size:
+                os.ftruncate(fd, whole)
+            os.fsync(fd)
+            found = read_log(self.path)
+        except BaseException:
+            self._close_fd()
+            raise
+        self._size = whole
+        last = max((r.seq for r in found.records), default=-1)
+        self._seq = last + 1
+        previous_end: str | None = None
+        for r in found.records:
+            if r.type == "source" and isinstance(r.data.get("path"), str):
+                own = r.data.get("original_sha256") or r.data.get("sha256")
+                if isinstance(own, str):
+                    self._last_source[r.data["path"]] = own
+            elif r.type == "artifact" and isinstance(r.data.get("path"), str):
+                if isinstance(r.data.get("sha256"), str):
+                    self._last_artifact[r.data["path"]] = r.data["sha256"]
+            elif r.type in ("session", "resumed", "device"):
+                dev = r.data if r.type == "device" else r.data.get("device")
+                if isinstance(dev, dict) and dev:
+                    self._device = dict(dev)
+            if r.type in ("end", "resumed"):
+                reason = r.data.get("reason") if r.type == "end" else None
+                previous_end = reason if isinstance(reason, str) else None
+        blobs = folder / BLOBS
+        self._blobs = {p.name for p in blobs.iterdir()} if blobs.is_dir() else set()
+        return {"after_seq": last, "previous_end": previous_end, "dropped_bytes": size - whole}
 
     # -- the subscriber ------------------------------------------------------------------------------------------
     def __call__(self, event: Event) -> None:
@@ -364,13 +502,47 @@ class Recorder:
             ref = self.ws.reference_path(problem)
             if ref.is_file():
                 self._source(ref, "reference")
-        elif isinstance(event, LadderFinished) and event.result.reference_sha256:
+        if isinstance(event, LadderFinished):
+            self._artifacts_of(event.result)
+        if isinstance(event, LadderFinished) and event.result.reference_sha256:
             ref = self.ws.reference_path(event.result.problem)
             sha = event.result.reference_sha256
             if self._last_source.get(self._rel(ref)) != sha:
                 data = self._bytes_of(sha, event.result.problem, event.result.problem, ref)
                 if data is not None:
                     self._source(ref, "reference", data)
+
+    def _artifacts_of(self, result: LadderResult) -> None:
+        """An ``artifact`` record for each file the result's ``dumps`` and ``profile`` rungs name (``artifact_paths``)
+        whose content was not recorded at that path before, its bytes in ``blobs/`` up to ``ARTIFACT_BLOB_MAX``
+        (deduplicated by hash: the same PTX of two runs is stored once). Secrets are redacted from stored bytes as
+        from sources. A file gone or unreadable is skipped."""
+        for rung, rel in artifact_paths(result):
+            path = self.ws.root / rel
+            try:
+                size = path.stat().st_size
+                if not path.is_file():
+                    continue
+                data = path.read_bytes() if size <= ARTIFACT_BLOB_MAX else None
+            except OSError:
+                continue
+            digest = sha256(data) if data is not None else _file_sha256(path)
+            if digest is None or self._last_artifact.get(rel) == digest:
+                continue
+            rec: dict[str, Any] = {"path": rel, "sha256": digest, "bytes": size, "rung": rung, "stored": False}
+            if data is not None:
+                stored, names = self.redact.blob(data)
+                blob = sha256(stored) if names else digest
+                if blob not in self._blobs:
+                    target = self.dir / BLOBS / blob
+                    if not target.is_file():
+                        atomic_write(target, stored)
+                    self._blobs.add(blob)
+                rec.update(sha256=blob, stored=True)
+                if names:
+                    rec.update(original_sha256=digest, redacted=names)
+            self._append("artifact", rec, time.time())
+            self._last_artifact[rel] = digest
 
     def _bytes_of(self, sha: str, problem: str, stem: str, fallback: Path) -> bytes | None:
         """The content of hash ``sha``: its snapshot (``.ktui/snapshots``), else ``fallback`` when it still holds
@@ -494,6 +666,41 @@ class Recorder:
 
 
 # -- front ends ----------------------------------------------------------------------------------------------------
+ARTIFACT_BLOB_MAX = 32 << 20
+"""The largest artifact whose bytes the session keeps in ``blobs/`` (32 MiB: a kernel's PTX, cubin and SASS are
+kilobytes to a few MB, an ``.ncu-rep`` of one call a few MB); a larger one is recorded by its hash and size only."""
+
+
+def artifact_paths(result: LadderResult) -> list[tuple[str, str]]:
+    """``[(rung, path relative to the workspace)]`` of the files a ladder result's rungs made: every file of every
+    launch of the ``dumps`` rung (``figures["kernels"][i]["files"]``: ttir, ttgir, llir, ptx, cubin, sass, linemap)
+    and the ``profile`` rung's report (``figures["report"]``, ``.ncu-rep``) with its exported CSV pages."""
+    out: list[tuple[str, str]] = []
+    for r in result.rungs:
+        figs = r.figures if isinstance(r.figures, dict) else {}
+        if r.name == "dumps":
+            for k in figs.get("kernels") or []:
+                files = k.get("files") if isinstance(k, dict) else None
+                if isinstance(files, dict):
+                    out += [("dumps", f) for f in files.values() if isinstance(f, str)]
+        elif r.name == "profile" and isinstance(figs.get("report"), str):
+            rep = figs["report"]
+            stem = rep.removesuffix(".ncu-rep")
+            out += [("profile", rep)] + [("profile", f"{stem}.{page}.csv") for page in ("raw", "details")]
+    return list(dict.fromkeys(out))
+
+
+def _file_sha256(path: Path) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
 def _hello_device(session: Session) -> dict[str, Any] | None:
     """The device of the candidate worker's last hello, without waiting (None before its first hello)."""
     hello = getattr(session.pool.candidate, "last_hello", None)
@@ -508,12 +715,14 @@ def start_recording(
     *,
     model: str | None = None,
     secret_env: Iterable[str] = (),
+    resume_dir: Path | None = None,
 ) -> Recorder:
     """A ``Recorder`` of ``session`` (subscribed to its bus; call before ``session.start()`` so that the workers'
-    first states are in it); ``close`` it after ``session.stop()``.
+    first states are in it); ``close`` it after ``session.stop()``. With ``resume_dir``, it appends to that
+    session's log (``Recorder``'s ``resume_dir``).
 
     Raises:
-        OSError: the session's folder or log cannot be made (a read-only workspace).
+        OSError: the session's folder or log cannot be made (a read-only workspace); ``SessionBusy``.
     """
 
     def probe() -> dict[str, Any] | None:
@@ -528,6 +737,7 @@ def start_recording(
         device=probe(),
         device_probe=probe,
         secret_env=secret_env,
+        resume_dir=resume_dir,
     )
     rec.unsubscribe = session.bus.subscribe(rec)
     return rec
@@ -541,9 +751,10 @@ def maybe_record(
     disabled: bool = False,
     model: str | None = None,
     secret_env: Iterable[str] = (),
+    resume_dir: Path | None = None,
 ) -> tuple[Recorder | None, list[str]]:
     """What a front end does: ``start_recording`` unless ``disabled`` (``--no-record``) or the workspace's
-    ``[sessions] record = false``. Never raises.
+    ``[sessions] record = false``; with ``resume_dir``, appending to that session's log. Never raises.
 
     Returns:
         (the recorder or None, warnings for the user: a malformed setting, a log that cannot be made).
@@ -553,8 +764,11 @@ def maybe_record(
     enabled, warning = recording_enabled(session.ws.root)
     warnings = [warning] if warning else []
     if not enabled:
+        if resume_dir is not None:
+            warnings.append("[sessions] record = false: nothing of this resumption is appended to its log")
         return None, warnings
     try:
-        return start_recording(session, command, argv, model=model, secret_env=secret_env), warnings
+        rec = start_recording(session, command, argv, model=model, secret_env=secret_env, resume_dir=resume_dir)
+        return rec, warnings
     except OSError as exc:
         return None, [*warnings, f"the session is not recorded: {exc}"]

@@ -33,7 +33,7 @@ from textual.worker import Worker
 from textual.worker import WorkerState as TaskState
 
 from ktui.agent.config import AgentConfig
-from ktui.agent.events import AGENT_EVENTS, ApprovalRequest
+from ktui.agent.events import AGENT_EVENTS, ApprovalDecided, ApprovalRequest
 from ktui.core.events import (
     Event,
     FileChanged,
@@ -57,7 +57,9 @@ from ktui.core.store import ResultStore
 from ktui.core.timeouts import LIMIT_OF
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.sessions.record import Recorder, maybe_record
+from ktui.sessions.resume import ResumePlan, chat_entries
 from ktui.tui.chat import ChatPane
+from ktui.tui.context_panel import ContextPanel
 from ktui.tui.editor import open_in_editor
 from ktui.tui.inside import DiffView, ProfileTable, SourceSass
 from ktui.tui.ir import IRView
@@ -101,6 +103,9 @@ class KtuiApp(App[None]):
             sets it; tests leave the test runner's handlers alone).
         record: record the session under ``sessions/`` (``ktui.sessions.record``; ``ktui`` sets it unless
             ``--no-record``; ``[sessions] record = false`` in ``ktui.toml`` turns it off too).
+        resume: a ``ktui.sessions.resume.ResumePlan`` (``ktui --resume``): the chat pane shows the session's earlier
+            chat and what its report says (sources missing or changed), the agent starts with its history, and
+            with ``record`` the events append to its log.
     """
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -119,8 +124,10 @@ class KtuiApp(App[None]):
         agent_config: AgentConfig | None = None,
         handle_signals: bool = False,
         record: bool = False,
+        resume: ResumePlan | None = None,
     ):
         super().__init__()
+        self.resume = resume
         self.handle_signals = handle_signals
         self.record = record
         self.recorder: Recorder | None = None
@@ -181,6 +188,8 @@ class KtuiApp(App[None]):
                             yield Static(id="details")
                     with TabPane("IR", id="tab-ir"):
                         yield IRView(id="ir")
+                    with TabPane("Context", id="tab-context"):
+                        yield ContextPanel(self.ws.root, id="context")
                 yield ChatPane(self.agent_config, self._chat_problem, id="chat")
                 yield Static(id="chat-bar")
         yield Footer()
@@ -192,6 +201,8 @@ class KtuiApp(App[None]):
         self.query_one("#queue").border_title = "queue"
         self.query_one("#ladder").border_title = "rung ladder"
         self._show_chat()
+        if self.resume is not None:
+            self.call_after_refresh(self._show_resumed, self.resume)
         self.watch(self.screen, "maximized", self._maximized_changed, init=False)
         for k in self.ws.all_versions():
             st = self.states[k.key] = VersionState(k.key)
@@ -243,11 +254,15 @@ class KtuiApp(App[None]):
                 ["ktui", *sys.argv[1:]],
                 model=self.agent_config.model,
                 secret_env=[self.agent_config.api_key_env or ""],
+                resume_dir=self.resume.folder if self.resume is not None else None,
             )
             for w in warnings:
                 self.notify(w, severity="warning", timeout=10)
         self.session.start()
-        self.query_one(ChatPane).start_agent(self.ws, self.session)
+        chat = self.query_one(ChatPane)
+        chat.start_agent(self.ws, self.session)
+        if self.resume is not None and chat.agent is not None:
+            self.resume.apply(chat.agent)
         policy, warning = stale_policy(self.ws.root)  # [tui] stale in ktui.toml: "run" (default) or "mark"
         if warning:
             self.notify(warning, severity="warning", timeout=10)
@@ -455,6 +470,27 @@ class KtuiApp(App[None]):
             self._show_chat()  # the bar follows the agent's state
 
     # -- chat ----------------------------------------------------------------------------------------------------
+    async def _show_resumed(self, plan: ResumePlan) -> None:
+        """The resumed session's earlier chat in the chat pane (as the replay shows it: no approval is asked
+        again), then its report: how its last run ended, the log's problems, the sources missing or changed (also
+        a notification, which stays until read)."""
+        chat = self.query_one(ChatPane)
+        await chat.add_line(f"── session {plan.id}, as recorded ──", "dim")
+        for ev in chat_entries(plan):
+            if isinstance(ev, ApprovalRequest):
+                await chat.add_line(f"approve {'new file' if ev.new_file else 'edit'} {ev.path}?", "dim")
+            elif isinstance(ev, ApprovalDecided):
+                await chat.add_line("applied" if ev.approved else "refused", "green" if ev.approved else "red")
+            else:
+                await chat.handle(ev)
+        lines = plan.lines()
+        warn = {*plan.warnings, *(v.line() for v in plan.versions)}
+        for line in lines:
+            await chat.add_line(line, "yellow" if line in warn else "dim")
+        await chat.add_line("── resumed: new messages continue this conversation ──", "dim")
+        if plan.versions or plan.warnings:
+            self.notify("\n".join(lines[2:]), title=f"resumed {plan.id}", severity="warning", timeout=30)
+
     def _chat_problem(self) -> str:
         """The problem the chat's next message is about: the selected one, else the first."""
         return self.selected.problem if self.selected else (self.ws.problems() or [""])[0]
@@ -545,8 +581,18 @@ class KtuiApp(App[None]):
             self.select(event.node.data)
 
     # -- actions -----------------------------------------------------------------------------------------------
+    def action_open_citation(self, cited: str) -> None:
+        """Open a ``path:line`` citation of the chat in the Context tab (``ContextPanel.open_cited``)."""
+        self.query_one(TabbedContent).active = "tab-context"
+        if not self.query_one(ContextPanel).open_cited(cited):
+            self.notify(f"{cited}: no such file in the workspace or the context", severity="warning")
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-context":  # the index is brought up to date the first time the tab is shown
+            self.query_one(ContextPanel).ensure_index()
+
     def action_show_tab(self, tab: str) -> None:
-        """Show a tab: Accuracy (1), Timings (2), SASS (3), Diff (4), Profile (5), Details (6), IR (7)."""
+        """Show a tab: Accuracy (1), Timings (2), SASS (3), Diff (4), Profile (5), Details (6), IR (7), Context (8)."""
         self.query_one(TabbedContent).active = tab
 
     def _runnable(self) -> tuple[Session, KernelRef] | None:

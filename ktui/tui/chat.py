@@ -8,11 +8,13 @@ go one after another, so that nothing typed is lost. The agent's events come bac
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
@@ -47,6 +49,24 @@ if TYPE_CHECKING:
 __all__ = ["AGENT_EVENTS", "ROUNDS", "ApprovalBar", "ChatPane", "approval_header", "selected_of"]
 
 ROUNDS = (0, 1, 3, 5, 10)  # ctrl+r cycles the automatic ladder-result rounds through these
+
+
+CITATION = re.compile(
+    r"(?<![\w/.-])((?:[A-Za-z_][\w-]*:)?[\w./-]*[\w-]\.(?:py|pyi|hpp|h|cuh|cu|cpp|cc|md|rst|html?|ptx|sass|ttgir|txt))"
+    r":(\d+)(#[\w.-]+)?"
+)
+"""A ``path:line`` citation (``cutlass:cute/atom.py:1039``, ``context/ptx/ptx-isa.html:120#...-ld``), as the
+system prompt asks the model to give them and ``ktui.context.index.Hit.cite`` writes them."""
+
+
+def citations(text: str, most: int = 12) -> list[str]:
+    """The distinct ``path:line`` citations in ``text``, in order of first appearance (at most ``most``)."""
+    out: list[str] = []
+    for m in CITATION.finditer(text):
+        c = f"{m.group(1)}:{m.group(2)}{m.group(3) or ''}"
+        if c not in out:
+            out.append(c)
+    return out[:most]
 
 
 def approval_header(ev: ApprovalRequest) -> Text:
@@ -317,6 +337,10 @@ class ChatPane(Vertical):
         if self._stream is not None:
             await self._stream.stop()
         self._reply, self._stream = None, None
+        cites = citations(self._reply_text)
+        if cites:  # what the model says it took from the context: each opens in the Context tab
+            links = "  ".join(f"[@click=app.open_citation({c!r})]{escape(c)}[/]" for c in cites)
+            await self._mount(Static(f"[dim]cited:[/] {links}", classes="chat-cites"))
         await self.add_line(usage, "dim")
 
     async def reset_reply(self) -> None:

@@ -11,8 +11,9 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Log
+from textual.widgets import DataTable, Log, TabbedContent
 
 from ktui.core.figures import dumps_of
 from ktui.core.inspect import sass
@@ -22,7 +23,10 @@ from ktui.core.workspace import KernelRef, Workspace
 
 
 class SourceSass(Horizontal):
-    """The kernel's Python source beside its SASS: moving in one moves the other to what the line info links."""
+    """The kernel's Python source beside its SASS: moving in one moves the other to what the line info links.
+    ``i`` looks the instruction under the SASS cursor up in the PTX ISA (the Context tab)."""
+
+    BINDINGS = [Binding("i", "isa_lookup", "Look up in the ISA")]
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="src", cursor_type="row", zebra_stripes=False)
@@ -90,6 +94,32 @@ class SourceSass(Horizontal):
                     src.move_cursor(row=src.get_row_index(str(line)))
         finally:
             self._syncing = False
+
+    def instruction_at_cursor(self) -> str:
+        """The text of the SASS row under the cursor ('' when there is none)."""
+        asm = self.query_one("#asm", DataTable)
+        if not asm.row_count:
+            return ""
+        try:
+            return str(asm.get_row_at(asm.cursor_row)[1])
+        except Exception:  # (a row removed under the cursor)
+            return ""
+
+    def action_isa_lookup(self) -> None:
+        from ktui.context.isa import isa_query
+        from ktui.tui.context_panel import ContextPanel
+
+        text = self.instruction_at_cursor()
+        query = isa_query(text)
+        if not query:
+            self.notify("no instruction under the cursor", severity="warning")
+            return
+        panels = self.app.query(ContextPanel)
+        if not panels:
+            self.notify(f"{query}: this screen has no Context tab", severity="warning")
+            return
+        self.app.query_one("#tabs", TabbedContent).active = "tab-context"
+        panels.first().lookup(query, "ptx")
 
     def sass_rows_for_line(self, line: int) -> list[int]:
         """The SASS rows (instruction numbers) that the line info links to source line ``line``."""

@@ -1,6 +1,6 @@
 """The app's keys: what each one does, its footer label, and its command palette entry.
 
-``KEYS`` is the one table of the app's key bindings: ``APP_BINDINGS`` (the app's, with the tab keys 1-7) and the
+``KEYS`` is the one table of the app's key bindings: ``APP_BINDINGS`` (the app's, with the tab keys 1-8) and the
 command palette's entries (``palette_commands``) are made from it, so a key, its footer label and its palette title
 cannot drift apart. The actions themselves are ``KtuiApp``'s ``action_*`` methods.
 """
@@ -61,7 +61,7 @@ KEYS = (  # key, action, footer label, shown in the footer, command palette titl
     ),
 )
 
-TABS = ("Accuracy", "Timings", "SASS", "Diff", "Profile", "Details", "IR")  # the result tabs, keys 1 to 7
+TABS = ("Accuracy", "Timings", "SASS", "Diff", "Profile", "Details", "IR", "Context")  # the tabs, keys 1 to 8
 
 APP_BINDINGS: list[BindingType] = [
     *[Binding(key, action, label, show=show) for key, action, label, show, _, _ in KEYS],

@@ -33,6 +33,7 @@ from ktui.worker.structure import structure
 from ktui.worker.tensors import (
     NestingError,
     aliases,
+    buffer_leaves,
     decoy_,
     flatten,
     hash_data,
@@ -113,7 +114,8 @@ class CheckedCalls:
                 step(label)
             guards = Guards()
             data = guards.wrap_data(build_input(problem, sub, self.device))
-            for buf in problem.output_buffers(data):
+            bufs = problem.output_buffers(data)
+            for buf in bufs:
                 poison_(buf)
             inputs = inputs_only(problem, data)
             h_before = hash_data(inputs)
@@ -146,6 +148,7 @@ class CheckedCalls:
                 "outputs": leaves,
                 "structure": structure(out),
                 "aliases": aliases(out, inputs),
+                "buffer_leaves": buffer_leaves(out, bufs),
             }
             mine: dict[int, str] = {}  # storage address -> the first output leaf in it
             for path, t in flatten(out):
@@ -210,7 +213,8 @@ class CheckedCalls:
             for rep in range(case.get("repeat", 1)):
                 guards = Guards()  # canaries around every input and every torch.empty* of the call (cases.md oob)
                 data = guards.wrap_data(build_input(problem, case, self.device))
-                for j, buf in enumerate(problem.output_buffers(data)):
+                bufs = problem.output_buffers(data)
+                for j, buf in enumerate(bufs):
                     if case.get("fill") == "decoy":
                         decoy_(buf, case["seed"] + 7919 * (j + 1))
                     else:
@@ -266,6 +270,7 @@ class CheckedCalls:
                             "outputs": leaves,
                             "structure": structure(out),
                             "aliases": aliases(out, inputs),
+                            "buffer_leaves": buffer_leaves(out, bufs),
                         }
                     )
                     patched = integrity.tampered(self.baseline, own_only=True)  # ktui's own code, after every case

@@ -51,7 +51,7 @@ from ktui.worker.problem import (
 )
 from ktui.worker.special import SPECIAL, valid_reference
 from ktui.worker.structure import structure
-from ktui.worker.tensors import describe, flatten, hash_data, input_facts
+from ktui.worker.tensors import buffer_leaves, describe, flatten, hash_data, input_facts
 from ktui.worker.timing import bench, measure_bandwidth, measure_peak_tflops
 from ktui.worker.tolerance import native_unusable, resolve
 
@@ -115,7 +115,8 @@ class Judge:
             return self.prepared[key]
         data = build_input(problem, case, self.device)
         inputs = inputs_only(problem, data)
-        expected = problem.reference_native(data)
+        ran_on: list[Any] = []
+        expected = problem.reference_native(data, ran_on)
         ref, precision = problem.reference(data)
         first = next((t for _, t in flatten(inputs) if isinstance(t, torch.Tensor) and t.numel() > 1), None)
         facts = input_facts(inputs)
@@ -129,6 +130,9 @@ class Judge:
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
         }
+        if problem.outputs:  # the output leaves that are the reference's declared buffers: the kernel's must be too
+            entry["buffer_leaves"] = buffer_leaves(expected, problem.output_buffers(ran_on[0]))
+        del ran_on
         if case.get("dist") in SPECIAL:  # the describe trial let it through; this case's own reference may still not
             entry["skip"] = valid_reference(ref, expected, problem.allow_nan)
         if entry["policy_dtype"] == "float32" and precision == "float64":

@@ -248,13 +248,17 @@ class Problem:
                 return self.reference_native(data), note
         return self.reference_native(data), "native"
 
-    def reference_native(self, data: Any) -> Any:
-        """``ref_kernel`` on a copy of ``data`` at its own precision (the expected dtypes and shapes).
+    def reference_native(self, data: Any, keep: list[Any] | None = None) -> Any:
+        """``ref_kernel`` on a copy of ``data`` at its own precision (the expected dtypes and shapes); with ``keep``
+        (a list), the copy it ran on is appended to it (to see which of its tensors the output is).
 
         Raises:
             ReferenceRaised: ref_kernel raised (the message names the reference's file, line and function).
         """
-        return self._own(f"ref_kernel on {_shapes(data)}", self.module.ref_kernel, _map(data, _clone))
+        copy = _map(data, _clone)
+        if keep is not None:
+            keep.append(copy)
+        return self._own(f"ref_kernel on {_shapes(data)}", self.module.ref_kernel, copy)
 
     def _own(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)``, a function of the reference module; an exception it raises becomes a
@@ -280,8 +284,8 @@ def policy_dtype(data: Any, expected: Any) -> str:
     output's dtype when none of them is floating (integers compare exactly); with no tensor in ``expected`` (``()``:
     the roofline's use), the lowest among the inputs ``data``; float64 when there is no tensor at all. Each output
     leaf is judged by its own dtype (``output_dtype``): this one names the case and covers numbers."""
-    outs = [leaf.dtype for _, leaf in flatten(expected) if isinstance(leaf, torch.Tensor)]
-    dts = outs or [leaf.dtype for _, leaf in flatten(data) if isinstance(leaf, torch.Tensor)]
+    outs = [_part_dtype(leaf.dtype) for _, leaf in flatten(expected) if isinstance(leaf, torch.Tensor)]
+    dts = outs or [_part_dtype(leaf.dtype) for _, leaf in flatten(data) if isinstance(leaf, torch.Tensor)]
     floats = [dt for dt in dts if dt.is_floating_point]
     if floats:
         return dtype_name(max(floats, key=lambda dt: torch.finfo(dt).eps))
@@ -289,11 +293,20 @@ def policy_dtype(data: Any, expected: Any) -> str:
 
 
 def output_dtype(leaf: Any, default: str) -> str:
-    """The dtype whose tolerance judges one expected output leaf: a floating tensor's own dtype, else ``default``
-    (the case's ``policy_dtype``: for numbers, and integer tensors, which compare exactly anyway)."""
-    if isinstance(leaf, torch.Tensor) and leaf.is_floating_point():
-        return dtype_name(leaf.dtype)
+    """The dtype whose tolerance judges one expected output leaf: a floating tensor's own dtype (a complex one's
+    parts': complex64 is judged as float32 pairs), else ``default`` (the case's ``policy_dtype``: for numbers, and
+    integer tensors, which compare exactly anyway)."""
+    if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex()):
+        return dtype_name(_part_dtype(leaf.dtype))
     return default
+
+
+_PARTS = {torch.complex32: torch.float16, torch.complex64: torch.float32, torch.complex128: torch.float64}
+
+
+def _part_dtype(dt: torch.dtype) -> torch.dtype:
+    """A complex dtype's real and imaginary parts' dtype; any other dtype itself."""
+    return _PARTS.get(dt, dt)
 
 
 def _shapes(data: Any) -> str:

@@ -453,6 +453,27 @@ def describe(obj: Any) -> list[OutputLeaf]:
     return out
 
 
+def buffer_leaves(out: Any, buffers: list[torch.Tensor]) -> dict[str, int]:
+    """``{output leaf path: j}`` for every tensor leaf of ``out`` that lies in the storage of ``buffers[j]`` (the
+    declared output buffers of the case's data, ``Problem.output_buffers``), the first such buffer."""
+    spans = []
+    for j, b in enumerate(buffers):
+        if is_plain_tensor(b) and b.numel():
+            s = b.untyped_storage()
+            spans.append((j, s.data_ptr(), s.data_ptr() + s.nbytes(), b.device))
+    found: dict[str, int] = {}
+    for path, t in flatten(out):
+        if not is_plain_tensor(t) or not t.numel() or t.layout != torch.strided:
+            continue
+        s = t.untyped_storage()
+        lo, hi = s.data_ptr(), s.data_ptr() + s.nbytes()
+        for j, blo, bhi, dev in spans:
+            if dev == t.device and lo < bhi and blo < hi:
+                found[path] = j
+                break
+    return found
+
+
 def aliases(out: Any, inputs: Any) -> list[str]:
     """``out[0] aliases in[1]`` for every output tensor whose storage overlaps an input tensor's storage."""
     spans = []

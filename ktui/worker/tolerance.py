@@ -101,6 +101,7 @@ class Tolerance:
     native_err: float = 0.0  # max |native - truth| (the worse of the inputs and the inputs one ulp away)
     native_rel_l2: float = 0.0  # its relative L2 error
     native_dtype: str = ""  # the native precision, for messages (``float32``)
+    explicit: bool = False  # the reference's ``tolerance`` set it (taken exactly as written), not ktui's default
 
     @property
     def native_atol(self) -> float:
@@ -244,7 +245,7 @@ def resolve(policy_dtype: str, overrides: dict[str, Any] | None) -> Tolerance:
     elif ("atol" in over or "rtol" in over) and base.mode != "allclose":
         mode = "allclose"
     values: dict[str, Any] = {k: float(v) for k, v in over.items()}
-    return replace(base, mode=mode, **values)
+    return replace(base, mode=mode, explicit=True, **values)
 
 
 def native_unusable(native_err: dict[str, dict[str, float]] | None) -> str:

@@ -1,0 +1,229 @@
+"""The command lines of ``ktui import``, ``ktui export gpumode|kernelbench`` and ``ktui eval``.
+
+    ktui import kernelbench PATH [--level N] [--problems 1,19,23 | --all] [--workspace W] [--force] [--no-check]
+    ktui import gpumode PATH/problems/<set>/<problem> [--workspace W] [--force] [--no-check] [--allow-torch]
+    ktui import modelnew FILE --problem P [--version vN] [--workspace W] [--force]
+    ktui export gpumode|kernelbench PROBLEM VERSION [--workspace W] [--out FILE]
+    ktui eval [PROBLEMS...] [--workspace W] [--json] [--device auto|cpu|cuda] [--all-versions] [--p P] [--rerun]
+
+Each ``*_cli`` returns the exit code; bad input raises ``ImporterError`` or ``ValueError`` (``ktui.cli`` prints
+them as usage errors, exit 2). ``ktui eval`` exits 0 when every row passed, 1 otherwise, 3 when no worker starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+from pathlib import Path
+
+from ktui.importers import gpumode, kernelbench
+from ktui.importers.common import ImporterError, read_meta
+
+
+def _workspace_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workspace", default=".", help="the ktui workspace (default: the current folder)")
+
+
+def import_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ktui import",
+        description="Bring problems from KernelBench or GPU MODE's reference-kernels (your own clone) into the "
+        "workspace as references/<name>.py (and solutions as versions). Upstream files are read with ast and YAML; "
+        "the generated specs are tried in a child process (--no-check skips that).",
+    )
+    sub = p.add_subparsers(dest="format", required=True)
+    kb = sub.add_parser("kernelbench", help="KernelBench/level{N}/{id}_{Name}.py files")
+    kb.add_argument("path", help="a KernelBench clone, its KernelBench/ folder, a level folder or one problem file")
+    kb.add_argument("--level", type=int, default=None, help="the level (1-3; 4 is refused: Hugging Face models)")
+    which = kb.add_mutually_exclusive_group()
+    which.add_argument("--problems", default=None, help="problem ids: 1,19,23 or 1-10")
+    which.add_argument("--all", action="store_true", help="every problem of the level")
+    gm = sub.add_parser("gpumode", help="a problems/<set>/<problem>/ folder of gpu-mode/reference-kernels")
+    gm.add_argument("path", help="the problem folder (with reference.py, task.py, task.yml)")
+    mn = sub.add_parser("modelnew", help="a KernelBench ModelNew file as a version of an imported problem")
+    mn.add_argument("path", help="the ModelNew module")
+    mn.add_argument("--problem", required=True, help="the imported KernelBench problem (references/<problem>.py)")
+    mn.add_argument("--version", default=None, help="the version name (default: the next free vN)")
+    for q in (kb, gm, mn):
+        _workspace_arg(q)
+        q.add_argument("--force", action="store_true", help="overwrite files that exist")
+    for q in (kb, gm):
+        q.add_argument("--no-check", action="store_true", help="do not try the specs in a child process")
+        q.add_argument(
+            "--allow-torch",
+            action="store_true",
+            help="let versions compute in torch alone (allow_torch = True; default: a version must launch a kernel)",
+        )
+    return p
+
+
+def import_cli(argv: list[str]) -> int:
+    """``ktui import ...``: prints what was written, what was dropped and what was not imported."""
+    args = import_parser().parse_args(argv)
+    root = Path(args.workspace).resolve()
+    if args.format == "modelnew":
+        out = kernelbench.import_modelnew(Path(args.path), root, args.problem, args.version, args.force)
+        print(f"created {out.relative_to(root)} (ModelNew with ktui's adapter)")
+        return 0
+    path = Path(args.path)
+    if not path.exists():
+        raise ImporterError(f"no such file or folder: {args.path}")
+    if args.format == "kernelbench":
+        folder, level = kernelbench.level_folder(path, args.level)
+        if level == 4:
+            raise ImporterError(kernelbench.refuse_reason("", ast.parse(""), 4))
+        if path.is_file():
+            files = [path]
+        else:
+            if args.problems is None and not args.all:
+                raise ImporterError("name the problems: --problems 1,19,23 or --all")
+            ids = kernelbench.parse_ids(args.problems) if args.problems is not None else None
+            files = kernelbench.select(folder, ids)
+        written, failed = kernelbench.import_files(
+            files, root, level, args.force, check=not args.no_check, allow_torch=args.allow_torch
+        )
+    else:
+        written = [gpumode.import_problem(path, root, args.force, not args.no_check, args.allow_torch)]
+        failed = []
+    for w in written:
+        print(
+            f"created {w.reference.relative_to(root)}"
+            + "".join(f"\n  version {v.relative_to(root)}" for v in w.versions)
+        )
+        for d in w.dropped:
+            print(f"  test spec dropped ({d})")
+        for note in w.notes:
+            print(f"  note: {note}")
+    for f in failed:
+        print(f"not imported: {f}")
+    if not written:
+        return 2
+    return 0
+
+
+def export_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ktui export gpumode|kernelbench",
+        description="Write the file the upstream harness takes from a version of an imported problem: GPU MODE's "
+        "submission.py (custom_kernel) or a KernelBench ModelNew module.",
+    )
+    p.add_argument("format", choices=("gpumode", "kernelbench"))
+    p.add_argument("problem", metavar="PROBLEM")
+    p.add_argument("version", metavar="VERSION", help="v3, or kernels/<problem>/v3.py")
+    _workspace_arg(p)
+    p.add_argument("--out", default=None, help="the file to write (default: stdout)")
+    return p
+
+
+def export_cli(argv: list[str]) -> int:
+    """``ktui export gpumode|kernelbench PROBLEM VERSION``."""
+    args = export_parser().parse_args(argv)
+    root = Path(args.workspace).resolve()
+    ref = root / "references" / f"{args.problem}.py"
+    if not ref.is_file():
+        raise ImporterError(f"no problem {args.problem} in {root} (no references/{args.problem}.py)")
+    version = Path(args.version).stem
+    vpath = root / "kernels" / args.problem / f"{version}.py"
+    if not vpath.is_file():
+        raise ImporterError(f"no version {version} of {args.problem} ({vpath.relative_to(root)})")
+    meta = read_meta(ref) or {}
+    if meta.get("format") != args.format:
+        origin = meta.get("format") or "ktui itself"
+        raise ImporterError(f"{args.problem} was not imported from {args.format} (it comes from {origin})")
+    text = vpath.read_text(encoding="utf-8")
+    if args.format == "gpumode":
+        out = gpumode.export(text, vpath.name)
+    else:
+        out = kernelbench.export(ref.read_text(encoding="utf-8"), text, vpath.name)
+    if args.out:
+        Path(args.out).write_text(out, encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(out)
+    return 0
+
+
+def eval_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ktui eval",
+        description="Run the ladder on the best version (or every version) of each problem and print one table: "
+        "verdict, speedup over the reference, % of roofline, fast_p and the geometric mean speedup. Stored results "
+        "of unchanged files on the same kind of device are reused, so an interrupted eval resumes.",
+        epilog="exit codes: 0 every row passed, 1 a row failed, 2 usage, 3 no worker could start",
+    )
+    p.add_argument("problems", nargs="*", metavar="PROBLEM", help="problems to evaluate (default: all)")
+    _workspace_arg(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--all-versions", action="store_true", help="every version, not only each problem's best")
+    p.add_argument("--p", type=float, default=1.0, help="fast_p's speedup threshold (default 1: faster than torch)")
+    p.add_argument("--rerun", action="store_true", help="run every version again, ignoring stored results")
+    p.add_argument("--seed", type=int, default=None, help="base seed for correctness inputs (default: fresh)")
+    return p
+
+
+class NoWorker(Exception):
+    """No worker could start (exit code 3)."""
+
+
+def eval_cli(argv: list[str]) -> int:
+    """``ktui eval``: progress on stderr (with ``--json``) or stdout, then the table."""
+    args = eval_parser().parse_args(argv)
+    from ktui.core.device import resolve_device
+    from ktui.core.ladder import LadderOptions
+    from ktui.core.results import DEFAULT_RUNGS
+    from ktui.core.session import Session
+    from ktui.core.timeouts import load_policy
+    from ktui.core.workers.client import WorkerStartError
+    from ktui.core.workspace import Workspace, WorkspaceError
+    from ktui.importers.evaluate import evaluate, render
+
+    try:
+        ws = Workspace.find(Path(args.workspace))
+    except WorkspaceError as exc:
+        raise ImporterError(str(exc)) from None
+    device = resolve_device(args.device)
+    out = sys.stderr if args.json else sys.stdout
+    sessions = []
+
+    def start() -> Session:
+        s = Session(
+            ws,
+            device,
+            options=LadderOptions(seeds=2, seed=args.seed, rungs=DEFAULT_RUNGS),
+            watch=False,
+            timeouts=load_policy(ws.root, None),
+        )
+        sessions.append(s)
+        s.start()
+        try:
+            info = s.device_info()
+        except WorkerStartError as exc:
+            raise NoWorker(str(exc)) from None
+        print(f"ktui eval: device {info.get('name') or info.get('type', device)}", file=out, flush=True)
+        return s
+
+    try:
+        table = evaluate(
+            ws,
+            list(args.problems),
+            start,
+            device,
+            all_versions=args.all_versions,
+            rerun=args.rerun,
+            p=args.p,
+            say=lambda line: print(line, file=out, flush=True),
+        )
+    except NoWorker as exc:
+        print(f"ktui: error: {exc}", file=sys.stderr)
+        return 3
+    finally:
+        for s in sessions:
+            s.stop()
+    if args.json:
+        print(json.dumps(table.to_json(), indent=1))
+    else:
+        print("\n".join(render(table)))
+    return 0 if all(r.ok for r in table.rows) else 1

@@ -1,0 +1,55 @@
+"""``python -m ktui.importers.probe``: try generated references' specs, in a child process.
+
+Reads a JSON list of jobs ``{"path", "call", "specs"}`` on stdin; imports each ``path`` (a generated module: this
+is where upstream code runs, never in ktui's own process), and for each spec calls ``generate_input(0, **spec)``
+then ``ref_kernel(data)`` on the CPU (``call == "ref_kernel"``) or ``bytes_moved(**spec)``. Prints one JSON line:
+per job, the import error as a string, or a list with an error or '' per spec.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from typing import Any
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__
+
+
+def run_job(job: dict[str, Any], n: int) -> list[str] | str:
+    """One job's answer (see the module's docstring)."""
+    import torch
+
+    try:
+        spec = importlib.util.spec_from_file_location(f"ktui_probe_reference_{n}", job["path"])
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    except BaseException as exc:  # the module's own error, reported to the importer
+        return _one_line(exc)
+    out = []
+    for s in job["specs"]:
+        try:
+            torch.manual_seed(0)
+            if job["call"] == "bytes_moved":
+                float(mod.bytes_moved(**s))
+            else:
+                with torch.device("cpu"):
+                    mod.ref_kernel(mod.generate_input(0, **s))
+            out.append("")
+        except Exception as exc:
+            out.append(_one_line(exc))
+    return out
+
+
+def main() -> int:
+    jobs = json.loads(sys.stdin.read() or "[]")
+    print(json.dumps([run_job(j, n) for n, j in enumerate(jobs)]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,576 @@
+"""The KernelBench and GPU MODE importers, ``ktui export gpumode|kernelbench`` and ``ktui eval`` (issue 14).
+
+Every fixture problem is written here, in the upstream formats (no upstream file is copied): a KernelBench level-1
+elementwise op, a KernelBench ``nn.Linear`` model, a level-4-style Hugging Face file, and a GPU MODE problem set
+(``utils.py``, ``task.py``, ``task.yml``, a ``reference.py`` that names ``device="cuda"``, ``solutions/``). The
+ladder runs on the CPU on the shared worker pool.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ktui.cli import main
+from ktui.core.workspace import Workspace
+from ktui.importers import evaluate, gpumode, kernelbench
+from ktui.importers.common import ImporterError, read_meta
+
+KB_SCALE = '''\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """y = 2 x + 1, elementwise."""
+
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2.0 + 1.0
+
+
+batch_size = 4096
+dim = 8192
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim)
+    return [x]
+
+
+def get_init_inputs():
+    return []
+'''
+
+KB_LINEAR = '''\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """relu(x W^T + b)."""
+
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.fc = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+batch_size = 128
+in_features = 256
+out_features = 64
+input_shape = (in_features,)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, *input_shape)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+'''
+
+KB_HF = """\
+import torch
+from transformers import AutoModelForCausalLM
+
+model_name = "gpt2"
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.model = AutoModelForCausalLM.from_pretrained(model_name)
+
+    def forward(self, x):
+        return self.model(x).logits
+
+
+def get_inputs():
+    return [torch.randint(0, 100, (1, 8))]
+
+
+def get_init_inputs():
+    return []
+"""
+
+SCALE_TRITON = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, cols, s0, s1, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + (offs // cols) * s0 + (offs % cols) * s1, mask=mask)
+    tl.store(out_ptr + offs, x * 2.0 + 1.0, mask=mask)
+
+
+def custom_kernel(data):
+    (x,), _, _ = data
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    scale_kernel[(triton.cdiv(n, 256),)](x, out, n, max(x.shape[1], 1), x.stride(0), x.stride(1), BLOCK=256)
+    return out
+"""
+
+SCALE_WRONG = SCALE_TRITON.replace("x * 2.0 + 1.0", "x * 2.0")
+
+LINEAR_MODELNEW = """\
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.fc = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.relu(torch.addmm(self.fc.bias, x, self.fc.weight.t()))
+"""
+
+LINEAR_WRONG = """\
+import torch
+
+
+def custom_kernel(data):
+    (x,), _, state = data
+    return torch.relu(x @ state["fc.weight"].t())  # the bias left out
+"""
+
+LINEAR_TORCH = """\
+import torch
+
+
+def custom_kernel(data):
+    (x,), _, state = data
+    return torch.relu(x @ state["fc.weight"].t() + state["fc.bias"])
+"""
+
+GM_UTILS = """\
+import torch
+
+
+def verbose_allclose(received, expected, rtol=1e-05, atol=1e-08):
+    if received.shape != expected.shape:
+        return ["SIZE MISMATCH"]
+    bad = (received - expected).abs() > atol + rtol * expected.abs()
+    return [f"Number of mismatched elements: {int(bad.sum())}"] if bad.any() else []
+
+
+def make_match_reference(reference, **kwargs):
+    def wrapped(data, output):
+        reasons = verbose_allclose(output, reference(data), **kwargs)
+        return (not reasons), " ".join(reasons)
+    return wrapped
+
+
+class DeterministicContext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+"""
+
+GM_TASK = """\
+from typing import TypedDict, TypeVar
+import torch
+
+
+input_t = TypeVar("input_t", bound=tuple[torch.Tensor, torch.Tensor])
+output_t = TypeVar("output_t", bound=torch.Tensor)
+
+
+class TestSpec(TypedDict):
+    size: int
+    seed: int
+"""
+
+GM_REFERENCE = """\
+from utils import make_match_reference, DeterministicContext
+import torch
+from task import input_t, output_t
+
+
+def ref_kernel(data: input_t) -> output_t:
+    with DeterministicContext():
+        x, out = data
+        out[...] = torch.sigmoid(x) * x
+        return out
+
+
+def generate_input(size: int, seed: int) -> input_t:
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    x = torch.randn(size, device="cuda", dtype=torch.float32, generator=gen).contiguous()
+    out = torch.empty(size, device="cuda", dtype=torch.float32)
+    return x, out
+
+
+check_implementation = make_match_reference(ref_kernel, rtol=1e-4, atol=1e-4)
+"""
+
+GM_YAML = """\
+files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "task.py", "source": "task.py"}
+  - {"name": "utils.py", "source": "../utils.py"}
+  - {"name": "reference.py", "source": "reference.py"}
+lang: "py"
+tests:
+  - {"size": 127, "seed": 4242}
+  - {"size": 129, "seed": 5236}
+  - {"size": 1025, "seed": 1001}
+benchmarks:
+  - {"size": 1048576, "seed": 31232}
+ranking_by: "geom"
+"""
+
+GM_CORRECT = """\
+#!POPCORN leaderboard silu_py
+import torch
+import triton
+import triton.language as tl
+from task import input_t, output_t
+
+
+@triton.jit
+def silu_kernel(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs * stride, mask=mask)
+    tl.store(out_ptr + offs, x * tl.sigmoid(x), mask=mask)
+
+
+def custom_kernel(data: input_t) -> output_t:
+    x, out = data
+    n = x.numel()
+    silu_kernel[(triton.cdiv(n, 256),)](x, out, n, x.stride(0), BLOCK=256)
+    return out
+"""
+
+GM_EMPTY = """\
+from task import input_t, output_t
+
+
+def custom_kernel(data: input_t) -> output_t:
+    _, out = data
+    return out
+"""
+
+
+def write_kb(root: Path) -> Path:
+    level = root / "KernelBench" / "level1"
+    level.mkdir(parents=True)
+    (level / "1_Scale_add.py").write_text(KB_SCALE)
+    (level / "2_Linear_relu.py").write_text(KB_LINEAR)
+    hf = root / "KernelBench" / "level4"
+    hf.mkdir()
+    (hf / "1_gpt2_bs1.py").write_text(KB_HF)
+    return root
+
+
+def write_gm(root: Path) -> Path:
+    folder = root / "problems" / "toy" / "silu_py"
+    (folder / "solutions" / "correct").mkdir(parents=True)
+    (folder / "solutions" / "wrong").mkdir()
+    (root / "problems" / "toy" / "utils.py").write_text(GM_UTILS)
+    (folder / "task.py").write_text(GM_TASK)
+    (folder / "reference.py").write_text(GM_REFERENCE)
+    (folder / "task.yml").write_text(GM_YAML)
+    (folder / "solutions" / "correct" / "triton.py").write_text(GM_CORRECT)
+    (folder / "solutions" / "wrong" / "empty.py").write_text(GM_EMPTY)
+    return folder
+
+
+def new_ws(path: Path) -> Path:
+    (path / "references").mkdir(parents=True)
+    (path / "kernels").mkdir()
+    return path
+
+
+def cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out, err = capsys.readouterr()
+    return int(exc.value.code or 0), out, err
+
+
+# -- parsing (no worker, no child) --------------------------------------------------------------------------------
+def test_kernelbench_parse_finds_the_sizes_and_derives_the_specs(tmp_path):
+    clone = write_kb(tmp_path / "kb")
+    lin = kernelbench.parse(clone / "KernelBench" / "level1" / "2_Linear_relu.py")
+    assert (lin.level, lin.pid, lin.name) == (1, 2, "kb1_2_linear_relu")
+    # in_features shapes the input (through input_shape), out_features is a constructor size >= 16
+    assert lin.sizes == {"batch_size": 128, "in_features": 256, "out_features": 64}
+    assert lin.derived == [("input_shape", "(in_features,)")]
+    tests, bench = kernelbench.specs(lin)
+    assert bench == [{"batch_size": 128, "in_features": 256, "out_features": 64}]
+    # the official shape scaled down to <= 2**14 input elements, aspect kept (the largest size halved first)
+    assert tests[0] == {"batch_size": 128, "in_features": 128, "out_features": 64}
+    assert kernelbench.elements(lin, tests[0]) == 128 * 128
+    assert {"batch_size": 1, "in_features": 1, "out_features": 1} in tests
+    assert {"batch_size": 2, "in_features": 129, "out_features": 16} in tests  # the innermost size's tail
+    # a literal shape tuple becomes one field per element, the tuple rebuilt from them
+    (clone / "KernelBench" / "level1" / "3_Cumsum.py").write_text(
+        KB_SCALE.replace("dim = 8192", "input_shape = (8192,)\ndim = 1")
+        .replace("torch.randn(batch_size, dim)", "torch.randn(batch_size, *input_shape)")
+        .replace("x * 2.0 + 1.0", "torch.cumsum(x, dim=1)")
+    )
+    cum = kernelbench.parse(clone / "KernelBench" / "level1" / "3_Cumsum.py")
+    assert cum.sizes == {"batch_size": 4096, "input_shape_0": 8192}  # dim = 1 is no size: it stays as written
+    assert cum.derived == [("input_shape", "(input_shape_0,)")] and "input_shape_0" in cum.inner
+    assert kernelbench.specs(cum)[0][0] == {"batch_size": 128, "input_shape_0": 128}
+    assert not cum.native_only and "input_distributions" not in kernelbench.render(cum, [{}], [{}], False)
+    (clone / "KernelBench" / "level1" / "4_Loss.py").write_text(
+        KB_SCALE.replace("return [x]", "return [x, torch.randint(0, dim, (batch_size,))]")
+    )
+    loss = kernelbench.parse(clone / "KernelBench" / "level1" / "4_Loss.py")
+    assert loss.native_only and "input_distributions = ['native']" in kernelbench.render(loss, [{}], [{}], False)
+    scale = kernelbench.parse(clone / "KernelBench" / "level1" / "1_Scale_add.py")
+    assert scale.sizes == {"batch_size": 4096, "dim": 8192} and scale.inner == {"dim"}
+
+
+def test_kernelbench_level4_and_hugging_face_files_are_refused(tmp_path, capsys):
+    clone = write_kb(tmp_path / "kb")
+    with pytest.raises(ImporterError, match="level 4 problems are Hugging Face models"):
+        kernelbench.parse(clone / "KernelBench" / "level4" / "1_gpt2_bs1.py")
+    ws = new_ws(tmp_path / "ws")
+    code, _, err = cli(["import", "kernelbench", str(clone), "--level", "4", "--all", "--workspace", str(ws)], capsys)
+    assert code == 2 and "Hugging Face models" in err and "needs the network" in err
+    assert list((ws / "references").iterdir()) == []
+
+
+def test_modelnew_adapter_needs_a_modelnew_and_names_mismatched_weights(tmp_path):
+    with pytest.raises(ImporterError, match="defines no class ModelNew"):
+        kernelbench.adapt_modelnew(LINEAR_WRONG, "x.py")
+    text = kernelbench.adapt_modelnew(LINEAR_MODELNEW, "new.py")
+    assert text.count("class ModelNew") == 1 and "def custom_kernel(data):" in text
+    # the export of an adapted version is the ModelNew source again
+    assert kernelbench.export("", text, "v1.py") == LINEAR_MODELNEW
+    # in the candidate: Model's weights go to ModelNew by name; a ModelNew with other names fails naming both
+    import torch
+
+    renamed = kernelbench.adapt_modelnew(LINEAR_MODELNEW.replace("self.fc", "self.proj"), "renamed.py")
+    ns: dict = {}
+    exec(compile(renamed, "renamed.py", "exec"), ns)
+    x, w, b = torch.randn(3, 4), torch.randn(5, 4), torch.randn(5)
+    with pytest.raises(ValueError, match=r"ModelNew has parameters or buffers \['proj.bias', 'proj.weight'\]"):
+        ns["custom_kernel"](((x,), (4, 5), {"fc.weight": w, "fc.bias": b}))
+    ns = {}
+    exec(compile(text, "new.py", "exec"), ns)
+    out = ns["custom_kernel"](((x,), (4, 5), {"fc.weight": w, "fc.bias": b}))
+    assert torch.equal(out, torch.relu(torch.addmm(b, x, w.t())))  # Model's weights, not ModelNew's own draw
+
+
+def test_gpumode_device_literals_are_rewritten_in_place(tmp_path):
+    text, left = gpumode.rewrite_devices(
+        'a = torch.randn(3, device="cuda")  # keep me\nb = a.cuda()\nc = a.to("cuda:0")\nd = "cuda"\n', "DEV"
+    )
+    assert text == 'a = torch.randn(3, device=DEV)  # keep me\nb = a.to(DEV)\nc = a.to(DEV)\nd = "cuda"\n'
+    assert left == ["line 4"]
+    p = gpumode.parse(write_gm(tmp_path / "gm"))
+    assert p.outputs == [1] and p.seeded and p.params == ["size"]
+    assert not p.contiguous  # out is not made .contiguous(): ktui's layout cases stay
+    tree = ast.parse(
+        GM_REFERENCE.replace("dtype=torch.float32)\n    return", "dtype=torch.float32).contiguous()\n    return")
+    )
+    gen = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "generate_input")
+    assert gpumode.all_contiguous(gen)  # every returned tensor .contiguous(): upstream's contract, contiguous_only
+
+
+# -- import, the ladder and ktui eval -----------------------------------------------------------------------------
+def test_kernelbench_import_run_and_eval_table(tmp_path, capsys, session_for):
+    clone = write_kb(tmp_path / "kb")
+    ws_root = new_ws(tmp_path / "ws")
+    code, out, _ = cli(
+        ["import", "kernelbench", str(clone), "--level", "1", "--problems", "1,2", "--workspace", str(ws_root)]
+        + ["--allow-torch"],
+        capsys,
+    )
+    assert code == 0, out
+    assert "created references/kb1_1_scale_add.py" in out and "created references/kb1_2_linear_relu.py" in out
+    ref = ws_root / "references" / "kb1_2_linear_relu.py"
+    meta = read_meta(ref)
+    assert meta is not None and meta["format"] == "kernelbench" and meta["official"]["in_features"] == 256
+    assert meta["kernelbench_tolerance"]["float32"] == 1e-4
+    assert "def bytes_moved(" in ref.read_text()  # the meta device ran the model: the roofline is known
+    assert "tolerance =" not in ref.read_text()  # ktui's default policy, stricter than KernelBench's 1e-4
+    kdir = ws_root / "kernels"
+    (kdir / "kb1_1_scale_add").mkdir()
+    (kdir / "kb1_1_scale_add" / "v1.py").write_text(SCALE_TRITON)
+    (kdir / "kb1_1_scale_add" / "v2.py").write_text(SCALE_WRONG)
+    (tmp_path / "new.py").write_text(LINEAR_MODELNEW)
+    code, out, _ = cli(
+        ["import", "modelnew", str(tmp_path / "new.py"), "--problem", "kb1_2_linear_relu", "--workspace", str(ws_root)],
+        capsys,
+    )
+    assert code == 0 and "kernels/kb1_2_linear_relu/v1.py" in out
+    (kdir / "kb1_2_linear_relu" / "v2.py").write_text(LINEAR_WRONG)
+
+    ws = Workspace(ws_root)
+    started = []
+
+    def start():
+        started.append(session_for(ws, seed=5))
+        return started[-1]
+
+    lines: list[str] = []
+    table = evaluate.evaluate(ws, [], start, "cpu", all_versions=True, say=lines.append)
+    rows = {f"{r.problem}/{r.version}": r for r in table.rows}
+    assert rows["kb1_1_scale_add/v1"].ok and rows["kb1_1_scale_add/v1"].verdict == "✓ ok"
+    assert rows["kb1_2_linear_relu/v1"].ok, rows["kb1_2_linear_relu/v1"].reason  # the ModelNew, by the adapter
+    for bad in ("kb1_1_scale_add/v2", "kb1_2_linear_relu/v2"):
+        assert not rows[bad].ok and rows[bad].verdict == "✗ correctness", rows[bad]
+        assert "elements outside atol=1e-05 rtol=1e-05 or 8x float32's own error" in rows[bad].reason
+    assert (table.correct, len(table.rows), table.timed, table.fast_p, table.geomean_speedup) == (
+        2,
+        4,
+        False,
+        None,
+        None,
+    )
+    text = "\n".join(evaluate.render(table))
+    assert "correct: 2/4  device: cpu" in text and "not timed on the CPU" in text
+    assert any(line.startswith("[1/4] kb1_1_scale_add/v1: running") for line in lines)
+    # resumable: a second eval reuses every stored result and starts no session
+    again = evaluate.evaluate(ws, [], lambda: pytest.fail("nothing should run"), "cpu", all_versions=True)
+    assert [r.cached for r in again.rows] == [True] * 4
+    assert [r.verdict for r in again.rows] == [r.verdict for r in table.rows]
+    # the best version of each problem (no --all-versions): the one that passed
+    best = evaluate.evaluate(ws, [], lambda: pytest.fail("nothing should run"), "cpu")
+    assert [f"{r.problem}/{r.version}" for r in best.rows] == ["kb1_1_scale_add/v1", "kb1_2_linear_relu/v1"]
+    # timed figures: fast_p and the geometric mean over the correct rows only
+    timed = evaluate.summarize(
+        [
+            evaluate.Row("a", "v1", "✓ 2.00x", True, True, 2.0, 50.0, "", False, "", "cuda"),
+            evaluate.Row("b", "v1", "✓ 0.50x", True, True, 0.5, None, "", False, "", "cuda"),
+            evaluate.Row("c", "v1", "✗ benchmark", False, True, None, None, "", False, "impossible", "cuda"),
+        ],
+        p=1.0,
+        device="cuda",
+        timed=True,
+    )
+    assert timed.fast_p == pytest.approx(1 / 3) and timed.geomean_speedup == pytest.approx(1.0)
+
+
+def test_kernelbench_export_runs_as_kernelbench_runs_modelnew(tmp_path, capsys):
+    """The exported ModelNew, driven the way KernelBench's eval drives it (seed, Model, seed, ModelNew, inputs,
+    allclose), in a child process with the Triton interpreter."""
+    clone = write_kb(tmp_path / "kb")
+    ws_root = new_ws(tmp_path / "ws")
+    written, failed = kernelbench.import_files(
+        kernelbench.select(clone / "KernelBench" / "level1", None), ws_root, check=False
+    )
+    assert [w.problem for w in written] == ["kb1_1_scale_add", "kb1_2_linear_relu"] and failed == []
+    for problem, source in (("kb1_1_scale_add", SCALE_TRITON), ("kb1_2_linear_relu", LINEAR_TORCH)):
+        (ws_root / "kernels" / problem).mkdir()
+        (ws_root / "kernels" / problem / "v1.py").write_text(source)
+    out = tmp_path / "new_linear.py"
+    code, _, _ = cli(
+        ["export", "kernelbench", "kb1_2_linear_relu", "v1", "--workspace", str(ws_root), "--out", str(out)], capsys
+    )
+    assert code == 0
+    code, scale_text, _ = cli(["export", "kernelbench", "kb1_1_scale_add", "v1", "--workspace", str(ws_root)], capsys)
+    assert code == 0 and "class ModelNew" in scale_text
+    (tmp_path / "new_scale.py").write_text(scale_text)
+    (tmp_path / "ref_scale.py").write_text(KB_SCALE.replace("4096", "3").replace("8192", "300"))
+    (tmp_path / "ref_linear.py").write_text(KB_LINEAR.replace("128", "5"))
+    drive = textwrap.dedent(
+        """
+        import importlib.util, sys, torch
+        def load(path, name):
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            return mod
+        for ref_path, new_path in (("ref_scale.py", "new_scale.py"), ("ref_linear.py", "new_linear.py")):
+            ref, new = load(ref_path, "ref"), load(new_path, "new")
+            torch.manual_seed(42)
+            init = ref.get_init_inputs()
+            torch.manual_seed(42)
+            model = ref.Model(*init)
+            torch.manual_seed(42)
+            model_new = new.ModelNew(*init)
+            torch.manual_seed(7)
+            inputs = ref.get_inputs()
+            with torch.no_grad():
+                print(torch.allclose(model(*inputs), model_new(*inputs), atol=1e-4, rtol=1e-4))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", drive],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, TRITON_INTERPRET="1"),
+        timeout=300,
+    )
+    assert done.stdout.split() == ["True", "True"], done.stderr[-2000:]
+    # a problem of another origin is refused
+    code, _, err = cli(["export", "gpumode", "kb1_1_scale_add", "v1", "--workspace", str(ws_root)], capsys)
+    assert code == 2 and "was not imported from gpumode (it comes from kernelbench)" in err
+
+
+def test_gpumode_import_runs_solutions_and_exports_them_back(tmp_path, capsys, session_for):
+    folder = write_gm(tmp_path / "gm")
+    ws_root = new_ws(tmp_path / "ws")
+    code, out, _ = cli(["import", "gpumode", str(folder), "--workspace", str(ws_root)], capsys)
+    assert code == 0, out
+    assert "created references/gm_toy_silu_py.py" in out
+    assert "version kernels/gm_toy_silu_py/v1.py" in out and "version kernels/gm_toy_silu_py/v2.py" in out
+    ref_text = (ws_root / "references" / "gm_toy_silu_py.py").read_text()
+    assert "gen = torch.Generator(device=_ktui_device())" in ref_text
+    assert "tests = [{'size': 127}, {'size': 129}, {'size': 1025}]" in ref_text  # task.yml's seeds left out
+    assert "outputs = (1,)" in ref_text
+    assert "fuzz = {'size': (1, 2050)}" in ref_text  # 2x the largest test: a size may be a square's side
+    meta = read_meta(ws_root / "references" / "gm_toy_silu_py.py")
+    assert meta is not None and meta["seeds"]["tests"] == [4242, 5236, 1001] and meta["ranking_by"] == "geom"
+    v1 = (ws_root / "kernels" / "gm_toy_silu_py" / "v1.py").read_text()
+    assert v1.startswith("# ktui-import: gpumode solution=solutions/correct/triton.py expected=correct\n#!POPCORN")
+    # export round trip: the submission is the upstream solution again
+    code, sub, _ = cli(["export", "gpumode", "gm_toy_silu_py", "v1", "--workspace", str(ws_root)], capsys)
+    assert code == 0 and sub == GM_CORRECT.replace(
+        "#!POPCORN leaderboard silu_py\n",
+        "#!POPCORN leaderboard silu_py\nimport torch as _ktui_torch  # noqa: E402,F401\n",
+    )
+    code, sub2, _ = cli(
+        ["export", "gpumode", "gm_toy_silu_py", "kernels/gm_toy_silu_py/v2.py", "--workspace", str(ws_root)], capsys
+    )
+    assert code == 0 and sub2 == "import torch as _ktui_torch  # noqa: E402,F401\n" + GM_EMPTY
+
+    ws = Workspace(ws_root)
+    table = evaluate.evaluate(ws, ["gm_toy_silu_py"], lambda: session_for(ws, seed=3), "cpu", all_versions=True)
+    good, empty = table.rows
+    assert (good.version, good.expected, good.ok, good.verdict) == ("v1", "correct", True, "✓ ok")
+    assert (empty.version, empty.expected, empty.ok, empty.verdict) == ("v2", "wrong", False, "✗ correctness")
+    assert "unwritten" in empty.reason
+    text = "\n".join(evaluate.render(table))
+    assert "upstream's correct/wrong labels agreed with ktui's verdict on 2/2" in text
+
+
+def test_eval_counts_a_problem_without_a_version_as_not_correct(tmp_path):
+    clone = write_kb(tmp_path / "kb")
+    ws_root = new_ws(tmp_path / "ws")
+    kernelbench.import_files(kernelbench.select(clone / "KernelBench" / "level1", [1]), ws_root, check=False)
+    ws = Workspace(ws_root)
+    table = evaluate.evaluate(ws, ["kb1_1_scale_add"], lambda: pytest.fail("nothing to run"), "cuda")
+    (row,) = table.rows
+    assert (row.version, row.verdict, row.ok) == ("-", "· no version", False)
+    assert (table.correct, table.fast_p, table.geomean_speedup) == (0, 0.0, None)
+    with pytest.raises(ValueError, match="no problem nosuch"):
+        evaluate.evaluate(ws, ["nosuch"], lambda: pytest.fail("nothing to run"), "cpu")
