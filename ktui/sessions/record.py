@@ -531,13 +531,7 @@ class Recorder:
                 continue
             rec: dict[str, Any] = {"path": rel, "sha256": digest, "bytes": size, "rung": rung, "stored": False}
             if data is not None:
-                stored, names = self.redact.blob(data)
-                blob = sha256(stored) if names else digest
-                if blob not in self._blobs:
-                    target = self.dir / BLOBS / blob
-                    if not target.is_file():
-                        atomic_write(target, stored)
-                    self._blobs.add(blob)
+                blob, _, names = self._store_blob(data, digest)
                 rec.update(sha256=blob, stored=True)
                 if names:
                     rec.update(original_sha256=digest, redacted=names)
@@ -562,6 +556,18 @@ class Recorder:
         except ValueError:
             return str(path)
 
+    def _store_blob(self, data: bytes, digest: str) -> tuple[str, int, list[str]]:
+        """Keep ``data`` (its sha256 ``digest``) in ``blobs/``, secrets redacted, once per content: returns the
+        stored bytes' hash, their size and the names of the variables whose values were redacted."""
+        stored, names = self.redact.blob(data)
+        blob = sha256(stored) if names else digest
+        if blob not in self._blobs:
+            target = self.dir / BLOBS / blob
+            if not target.is_file():
+                atomic_write(target, stored)
+            self._blobs.add(blob)
+        return blob, len(stored), names
+
     def _source(self, path: Path, role: str, data: bytes | None = None) -> None:
         if data is None:
             try:
@@ -572,14 +578,8 @@ class Recorder:
         digest = sha256(data)
         if self._last_source.get(rel) == digest:
             return
-        stored, names = self.redact.blob(data)
-        blob = sha256(stored) if names else digest
-        if blob not in self._blobs:
-            target = self.dir / BLOBS / blob
-            if not target.is_file():
-                atomic_write(target, stored)
-            self._blobs.add(blob)
-        rec: dict[str, Any] = {"path": rel, "sha256": blob, "bytes": len(stored), "role": role}
+        blob, size, names = self._store_blob(data, digest)
+        rec: dict[str, Any] = {"path": rel, "sha256": blob, "bytes": size, "role": role}
         if names:
             rec.update(original_sha256=digest, redacted=names)
         self._append("source", rec, time.time())
