@@ -83,3 +83,34 @@ def test_a_reference_hiding_a_tensor_in_an_object_fails_with_the_reason(make_ws,
     failed = next(r for r in res.rungs if r.status is not Status.OK)
     assert "holding a tensor in its attribute .w" in failed.line(), failed.line()
     assert "tuples, lists, dicts, named tuples and dataclasses" in failed.line()
+
+
+def test_a_dataclass_whose_field_is_a_property_is_never_read():
+    @dataclass
+    class Out:
+        y: torch.Tensor
+
+    class Lookalike(Out):
+        @property
+        def y(self):  # would run the kernel's code at ktui's reads (between timed calls, say)
+            raise AssertionError("ktui ran a property of the kernel's class")
+
+    obj = object.__new__(Lookalike)
+    assert flatten(obj) == [("out", obj)]  # an opaque leaf: the judge refuses it on its type
+    assert structure(obj) == []
+
+
+def test_named_tuples_stay_named_through_the_refills_and_the_reference_copies():
+    from typing import NamedTuple
+
+    from ktui.worker.cases import _map_inputs
+    from ktui.worker.problem import clone_data
+
+    class Pair(NamedTuple):
+        x: torch.Tensor
+        y: torch.Tensor
+
+    p = Pair(torch.ones(2), torch.zeros(2))
+    mapped = _map_inputs(p, (), lambda t, path: t * 2)
+    assert type(mapped) is Pair and torch.equal(mapped.x, torch.full((2,), 2.0))
+    assert type(clone_data(p)) is Pair

@@ -175,7 +175,9 @@ def _map_inputs(
             v if (i in outputs or i - n in outputs) and not path else _map_inputs(v, outputs, fn, f"{path}[{i}]", leaf)
             for i, v in enumerate(data)
         ]
-        return type(data)(out) if isinstance(data, tuple) else out
+        if isinstance(data, tuple):  # a named tuple takes its fields as arguments
+            return type(data)(*out) if hasattr(type(data), "_fields") else type(data)(out)
+        return out
     if isinstance(data, dict):
         return {
             k: v if k in outputs and not path else _map_inputs(v, outputs, fn, f"{path}[{k!r}]", leaf)

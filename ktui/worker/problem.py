@@ -338,7 +338,8 @@ def _upcast(x: Any) -> Any:
 
 def _map(obj: Any, fn: Callable[[Any], Any]) -> Any:
     if isinstance(obj, tuple):
-        return tuple(_map(v, fn) for v in obj)
+        items = [_map(v, fn) for v in obj]
+        return type(obj)(*items) if hasattr(type(obj), "_fields") else tuple(items)  # a named tuple stays one
     if isinstance(obj, list):
         return [_map(v, fn) for v in obj]
     if isinstance(obj, dict):

@@ -6,10 +6,10 @@ no pickle, so nothing the candidate returns can run code in the judge.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import hashlib
 import math
+import types
 from pathlib import Path
 from typing import Any
 
@@ -36,25 +36,85 @@ class NestingError(ValueError):
     """An output nests tuples, lists or dicts deeper than ``MAX_DEPTH`` levels (or contains itself)."""
 
 
+def _class_dict(c: type) -> Any:
+    return type.__dict__["__dict__"].__get__(c, type)
+
+
+def _mro(cls: type) -> tuple[type, ...]:
+    return type.__dict__["__mro__"].__get__(cls, type)  # type: ignore[no-any-return]
+
+
+def _own_dict(obj: Any) -> dict[str, Any] | None:
+    """The instance's own ``__dict__``, read through the standard descriptor (never a class's ``__dict__``
+    property), or None for an instance without one (slots only)."""
+    for c in _mro(type(obj)):
+        d = _class_dict(c)
+        if "__dict__" in d:
+            desc = d["__dict__"]
+            return desc.__get__(obj, type(obj)) if isinstance(desc, types.GetSetDescriptorType) else None
+    return None
+
+
+def _data_descriptor(v: Any) -> bool:
+    """A class attribute that takes precedence over the instance's ``__dict__`` (a property, ...)."""
+    t = type(v)
+    return any("__set__" in _class_dict(c) or "__delete__" in _class_dict(c) for c in _mro(t))
+
+
+def _static(cls: type, name: str) -> Any:
+    return next((_class_dict(c)[name] for c in _mro(cls) if name in _class_dict(c)), None)
+
+
 def dataclass_fields(obj: Any) -> list[tuple[str, Any]] | None:
     """``[(name, value)]`` of the fields of ``obj`` when its real type is a dataclass (an instance, not the class),
     else None. A reference's typed record (``Config(x=..., scale=...)``) is a container like a named tuple: every
     walk over inputs and outputs (``flatten``, the guards, the refills, the hashes) reaches the tensors in it, so a
-    kernel that writes a tensor inside one is caught as it is in a tuple. Values are read with
-    ``object.__getattribute__`` (slots and ``__dict__`` alike; ``ClassVar`` and ``InitVar`` pseudo-fields are not
-    fields)."""
+    kernel that writes a tensor inside one is caught as it is in a tuple. Values are read from the instance's own
+    ``__dict__`` or its slots, never through a descriptor that runs a class's code: a field that is a property (or
+    any other descriptor, or unset) makes the object an opaque leaf (the judge refuses it as an output; a
+    reference's input of that kind is refused by ``problem.opaque_tensors``). ``ClassVar`` and ``InitVar``
+    pseudo-fields are not fields."""
     cls = type(obj)
     if isinstance(obj, type) or not dataclasses.is_dataclass(cls):
         return None
-    return [(f.name, object.__getattribute__(obj, f.name)) for f in dataclasses.fields(cls)]
+    own = _own_dict(obj)
+    out = []
+    for f in dataclasses.fields(cls):
+        static = _static(cls, f.name)
+        if isinstance(static, types.MemberDescriptorType):  # a slot
+            try:
+                out.append((f.name, static.__get__(obj, cls)))
+            except AttributeError:
+                return None  # an unset slot
+        elif own is not None and f.name in own and not _data_descriptor(static):  # as Python's lookup reads it
+            out.append((f.name, own[f.name]))
+        else:  # a property or another descriptor would run its class's code; or the field is unset
+            return None
+    return out
 
 
 def with_fields(obj: Any, values: dict[str, Any]) -> Any:
-    """A shallow copy of the dataclass instance ``obj`` with the fields in ``values`` replaced (frozen ones too:
-    ``object.__setattr__``, as a frozen dataclass's own ``__init__`` does); ``__post_init__`` does not run again."""
-    new = copy.copy(obj)
+    """A shallow copy of the dataclass instance ``obj`` (``dataclass_fields`` gives its fields) with the fields in
+    ``values`` replaced, made without running any of its class's code (``object.__new__``, the instance's own
+    ``__dict__`` and slots copied; frozen ones too); ``__init__`` and ``__post_init__`` do not run again."""
+    cls = type(obj)
+    new = object.__new__(cls)
+    src, dst = _own_dict(obj), _own_dict(new)
+    if src is not None and dst is not None:
+        dst.update(src)
+    for c in _mro(cls):
+        for desc in list(_class_dict(c).values()):
+            if isinstance(desc, types.MemberDescriptorType):
+                try:
+                    desc.__set__(new, desc.__get__(obj, cls))
+                except AttributeError:
+                    pass
     for k, v in values.items():
-        object.__setattr__(new, k, v)
+        desc = _static(cls, k)
+        if isinstance(desc, types.MemberDescriptorType):
+            desc.__set__(new, v)
+        elif dst is not None:
+            dst[k] = v
     return new
 
 
@@ -454,23 +514,22 @@ def describe(obj: Any) -> list[OutputLeaf]:
 
 
 def buffer_leaves(out: Any, buffers: list[torch.Tensor]) -> dict[str, int]:
-    """``{output leaf path: j}`` for every tensor leaf of ``out`` that lies in the storage of ``buffers[j]`` (the
-    declared output buffers of the case's data, ``Problem.output_buffers``), the first such buffer."""
-    spans = []
-    for j, b in enumerate(buffers):
-        if is_plain_tensor(b) and b.numel():
-            s = b.untyped_storage()
-            spans.append((j, s.data_ptr(), s.data_ptr() + s.nbytes(), b.device))
+    """``{output leaf path: j}`` for every tensor leaf of ``out`` that is ``buffers[j]`` itself (the declared output
+    buffers of the case's data, ``Problem.output_buffers``) as a view: the same address, dtype, shape and strides,
+    so a transposed or expanded view of the buffer, or another view of the allocation, is not the buffer."""
+    keys = [
+        (b.device, b.data_ptr(), b.dtype, tuple(b.shape), tuple(b.stride()))
+        if is_plain_tensor(b) and b.layout == torch.strided and b.numel()
+        else None
+        for b in buffers
+    ]
     found: dict[str, int] = {}
     for path, t in flatten(out):
         if not is_plain_tensor(t) or not t.numel() or t.layout != torch.strided:
             continue
-        s = t.untyped_storage()
-        lo, hi = s.data_ptr(), s.data_ptr() + s.nbytes()
-        for j, blo, bhi, dev in spans:
-            if dev == t.device and lo < bhi and blo < hi:
-                found[path] = j
-                break
+        key = (t.device, t.data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()))
+        if key in keys:
+            found[path] = keys.index(key)
     return found
 
 

@@ -50,11 +50,13 @@ from ktui.worker.tensors import (
     NestingError,
     aliases,
     copy_into,
+    dataclass_fields,
     flatten,
     is_plain_tensor,
     poison_,
     same_bits,
     save_outputs,
+    with_fields,
 )
 from ktui.worker.timing import Kept, Reservoir, bench, host_loop
 
@@ -88,6 +90,11 @@ def copy_tree(obj: Any, _depth: int = 0) -> Any:
         return {k: copy_tree(v, _depth + 1) for k, v in items}
     if is_plain_tensor(obj) and obj.layout == torch.strided and not obj.is_meta:
         return obj.detach().clone()
+    fields = dataclass_fields(obj)
+    if fields is not None:  # a dataclass: its fields copied as a tuple's would be (the paths ``flatten`` gives)
+        if _depth >= MAX_DEPTH:
+            raise NestingError(f"the output nests containers more than {MAX_DEPTH} levels deep (or contains itself)")
+        return with_fields(obj, {k: copy_tree(v, _depth + 1) for k, v in fields})
     return obj
 
 
