@@ -91,7 +91,7 @@ class Sums:
             bad |= neq
         elif tol.mode == "allclose":
             # the fixed allowance, or the native-precision reference's error times the stated factor if larger
-            fixed = (tol.atol + tol.rtol * ar).clamp_min(tol.native_atol)
+            fixed = tol.elementwise(ar, self.tiny).clamp_min(tol.native_atol)
             allowance = torch.where(same, torch.ones_like(r), fixed).clamp_min(1e-300)
             inside = same | (ad <= allowance)
             self.outside += int((~inside).sum())
@@ -108,7 +108,7 @@ class Sums:
                 self.flushed_max = max(self.flushed_max, to_float(ar[flushed].max()))
             if tol.unit_roundoff > 0:  # elementwise, scaled to the dtype (cases.md mass-loss)
                 fin = torch.isfinite(r) & ~nonfinite
-                lim = tol.elem_ulps * tol.unit_roundoff * ar.clamp_min(self.tiny)
+                lim = tol.elementwise(ar, self.tiny)
                 off = fin & (ad > lim)
                 n_off = int(off.sum())
                 self.off += n_off

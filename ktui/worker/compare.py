@@ -361,12 +361,9 @@ def native_fails_too(
     o = out.detach().to("cpu", torch.float64).reshape(-1)
     n = native.detach().to("cpu", torch.float64).reshape(-1)
     fin = torch.isfinite(r)
-    if tol.mode == "allclose":
-        allow = tol.atol + tol.rtol * r.abs()
-    else:
-        allow = tol.elem_ulps * tol.unit_roundoff * r.abs()
     fi = torch.finfo(native.dtype)  # at least two roundings of the output dtype: where the native reference happens
-    allow = torch.maximum(allow, 2 * fi.eps * r.abs() + fi.tiny)  # to be exact, another honest order is not
+    allow = torch.maximum(tol.elementwise(r.abs(), fi.tiny), 2 * fi.eps * r.abs() + fi.tiny)  # to be exact, another
+    # honest order of operations is not
     d_out, d_nat = (o - r).abs(), (n - r).abs()
     within = torch.where(torch.isfinite(o) & torch.isfinite(n), d_out <= NATIVE_FACTOR * d_nat + allow, False)
     # non-finite only where the native reference is too (the same value: an overflow to the same infinity)

@@ -36,7 +36,7 @@ from ktui.protocol import ProblemInfo, ReferenceSource
 from ktui.protocol.distributions import INPUT_DISTRIBUTIONS
 from ktui.worker.errors import ProblemError, snapshot_missing
 from ktui.worker.special import SPECIAL
-from ktui.worker.tensors import dataclass_fields, dtype_name, flatten, with_fields
+from ktui.worker.tensors import class_name, dataclass_fields, dtype_name, flatten, with_fields
 
 # Every distribution a case may draw, named in the wire's table (the agent's prompt lists the same ones); the
 # special values last, as ``special.SPECIAL`` orders them.
@@ -371,8 +371,7 @@ def opaque_tensors(data: Any) -> str:
                     pass
         for name, value in attrs.items():
             if any(isinstance(t, torch.Tensor) for _, t in flatten(value)):
-                cls_name = f"{type(leaf).__module__}.{type(leaf).__qualname__}"
-                return f"an object of class {cls_name} at {path} holding a tensor in its attribute .{name}"
+                return f"an object of class {class_name(leaf)} at {path} holding a tensor in its attribute .{name}"
     return ""
 
 

@@ -71,7 +71,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 ELEM_ULPS = 8.0  # low precision: an element is off beyond 8 u |ref| (4 to 8 ulp); derivation in the docstring
 MAX_OFF_FRAC = 0.01  # and at most 1% of the elements may be off; the L1 relative error at most 4u
@@ -102,6 +105,16 @@ class Tolerance:
     native_rel_l2: float = 0.0  # its relative L2 error
     native_dtype: str = ""  # the native precision, for messages (``float32``)
     explicit: bool = False  # the reference's ``tolerance`` set it (taken exactly as written), not ktui's default
+
+    def elementwise(self, abs_ref: Tensor, tiny: float) -> Tensor:
+        """The allowance of each element (``abs_ref``: ``|ref|``, float64): ``atol + rtol |ref|`` in allclose mode,
+        ``elem_ulps u max(|ref|, tiny)`` in psnr mode (zeros when its elementwise check is off, ``unit_roundoff``
+        0), zeros in exact mode. The native-precision allowance (``native_atol``) is the caller's to add."""
+        if self.mode == "allclose":
+            return self.atol + self.rtol * abs_ref
+        if self.mode == "psnr" and self.unit_roundoff > 0:
+            return self.elem_ulps * self.unit_roundoff * abs_ref.clamp_min(tiny)
+        return abs_ref * 0.0
 
     @property
     def native_atol(self) -> float:
