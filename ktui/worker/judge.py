@@ -117,6 +117,10 @@ class Judge:
         inputs = inputs_only(problem, data)
         ran_on: list[Any] = []
         expected = problem.reference_native(data, ran_on)
+        # the output leaves that are the reference's declared buffers (the kernel's must be too), before the copy
+        # the reference ran on is let go: the float64 run below makes its own
+        buffers = buffer_leaves(expected, problem.output_buffers(ran_on[0])) if problem.outputs else None
+        del ran_on
         ref, precision = problem.reference(data)
         first = next((t for _, t in flatten(inputs) if isinstance(t, torch.Tensor) and t.numel() > 1), None)
         facts = input_facts(inputs)
@@ -130,9 +134,8 @@ class Judge:
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
         }
-        if problem.outputs:  # the output leaves that are the reference's declared buffers: the kernel's must be too
-            entry["buffer_leaves"] = buffer_leaves(expected, problem.output_buffers(ran_on[0]))
-        del ran_on
+        if buffers is not None:
+            entry["buffer_leaves"] = buffers
         if case.get("dist") in SPECIAL:  # the describe trial let it through; this case's own reference may still not
             entry["skip"] = valid_reference(ref, expected, problem.allow_nan)
         if entry["policy_dtype"] == "float32" and precision == "float64":
