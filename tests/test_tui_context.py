@@ -89,7 +89,7 @@ async def test_search_as_you_type_opens_the_hit_at_its_line(ctx_ws):
         assert app.query_one(TabbedContent).active == "tab-context"
         panel = app.query_one(ContextPanel)
         await _wait_for(pilot, lambda: panel._ready, "the index")
-        app.query_one("#context-query", Input).focus()
+        assert app.focused is app.query_one("#context-query", Input)  # typing goes to the query, not to the app's keys
         await pilot.press(*"make_tiled_copy")
         hits = app.query_one("#context-hits", OptionList)
         await _wait_for(pilot, lambda: hits.option_count > 0, "hits")

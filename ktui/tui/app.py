@@ -589,7 +589,10 @@ class KtuiApp(App[None]):
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "tab-context":  # the index is brought up to date the first time the tab is shown
-            self.query_one(ContextPanel).ensure_index()
+            panel = self.query_one(ContextPanel)
+            panel.ensure_index()
+            # what is typed next is a query, not the app's keys (n made a new version, m maximized: seen in tmux)
+            panel.query_one("#context-query", Input).focus()
 
     def action_show_tab(self, tab: str) -> None:
         """Show a tab: Accuracy (1), Timings (2), SASS (3), Diff (4), Profile (5), Details (6), IR (7), Context (8)."""
