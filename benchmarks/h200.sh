@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
-#   bash benchmarks/h200.sh STEP...      steps: info examples latency tests cases gpu-cases gpu-rest profile variants
+#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest profile variants
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step);
 # when the tree and the tarball exceed a call's 64 MiB: `split -b 33000000 -d .device/cute-dsl.tar.xz part`, put
@@ -23,6 +23,7 @@ fi
 [ -d "$S" ] && export PYTHONPATH=$S:$S/nvidia_cutlass_dsl/dsl_packages:${PYTHONPATH:-}
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+  export PATH=/tmp/site/bin:$PATH
 fi
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
 
@@ -34,6 +35,17 @@ for step in "$@"; do
       python3 -c "import cutlass; print('cutlass dsl ok')" 2>&1 | tail -1 | tee -a "$OUT/info.txt" ;;
     examples)
       python3 benchmarks/examples_table.py --device cuda --out "$OUT/examples" 2>&1 | tee "$OUT/examples.log" ;;
+    spy)  # where a GPU ladder's seconds go: py-spy over ktui and its workers (py-spy's wheel carried in .whl)
+      for k in ${SPY_KERNELS:-vector_add/v2 softmax/v2}; do
+        n=${k/\//_}
+        /usr/bin/time -v py-spy record --subprocesses --rate 40 --format raw -o "$OUT/spy_$n.txt" -- \
+          python3 -m ktui run kernels/$k.py --device cuda --json >"$OUT/run_$n.json" 2>"$OUT/run_$n.err"
+        python3 - "$OUT/run_$n.json" "$k" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sys.argv[2], " ".join(f"{r['name']}={r.get('status')}:{r.get('duration_s', r.get('seconds', '?'))}" for r in d["rungs"]))
+PY
+      done ;;
     latency)
       python3 benchmarks/loop_latency.py --device cuda --n 5 --skip-startup 2>&1 | tee "$OUT/latency.log" ;;
     tests)
