@@ -38,8 +38,10 @@ for step in "$@"; do
     spy)  # where a GPU ladder's seconds go: py-spy over ktui and its workers (py-spy's wheel carried in .whl)
       for k in ${SPY_KERNELS:-vector_add/v2 softmax/v2}; do
         n=${k/\//_}
-        /usr/bin/time -v py-spy record --subprocesses --rate 40 --format raw -o "$OUT/spy_$n.txt" -- \
-          python3 -m ktui run kernels/$k.py --device cuda --json >"$OUT/run_$n.json" 2>"$OUT/run_$n.err"
+        spy=(); command -v py-spy >/dev/null && spy=(py-spy record --subprocesses --rate 40 --format raw -o "$OUT/spy_$n.txt" --)
+        t0=$SECONDS
+        "${spy[@]}" python3 -m ktui run kernels/$k.py --device cuda --json >"$OUT/run_$n.json" 2>"$OUT/run_$n.err"
+        echo "$k: ktui run took $((SECONDS - t0)) s" 
         python3 - "$OUT/run_$n.json" "$k" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
