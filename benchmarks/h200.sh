@@ -26,6 +26,8 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   export PATH=/tmp/site/bin:$PATH
 fi
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
+# STEP_TIMEOUT=S: each pytest step is interrupted (SIGINT: pytest still prints its summary) after S seconds
+T=(); [ -n "${STEP_TIMEOUT:-}" ] && T=(timeout -s INT "$STEP_TIMEOUT")
 
 for step in "$@"; do
   case $step in
@@ -51,14 +53,14 @@ PY
     latency)
       python3 benchmarks/loop_latency.py --device cuda --n 5 --skip-startup 2>&1 | tee "$OUT/latency.log" ;;
     tests)
-      python3 -m pytest -q tests/test_gpu.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
+      "${T[@]}" python3 -m pytest -q tests/test_gpu.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     cases)
-      python3 -m pytest -q -rA tests/test_gpu_cases.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-cases.log" | tail -40 ;;
+      "${T[@]}" python3 -m pytest -q -rA tests/test_gpu_cases.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-cases.log" | tail -40 ;;
     gpu-cases)  # issue 9's GPU kinds: the timed-call checks, launches, side streams, TF32, overflow
-      python3 -m pytest -v -rA -m gpu tests/test_gpu_cases.py tests/test_gpu_launches.py -p no:cacheprovider \
+      "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_gpu_cases.py tests/test_gpu_launches.py -p no:cacheprovider \
         --durations=10 2>&1 | tee "$OUT/gpu-cases.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|slowest|s call" | tail -45 ;;
     gpu-rest)  # every other test marked gpu (precision, robustness, integrity, crossing, inputs, test_gpu.py)
-      python3 -m pytest -v -rA -m gpu tests/test_gpu.py tests/test_cases_precision.py tests/test_robustness.py \
+      "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_gpu.py tests/test_cases_precision.py tests/test_robustness.py \
         tests/test_integrity.py tests/test_cases_inputs.py tests/test_needs_gpu.py $(ls tests/test_crossing.py tests/test_call_paths.py 2>/dev/null) \
         -p no:cacheprovider --durations=10 2>&1 \
         | tee "$OUT/gpu-rest.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
