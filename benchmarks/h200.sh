@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
-#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest profile variants
+#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest gpu-more gpu-huge profile variants
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step);
 # when the tree and the tarball exceed a call's 64 MiB: `split -b 33000000 -d .device/cute-dsl.tar.xz part`, put
@@ -56,14 +56,22 @@ PY
       "${T[@]}" python3 -m pytest -q tests/test_gpu.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     cases)
       "${T[@]}" python3 -m pytest -q -rA tests/test_gpu_cases.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-cases.log" | tail -40 ;;
-    gpu-cases)  # issue 9's GPU kinds: the timed-call checks, launches, side streams, TF32, overflow
+    gpu-cases)  # issue 9's GPU kinds: the timed-call checks, launches, side streams, TF32 (~8 min on 2026-12-03)
       "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_gpu_cases.py tests/test_gpu_launches.py -p no:cacheprovider \
-        --durations=10 2>&1 | tee "$OUT/gpu-cases.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|slowest|s call" | tail -45 ;;
-    gpu-rest)  # every other test marked gpu (precision, robustness, integrity, crossing, inputs, test_gpu.py)
-      "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_gpu.py tests/test_cases_precision.py tests/test_robustness.py \
-        tests/test_integrity.py tests/test_cases_inputs.py tests/test_needs_gpu.py $(ls tests/test_crossing.py tests/test_call_paths.py 2>/dev/null) \
+        -k "not int32_overflow" --durations=10 2>&1 | tee "$OUT/gpu-cases.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|slowest|s call" | tail -45 ;;
+    gpu-rest)  # every example on every rung, faults, hangs, ncu, precision (~9.5 min on 2026-12-03)
+      "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_gpu.py tests/test_cases_precision.py \
         -p no:cacheprovider --durations=10 2>&1 \
         | tee "$OUT/gpu-rest.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
+    gpu-more)  # the other gpu-marked tests but the huge ones: integrity, fuzzed sizes, CuTeDSL, replay --rerun
+      "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_integrity.py tests/test_cases_inputs.py tests/test_needs_gpu.py \
+        tests/test_sessions_replay.py tests/test_crossing.py tests/test_call_paths.py tests/test_ladder.py \
+        -p no:cacheprovider --durations=10 2>&1 \
+        | tee "$OUT/gpu-more.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
+    gpu-huge)  # more than 2**31 elements: int32 offsets, a 0-d bf16 sum, a huge stride-0 output (minutes each)
+      "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_robustness.py tests/test_gpu_cases.py -k "int32_overflow or 2_31 or stride0" \
+        -p no:cacheprovider --durations=10 2>&1 \
+        | tee "$OUT/gpu-huge.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
     profile)
       for k in vector_add/v1 vector_add/v2 vector_add/v3 softmax/v1 softmax/v2 matmul/v1 matmul/v2; do
         python3 -m ktui run kernels/$k.py --device cuda --rungs dumps,profile --json > "$OUT/profile_${k/\//_}.json" 2>"$OUT/profile_${k/\//_}.err"

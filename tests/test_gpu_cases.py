@@ -95,6 +95,7 @@ def test_float_atomics_are_caught_as_run_to_run_spread(tmp_path, gpu_pool):
     assert any("nondeterministic" in t for t in texts), texts  # a spread, within tolerance or not, is reported
 
 
+@pytest.mark.timeout(1500)  # two ladders over 2**31-element inputs: the twin's prepare alone outran 300 s (H200)
 def test_int32_overflow_fails_naming_the_shape_and_int64_passes(tmp_path, gpu_pool):
     ref = CASES / "references" / "big_copy.py"
     opts = dict(
@@ -220,20 +221,23 @@ def test_bench_through_the_kernel_thread_keeps_three_calls_and_the_allocator_cos
     stats, kept = bench(lambda: None, "cuda", call=lambda s, e: invoke.call(kernel, x, "cuda", s, e)[0], keep=keep)
     assert all(s == stacks[0] for s in stacks) and stacks[0][:2] == ["kernel", "run"], stacks[0]
     assert len({k.index for k in kept}) == 3 and all(torch.equal(k.copy, x * 2) for k in kept)
-    medians = {}
+    calls = {}
     for name, alloc in (("ktui", torch.empty), ("torch", allocation.ORIGINALS["empty"])):
 
         def allocating(data, alloc=alloc):
             out = alloc(data.shape, dtype=data.dtype, device=data.device)
             return torch.mul(data, 2, out=out)
 
-        def call(s, e, allocating=allocating):
-            return invoke.call(allocating, x, "cuda", s, e)[0]
-
-        runs = [bench(lambda: None, "cuda", call=call)[0] for _ in range(3)]
-        medians[name] = statistics.median(r["median_us"] for r in runs)
-    print("median us of a 2**20-element multiply through each allocator:", medians, "reps", stats["reps"])
-    assert abs(medians["ktui"] - medians["torch"]) < max(1.0, 0.03 * medians["torch"]), medians
+        calls[name] = lambda s, e, allocating=allocating: invoke.call(allocating, x, "cuda", s, e)[0]
+    # Side by side, A B A B: a launch-bound 2**20-element multiply measures the host's time to issue it, which drifts
+    # with the GPU's clock ramp and the host's load (run one after the other, 3 each, the first set read 40.5 us
+    # against 35.5 us on the H200, 2026-12-03); the paired ratio's median is what the allocator costs.
+    pairs = [
+        {name: bench(lambda: None, "cuda", call=call)[0]["median_us"] for name, call in calls.items()} for _ in range(7)
+    ]
+    ratio = statistics.median(p["ktui"] / p["torch"] for p in pairs)
+    print("median us of a 2**20-element multiply through each allocator:", pairs, "ratio", ratio, "reps", stats["reps"])
+    assert abs(ratio - 1) < 0.03, (ratio, pairs)
 
 
 # -- uncrossed (tests/test_crossing.py on the CPU) ------------------------------------------------------------------
