@@ -361,9 +361,9 @@ def test_mcp_diff_versions_makes_the_missing_dumps_then_reuses_them(make_ws, tmp
         "--- kernels/vector_add/v1.py",
         "+++ kernels/vector_add/v2.py",
     ]
-    mix = {d["name"]: d for d in first["mix_delta"]}
+    mix = {d["family"]: d for d in first["mix_delta"]}
     assert mix["LDG.128"]["a"] == 0 and mix["LDG.128"]["b"] > 0 and mix["LDG.128"]["delta"] == mix["LDG.128"]["b"]
-    assert {d["name"] for d in first["resources"]} >= {"registers", "local", "shared"} and first["changed"] > 0
+    assert {d["resource"] for d in first["resources"]} >= {"registers", "local", "shared"} and first["changed"] > 0
     texts = [m for _, _, m in msgs]
     assert (
         "vector_add/v1: ladder started (compile, dumps)" in texts

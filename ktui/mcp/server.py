@@ -49,6 +49,7 @@ from ktui.agent.tools import MAX_READ_CHARS, NAME_RE, Workbench
 from ktui.agent.tools import ToolError as WorkbenchError
 from ktui.core import report
 from ktui.core.events import Event, FileChanged, FirstVerdict, LadderStarted, RungFinished, RungProgress, RungStarted
+from ktui.core.inspect.diff import DiffJson
 from ktui.core.ladder import LadderOptions
 from ktui.core.results import DEFAULT_RUNGS, LadderResult, RungResult, device_label, expand_rungs
 from ktui.core.session import Session
@@ -56,8 +57,6 @@ from ktui.core.status import workspace_status
 from ktui.core.timeouts import TimeoutPolicy
 from ktui.core.workspace import KERNELS, KernelRef, Workspace
 from ktui.mcp.schema import (
-    DeltaOut,
-    DiffOut,
     ErrorOut,
     ProblemOut,
     ProblemsOut,
@@ -532,7 +531,13 @@ class McpWorkbench:
         while not ticket.done() and time.monotonic() < deadline:
             time.sleep(0.05)
 
-    async def diff(self, ctx: Context | None, problem: str, a: str, b: str, stage: str) -> DiffOut:
+    async def diff(self, ctx: Context | None, problem: str, a: str, b: str, stage: str) -> DiffJson:
+        """``ktui diff --json``'s data for versions ``a`` and ``b`` of ``problem`` (the dumps rung runs first on a side
+        without dumps of its current source).
+
+        Raises:
+            ToolError: a bad name, a side whose compile or dumps failed, a stage a side has no text of.
+        """
         from ktui.core.inspect.diff import DiffError, compare_results, has_current_dumps
 
         sides = [self.kernel(problem, v) for v in (a, b)]
@@ -555,25 +560,9 @@ class McpWorkbench:
             assert res is not None
             items.append((self.ws, k, res))
         try:
-            d = compare_results(items, stage=stage).to_json()
+            return compare_results(items, stage=stage).to_json()
         except (DiffError, OSError) as exc:
             raise ToolError(str(exc)) from None
-        resources: list[DeltaOut] = [
-            {"name": r["resource"], "a": r["a"], "b": r["b"], "delta": r["delta"]} for r in d["resources"]
-        ]
-        mix: list[DeltaOut] = [
-            {"name": r["family"], "a": r["a"], "b": r["b"], "delta": r["delta"]} for r in d["mix_delta"]
-        ]
-        return {
-            "a": d["a"],
-            "b": d["b"],
-            "resources": resources,
-            "mix_delta": mix,
-            "diff": d["diff"],
-            "changed": d["changed"],
-            "stage": d["stage"],
-            "lines": d["lines"],
-        }
 
     def doc(self, uri: str) -> str:
         """The text of the resource ``uri`` (``DOCS``), read now.
@@ -691,7 +680,7 @@ def build_server(bench: McpWorkbench) -> MCPServer:
             return run_out(result)
 
     @mcp.tool(title="Diff two versions' compiled code")
-    async def diff_versions(problem: str, a: str, b: str, ctx: Context, stage: str = "sass") -> DiffOut:
+    async def diff_versions(problem: str, a: str, b: str, ctx: Context, stage: str = "sass") -> DiffJson:
         """What the compiler made of two versions of a problem: resources (registers, spills, shared memory), the
         instruction-mix delta and the unified diff of the normalized SASS (or stage: ptx, ttgir, ttir, llir). The
         dumps rung runs first on a version that has no dumps of its current source."""
