@@ -14,8 +14,10 @@ turns it into an ``MCPServer`` (the official SDK's, ``mcp`` 2.x) whose tools are
 - ``run_ladder``: the rungs on a version, as ``ktui run`` runs them; the structured result (every rung, its figures,
   a failure's trimmed traceback). Progress: a notification per event of the run (``RungStarted``, ``RungProgress``:
   a batch of cases, ``FirstVerdict``, ``RungFinished``) and at least every ``HEARTBEAT_S`` in between, so that a
-  client capping a call's time sees it alive. An MCP cancel of the request (``notifications/cancelled``) cancels
-  the run (``Scheduler.cancel``: the busy workers are killed and replaced; a hanging kernel included).
+  client capping a call's time sees it alive. An MCP cancel of the request (``notifications/cancelled``) gives its
+  ticket up (``Scheduler.release``): a run still queued behind another leaves the queue and never runs, the run
+  under way is cancelled (the busy workers are killed and replaced; a hanging kernel included), and a run another
+  request of the same version also waits on goes on for that one.
 - ``diff_versions``: what ``ktui diff`` shows (resources, instruction mix, the normalized SASS diff); the dumps
   rung runs first on a side that has none for its current source.
 - ``profile``: the profile rung (Nsight Compute; skipped on the CPU, and it says so).
@@ -27,6 +29,15 @@ catch and the rules they follow) and ``ktui://docs/cases`` (the catalog of wrong
 
 Every event of the session goes to its log under ``sessions/`` (``ktui.sessions.record.maybe_record``, as
 ``ktui run`` does), and each tool call is a ``ToolCall`` event there too (``running``, then ``done`` or ``error``).
+
+No MCP *tasks* (SEP-1686: a ``tools/call`` answered at once with a task handle that the client polls): ``mcp``
+2.3.0 has none to offer. Its 2025-11-25 task types (``mcp_types._v2025_11_25``: ``TaskMetadata``,
+``CreateTaskResult``, ``ToolExecution.task_support``, ``CallToolRequestParams.task``) are wire models only:
+``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel`` are left out of its method table on purpose
+(``mcp_types/methods.py``), ``MCPServer.tool`` cannot declare ``taskSupport`` and a request's ``task`` is ignored.
+The 2026-07-28 revision moved tasks to the ``io.modelcontextprotocol/tasks`` extension (SEP-2663); 2.3.0 has the
+extension API (``MCPServer(extensions=...)``, ``mcp.server.extension``) but not that extension (python-sdk PR
+#3005) nor a client for it (python-sdk#3226). Long runs are served by progress notifications and cancel instead.
 """
 
 import hashlib
@@ -505,7 +516,7 @@ class McpWorkbench:
                     await anyio.sleep(POLL_S)
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(self._cancel, kernel.key, ticket)
+                    await anyio.to_thread.run_sync(self._cancel, ticket)
                 raise
             for value, total, message in prog.drain():
                 if ctx is not None:
@@ -521,15 +532,17 @@ class McpWorkbench:
         finally:
             unsub()
 
-    def _cancel(self, key: str, ticket: Any, wait_s: float = 15.0) -> None:
-        """Cancel ``key``'s run when it is the one running, and wait (``wait_s`` at most) for its ticket: the busy
-        workers are killed and replaced, so the next call finds the queue free. A run still queued behind another is
-        left to run (its result is stored, unread)."""
-        if self.session.scheduler.cancel(key, reason=CANCEL_REASON) is None and not ticket.done():
-            return
-        deadline = time.monotonic() + wait_s
-        while not ticket.done() and time.monotonic() < deadline:
-            time.sleep(0.05)
+    def _cancel(self, ticket: Any, wait_s: float = 15.0) -> str:
+        """Give the cancelled request's ticket up (``Scheduler.release``): a run still queued behind another leaves
+        the queue and never runs; the run under way is cancelled and waited for (``wait_s`` at most: its busy
+        workers are killed and replaced, so the next call finds the queue free); a run another request still waits
+        on goes on for it. Returns what ``release`` did."""
+        what = self.session.scheduler.release(ticket, CANCEL_REASON)
+        if what == "cancelled":
+            deadline = time.monotonic() + wait_s
+            while not ticket.done() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return what
 
     async def diff(self, ctx: Context | None, problem: str, a: str, b: str, stage: str) -> DiffJson:
         """``ktui diff --json``'s data for versions ``a`` and ``b`` of ``problem`` (the dumps rung runs first on a side
