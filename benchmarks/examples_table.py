@@ -1,5 +1,7 @@
 """Run ``ktui run --json`` on every example version and print one table: rung verdicts, worst accuracy, timings.
 
+Each run prints the envelope of ``docs/json.md``; the table reads its ``data`` (``LadderJson``).
+
     python benchmarks/examples_table.py [--device cuda] [--out DIR]
 
 Each version runs in its own ``ktui run`` process, as a user would run it; the JSON of each run is kept under
@@ -51,13 +53,18 @@ def main() -> int:
         )
         wall = time.perf_counter() - t0
         try:
-            res = json.loads(p.stdout)
+            env = json.loads(p.stdout)  # the envelope: {"schema_version", "command", "exit_code", "data"|"error"}
         except ValueError:
             print(f"{k.key}: exit {p.returncode}, no JSON\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
             bad += 1
             continue
         if out:
-            (out / f"{k.problem}_{k.version}.json").write_text(json.dumps(res, indent=1))
+            (out / f"{k.problem}_{k.version}.json").write_text(json.dumps(env, indent=1))
+        if "data" not in env:  # a usage or environment error: no result
+            print(f"{k.key}: exit {p.returncode}: {env['error']['kind']}: {env['error']['message']}")
+            bad += 1
+            continue
+        res = env["data"]
         rungs = {r["name"]: r for r in res["rungs"]}
         verdicts = " ".join(f"{n}:{r['status']}" for n, r in rungs.items())
         corr = rungs.get("correctness", {})

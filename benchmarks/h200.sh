@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
-#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest gpu-more gpu-huge profile variants
+#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest gpu-more gpu-huge profile json variants
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
-# Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step);
+# Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
+# jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
 # when the tree and the tarball exceed a call's 64 MiB: `split -b 33000000 -d .device/cute-dsl.tar.xz part`, put
 # part00 in .devA/ and part01 in .devB/ (both git-ignored), carry .devA in one call and .devB in the next.
 # Logs and JSON go under $OUT (or ./h200-out); the last lines printed are the summary tables.
@@ -46,8 +47,10 @@ for step in "$@"; do
         echo "$k: ktui run took $((SECONDS - t0)) s" 
         python3 - "$OUT/run_$n.json" "$k" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
-print(sys.argv[2], " ".join(f"{r['name']}={r.get('status')}:{r.get('duration_s', r.get('seconds', '?'))}" for r in d["rungs"]))
+s = open(sys.argv[1]).read()  # py-spy writes its own lines to stdout around ktui's one object
+e = json.JSONDecoder().raw_decode(s[s.index("{"):])[0]  # the envelope (docs/json.md): data, or error
+d = e.get("data") or {"rungs": [{"name": "error", "status": e["error"]["kind"], "seconds": e["error"]["message"]}]}
+print(sys.argv[2], " ".join(f"{r['name']}={r.get('status')}:{r.get('seconds', '?')}" for r in d["rungs"]))
 PY
       done ;;
     latency)
@@ -77,10 +80,36 @@ PY
         python3 -m ktui run kernels/$k.py --device cuda --rungs dumps,profile --json > "$OUT/profile_${k/\//_}.json" 2>"$OUT/profile_${k/\//_}.err"
         python3 - "$OUT/profile_${k/\//_}.json" "$k" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
-r = {x["name"]: x for x in d["rungs"]}
+s = open(sys.argv[1]).read()  # py-spy writes its own lines to stdout around ktui's one object
+e = json.JSONDecoder().raw_decode(s[s.index("{"):])[0]  # the envelope (docs/json.md): data, or error
+if "error" in e:
+    print(f"| {sys.argv[2]} | {e['error']['kind']} | {e['error']['message']} | |")
+    raise SystemExit(0)
+r = {x["name"]: x for x in e["data"]["rungs"]}
 p, dm = r.get("profile", {}), r.get("dumps", {})
 print(f"| {sys.argv[2]} | {p.get('status')} | {p.get('summary', '')} | {dm.get('summary', '')} |")
+PY
+      done ;;
+    json)  # the --json envelopes of GPU runs (benchmark and profile figures: the CPU never makes them) against
+      # their schemas (`ktui schema run`, docs/json.md); one line a run, "valid" or the first violation
+      for k in ${JSON_KERNELS:-vector_add/v2 softmax/v2 matmul/v2}; do
+        n=${k/\//_}
+        python3 -m ktui run kernels/$k.py --device cuda --rungs benchmark,dumps,profile --json >"$OUT/json_$n.json" 2>"$OUT/json_$n.err"
+        echo "exit $?" >>"$OUT/json_$n.err"
+        python3 - "$OUT/json_$n.json" "$k" <<'PY'
+import json, sys
+try:
+    import jsonschema
+    from jsonschema.exceptions import best_match
+except ImportError:
+    raise SystemExit(f"| {sys.argv[2]} | jsonschema is not installed: carry its wheels in .whl (see the header) |")
+from ktui.schemas import command_schema
+e = json.load(open(sys.argv[1]))
+err = best_match(jsonschema.Draft202012Validator(command_schema("run")).iter_errors(e))
+what = "valid" if err is None else f"INVALID: {err.message} at {list(err.absolute_path)}"
+d = e.get("data") or {}
+rungs = " ".join(f"{r['name']}:{r['status']}" for r in d.get("rungs", [])) or e.get("error", {}).get("message", "")
+print(f"| {sys.argv[2]} | exit {e.get('exit_code')} | {what} | {rungs} |")
 PY
       done ;;
     variants)

@@ -16,10 +16,16 @@
     ktui context add|add-docs|list|remove|reindex|search ...  the context directory (``ktui.context.cli``)
     ktui mcp [WORKSPACE] [--http] [--port N]                 an MCP server for other agents (``ktui.mcp.cli``)
 
+    ktui schema [COMMAND] [--markdown]                       the JSON Schema of every --json output (``ktui.schemas``)
+
 Exit codes: 0 ok (every rung ok or skipped), 1 a rung failed (``ktui diff``: the dumps of a side could not be
 made), 2 bad usage (a one-line error), 3 the environment (a worker could not start: no GPU for ``--device cuda``,
 torch missing...). ``ktui agent``: 0 the exchange ended normally, 1 the model request failed, 2 bad usage or no
 model configured.
+
+With ``--json`` a command prints one JSON object on stdout whatever happens, its result or its error, in the
+envelope of ``ktui.core.envelope`` (``{"schema_version", "command", "exit_code", "data"|"error"}``); the schemas
+are ``ktui schema`` and ``docs/json.md``.
 
 Every subcommand goes through ``ktui.core.session.Session`` (headless, ``watch=False``) and prints with
 ``ktui.core.report`` (``ktui diff`` with ``ktui.core.inspect.diff.render``).
@@ -28,28 +34,20 @@ Every subcommand goes through ``ktui.core.session.Session`` (headless, ``watch=F
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ktui import __version__
+from ktui.core import envelope
+from ktui.core.envelope import ArgumentParser, CommandError, CommandFailed, EnvironmentFailure, UsageError
 
-USAGE_ERROR = 2
-ENVIRONMENT_ERROR = 3
 EXIT_CODES = (
     "exit codes: 0 ok, 1 a rung failed, 2 usage, 3 environment (a worker could not start: no GPU for "
-    "--device cuda, torch missing...)"
+    "--device cuda, torch missing...); with --json the result or the error is one JSON object on stdout "
+    "(`ktui schema`)"
 )
-
-
-class UsageError(Exception):
-    """Bad command-line input; printed as one line, exit code 2."""
-
-
-class EnvironmentFailure(Exception):
-    """The machine cannot do what was asked (a worker could not start); printed as one line, exit code 3."""
 
 
 def _device_arg(p: argparse.ArgumentParser) -> None:
@@ -71,14 +69,19 @@ def _record_arg(p: argparse.ArgumentParser) -> None:
 
 
 def run_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ktui run",
         description="Run the rung ladder (compile, run, correctness, "
         "benchmark) on one kernel version and print one line per rung.",
         epilog=EXIT_CODES,
     )
     p.add_argument("kernel", metavar="KERNEL_FILE", help="kernels/<problem>/<version>.py inside a workspace")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object instead of lines: the envelope {schema_version, command, exit_code, data|error}, "
+        "data the result (`ktui schema run`, docs/json.md)",
+    )
     _device_arg(p)
     p.add_argument("--seed", type=int, default=None, help="base seed for correctness inputs (default: fresh)")
     p.add_argument("--seeds", type=int, default=2, help="seeds per test spec (default 2)")
@@ -107,7 +110,7 @@ def run_parser() -> argparse.ArgumentParser:
 
 
 def diff_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ktui diff",
         description="Compare what the compiler made of two kernel "
         "versions: resources, instruction mix and the normalized SASS diff (dumps are made "
@@ -120,8 +123,8 @@ def diff_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object: a and b (each with its kernels' resources, "
-        "instruction mix, warnings and ncu figures), resources, mix_delta, diff, lines, changed, stage",
+        help="one JSON object, the envelope (`ktui schema diff`) whose data has a and b (each with its kernels' "
+        "resources, instruction mix, warnings and ncu figures), resources, mix_delta, diff, lines, changed, stage",
     )
     p.add_argument("--side-by-side", action="store_true", help="two columns instead of a unified diff")
     p.add_argument(
@@ -136,7 +139,7 @@ def diff_parser() -> argparse.ArgumentParser:
 
 
 def agent_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ktui agent",
         description="Send one message to the agent about PROBLEM and "
         "run the loop (model turns, kernel writes, ladder results) without the TUI; prints "
@@ -235,7 +238,7 @@ def cmd_agent(argv: list[str]) -> int:
 
 
 def tui_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ktui",
         description="A terminal assistant for writing GPU kernels: saving a "
         "kernel reruns its rung ladder. Headless subcommands: `ktui run KERNEL_FILE`, "
@@ -458,19 +461,24 @@ def cmd_run(argv: list[str]) -> int:
         what = "ctrl+c" if isinstance(exc, KeyboardInterrupt) else _signal_name(exc.signum)
         end = f"stopped by {what}"
         during = f" during {where[0]} after {where[1]:.1f} s" if where else ""
+        message = f"{kernel.key}: stopped by {what}{during}; no verdict stored"
+        code = envelope.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else 128 + exc.signum
         try:
-            print(f"ktui: {kernel.key}: stopped by {what}{during}; no verdict stored", file=sys.stderr)
+            print(f"ktui: {message}", file=sys.stderr)
+            if args.json:
+                print(envelope.dumps(envelope.failure("run", "interrupted", message, code)), flush=True)
         except OSError:
             pass
-        return 130 if isinstance(exc, KeyboardInterrupt) else 128 + exc.signum
+        return code
     finally:
         progress.close()
         session.stop()
         if recorder is not None:
             recorder.close(end)
+    code = envelope.OK if result.ok else envelope.FAILED
     if args.json:
-        print(json.dumps(result.to_json(), indent=1))
-    return 0 if result.ok else 1
+        return envelope.emit("run", result.to_json(), code)
+    return code
 
 
 def _start_recorder(session: Any, command: str, argv: list[str], disabled: bool) -> Any:
@@ -528,8 +536,7 @@ def cmd_diff(argv: list[str]) -> int:
                 res = session.result_for(k, rungs=("dumps",))
                 failed = next((r for r in res.rungs if r.name in ("compile", "dumps") and not r.ok), None)
                 if failed:  # (the result merges stored rungs of the same source: only these two matter here)
-                    print(f"ktui: {k.key}: {failed.line()}", file=sys.stderr)
-                    return 1
+                    raise CommandFailed(f"{k.key}: {failed.line()}")
             assert res is not None  # has_current_dumps() is False for None, so a None was replaced by a run
             items.append((ws, k, res))
     finally:
@@ -538,12 +545,10 @@ def cmd_diff(argv: list[str]) -> int:
     try:
         result = compare_results(items, stage=args.stage)
     except (DiffError, OSError) as exc:
-        print(f"ktui: {exc}", file=sys.stderr)
-        return 1
+        raise CommandFailed(str(exc)) from None
     if args.json:
-        print(json.dumps(result.to_json(), indent=1))
-    else:
-        print(render(result, side_by_side=args.side_by_side))
+        return envelope.emit("diff", result.to_json())
+    print(render(result, side_by_side=args.side_by_side))
     return 0
 
 
@@ -592,7 +597,41 @@ COMMANDS = (
     "mcp",
     "import",
     "eval",
+    "schema",
 )
+CONTEXT_COMMANDS = ("add", "add-docs", "list", "remove", "reindex", "search")
+
+
+def json_command(argv: list[str]) -> str | None:
+    """The command an envelope names (``run``, ``context search``...) when ``argv`` asks for ``--json``, else
+    None: then an error is printed as the envelope too (``ktui.core.envelope``)."""
+    if "--json" not in argv:
+        return None
+    first = argv[0] if argv else ""
+    if first == "context":
+        sub = next((a for a in argv[1:] if a in CONTEXT_COMMANDS), None)
+        return f"context {sub}" if sub else "context"
+    return first if first in COMMANDS else "ktui"
+
+
+def fail(command: str | None, kind: envelope.ErrorKind, message: str, code: int) -> int:
+    """Report a command that ends without a result: one line on stderr (none for an interruption, whose line the
+    command printed), and with ``--json`` (``command`` not None) the error envelope on stdout. Returns ``code``."""
+    if kind != "interrupted":
+        print(f"ktui: error: {message}", file=sys.stderr)
+    if command is not None:
+        try:
+            print(envelope.dumps(envelope.failure(command, kind, message, code)), flush=True)
+        except OSError:  # stdout is gone (a closed pipe): the exit code still says it
+            pass
+    return code
+
+
+def cmd_schema(argv: list[str]) -> int:
+    """``ktui schema``: ``ktui.schemas.cli``."""
+    from ktui.schemas import cli
+
+    return cli(argv)
 
 
 def cmd_mcp(argv: list[str]) -> int:
@@ -653,7 +692,7 @@ def _importers(name: str, argv: list[str]) -> int:
 
 
 def replay_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ktui replay",
         description="Replay a recorded session read-only in the TUI: step through its events (right/left), jump to "
         "the next or previous ladder result (n/p), message (m/M) or edit (e/E), autoplay (space, +/- speed); every "
@@ -687,7 +726,8 @@ def replay_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json",
         action="store_true",
-        help="with --rerun: one JSON object: session, log, band, device {recorded, now, diverged}, problems, "
+        help="with --rerun: one JSON object, the envelope (`ktui schema replay`) whose data has session, log, band, "
+        "device {recorded, now, diverged}, problems, "
         "versions (key, kernel_sha256, reference_sha256, rungs, runs, recorded, new, diverged, divergence "
         "[{kind, message}], error), diverged, verdicts_changed",
     )
@@ -726,11 +766,11 @@ def cmd_replay(argv: list[str]) -> int:
             rep = rerun(log, args.device or "auto", band, note=None if args.json else note)
         except WorkerStartError as exc:
             raise EnvironmentFailure(str(exc)) from None
+        code = envelope.FAILED if rep.verdicts_changed else envelope.OK
         if args.json:
-            print(json.dumps(rep.to_json(), indent=1))
-        else:
-            print("\n".join(lines(rep)))
-        return 1 if rep.verdicts_changed else 0
+            return envelope.emit("replay", rep.to_json(), code)
+        print("\n".join(lines(rep)))
+        return code
     at: int | None = None
     if args.at is not None:
         if args.at == "end":
@@ -748,7 +788,7 @@ def cmd_replay(argv: list[str]) -> int:
 
 
 def status_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ktui status",
         description="Every problem and version of the workspace with its latest verdict, speedup and whether that "
         "verdict is stale (the kernel or the reference changed since it ran). Runs nothing.",
@@ -758,7 +798,8 @@ def status_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object: workspace, problems (problem, reference, reference_error, versions: key, kernel, "
+        help="one JSON object, the envelope (`ktui schema status`) whose data has workspace, problems (problem, "
+        "reference, reference_error, versions: key, kernel, "
         "verdict, ok, failed_rung, reference_error, speedup, stale, ran_at, device)",
     )
     return p
@@ -776,14 +817,13 @@ def cmd_status(argv: list[str]) -> int:
         raise UsageError(str(exc)) from None
     problems = workspace_status(ws)
     if args.json:
-        print(json.dumps(status_json(ws, problems), indent=1))
-    else:
-        print("\n".join(report.status_lines(problems)))
+        return envelope.emit("status", status_json(ws, problems))
+    print("\n".join(report.status_lines(problems)))
     return 0
 
 
 def init_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ktui init",
         description="Start a problem: references/PROBLEM.py (an elementwise op on the tail sizes) and "
         "kernels/PROBLEM/v1.py (a Triton version that passes the ladder), to edit into your op. Makes references/ "
@@ -827,6 +867,7 @@ def not_a_command(word: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     stop_on_signals()
+    as_json = json_command(argv)
     try:
         if argv and argv[0] == "status":
             code = cmd_status(argv[1:])
@@ -846,6 +887,8 @@ def main(argv: list[str] | None = None) -> int:
             code = _importers("eval_cli", argv[1:])
         elif argv and argv[0] == "mcp":
             code = cmd_mcp(argv[1:])
+        elif argv and argv[0] == "schema":
+            code = cmd_schema(argv[1:])
         elif argv and (mistyped := not_a_command(argv[0])):
             raise UsageError(mistyped)
         elif argv and argv[0] == "run":
@@ -856,16 +899,12 @@ def main(argv: list[str] | None = None) -> int:
             code = cmd_diff(argv[1:])
         else:
             code = cmd_tui(argv)
-    except UsageError as exc:
-        print(f"ktui: error: {exc}", file=sys.stderr)
-        code = USAGE_ERROR
-    except EnvironmentFailure as exc:
-        print(f"ktui: error: {exc}", file=sys.stderr)
-        code = ENVIRONMENT_ERROR
+    except CommandError as exc:
+        code = fail(as_json, exc.kind, str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        code = 130
+        code = fail(as_json, "interrupted", "stopped by ctrl+c", envelope.INTERRUPTED)
     except Signalled as exc:
-        code = 128 + exc.signum
+        code = fail(as_json, "interrupted", f"stopped by {_signal_name(exc.signum)}", 128 + exc.signum)
     except BrokenPipeError:  # `ktui diff A B | head`: the reader left; say nothing more
         import os
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import BAD
+from .jsonout import data_of
 
 
 def ktui(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -25,7 +25,7 @@ def test_run_json_has_problem_kernel_device_and_rungs(make_ws):
     ws = make_ws(["vector_add"])
     p = ktui("run", str(ws.root / "kernels/vector_add/v1.py"), "--json", "--device", "cpu")
     assert p.returncode == 0, p.stderr
-    d = json.loads(p.stdout)
+    d = data_of(p.stdout, "run")  # the envelope, valid against `ktui schema run`: every rung's figures too
     assert d["problem"] == "vector_add" and d["kernel"] == "kernels/vector_add/v1.py"
     assert d["device"]["type"] == "cpu" and d["device"]["interpreter"] is True
     assert [r["name"] for r in d["rungs"]] == ["compile", "run", "correctness", "benchmark", "dumps"]
@@ -120,10 +120,10 @@ def test_more_bad_usage(make_ws, args, message):
 def test_errors_name_the_users_file_and_skip_ktuis_own_traceback(make_ws):
     ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "syntax_error.py", "vector_add/v2": BAD / "no_entry.py"})
     p = ktui("run", str(ws.root / "kernels/vector_add/v1.py"), "--json", "--device", "cpu")
-    err = json.loads(p.stdout)["rungs"][0]["error"]
+    err = data_of(p.stdout, "run", 1)["rungs"][0]["error"]
     assert "v1.py, line" in err["message"] and ".ktui" not in err["message"]
     p = ktui("run", str(ws.root / "kernels/vector_add/v2.py"), "--json", "--device", "cpu")
-    err = json.loads(p.stdout)["rungs"][0]["error"]
+    err = data_of(p.stdout, "run", 1)["rungs"][0]["error"]
     assert err["message"] == "kernels/vector_add/v2.py does not define custom_kernel(data)"
     assert err["traceback"] == ""
 

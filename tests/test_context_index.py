@@ -18,6 +18,8 @@ from ktui.context import index as I
 from ktui.context.cli import cli
 from ktui.context.index import ContextError, ContextIndex
 
+from .jsonout import data_of
+
 CORE_PY = '''"""A tiny CuTe-like module."""
 
 import math
@@ -485,7 +487,7 @@ def test_a_file_that_fails_to_parse_is_reported_and_the_rest_is_indexed(ws, repo
     ]
     assert ix.search("local_tile")[0].why == "definition"
     assert cli(["--workspace", str(ws), "list", "--json"]) == 0
-    listed = json.loads(capsys.readouterr().out)
+    listed = data_of(capsys.readouterr().out, "context list")
     row = next(r for r in listed["sources"] if r["name"] == "minicute")
     assert row["failed"] == 1 and row["files"] == 5 and row["skipped"] == 2
     assert listed["failed"][0][0] == "context/minicute/cute/broken.py"
@@ -495,7 +497,7 @@ def test_search_json_output_shape(ws, repo, capsys):
     (ws / "context").mkdir()
     (ws / "context" / "minicute").symlink_to(repo)
     assert cli(["--workspace", str(ws), "search", "local_tile", "--json", "-n", "3"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = data_of(capsys.readouterr().out, "context search")
     assert out["query"] == "local_tile" and out["kind"] is None and len(out["hits"]) == 3
     h = out["hits"][0]
     assert set(h) == {"cite", "path", "line", "end", "anchor", "kind", "symbol", "sym_kind", "why", "score", "snippet"}
@@ -507,7 +509,7 @@ def test_search_json_output_shape(ws, repo, capsys):
         "definition",
     )
     assert cli(["--workspace", str(ws), "search", "layout", "--kind", "docs", "--json"]) == 0
-    assert {x["kind"] for x in json.loads(capsys.readouterr().out)["hits"]} == {"docs"}
+    assert {x["kind"] for x in data_of(capsys.readouterr().out, "context search")["hits"]} == {"docs"}
 
 
 def test_the_workspace_its_dumps_and_packages_are_sources(ws, tmp_path, monkeypatch):

@@ -40,9 +40,13 @@ def test_the_json_schema_is_json_and_closed():
     run = schema["run"]
     assert run["type"] == "object" and run["additionalProperties"] is False
     assert set(run["required"]) == {"calls", "first_call_s", "total_s", "seeds", "tampered"}
-    assert run["properties"]["total_s"] == {"type": ["number", "string"]}
-    spec = schema["correctness"]["properties"]["specs"]["items"]
-    assert spec["properties"]["label"] == {"type": "string"} and spec["required"] == []
+    assert run["properties"]["total_s"] == {"type": ["number", "string"]}  # "nan", "inf": json_safe
+    assert run["properties"]["calls"] == {"type": "integer", "description": "cases executed"}  # its line's comment
+    corr = schema["correctness"]
+    assert corr["properties"]["specs"]["items"] == {"$ref": "#/$defs/CorrectnessSpec"}
+    spec = corr["$defs"]["CorrectnessSpec"]
+    assert spec["properties"]["label"] == {"type": "string", "description": "``(2, 4099, bf16)``"}
+    assert spec["required"] == [] and spec["additionalProperties"] is False
 
 
 def test_every_metric_the_correctness_fold_keeps_is_in_the_schema():

@@ -1,6 +1,7 @@
 """``ktui mcp`` driven by an MCP client of the same SDK, over stdio, the server a subprocess (``python -m ktui mcp``):
 the tools it lists, the problems, the confinement of writes, the resources, a ladder run with its progress
-notifications and structured result, the cancel of a hanging kernel, and the session log of it all.
+notifications and structured result, the cancel of a hanging kernel and of a run queued behind it, and the
+session log of it all.
 
 CPU only: the candidate runs the Triton interpreter (tens of seconds for vector_add's correctness rung here)."""
 
@@ -157,13 +158,35 @@ def test_mcp_runs_the_ladder_with_progress_cancels_a_hanging_kernel_and_records_
                 "run_ladder", {"problem": "vector_add", "version": "v9", "rungs": ["run"]}, progress_callback=on_hang
             )
 
+        queued_msgs: list[str] = []
+        waiting = anyio.Event()
+
+        async def on_queued(progress: float, total: float | None, message: str | None) -> None:
+            queued_msgs.append(message or "")
+            if (message or "").startswith("vector_add/v1: waiting for vector_add/v9"):  # the heartbeat of a queued run
+                waiting.set()
+
+        async def queued(scope: anyio.CancelScope) -> None:
+            with scope:
+                out["queued_result"] = await s.call_tool(
+                    "run_ladder",
+                    {"problem": "vector_add", "version": "v1", "rungs": ["compile"]},
+                    progress_callback=on_queued,
+                )
+
         with anyio.fail_after(120):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(hang)
                 await compiling.wait()
-                await anyio.sleep(5)  # spinning, well inside compile's first time limit (200 s: test_cancel.py)
-                tg.cancel_scope.cancel()  # the client stops waiting: the SDK sends notifications/cancelled
+                # a second request, queued behind the hanging one: its cancel takes it out of the queue unrun
+                scope = anyio.CancelScope()
+                tg.start_soon(queued, scope)
+                await waiting.wait()
+                scope.cancel()  # the SDK sends notifications/cancelled for that request alone
+                await anyio.sleep(1)
+                tg.cancel_scope.cancel()  # the client stops waiting for the hang: notifications/cancelled
         out["hang_msgs"] = hang_msgs
+        out["queued_msgs"] = queued_msgs
         t0 = time.monotonic()
         out["after_cancel"] = (await s.call_tool("list_problems", {}, read_timeout_seconds=60)).structured_content
         out["answered_s"] = time.monotonic() - t0
@@ -178,7 +201,8 @@ def test_mcp_runs_the_ladder_with_progress_cancels_a_hanging_kernel_and_records_
 
     # the hang: cancelled in compile's dry call, and the server answered the next call at once
     assert ("vector_add/v9: ladder started (compile, run)") in [m for _, m in out["hang_msgs"]], out["hang_msgs"]
-    assert "hang_result" not in out  # the cancelled request is never answered
+    assert "hang_result" not in out and "queued_result" not in out  # a cancelled request is never answered
+    assert out["queued_msgs"][0].startswith("vector_add/v1: waiting for vector_add/v9 ("), out["queued_msgs"]
     assert out["answered_s"] < 20, err
     v9 = {v["version"]: v for v in out["after_cancel"]["problems"][0]["versions"]}["v9"]
     assert v9["verdict"] == "· not run" and v9["ok"] is None  # a cancel is no verdict
@@ -218,8 +242,13 @@ def test_mcp_runs_the_ladder_with_progress_cancels_a_hanging_kernel_and_records_
     kinds = [r.type for r in log.records]
     assert kinds[-1] == "end" and log.records[-1].data["reason"] == "done"
     calls = [(r.data["name"], r.data["state"]) for r in log.records if r.type == "ToolCall"]
-    assert ("write_version", "done") in calls and ("run_ladder", "error") in calls and ("run_ladder", "done") in calls
+    assert ("write_version", "done") in calls and calls.count(("run_ladder", "error")) == 2
+    assert ("run_ladder", "done") in calls
     notices = [r.data["message"] for r in log.records if r.type == "Notice"]
+    # the queued request's run left the queue when its request was cancelled, and never ran (no LadderStarted)
+    assert "vector_add/v1: queued run withdrawn, cancelled by the MCP client (it never ran)" in notices, notices
+    started = [(r.data["key"], r.data["rungs"]) for r in log.records if r.type == "LadderStarted"]
+    assert ("vector_add/v1", ["compile"]) not in started, started
     cancels = [m for m in notices if m.startswith("vector_add/v9: run cancelled by the MCP client (no verdict")]
     assert len(cancels) == 1 and "compiler worker" in cancels[0] and cancels[0].endswith("restarted"), notices
     (hung,) = [r.data for r in log.records if r.type == "RungFinished" and r.data["key"] == "vector_add/v9"]
@@ -361,9 +390,9 @@ def test_mcp_diff_versions_makes_the_missing_dumps_then_reuses_them(make_ws, tmp
         "--- kernels/vector_add/v1.py",
         "+++ kernels/vector_add/v2.py",
     ]
-    mix = {d["name"]: d for d in first["mix_delta"]}
+    mix = {d["family"]: d for d in first["mix_delta"]}
     assert mix["LDG.128"]["a"] == 0 and mix["LDG.128"]["b"] > 0 and mix["LDG.128"]["delta"] == mix["LDG.128"]["b"]
-    assert {d["name"] for d in first["resources"]} >= {"registers", "local", "shared"} and first["changed"] > 0
+    assert {d["resource"] for d in first["resources"]} >= {"registers", "local", "shared"} and first["changed"] > 0
     texts = [m for _, _, m in msgs]
     assert (
         "vector_add/v1: ladder started (compile, dumps)" in texts

@@ -4,8 +4,6 @@ reason; and a kernel that fakes that error, or hides it, gets no such pass."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from ktui.core import report
@@ -13,6 +11,7 @@ from ktui.core.figures import check as figures_check
 from ktui.core.results import Status
 
 from .conftest import ROOT
+from .jsonout import data_of
 from .test_cases import K, good, run
 from .test_cli import ktui
 from .test_gpu_cases import gpu_pool  # noqa: F401 - a fixture
@@ -63,7 +62,7 @@ def test_ktui_run_exits_0_and_ktui_status_says_needs_a_gpu(make_ws):
     ws = make_ws(["vector_add"], {"vector_add/v3": V3})
     p = ktui("run", str(ws.root / "kernels/vector_add/v3.py"), "--json", "--device", "cpu")
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    d = json.loads(p.stdout)
+    d = data_of(p.stdout, "run")
     rungs = {r["name"]: r for r in d["rungs"]}
     assert d["ok"] is True
     assert [rungs[n]["status"] for n in ("compile", "run", "correctness", "benchmark", "dumps")] == [
@@ -84,7 +83,7 @@ def test_ktui_run_exits_0_and_ktui_status_says_needs_a_gpu(make_ws):
     line = next(ln for ln in s.stdout.splitlines() if ln.strip().startswith("v3"))
     assert "◌ needs a GPU" in line and "cpu (interpreter)" in line
     assert s.stdout.splitlines()[-1] == "1 version: 1 needs a GPU"
-    st = json.loads(ktui("status", str(ws.root), "--json").stdout)
+    st = data_of(ktui("status", str(ws.root), "--json").stdout, "status")
     (v,) = st["problems"][0]["versions"]
     assert v["ok"] is True and v["failed_rung"] is None and v["needs_gpu"].startswith(REASON)
 

@@ -3,7 +3,6 @@ on the real H200 outputs in shared/fixtures/ncu."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -12,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from ktui.core.inspect import ncu, sass
+
+from .jsonout import data_of
 
 # Real Nsight Compute output of a Triton vector add on an H200 (copied from shared/fixtures/ncu).
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ncu"
@@ -179,7 +180,7 @@ def test_ktui_diff_json_compares_two_versions(make_ws):
         timeout=600,
     )
     assert p.returncode == 0, p.stderr
-    d = json.loads(p.stdout)
+    d = data_of(p.stdout, "diff")
     assert d["a"]["file"] == "kernels/vector_add/v1.py" and d["b"]["file"] == "kernels/vector_add/v2.py"
     mix = {r["family"]: r for r in d["mix_delta"]}
     assert mix["LDG.128"]["a"] == 0 and mix["LDG.128"]["b"] > 0  # v2 vectorizes its loads, v1 does not

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import CancelledError
 
-from ktui.core.events import EventBus, QueueChanged
+import pytest
+
+from ktui.core.events import EventBus, Notice, QueueChanged
 from ktui.core.scheduler import Scheduler
 from ktui.core.watcher import Watcher
 from ktui.core.workspace import KernelRef
@@ -155,3 +158,56 @@ def test_quitting_during_a_run_is_quick_and_stores_no_verdict(make_ws):
     session.stop()
     assert time.monotonic() - t0 < 6.0
     assert session.store.load("vector_add", "v1") is None  # the shutdown says nothing about the kernel
+
+
+def test_releasing_a_queued_ticket_withdraws_its_run_unless_another_submit_holds_it(make_ws):
+    """``Scheduler.release`` (an MCP client cancelled its request): a run still waiting behind another leaves the
+    queue and never runs, its ticket cancelled with the reason and a notice; a ticket two submits share stays
+    until both gave it up; releasing the running one cancels it (``on_cancel``), a finished one does nothing."""
+    ws = make_ws(["vector_add"])
+    a, b, c = ws.versions("vector_add")[:3]
+    gate = threading.Event()
+    ran: list[str] = []
+    cancels: list[str] = []
+
+    def run(k: KernelRef):
+        ran.append(k.key)
+        if k.key == a.key:
+            gate.wait(10)
+        return None
+
+    def on_cancel(reason: str) -> list[str]:
+        cancels.append(reason)
+        gate.set()  # the run under way returns at once, as the pool's cancel makes it
+        return ["candidate"]
+
+    bus = EventBus()
+    notices: list[str] = []
+    waiting_seen: list[tuple[str, ...]] = []
+    bus.subscribe(lambda ev: notices.append(ev.message) if isinstance(ev, Notice) else None)
+    bus.subscribe(lambda ev: waiting_seen.append(ev.waiting) if isinstance(ev, QueueChanged) else None)
+    s = Scheduler(run, bus, on_cancel=on_cancel)
+    s.start()
+    try:
+        ta = s.submit(a)
+        deadline = time.monotonic() + 5
+        while s.running != a.key and time.monotonic() < deadline:
+            time.sleep(0.01)
+        tb = s.submit(b)
+        tc1, tc2 = s.submit(c), s.submit(c)  # two requests for c share one queued run
+        assert tc1 is tc2 and tc1.holders == 2 and s.waiting == (b.key, c.key)
+        assert s.release(tb, "cancelled by the MCP client") == "withdrawn"
+        assert s.waiting == (c.key,) and tb.cancelled() and tb.cancelled_because == "cancelled by the MCP client"
+        with pytest.raises(CancelledError):
+            tb.result(0)
+        assert s.release(tc1, "cancelled by the MCP client") == "kept" and s.waiting == (c.key,)
+        assert s.release(ta, "cancelled by the MCP client") == "cancelled"
+        assert cancels == ["cancelled by the MCP client"]
+        assert s.wait_idle(10)
+        assert tc2.result(5) is None and s.release(tc2) == "done"  # c ran for the request still waiting on it
+    finally:
+        s.stop()
+    assert ran == [a.key, c.key]  # b never ran
+    assert f"{b.key}: queued run withdrawn, cancelled by the MCP client (it never ran)" in notices
+    assert (c.key,) in waiting_seen  # the queue shown without b
+    assert ta.cancelled() and ta.cancelled_because == "cancelled by the MCP client"

@@ -32,6 +32,8 @@ from ktui.sessions.export import ATIF_VERSION, EXPORT_SCHEMA_VERSION, markdown, 
 from ktui.sessions.fold import ReplayState, decode, fold, scan, step, timeline
 from ktui.sessions.log import LOG_NAME, Record, envelope, read_log
 
+from .jsonout import data_of
+
 T0 = 1796150000.0
 SID = "20261201-195754-a1b2"
 CUDA = {"type": "cuda", "name": "NVIDIA H200", "capability": [9, 0]}
@@ -354,7 +356,7 @@ def test_sessions_json_has_the_verified_best_speedup_and_the_figures(tmp_path, c
     write_session(tmp_path, "20261201-210000-ffff", lines=cut)
     code, out, err = run_cli(capsys, "sessions", "--workspace", str(tmp_path), "--json")
     assert code == 0, err
-    rows = json.loads(out)["sessions"]
+    rows = data_of(out, "sessions")["sessions"]
     assert [r["id"] for r in rows] == [SID, "20261201-210000-ffff"]
     r = rows[0]
     assert r["best"] == {"key": "softmax/v2", "speedup": 1.5}  # not v2's 3.00x: its correctness failed
@@ -486,7 +488,7 @@ def test_a_recorded_ktui_run_folds_to_the_result_it_printed(make_ws, capsys):
         *("--json", "--device", "cpu", "--seed", "3", "--seeds", "1", "--rungs", "correctness"),
     )
     assert p.returncode in (0, 1), p.stderr  # (the verdict is the ladder's business; the log must match it)
-    printed = json.loads(p.stdout)
+    printed = data_of(p.stdout, "run", p.returncode)
     assert printed["ok"] is (p.returncode == 0)
     (folder,) = (ws.root / "sessions").iterdir()
     assert f"ktui: recording session {folder.name}" in p.stderr
@@ -505,7 +507,7 @@ def test_a_recorded_ktui_run_folds_to_the_result_it_printed(make_ws, capsys):
     assert (session.blobs / run.source_sha256).read_bytes() == src
     assert ("kernels/vector_add/v1.py", run.source_sha256) in [(e.path, e.sha256) for e in s.edits]
     code, out, _ = run_cli(capsys, "sessions", "--workspace", str(ws.root), "--json")
-    (row,) = json.loads(out)["sessions"]
+    (row,) = data_of(out, "sessions")["sessions"]
     assert (row["id"], row["versions"], row["best"], row["device"]) == (folder.name, 1, None, "cpu (interpreter)")
     code, out, _ = run_cli(capsys, "export", folder.name, "--workspace", str(ws.root))
     assert code == 0 and f"### 1. vector_add/v1: {run.verdict}" in out and "Source: first version: " in out

@@ -6,7 +6,6 @@ Every workspace here is a temporary folder: nothing is written to the repository
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import secrets
@@ -34,6 +33,7 @@ from ktui.sessions.record import (
 )
 
 from .conftest import ROOT
+from .jsonout import data_of
 from .scripted_llm import Call, Reply, ScriptedLLM
 
 V1 = ROOT / "kernels/vector_add/v1.py"
@@ -80,7 +80,7 @@ def recorded_run(tmp_path_factory):
 def test_ktui_run_records_metadata_events_sources_and_an_end(recorded_run):
     root, p, _ = recorded_run
     assert p.returncode == 0, p.stdout + p.stderr
-    json.loads(p.stdout)  # --json stdout is the result alone: the session's id went to stderr
+    data_of(p.stdout, "run")  # --json stdout is the envelope alone: the session's id went to stderr
     (folder,) = _sessions(root)
     assert SESSION_ID.match(folder.name)
     assert f"ktui: recording session {folder.name}\n" in p.stderr

@@ -34,6 +34,7 @@ from ktui.tui.replay import ReplayApp, clock
 from ktui.tui.widgets import LadderTable
 
 from .conftest import ROOT
+from .jsonout import data_of, error_of
 from .test_cli import ktui
 from .test_widgets import hand_result
 
@@ -353,7 +354,7 @@ def test_replay_of_an_unknown_or_ambiguous_session_exits_2_with_one_line(tmp_pat
     p = ktui("replay", "20261201", "--workspace", str(tmp_path))
     assert p.returncode == 2 and "matches 2 sessions" in p.stderr
     p = ktui("replay", SID, "--json", "--workspace", str(tmp_path))
-    assert p.returncode == 2 and "go with --rerun" in p.stderr
+    assert p.returncode == 2 and "go with --rerun" in error_of(p.stdout, "replay", 2, "usage") in p.stderr
     p = ktui("replay", SID, "--at", "x", "--workspace", str(tmp_path))
     assert p.returncode == 2 and "--at takes an event number or 'end', not 'x'" in p.stderr
     p = ktui("replay", SID, "--workspace", str(tmp_path))  # (a pipe, not a terminal)
@@ -464,7 +465,7 @@ def test_rerun_on_the_cpu_gives_the_new_verdict_beside_the_recorded_one(tmp_path
     rerun_session(tmp_path, old).write()
     p = ktui("replay", SID[:10], "--rerun", "--device", "cpu", "--json", "--workspace", str(tmp_path), timeout=400)
     assert p.returncode == 0, p.stderr
-    d = json.loads(p.stdout)
+    d = data_of(p.stdout, "replay")
     assert d["session"] == SID and len(d["versions"]) == 1
     v = d["versions"][0]
     assert v["key"] == "vector_add/v1" and v["runs"] == 2 and v["kernel_sha256"] == sha(K1)
@@ -496,7 +497,7 @@ def test_rerun_on_the_gpu_times_what_the_cpu_recording_could_not(tmp_path):
     b.write()
     p = ktui("replay", SID, "--rerun", "--device", "cuda", "--json", "--workspace", str(tmp_path), timeout=800)
     assert p.returncode == 0, p.stderr
-    d = json.loads(p.stdout)
+    d = data_of(p.stdout, "replay")
     (v,) = d["versions"]
     assert v["recorded"]["verdict"] == "✓ ok" and v["new"]["status"] == "ok"
     assert v["new"]["device"].startswith("cuda: ") and d["device"]["now"]["type"] == "cuda"

@@ -28,6 +28,7 @@ from ktui.sessions.record import Recorder
 from ktui.sessions.resume import NO_RESULT, check_versions, history_of, prepare
 
 from .conftest import ROOT
+from .jsonout import data_of
 from .scripted_llm import Call, Reply, ScriptedLLM
 
 V2 = (ROOT / "kernels/vector_add/v2.py").read_text()
@@ -477,7 +478,7 @@ def test_ktui_agent_resume_end_to_end(make_ws):
     (resumed,) = [r for r in log.records if r.type == "resumed"]
     assert resumed.data["command"] == "agent" and resumed.data["argv"][:3] == ["ktui", "agent", "--resume"]
     p3 = _ktui("sessions", "--workspace", str(ws.root), "--json", env=_cli_env())
-    rows = json.loads(p3.stdout)["sessions"]
+    rows = data_of(p3.stdout, "sessions")["sessions"]
     assert [(r["id"], r["ended"]) for r in rows] == [(sid, True)]
 
 

@@ -322,3 +322,39 @@ time.sleep(300)
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_ctrl_c_under_ktui_run_json_prints_the_interrupted_envelope(tmp_path):
+    """With ``--json`` a stopped run still prints one JSON object: the envelope's error (kind ``interrupted``, exit
+    130), the same line as on stderr; no verdict is stored."""
+    from .jsonout import error_of
+
+    root = _hang_ws(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ktui", "run", str(root / "kernels/vector_add/v1.py"), "--device", "cpu", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        start_new_session=True,
+    )
+    out, err = _Lines(proc.stdout), _Lines(proc.stderr)
+    try:
+
+        def compiling() -> bool:  # --json prints no progress: the session's log says when compile started
+            return any('"RungStarted"' in p.read_text() for p in root.glob("sessions/*/events.jsonl"))
+
+        _wait(compiling, 180, f"the compile rung to start\n{err.text()}")
+        _wait(lambda: "compiler" in _workers(proc.pid).values(), 60, "the compiler worker")
+        compiler = _in_service(_workers(proc.pid), "compiler")
+        _wait(lambda: _spinning(compiler), 180, "the hanging kernel to spin in the compiler worker")
+        os.kill(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=15) == 130, err.text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    time.sleep(0.2)
+    said = error_of(out.text(), "run", 130, "interrupted")
+    assert said.startswith("vector_add/v1: stopped by ctrl+c") and said.endswith("; no verdict stored"), said
+    assert f"ktui: {said}\n" in err.text() and "Traceback" not in err.text()
+    assert not (root / ".ktui/results/vector_add/v1.json").exists()

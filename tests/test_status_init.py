@@ -5,8 +5,6 @@ those versions at start-up (or on ``u`` with ``[tui] stale = "mark"``); a refere
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from ktui.core.ladder import LadderOptions
@@ -21,6 +19,7 @@ from ktui.tui.state import VersionState
 from ktui.tui.widgets import KernelTree
 
 from .conftest import ROOT
+from .jsonout import data_of
 from .test_cli import ktui
 from .test_tui import wait_for
 
@@ -38,7 +37,7 @@ def test_init_scaffolds_a_problem_that_passes_its_ladder_and_status_tracks_stale
 
     run = ktui("run", "kernels/gelu/v1.py", "--device", "cpu", "--json", cwd=root)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr
-    d = json.loads(run.stdout)
+    d = data_of(run.stdout, "run")
     assert d["ok"] and [r["status"] for r in d["rungs"]] == ["ok", "ok", "ok", "skipped", "ok"], d["rungs"]
 
     again = ktui("init", "gelu", cwd=root)
@@ -49,7 +48,7 @@ def test_init_scaffolds_a_problem_that_passes_its_ladder_and_status_tracks_stale
 
     st = ktui("status", "--json", cwd=root)
     assert st.returncode == 0, st.stderr
-    problems = {p["problem"]: p for p in json.loads(st.stdout)["problems"]}
+    problems = {p["problem"]: p for p in data_of(st.stdout, "status")["problems"]}
     v1 = problems["gelu"]["versions"][0]
     assert (v1["key"], v1["verdict"], v1["ok"], v1["stale"], v1["speedup"]) == ("gelu/v1", "✓ ok", True, "", None)
     assert v1["device"] == "cpu (interpreter)" and problems["gelu"]["reference_error"] == ""
@@ -60,7 +59,7 @@ def test_init_scaffolds_a_problem_that_passes_its_ladder_and_status_tracks_stale
 
     with (root / "kernels/gelu/v1.py").open("a") as f:
         f.write("# edited while ktui was closed\n")
-    v1 = json.loads(ktui("status", "--json", cwd=root).stdout)["problems"][0]["versions"][0]
+    v1 = data_of(ktui("status", "--json", cwd=root).stdout, "status")["problems"][0]["versions"][0]
     assert v1["stale"] == STALE_KERNEL and v1["verdict"] == "✓ ok"  # the old verdict, said to be stale
     with (root / "references/gelu.py").open("a") as f:
         f.write("# edited too\n")

@@ -9,7 +9,8 @@
 
 Every command takes ``--workspace DIR`` (default: the workspace above the current folder). What ``add`` and
 ``add-docs`` made is recorded in ``context/.sources.json``; clones, links and copies under ``context/`` are
-git-ignored. Errors raise ``ContextError`` (one line; ``ktui`` prints it and exits 2).
+git-ignored. Errors raise ``ContextError`` (one line; ``ktui`` prints it and exits 2). ``--json`` prints the
+envelope of ``ktui.core.envelope`` (command ``context list``, ``context reindex`` or ``context search``).
 """
 
 from __future__ import annotations
@@ -23,9 +24,19 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from ktui.context.index import KINDS, ContextError, ContextIndex, Hit, UpdateStats
+from ktui.context.index import (
+    KINDS,
+    ContextError,
+    ContextIndex,
+    Hit,
+    HitJson,
+    SourceStatsJson,
+    UpdateJson,
+    UpdateStats,
+)
+from ktui.core import envelope
 from ktui.core.workspace import Workspace, WorkspaceError
 
 MANIFEST = ".sources.json"
@@ -33,8 +44,75 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _URL_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.I)
 
 
+class SearchJson(TypedDict):
+    """The ranked hits of one query (``ktui context search --json``'s data).
+
+    Attributes:
+        query: the query as given.
+        kind: the kind searched (``--kind``), null for every kind.
+        hits: best first.
+    """
+
+    query: str
+    kind: str | None
+    hits: list[HitJson]
+
+
+class ReindexJson(UpdateJson):
+    """What the update did (``ktui context reindex --json``'s data) and the index's notes.
+
+    Attributes:
+        seen: files looked at.
+        chunked: files (re)chunked: new or changed.
+        unchanged: files whose hash had not changed (not read again).
+        removed: files gone since the last update.
+        chunks: chunks written.
+        skipped: files passed over: [cited path, reason].
+        failed: files that failed to parse: [cited path, reason].
+        seconds: how long it took, s.
+        notes: what the index cannot do here (no trigram tokenizer: substrings inside names are not found).
+    """
+
+    notes: list[str]
+
+
+class SourceJson(SourceStatsJson):
+    """A source of the index and how it came.
+
+    Attributes:
+        name: unique (``cutlass``, ``references``, ``package:triton``).
+        prefix: how its files are cited (``context/cutlass/``, ``triton:``).
+        root: its folder.
+        origin: ``context``, ``workspace`` or ``package``.
+        files: files indexed.
+        chunks: chunks in the index.
+        skipped: files passed over.
+        failed: files that failed to parse.
+        added: ``clone``, ``link`` or ``docs`` for a source ``ktui context add`` or ``add-docs`` made, '' for the
+            others.
+        source: what it was made from (the URL or folder given), ''.
+    """
+
+    added: str
+    source: str
+
+
+class ListJson(TypedDict):
+    """Every source of the index (``ktui context list --json``'s data).
+
+    Attributes:
+        sources: the sources, by origin then name.
+        failed: every file that failed to parse: [cited path, reason].
+        notes: what the index cannot do here.
+    """
+
+    sources: list[SourceJson]
+    failed: list[tuple[str, str]]
+    notes: list[str]
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ktui context", description="The context directory: add sources, search them.")
+    p = envelope.ArgumentParser(prog="ktui context", description="The context directory: add sources, search them.")
     p.add_argument("--workspace", default=".", help="the workspace (default: the one above the current folder)")
     sub = p.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("add", help="clone (shallow) a git repository into context/<name>, or link a folder")
@@ -44,15 +122,15 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("source", help="an HTML, Markdown, RST or text file, or a folder of them")
     d.add_argument("--name", help="the name under context/ (a folder) or context/docs/ (a file)")
     ls = sub.add_parser("list", help="every source of the index")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="one JSON object: the envelope (`ktui schema context list`)")
     r = sub.add_parser("remove", help="remove a source that add or add-docs made")
     r.add_argument("name", help="a name from `ktui context list` (docs/<file> for one added document)")
     ri = sub.add_parser("reindex", help="update the index (unchanged files are not re-read)")
-    ri.add_argument("--json", action="store_true")
+    ri.add_argument("--json", action="store_true", help="one JSON object: the envelope (`ktui schema context reindex`)")
     s = sub.add_parser("search", help="ranked hits with path:line and a snippet")
     s.add_argument("query")
     s.add_argument("--kind", choices=KINDS)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="one JSON object: the envelope (`ktui schema context search`)")
     s.add_argument("-n", type=int, default=10, help="how many hits (default 10)")
     return p
 
@@ -88,9 +166,9 @@ def _run(ws_root: Path, args: argparse.Namespace) -> int:
         if args.cmd == "reindex":
             st = ix.update(progress=None if args.json else _progress)
             if args.json:
-                print(json.dumps({**st.as_dict(), "notes": ix.notes}, indent=2))
-            else:
-                _print_stats(st, ix)
+                data: ReindexJson = {**st.as_dict(), "notes": ix.notes}
+                return envelope.emit("context reindex", data)
+            _print_stats(st, ix)
             return 0
         first = ix.chunk_count() == 0
         if first and not args.json:
@@ -98,7 +176,8 @@ def _run(ws_root: Path, args: argparse.Namespace) -> int:
         ix.update(progress=_progress if first and not args.json else None)
         hits = ix.search(args.query, kind=args.kind, n=args.n)
         if args.json:
-            print(json.dumps({"query": args.query, "kind": args.kind, "hits": [h.as_dict() for h in hits]}, indent=2))
+            found: SearchJson = {"query": args.query, "kind": args.kind, "hits": [h.as_dict() for h in hits]}
+            return envelope.emit("context search", found)
         else:
             print(render_hits(args.query, hits))
             for note in ix.notes:
@@ -139,16 +218,20 @@ def _print_stats(st: UpdateStats, ix: ContextIndex) -> None:
 def list_sources(ix: ContextIndex, as_json: bool) -> int:
     """Print every source (updating the index first, so the counts are true)."""
     ix.update()
-    rows = ix.source_stats()
     manifest = _read_manifest(ix.path.parent.parent / "context")
-    for r in rows:
-        r["added"] = manifest.get(r["name"], {}).get("type", "")
-        r["from"] = manifest.get(r["name"], {}).get("origin", "")
+    rows: list[SourceJson] = [
+        {
+            **r,
+            "added": str(manifest.get(r["name"], {}).get("type", "")),
+            "source": str(manifest.get(r["name"], {}).get("origin", "")),
+        }
+        for r in ix.source_stats()
+    ]
     if as_json:
-        print(json.dumps({"sources": rows, "failed": [list(x) for x in ix.failures()], "notes": ix.notes}, indent=2))
-        return 0
+        data: ListJson = {"sources": rows, "failed": ix.failures(), "notes": ix.notes}
+        return envelope.emit("context list", data)
     for r in rows:
-        extra = f" ({r['added']} of {r['from']})" if r["added"] else ""
+        extra = f" ({r['added']} of {r['source']})" if r["added"] else ""
         print(
             f"{r['name']:<20} {r['prefix']:<28} {r['files']:>6} files {r['chunks']:>7} chunks "
             f"{r['skipped']:>5} skipped {r['failed']:>3} failed{extra}"

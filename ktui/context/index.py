@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ktui.context.chunk import TEXT_EXT, Chunk, ChunkError, chunk_file, is_doxygen
 
@@ -88,6 +88,84 @@ class Source:
     exts: frozenset[str] = frozenset(TEXT_EXT)
 
 
+class UpdateJson(TypedDict):
+    """What one update of the index did.
+
+    Attributes:
+        seen: files looked at.
+        chunked: files (re)chunked: new or changed.
+        unchanged: files whose hash had not changed (not read again).
+        removed: files gone since the last update.
+        chunks: chunks written.
+        skipped: files passed over: [cited path, reason].
+        failed: files that failed to parse: [cited path, reason].
+        seconds: how long it took, s.
+    """
+
+    seen: int
+    chunked: int
+    unchanged: int
+    removed: int
+    chunks: int
+    skipped: list[tuple[str, str]]
+    failed: list[tuple[str, str]]
+    seconds: float
+
+
+class HitJson(TypedDict):
+    """One search hit.
+
+    Attributes:
+        cite: ``path:line`` (with ``#anchor`` for a document section): what to cite.
+        path: the file as cited (``context/cutlass/include/cute/tensor_impl.hpp``, ``triton:language/core.py``).
+        line: the line cited (a symbol's definition, else the best matching line; an HTML section's heading).
+        end: the chunk's last line.
+        anchor: the document section's fragment id (HTML, Markdown, RST) or ``cell-N``, else ''.
+        kind: ``code``, ``docs``, ``ptx`` or ``dumps``.
+        symbol: what the chunk defines ('' when nothing).
+        sym_kind: the kind of that definition (``function``, ``class``...), ''.
+        why: ``definition`` (an exact symbol) or ``text``.
+        score: higher is better (definitions first, then reciprocal rank fusion of the two full-text rankings).
+        snippet: up to three lines around ``line``.
+    """
+
+    cite: str
+    path: str
+    line: int
+    end: int
+    anchor: str
+    kind: str
+    symbol: str
+    sym_kind: str
+    why: str
+    score: float
+    snippet: str
+
+
+class SourceStatsJson(TypedDict):
+    """One source of the index.
+
+    Attributes:
+        name: unique (``cutlass``, ``references``, ``package:triton``).
+        prefix: how its files are cited (``context/cutlass/``, ``triton:``).
+        root: its folder.
+        origin: ``context``, ``workspace`` or ``package``.
+        files: files indexed.
+        chunks: chunks in the index.
+        skipped: files passed over.
+        failed: files that failed to parse.
+    """
+
+    name: str
+    prefix: str
+    root: str
+    origin: str
+    files: int
+    chunks: int
+    skipped: int
+    failed: int
+
+
 @dataclass
 class UpdateStats:
     """What one ``update`` did: files seen, re-chunked, unchanged, removed; chunks written; skipped and failed files
@@ -102,15 +180,15 @@ class UpdateStats:
     failed: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> UpdateJson:
         return {
             "seen": self.seen,
             "chunked": self.chunked,
             "unchanged": self.unchanged,
             "removed": self.removed,
             "chunks": self.chunks,
-            "skipped": [list(x) for x in self.skipped],
-            "failed": [list(x) for x in self.failed],
+            "skipped": list(self.skipped),
+            "failed": list(self.failed),
             "seconds": round(self.seconds, 3),
         }
 
@@ -146,7 +224,7 @@ class Hit:
         """``path:line``, with ``#anchor`` for a document section."""
         return f"{self.path}:{self.line}" + (f"#{self.anchor}" if self.anchor else "")
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> HitJson:
         return {
             "cite": self.cite,
             "path": self.path,
@@ -558,9 +636,9 @@ class ContextIndex:
         return len(ids)
 
     # -- reading -------------------------------------------------------------------------------------------------
-    def source_stats(self) -> list[dict[str, Any]]:
+    def source_stats(self) -> list[SourceStatsJson]:
         """Per source in the index: name, prefix, root, origin, files (indexed), chunks, skipped, failed."""
-        out = []
+        out: list[SourceStatsJson] = []
         for name, prefix, root, origin in self.con.execute(
             "SELECT name, prefix, root, origin FROM sources ORDER BY origin, name"
         ).fetchall():

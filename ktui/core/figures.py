@@ -9,14 +9,15 @@ figures are ``SkippedFigures`` (``reason``). Units are in the names: ``_us`` mic
 
 ``check(rung, figures)`` names the keys a result has that its schema does not know and the required keys it lacks;
 the folds' tests run it, so a figure added to a fold without its schema fails there. ``json_schema()`` gives the
-schemas as JSON Schema (draft 2020-12) objects, for documentation.
+schemas as JSON Schema (draft 2020-12) objects, and ``rung_schema`` the schema of a rung of ``ktui run --json``
+(``ktui schema run``, ``docs/json.md``).
 """
 
-import types
 import typing
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
+from ktui.core.typeschema import SchemaBuilder, describe, fields_of
 from ktui.protocol import Launch
 
 
@@ -183,10 +184,10 @@ class DumpsKernel(TypedDict, total=False):
 
     language: str
     kernel: str
-    num_warps: int
-    num_stages: int
-    signature: dict[str, str]
-    constexprs: dict[str, Any]
+    num_warps: int | None  # None for CuTeDSL (and the next three: Triton's launch parameters)
+    num_stages: int | None
+    signature: dict[str, str] | None
+    constexprs: dict[str, Any] | None
     target: str
     files: dict[str, str]  # stage (ttir, ttgir, llir, ptx, cubin, sass, linemap) -> path relative to the workspace
     resources: dict[str, Any]  # registers, local, shared, dynamic_shared (bytes)...
@@ -269,32 +270,47 @@ def _is_typeddict(tp: Any) -> bool:
 
 
 def json_schema() -> dict[str, Any]:
-    """Every rung's figures as a JSON Schema object: ``{rung: schema}``."""
-    return {name: _schema(td) for name, td in FIGURES.items()}
+    """Every rung's figures as a JSON Schema object: ``{rung: schema}``, each with the ``$defs`` it refers to."""
+    out = {}
+    for name, td in FIGURES.items():
+        b = SchemaBuilder()
+        schema = b.object(td)
+        out[name] = {**schema, "$defs": b.defs} if b.defs else schema
+    return out
 
 
-def _schema(tp: Any) -> dict[str, Any]:
-    origin = typing.get_origin(tp)
-    if _is_typeddict(tp):
-        hints = typing.get_type_hints(tp)
-        return {
-            "type": "object",
-            "description": (tp.__doc__ or "").strip(),
-            "properties": {k: _schema(v) for k, v in hints.items()},
-            "required": sorted(tp.__required_keys__),
-            "additionalProperties": False,
-        }
-    if origin is list:
-        return {"type": "array", "items": _schema(typing.get_args(tp)[0])}
-    if origin is dict:
-        return {"type": "object"}
-    if origin in (typing.Union, types.UnionType):
-        return {"anyOf": [_schema(a) for a in typing.get_args(tp)]}
-    simple = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
-    if tp in simple:
-        # Non-finite floats travel as strings (json_safe), so a number may also be "nan"/"inf"/"-inf".
-        return {"type": [simple[tp], "string"]} if tp is float else {"type": simple[tp]}
-    return {}
+def rung_schema(b: SchemaBuilder) -> dict[str, Any]:
+    """The schema of one rung of ``ktui run --json`` (``RungJson``): its own fields with its figures beside them.
+
+    One variant per rung and status, told apart by ``name`` and ``status`` (``oneOf``): an ``ok`` rung has every
+    required figure of its schema, a ``FAILED`` one whichever it got to, a ``skipped`` one only ``reason``
+    (``SkippedFigures``); none has a key its schema does not name (``unevaluatedProperties``). The fields and each
+    rung's figures are under ``$defs`` (``RungFields``, ``CompileFigures``...: keys only, no ``required``)."""
+    from ktui.core.results import RungJson, Status
+
+    fields = _named(b, "RungFields", RungJson, required=True)
+    skipped = _named(b, "SkippedFigures", SkippedFigures, required=True)
+    variants = []
+    for rung, td in FIGURES.items():
+        figures = _named(b, td.__name__, td, required=False)
+        for status in Status:
+            part = skipped if status is Status.SKIPPED else figures
+            v: dict[str, Any] = {
+                "allOf": [fields, part],
+                "properties": {"name": {"const": rung}, "status": {"const": status.value}},
+            }
+            required = sorted(fields_of(td)[1])
+            if status is Status.OK and required:
+                v["required"] = required
+            v["unevaluatedProperties"] = False
+            variants.append(v)
+    text, _ = describe(RungJson)
+    return {"description": text, "type": "object", "oneOf": variants}
+
+
+def _named(b: SchemaBuilder, name: str, td: type, required: bool) -> dict[str, Any]:
+    """``td``'s keys as an open schema (an ``allOf`` part) under ``$defs/<name>``."""
+    return b.ref(td, lambda: b.object(td, closed=False, required=required), name=name)
 
 
 def correctness_of(figures: Mapping[str, Any]) -> CorrectnessFigures:

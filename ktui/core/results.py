@@ -7,9 +7,10 @@ CPU, say). Figures are JSON values: the TUI, ``ktui run --json`` and session log
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from ktui.protocol import json_float, json_safe  # noqa: F401 - results are read with them
 
@@ -93,6 +94,73 @@ class Status(str, Enum):
     SKIPPED = "skipped"
 
 
+class ErrorJson(TypedDict):
+    """A failed rung's exception.
+
+    Attributes:
+        type: the exception's class name (``CompilationError``, ``RunCancelled``, ``WorkerCrashed``...).
+        message: its message; for a crash, how the worker died and the usual cause.
+        traceback: the traceback, trimmed to the kernel's own frames ('' when there is none to show).
+    """
+
+    type: str
+    message: str
+    traceback: str
+
+
+class RungJson(TypedDict):
+    """One rung of a run. Beside these keys sit the rung's own figures (``ktui.core.figures``: ``specs``,
+    ``launches``, ``kernels``...; a skipped rung's ``reason``).
+
+    Attributes:
+        name: the rung: compile, run, correctness, benchmark, dumps or profile.
+        ok: not failed (a skipped rung is ok).
+        status: ``ok``, ``FAILED`` or ``skipped``.
+        seconds: how long the rung took, wall clock in ktui's process, s.
+        summary: its figures in one line; for a skipped rung, why.
+        error: the exception of a failed rung.
+        warnings: what is worth a look without failing the rung (spills, a slow host path...).
+    """
+
+    name: str
+    ok: bool
+    status: str
+    seconds: float
+    summary: str
+    error: NotRequired[ErrorJson]
+    warnings: NotRequired[list[str]]
+
+
+class LadderJson(TypedDict):
+    """One version's ladder: what identifies the run and every rung that ran (a stored result has this form too,
+    in ``.ktui/results/``).
+
+    Attributes:
+        problem: the problem (``references/<problem>.py``).
+        version: the version (``v3``).
+        kernel: the version's file, relative to the workspace.
+        device: where the candidate ran: ``type`` (``cpu``/``cuda``), ``interpreter`` (true under the Triton
+            interpreter: no GPU verdict), on a GPU ``name``, ``capability``, and the versions of torch and Triton.
+        ok: every rung that ran is ok or skipped.
+        source_sha256: the hash of the version's source as it ran.
+        reference_sha256: the hash of the reference as it ran.
+        started_at: when the run began, seconds since the epoch.
+        seconds: the whole ladder, s.
+        rungs: the rungs that ran, in ladder order (a failed compile or run is the last).
+    """
+
+    problem: str
+    version: str
+    kernel: str
+    device: dict[str, Any]
+    ok: bool
+    source_sha256: str
+    reference_sha256: str
+    started_at: float
+    seconds: float
+    rungs: list[RungJson]
+
+
 @dataclass
 class ErrorInfo:
     """An exception from a rung: its type, message and (trimmed) traceback."""
@@ -143,23 +211,24 @@ class RungResult:
         sep = "  " if self.status is Status.OK else " "
         return f"[{self.name}] {self.status.value}{sep}{text}".rstrip()
 
-    def to_json(self) -> dict[str, Any]:
-        d = {
+    def to_json(self) -> RungJson:
+        """The rung as ``ktui run --json`` and the result store write it: its fields, then its figures beside them."""
+        head: RungJson = {
             "name": self.name,
             "ok": self.ok,
             "status": self.status.value,
             "seconds": round(self.seconds, 4),
             "summary": self.summary,
-            **json_safe(self.figures),
         }
+        d: dict[str, Any] = {**head, **json_safe(self.figures)}
         if self.error:
-            d["error"] = asdict(self.error)
+            d["error"] = ErrorJson(type=self.error.type, message=self.error.message, traceback=self.error.traceback)
         if self.warnings:
             d["warnings"] = list(self.warnings)
-        return d
+        return cast(RungJson, d)
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> RungResult:
+    def from_json(cls, d: Mapping[str, Any]) -> RungResult:
         reserved = {"name", "ok", "status", "seconds", "summary", "error", "warnings"}
         return cls(
             name=d["name"],
@@ -226,7 +295,8 @@ class LadderResult:
         speedups = [s["speedup"] for s in bench.figures.get("specs", []) if s.get("speedup")]
         return min(speedups) if speedups else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> LadderJson:
+        """The result as ``ktui run --json`` (its ``data``) and the result store write it."""
         return {
             "problem": self.problem,
             "version": self.version,
@@ -241,7 +311,7 @@ class LadderResult:
         }
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> LadderResult:
+    def from_json(cls, d: Mapping[str, Any]) -> LadderResult:
         return cls(
             problem=d["problem"],
             version=d["version"],

@@ -14,6 +14,10 @@ pool's ``cancel_run``), the busy workers are restarted, and its ticket is cancel
 whose content differs from what the run snapshotted cancels it the same way: the old content's verdict is moot,
 and its ticket is served by the run of the new content. A cancelled run is a ``Notice``, never a verdict: it is
 not kept as the version's last result (``is_cancelled``).
+
+``release`` is one submitter giving its ticket up (an MCP client cancelled its request): the last one to give it up
+takes a run still waiting out of the queue (it never runs) or cancels the run under way; while other submits share
+the ticket, it runs for them.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ from ktui.core.results import LadderResult, Status
 from ktui.core.store import sha256
 from ktui.core.workspace import REFERENCES, KernelRef
 
+Released = Literal["withdrawn", "cancelled", "kept", "done"]
+"""What ``Scheduler.release`` did: took the waiting run out of the queue, cancelled the running one, left it for
+the other submits that share the ticket, or nothing (it had finished)."""
+
 Why = Literal["save", "rerun"]
 """Why a run is queued: ``save`` (the watcher saw the file change; skipped when that content already ran) or
 ``rerun`` (asked for: ``r``, ``ktui run``, the agent; always runs)."""
@@ -43,6 +51,7 @@ class Ticket(Future[LadderResult | None]):
         key: the version, ``problem/version``.
         skipped: set when the save's content had already run (the result is that earlier run's).
         cancelled_because: why the run serving it was cancelled ('' when it was not).
+        holders: how many submits it serves and did not ``release`` it.
     """
 
     def __init__(self, key: str):
@@ -50,6 +59,7 @@ class Ticket(Future[LadderResult | None]):
         self.key = key
         self.skipped = False
         self.cancelled_because = ""
+        self.holders = 0
 
 
 CANCELLED = "RunCancelled"
@@ -118,6 +128,7 @@ class Scheduler:
         self._why: dict[str, set[str]] = {}  # why each waiting version was queued
         self._last: dict[str, LadderResult] = {}  # the last result of each version this scheduler ran
         self._running: KernelRef | None = None
+        self._running_ticket: Ticket | None = None
         self._running_content: tuple[str, str] | None = None  # sha256 of the kernel and reference it runs
         self._cancel: tuple[str, bool, list[str]] | None = None  # (why, superseded by a save, workers stopped)
         self._rung: str | None = None
@@ -165,6 +176,7 @@ class Scheduler:
                 self._why[kernel.key] = set()
             self._why[kernel.key].add(why)
             ticket = self._tickets[kernel.key]
+            ticket.holders += 1
             supersedes = (
                 why == "save"
                 and self._running is not None
@@ -184,10 +196,46 @@ class Scheduler:
         runs. Returns the cancelled version's key, None when nothing (or another version) runs."""
         return self._cancel_running(key, reason, superseded=False)
 
-    def _cancel_running(self, key: str | None, reason: str, superseded: bool) -> str | None:
+    def release(self, ticket: Ticket, reason: str = "cancelled") -> Released:
+        """One submit of ``ticket`` no longer wants its result (an MCP client cancelled its request).
+
+        While other submits still hold the ticket, nothing changes (``kept``). The last holder's release takes a run
+        still waiting out of the queue: it never runs, its ticket is cancelled with ``reason`` and a ``Notice`` says
+        so (``withdrawn``); a run under way is cancelled as ``cancel`` cancels it (``cancelled``). ``done``: the run
+        had finished (or another run serves the ticket now)."""
+        with self._cv:
+            if ticket.done():
+                return "done"
+            ticket.holders = max(0, ticket.holders - 1)
+            if ticket.holders > 0:
+                return "kept"
+            waiting = self._tickets.get(ticket.key) is ticket
+            if waiting:
+                del self._queue[ticket.key], self._tickets[ticket.key]
+                self._rungs.pop(ticket.key, None)
+                self._why.pop(ticket.key, None)
+                self._cv.notify_all()
+            running = self._running_ticket is ticket
+        if waiting:
+            ticket.cancelled_because = reason
+            ticket.cancel()
+            self.bus.publish(
+                Notice(level="info", message=f"{ticket.key}: queued run withdrawn, {reason} (it never ran)")
+            )
+            self._publish()
+            return "withdrawn"
+        if running and self._cancel_running(ticket.key, reason, superseded=False, ticket=ticket) is not None:
+            return "cancelled"
+        return "done"
+
+    def _cancel_running(
+        self, key: str | None, reason: str, superseded: bool, ticket: Ticket | None = None
+    ) -> str | None:
         with self._cv:
             running = self._running
             if running is None or (key is not None and running.key != key) or self._cancel is not None:
+                return None
+            if ticket is not None and self._running_ticket is not ticket:
                 return None
             self._cancel = (reason, superseded, [])
         stopped = self._on_cancel(reason) if self._on_cancel else []
@@ -252,7 +300,7 @@ class Scheduler:
                 rungs = self._rungs.pop(kernel.key, None)
                 ticket = self._tickets.pop(kernel.key)
                 whys = self._why.pop(kernel.key, set())
-                self._running, self._rung = kernel, None
+                self._running, self._rung, self._running_ticket = kernel, None, ticket
             content = _content(kernel)
             with self._cv:
                 self._running_content = content
@@ -261,7 +309,7 @@ class Scheduler:
                 ticket.skipped = True
                 ticket.set_result(done)
                 with self._cv:
-                    self._running = None
+                    self._running, self._running_ticket = None, None
                     self._cv.notify_all()
                 self._publish()
                 continue
@@ -291,6 +339,7 @@ class Scheduler:
             finally:
                 with self._cv:
                     self._running, self._rung, self._running_content = None, None, None
+                    self._running_ticket = None
                     self._cv.notify_all()
                 self._publish()
 

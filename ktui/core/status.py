@@ -12,9 +12,9 @@ Nothing here runs a worker: it reads ``.ktui/results/`` and hashes the sources (
 from __future__ import annotations
 
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ktui.core import report
 from ktui.core.results import LadderResult, Status, device_label
@@ -169,10 +169,22 @@ def workspace_status(ws: Workspace, results: dict[str, LadderResult] | None = No
     return out
 
 
-def status_json(ws: Workspace, problems: list[ProblemStatus]) -> dict[str, Any]:
-    """``ktui status --json``: ``workspace`` (its path) and ``problems``, each with ``problem``, ``reference``,
-    ``reference_error`` and ``versions`` (every field of ``VersionStatus``; ``stale`` a reason or '')."""
-    return {"workspace": str(ws.root), "problems": [asdict(p) for p in problems]}
+class StatusJson(TypedDict):
+    """Every problem of the workspace and its versions, as they stand (``ktui status --json``'s data).
+
+    Attributes:
+        workspace: the workspace's folder (absolute).
+        problems: every problem, in the tree's order, each with its versions.
+    """
+
+    workspace: str
+    problems: list[ProblemStatus]
+
+
+def status_json(ws: Workspace, problems: list[ProblemStatus]) -> StatusJson:
+    """``ktui status --json``'s data (the dataclasses written as ``dataclasses.asdict`` does:
+    ``ktui.core.envelope.jsonable``)."""
+    return {"workspace": str(ws.root), "problems": problems}
 
 
 def stale_policy(root: Path) -> tuple[str, str]:

@@ -7,17 +7,18 @@
     ktui eval [PROBLEMS...] [--workspace W] [--json] [--device auto|cpu|cuda] [--all-versions] [--p P] [--rerun]
 
 Each ``*_cli`` returns the exit code; bad input raises ``ImporterError`` or ``ValueError`` (``ktui.cli`` prints
-them as usage errors, exit 2). ``ktui eval`` exits 0 when every row passed, 1 otherwise, 3 when no worker starts.
+them as usage errors, exit 2). ``ktui eval`` exits 0 when every row passed, 1 otherwise, 3 when no worker starts
+(``ktui.core.envelope.EnvironmentFailure``); ``--json`` prints the envelope (``ktui.core.envelope``).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import json
 import sys
 from pathlib import Path
 
+from ktui.core import envelope
 from ktui.importers import gpumode, kernelbench
 from ktui.importers.common import ImporterError, read_meta
 
@@ -27,7 +28,7 @@ def _workspace_arg(p: argparse.ArgumentParser) -> None:
 
 
 def import_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = envelope.ArgumentParser(
         prog="ktui import",
         description="Bring problems from KernelBench or GPU MODE's reference-kernels (your own clone) into the "
         "workspace as references/<name>.py (and solutions as versions). Upstream files are read with ast and YAML; "
@@ -104,7 +105,7 @@ def import_cli(argv: list[str]) -> int:
 
 
 def export_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = envelope.ArgumentParser(
         prog="ktui export gpumode|kernelbench",
         description="Write the file the upstream harness takes from a version of an imported problem: GPU MODE's "
         "submission.py (custom_kernel) or a KernelBench ModelNew module.",
@@ -146,7 +147,7 @@ def export_cli(argv: list[str]) -> int:
 
 
 def eval_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = envelope.ArgumentParser(
         prog="ktui eval",
         description="Run the ladder on the best version (or every version) of each problem and print one table: "
         "verdict, speedup over the reference, % of roofline, fast_p and the geometric mean speedup. Stored results "
@@ -155,17 +156,17 @@ def eval_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("problems", nargs="*", metavar="PROBLEM", help="problems to evaluate (default: all)")
     _workspace_arg(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object instead of the table: the envelope (`ktui schema eval`, docs/json.md)",
+    )
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--all-versions", action="store_true", help="every version, not only each problem's best")
     p.add_argument("--p", type=float, default=1.0, help="fast_p's speedup threshold (default 1: faster than torch)")
     p.add_argument("--rerun", action="store_true", help="run every version again, ignoring stored results")
     p.add_argument("--seed", type=int, default=None, help="base seed for correctness inputs (default: fresh)")
     return p
-
-
-class NoWorker(Exception):
-    """No worker could start (exit code 3)."""
 
 
 def eval_cli(argv: list[str]) -> int:
@@ -201,7 +202,7 @@ def eval_cli(argv: list[str]) -> int:
         try:
             info = s.device_info()
         except WorkerStartError as exc:
-            raise NoWorker(str(exc)) from None
+            raise envelope.EnvironmentFailure(str(exc)) from None
         print(f"ktui eval: device {info.get('name') or info.get('type', device)}", file=out, flush=True)
         return s
 
@@ -216,14 +217,11 @@ def eval_cli(argv: list[str]) -> int:
             p=args.p,
             say=lambda line: print(line, file=out, flush=True),
         )
-    except NoWorker as exc:
-        print(f"ktui: error: {exc}", file=sys.stderr)
-        return 3
     finally:
         for s in sessions:
             s.stop()
+    code = envelope.OK if all(r.ok for r in table.rows) else envelope.FAILED
     if args.json:
-        print(json.dumps(table.to_json(), indent=1))
-    else:
-        print("\n".join(render(table)))
-    return 0 if all(r.ok for r in table.rows) else 1
+        return envelope.emit("eval", table.to_json(), code)
+    print("\n".join(render(table)))
+    return code

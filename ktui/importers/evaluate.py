@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ktui.core import report
 from ktui.core.results import LadderResult, RungResult
@@ -59,6 +59,31 @@ class Row:
     device: str
 
 
+class EvalJson(TypedDict):
+    """The evaluation (``ktui eval --json``'s data).
+
+    Attributes:
+        device: the device's name (``cpu (interpreter)`` or the GPU's).
+        timed: the device times kernels (false on the CPU: no speedup, no fast_p).
+        p: fast_p's speedup threshold.
+        fast_p: the fraction of rows correct and faster than the reference by more than ``p``; null when nothing
+            was timed.
+        geomean_speedup: the geometric mean speedup of the correct rows that have one; null when none has.
+        correct: how many rows passed correctness.
+        total: how many rows.
+        rows: one per version evaluated.
+    """
+
+    device: str
+    timed: bool
+    p: float
+    fast_p: float | None
+    geomean_speedup: float | None
+    correct: int
+    total: int
+    rows: list[Row]
+
+
 @dataclass
 class Table:
     """The whole evaluation: rows, the device, ``p``, ``fast_p`` and the geometric mean speedup (None on the CPU)."""
@@ -71,7 +96,8 @@ class Table:
     geomean_speedup: float | None
     correct: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EvalJson:
+        """``ktui eval --json``'s data (rows as ``dataclasses.asdict`` writes them: ``ktui.core.envelope.jsonable``)."""
         return {
             "device": self.device,
             "timed": self.timed,
@@ -80,7 +106,7 @@ class Table:
             "geomean_speedup": self.geomean_speedup,
             "correct": self.correct,
             "total": len(self.rows),
-            "rows": [asdict(r) for r in self.rows],
+            "rows": self.rows,
         }
 
 

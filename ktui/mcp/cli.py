@@ -9,6 +9,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ktui.core.envelope import ArgumentParser
+
 DEFAULT_PORT = 8765
 """The streamable HTTP port when ``--port`` is not given (any free one will do; ``/mcp`` is the endpoint)."""
 
@@ -19,7 +21,7 @@ class McpUsageError(Exception):
 
 def parser() -> argparse.ArgumentParser:
     """``ktui mcp``'s arguments."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ktui mcp",
         description="Serve a workspace to other agents (Claude Code, Codex, Gemini CLI...) as a Model Context "
         "Protocol server: tools to list problems and verdicts, read and write versions, run the ladder (with "

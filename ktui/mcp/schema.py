@@ -3,12 +3,13 @@
 The SDK publishes each tool's ``outputSchema`` from these TypedDicts and validates every reply against it. They are
 ``typing_extensions`` TypedDicts: pydantic (which the SDK validates with) refuses nested ``typing.TypedDict`` below
 Python 3.12. Figures stay JSON objects (``figures``): their keys differ by rung (``specs``, ``launches``,
-``kernels``...; ``ktui run --json`` writes the same ones beside each rung's fields).
+``kernels``...; ``ktui run --json`` writes the same ones beside each rung's fields). ``diff_versions`` returns
+``ktui diff --json``'s data itself (``ktui.core.inspect.diff.DiffJson``).
 """
 
 from __future__ import annotations
 
-from typing import Any, NotRequired
+from typing import Any
 
 from typing_extensions import TypedDict
 
@@ -135,38 +136,6 @@ class RunOut(TypedDict):
     source_sha256: str
     rungs: list[RungOut]
     report: str
-
-
-class DeltaOut(TypedDict):
-    """A row of ``diff_versions``' before/after tables: ``name`` (a resource or an instruction family)."""
-
-    name: str
-    a: int
-    b: int
-    delta: int
-
-
-class DiffOut(TypedDict):
-    """Two versions' compiled code compared (``ktui diff --json``'s content).
-
-    Attributes:
-        a, b: each side as ``ktui diff --json`` writes it (file, sha256, arch, kernels with resources, mix and
-            warnings, ncu figures when profiled).
-        resources: registers, local, stack, shared, dynamic_shared of A and B.
-        mix_delta: every instruction family of either side, the changed ones first.
-        diff: the unified diff of the normalized text of ``stage`` (SASS by default).
-        changed: how many lines it adds or removes.
-        stage: the stage compared.
-    """
-
-    a: dict[str, Any]
-    b: dict[str, Any]
-    resources: list[DeltaOut]
-    mix_delta: list[DeltaOut]
-    diff: list[str]
-    changed: int
-    stage: str
-    lines: NotRequired[dict[str, int]]
 
 
 class SearchOut(TypedDict):

@@ -14,8 +14,10 @@ turns it into an ``MCPServer`` (the official SDK's, ``mcp`` 2.x) whose tools are
 - ``run_ladder``: the rungs on a version, as ``ktui run`` runs them; the structured result (every rung, its figures,
   a failure's trimmed traceback). Progress: a notification per event of the run (``RungStarted``, ``RungProgress``:
   a batch of cases, ``FirstVerdict``, ``RungFinished``) and at least every ``HEARTBEAT_S`` in between, so that a
-  client capping a call's time sees it alive. An MCP cancel of the request (``notifications/cancelled``) cancels
-  the run (``Scheduler.cancel``: the busy workers are killed and replaced; a hanging kernel included).
+  client capping a call's time sees it alive. An MCP cancel of the request (``notifications/cancelled``) gives its
+  ticket up (``Scheduler.release``): a run still queued behind another leaves the queue and never runs, the run
+  under way is cancelled (the busy workers are killed and replaced; a hanging kernel included), and a run another
+  request of the same version also waits on goes on for that one.
 - ``diff_versions``: what ``ktui diff`` shows (resources, instruction mix, the normalized SASS diff); the dumps
   rung runs first on a side that has none for its current source.
 - ``profile``: the profile rung (Nsight Compute; skipped on the CPU, and it says so).
@@ -27,6 +29,15 @@ catch and the rules they follow) and ``ktui://docs/cases`` (the catalog of wrong
 
 Every event of the session goes to its log under ``sessions/`` (``ktui.sessions.record.maybe_record``, as
 ``ktui run`` does), and each tool call is a ``ToolCall`` event there too (``running``, then ``done`` or ``error``).
+
+No MCP *tasks* (SEP-1686: a ``tools/call`` answered at once with a task handle that the client polls): ``mcp``
+2.3.0 has none to offer. Its 2025-11-25 task types (``mcp_types._v2025_11_25``: ``TaskMetadata``,
+``CreateTaskResult``, ``ToolExecution.task_support``, ``CallToolRequestParams.task``) are wire models only:
+``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel`` are left out of its method table on purpose
+(``mcp_types/methods.py``), ``MCPServer.tool`` cannot declare ``taskSupport`` and a request's ``task`` is ignored.
+The 2026-07-28 revision moved tasks to the ``io.modelcontextprotocol/tasks`` extension (SEP-2663); 2.3.0 has the
+extension API (``MCPServer(extensions=...)``, ``mcp.server.extension``) but not that extension (python-sdk PR
+#3005) nor a client for it (python-sdk#3226). Long runs are served by progress notifications and cancel instead.
 """
 
 import hashlib
@@ -49,6 +60,7 @@ from ktui.agent.tools import MAX_READ_CHARS, NAME_RE, Workbench
 from ktui.agent.tools import ToolError as WorkbenchError
 from ktui.core import report
 from ktui.core.events import Event, FileChanged, FirstVerdict, LadderStarted, RungFinished, RungProgress, RungStarted
+from ktui.core.inspect.diff import DiffJson
 from ktui.core.ladder import LadderOptions
 from ktui.core.results import DEFAULT_RUNGS, LadderResult, RungResult, device_label, expand_rungs
 from ktui.core.session import Session
@@ -56,8 +68,6 @@ from ktui.core.status import workspace_status
 from ktui.core.timeouts import TimeoutPolicy
 from ktui.core.workspace import KERNELS, KernelRef, Workspace
 from ktui.mcp.schema import (
-    DeltaOut,
-    DiffOut,
     ErrorOut,
     ProblemOut,
     ProblemsOut,
@@ -506,7 +516,7 @@ class McpWorkbench:
                     await anyio.sleep(POLL_S)
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(self._cancel, kernel.key, ticket)
+                    await anyio.to_thread.run_sync(self._cancel, ticket)
                 raise
             for value, total, message in prog.drain():
                 if ctx is not None:
@@ -522,17 +532,25 @@ class McpWorkbench:
         finally:
             unsub()
 
-    def _cancel(self, key: str, ticket: Any, wait_s: float = 15.0) -> None:
-        """Cancel ``key``'s run when it is the one running, and wait (``wait_s`` at most) for its ticket: the busy
-        workers are killed and replaced, so the next call finds the queue free. A run still queued behind another is
-        left to run (its result is stored, unread)."""
-        if self.session.scheduler.cancel(key, reason=CANCEL_REASON) is None and not ticket.done():
-            return
-        deadline = time.monotonic() + wait_s
-        while not ticket.done() and time.monotonic() < deadline:
-            time.sleep(0.05)
+    def _cancel(self, ticket: Any, wait_s: float = 15.0) -> str:
+        """Give the cancelled request's ticket up (``Scheduler.release``): a run still queued behind another leaves
+        the queue and never runs; the run under way is cancelled and waited for (``wait_s`` at most: its busy
+        workers are killed and replaced, so the next call finds the queue free); a run another request still waits
+        on goes on for it. Returns what ``release`` did."""
+        what = self.session.scheduler.release(ticket, CANCEL_REASON)
+        if what == "cancelled":
+            deadline = time.monotonic() + wait_s
+            while not ticket.done() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return what
 
-    async def diff(self, ctx: Context | None, problem: str, a: str, b: str, stage: str) -> DiffOut:
+    async def diff(self, ctx: Context | None, problem: str, a: str, b: str, stage: str) -> DiffJson:
+        """``ktui diff --json``'s data for versions ``a`` and ``b`` of ``problem`` (the dumps rung runs first on a side
+        without dumps of its current source).
+
+        Raises:
+            ToolError: a bad name, a side whose compile or dumps failed, a stage a side has no text of.
+        """
         from ktui.core.inspect.diff import DiffError, compare_results, has_current_dumps
 
         sides = [self.kernel(problem, v) for v in (a, b)]
@@ -555,25 +573,9 @@ class McpWorkbench:
             assert res is not None
             items.append((self.ws, k, res))
         try:
-            d = compare_results(items, stage=stage).to_json()
+            return compare_results(items, stage=stage).to_json()
         except (DiffError, OSError) as exc:
             raise ToolError(str(exc)) from None
-        resources: list[DeltaOut] = [
-            {"name": r["resource"], "a": r["a"], "b": r["b"], "delta": r["delta"]} for r in d["resources"]
-        ]
-        mix: list[DeltaOut] = [
-            {"name": r["family"], "a": r["a"], "b": r["b"], "delta": r["delta"]} for r in d["mix_delta"]
-        ]
-        return {
-            "a": d["a"],
-            "b": d["b"],
-            "resources": resources,
-            "mix_delta": mix,
-            "diff": d["diff"],
-            "changed": d["changed"],
-            "stage": d["stage"],
-            "lines": d["lines"],
-        }
 
     def doc(self, uri: str) -> str:
         """The text of the resource ``uri`` (``DOCS``), read now.
@@ -691,7 +693,7 @@ def build_server(bench: McpWorkbench) -> MCPServer:
             return run_out(result)
 
     @mcp.tool(title="Diff two versions' compiled code")
-    async def diff_versions(problem: str, a: str, b: str, ctx: Context, stage: str = "sass") -> DiffOut:
+    async def diff_versions(problem: str, a: str, b: str, ctx: Context, stage: str = "sass") -> DiffJson:
         """What the compiler made of two versions of a problem: resources (registers, spills, shared memory), the
         instruction-mix delta and the unified diff of the normalized SASS (or stage: ptx, ttgir, ttir, llir). The
         dumps rung runs first on a version that has no dumps of its current source."""

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
+from ktui.core import envelope
 from ktui.core.report import cost as fmt_cost
 from ktui.core.results import device_label
 from ktui.sessions.fold import ReplayState, fold
@@ -48,6 +48,59 @@ def load(path: Path) -> Session:
     folder, file = (path.parent, path) if path.is_file() else (path, path / LOG_NAME)
     log = read_log(file)
     return Session(id=folder.name, path=folder, log=log, state=fold(log.records))
+
+
+class BestJson(TypedDict):
+    """The version with the highest verified speedup (its correctness passed) and that speedup."""
+
+    key: str
+    speedup: float | None
+
+
+class SessionJson(TypedDict):
+    """One recorded session.
+
+    Attributes:
+        id: the session's folder name (``YYYYMMDD-HHMMSS-xxxx``).
+        start: when it started, seconds since the epoch (null for a log with no record).
+        start_iso: the same as ISO 8601 UTC (``2026-12-01T19:57:54Z``).
+        duration_s: from the first record to the last, s.
+        ended: the log has its ``end`` record (false: cut short by a crash, or still running).
+        problems: the problems that had a ladder run, in order of their first run.
+        versions: how many distinct ``problem/version`` had a (not cancelled) run.
+        runs: how many runs finished.
+        best: the best verified version, null when none had a speedup.
+        device: the device's name.
+        model: the model's name ('' when none was configured).
+        cost_usd: the replies' summed cost, null when none was priced.
+        log_problems: problems found reading the log (corrupt, truncated lines...) and records the fold skipped.
+    """
+
+    id: str
+    start: float | None
+    start_iso: str | None
+    duration_s: float
+    ended: bool
+    problems: list[str]
+    versions: int
+    runs: int
+    best: BestJson | None
+    device: str
+    model: str
+    cost_usd: float | None
+    log_problems: int
+
+
+class SessionsJson(TypedDict):
+    """The recorded sessions of a workspace, oldest first (``ktui sessions --json``'s data).
+
+    Attributes:
+        workspace: the workspace's folder (absolute).
+        sessions: one per folder under ``sessions/``.
+    """
+
+    workspace: str
+    sessions: list[SessionJson]
 
 
 @dataclass(frozen=True)
@@ -85,7 +138,7 @@ class SessionRow:
     cost_usd: float | None
     log_problems: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SessionJson:
         """The row as ``ktui sessions --json`` writes it (``start`` also as ISO 8601 UTC)."""
         return {
             "id": self.id,
@@ -277,7 +330,7 @@ def table(rows: list[SessionRow]) -> list[str]:
 
 
 def sessions_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = envelope.ArgumentParser(
         prog="ktui sessions",
         description="The recorded sessions of a workspace (sessions/<id>/events.jsonl), oldest first: id, start, "
         "duration, problems, versions run, the best verified speedup (from a version whose correctness passed), "
@@ -288,8 +341,9 @@ def sessions_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object: workspace, sessions (id, start, start_iso, duration_s, ended, problems, versions, "
-        "runs, best {key, speedup}, device, model, cost_usd, log_problems)",
+        help="one JSON object, the envelope (`ktui schema sessions`) whose data has workspace, sessions (id, "
+        "start, start_iso, duration_s, ended, problems, versions, runs, best {key, speedup}, device, model, "
+        "cost_usd, log_problems)",
     )
     return p
 
@@ -304,7 +358,7 @@ def cli(argv: list[str]) -> int:
     root = workspace_root(args.workspace)
     rows = catalog(root)
     if args.json:
-        print(json.dumps({"workspace": str(root), "sessions": [r.to_json() for r in rows]}, indent=1))
-    else:
-        print("\n".join(table(rows)))
+        data: SessionsJson = {"workspace": str(root), "sessions": [r.to_json() for r in rows]}
+        return envelope.emit("sessions", data)
+    print("\n".join(table(rows)))
     return 0

@@ -54,6 +54,7 @@ from ktui.agent.events import (
     ChatReplyDone,
     ToolCall,
 )
+from ktui.core.envelope import ArgumentParser
 from ktui.core.report import cost as fmt_cost
 from ktui.core.results import Status, fmt
 from ktui.sessions.catalog import (
@@ -520,7 +521,7 @@ def _version_json(run: VersionRun, diff: VersionDiff, step_id: int | None) -> di
 
 # -- the command ---------------------------------------------------------------------------------------------------
 def export_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ktui export",
         description="A recorded session as a report: Markdown (versions in order with their diffs, verdicts and "
         "timings, the chat condensed, the best version) or JSON (an ATIF-v1.4 trajectory with ktui's versions and "

@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from ktui.core import report
 from ktui.core.events import LadderFinished, LadderStarted
@@ -65,6 +65,113 @@ field ktui reports since). Nested fields are compared by their last name (``vers
 DivergenceKind = Literal["verdict", "rung", "timing", "device", "missing"]
 
 
+class RungTimeJson(TypedDict):
+    """A rung of one side: its status (``ok``, ``FAILED``, ``skipped``) and its seconds."""
+
+    status: str
+    seconds: float
+
+
+class TimingJson(TypedDict):
+    """A benchmark spec of one side: medians in µs and the speedup over the reference (null when not timed)."""
+
+    median_us: float | None
+    ref_median_us: float | None
+    speedup: float | None
+
+
+class SideJson(TypedDict):
+    """One side of a version's row: as recorded, or as today's ladder says.
+
+    Attributes:
+        verdict: ``report.verdict``'s text (``✓ 1.23x``, ``✗ correctness``...), ``cancelled`` or ``not finished``.
+        status: ``ok``, ``failed``, ``reference`` (the reference failed), ``cancelled`` or ``none``.
+        failed_rung: the first rung that failed, else null.
+        speedup: the worst benchmark speedup, null without one.
+        device: where it ran (``cpu (interpreter)``, ``cuda: NVIDIA H200 (sm_90)``); null when it never finished.
+        seconds: the whole ladder, s (absent when it never finished).
+        rungs: rung name -> its status and seconds (absent when it never finished).
+        timings: benchmark spec label -> its medians (absent when it never finished).
+    """
+
+    verdict: str
+    status: str
+    failed_rung: str | None
+    speedup: float | None
+    device: str | None
+    seconds: NotRequired[float]
+    rungs: NotRequired[dict[str, RungTimeJson]]
+    timings: NotRequired[dict[str, TimingJson]]
+
+
+class DivergenceJson(TypedDict):
+    """How a re-run differs: ``kind`` and a one-line ``message``."""
+
+    kind: DivergenceKind
+    message: str
+
+
+class VersionRerunJson(TypedDict):
+    """One version (one content of one ``problem/version``): its recording and today's run.
+
+    Attributes:
+        key: ``problem/version``.
+        kernel_sha256: the kernel source's hash ('' when the log never said).
+        reference_sha256: the reference's hash ('').
+        rungs: the rungs its recorded runs climbed (and the re-run climbs), in ladder order.
+        runs: how many runs of it the log has (cancelled ones included).
+        recorded: as recorded.
+        new: as today's ladder says; null when it was not re-run (``error`` says why).
+        diverged: it diverges in any way.
+        divergence: every way it diverges.
+        error: why it was not re-run (a source missing from ``blobs/``), else null.
+    """
+
+    key: str
+    kernel_sha256: str
+    reference_sha256: str
+    rungs: list[str]
+    runs: int
+    recorded: SideJson
+    new: SideJson | None
+    diverged: bool
+    divergence: list[DivergenceJson]
+    error: str | None
+
+
+class DevicesJson(TypedDict):
+    """The device recorded and today's (as the workers report them), and the fingerprint lines that differ
+    (``name: NVIDIA H100 → NVIDIA H200``)."""
+
+    recorded: dict[str, Any]
+    now: dict[str, Any]
+    diverged: list[str]
+
+
+class RerunJson(TypedDict):
+    """A session's versions re-run through today's ladder (``ktui replay SESSION --rerun --json``'s data).
+
+    Attributes:
+        session: the session's id.
+        log: its ``events.jsonl``.
+        band: the timing band, relative (0.1: 10 %).
+        device: the devices and how they differ.
+        problems: the problems reading the log found (corrupt or truncated lines...).
+        versions: one per version, in the order of its first run.
+        diverged: anything diverged (the device, a verdict, a rung, a timing, a missing source).
+        verdicts_changed: how many versions' verdicts changed or could not be re-run (exit code 1 when not 0).
+    """
+
+    session: str
+    log: str
+    band: float
+    device: DevicesJson
+    problems: list[str]
+    versions: list[VersionRerunJson]
+    diverged: bool
+    verdicts_changed: int
+
+
 @dataclass(frozen=True)
 class Divergence:
     """One way a re-run differs from its recording: ``kind`` (see the module's docstring) and a one-line
@@ -73,7 +180,7 @@ class Divergence:
     kind: DivergenceKind
     message: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> DivergenceJson:
         return {"kind": self.kind, "message": self.message}
 
 
@@ -191,7 +298,7 @@ def read_blob(session_dir: Path, sha: str) -> bytes:
 
 
 # -- one side of a comparison ------------------------------------------------------------------------------------
-def side(result: LadderResult | None, *, cancelled: bool = False) -> dict[str, Any]:
+def side(result: LadderResult | None, *, cancelled: bool = False) -> SideJson:
     """One side of a row (recorded or new) as JSON: ``verdict`` (``report.verdict``'s text, ``cancelled`` or
     ``not finished``), ``status`` (``ok``, ``failed``, ``reference``: the reference failed, ``cancelled``,
     ``none``), ``failed_rung``, ``speedup`` (the worst benchmark speedup, None without one), ``device`` (its
@@ -203,12 +310,16 @@ def side(result: LadderResult | None, *, cancelled: bool = False) -> dict[str, A
     failed = result.failed_rung
     text = report.verdict(result)[0]
     status = "ok" if failed is None else "reference" if report.is_reference_error(failed.error) else "failed"
-    timings: dict[str, dict[str, float | None]] = {}
+    timings: dict[str, TimingJson] = {}
     bench = result.rung("benchmark")
     if bench is not None and bench.status is Status.OK:
         for s in bench.figures.get("specs", []) or []:
             if isinstance(s, dict) and "label" in s:
-                timings[str(s["label"])] = {k: _num(s.get(k)) for k in ("median_us", "ref_median_us", "speedup")}
+                timings[str(s["label"])] = {
+                    "median_us": _num(s.get("median_us")),
+                    "ref_median_us": _num(s.get("ref_median_us")),
+                    "speedup": _num(s.get("speedup")),
+                }
     return {
         "verdict": text,
         "status": status,
@@ -255,7 +366,7 @@ def _show(v: Any) -> str:
     return ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
 
 
-def compare(recorded: dict[str, Any], new: dict[str, Any], band: float = BAND) -> list[Divergence]:
+def compare(recorded: SideJson, new: SideJson, band: float = BAND) -> list[Divergence]:
     """How ``new`` differs from ``recorded`` (two ``side`` objects): verdict, rungs and timings (a median outside
     ``band``, relative, of the recorded one)."""
     out: list[Divergence] = []
@@ -269,7 +380,7 @@ def compare(recorded: dict[str, Any], new: dict[str, Any], band: float = BAND) -
     r_t, n_t = recorded.get("timings") or {}, new.get("timings") or {}
     for label, rt in r_t.items():
         nt = n_t.get(label)
-        old, now = rt.get("median_us"), (nt or {}).get("median_us")
+        old, now = rt.get("median_us"), nt.get("median_us") if nt else None
         if nt is None or not old or now is None:
             continue
         change = now / old - 1.0
@@ -290,12 +401,12 @@ class RerunRow:
     re-run)."""
 
     version: RecordedVersion
-    recorded: dict[str, Any]
-    new: dict[str, Any] | None = None
+    recorded: SideJson
+    new: SideJson | None = None
     divergence: list[Divergence] = field(default_factory=list)
     error: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VersionRerunJson:
         v = self.version
         return {
             "key": v.key,
@@ -330,11 +441,8 @@ class RerunReport:
         """How many versions' verdicts changed or could not be re-run."""
         return sum(1 for r in self.rows if r.error or any(d.kind == "verdict" for d in r.divergence))
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``--json`` object: ``session``, ``log``, ``band``, ``device`` (``recorded``, ``now``, ``diverged``:
-        lines), ``problems`` (the log's), ``versions`` (``RerunRow.to_json``: key, hashes, rungs, recorded and
-        new sides, ``diverged``, ``divergence`` [{kind, message}], ``error``), ``diverged`` (any divergence at
-        all) and ``verdicts_changed``."""
+    def to_json(self) -> RerunJson:
+        """``ktui replay --rerun --json``'s data (``RerunJson``)."""
         return {
             "session": self.session,
             "log": self.log,
@@ -466,12 +574,12 @@ def rerun(
 
 
 # -- the text form ---------------------------------------------------------------------------------------------------
-def _cell(d: dict[str, Any] | None, rung: str) -> str:
-    r = ((d or {}).get("rungs") or {}).get(rung)
+def _cell(d: SideJson | None, rung: str) -> str:
+    r = (d.get("rungs") or {}).get(rung) if d else None
     return f"{r['status']} {r['seconds']:.2f}s" if r else "-"
 
 
-def _timing(t: dict[str, Any] | None) -> str:
+def _timing(t: TimingJson | None) -> str:
     if not t or t.get("median_us") is None:
         return "-"
     sp = t.get("speedup")
@@ -495,10 +603,11 @@ def lines(rep: RerunReport) -> list[str]:
         flag = "! " + "; ".join(d.message for d in row.divergence if d.kind in ("verdict", "missing"))
         same = not any(d.kind in ("verdict", "missing") for d in row.divergence)
         out.append(f"{head:<{w}} {row.recorded['verdict']:<22} {now:<22} {'same verdict' if same else flag}")
-        ran = {**(row.recorded.get("rungs") or {}), **((row.new or {}).get("rungs") or {})}
+        new_rungs = row.new.get("rungs") if row.new else None
+        ran = {**(row.recorded.get("rungs") or {}), **(new_rungs or {})}
         for name in (r for r in RUNG_ORDER if r in ran):
             out.append(f"  {name:<{w - 2}} {_cell(row.recorded, name):<22} {_cell(row.new, name):<22}")
-        r_t, n_t = row.recorded.get("timings") or {}, (row.new or {}).get("timings") or {}
+        r_t, n_t = row.recorded.get("timings") or {}, (row.new.get("timings") if row.new else None) or {}
         for label in dict.fromkeys([*r_t, *n_t]):
             out.append(f"  {'benchmark ' + label:<{w - 2}} {_timing(r_t.get(label)):<22} {_timing(n_t.get(label)):<22}")
         out += [f"  ! {d.kind}: {d.message}" for d in row.divergence if d.kind not in ("verdict", "missing")]

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing_extensions import TypedDict  # pydantic (``ktui mcp``'s outputs) refuses typing's below Python 3.12
+
 from ktui.core.inspect import irlines, sass
 from ktui.core.results import LadderResult, Status
 from ktui.core.store import sha256
@@ -22,6 +24,97 @@ RESOURCES = ("registers", "local", "stack", "shared", "dynamic_shared")
 
 class DiffError(RuntimeError):
     """A version has no dumps to compare; the message says which and what to do."""
+
+
+class KernelDumpsJson(TypedDict):
+    """One compiled kernel of a side.
+
+    Attributes:
+        kernel: the kernel's name (``softmax_kernel``).
+        language: ``triton`` or ``cutedsl``.
+        resources: registers, local, stack, shared, dynamic_shared (bytes, or registers per thread) as
+            ``cuobjdump`` reports them.
+        mix: instruction counts by family (``HGMMA``, ``LDG.128``, ``LDL``...).
+        warnings: the kernel's red flags (spills, scalar loads...).
+        files: the dumped stages (``sass``, ``ptx``, ``linemap``...) -> file, relative to the workspace.
+    """
+
+    kernel: str | None
+    language: str | None
+    resources: dict[str, int]
+    mix: dict[str, int]
+    warnings: list[str]
+    files: dict[str, str]
+
+
+class DiffSideJson(TypedDict):
+    """One side (A or B) of a comparison.
+
+    Attributes:
+        kernel: the version, ``problem/version``.
+        file: its source file, relative to the workspace.
+        sha256: the hash of the source the dumps were made from.
+        arch: the architecture compiled for (``sm_90a``).
+        kernels: every kernel of the timed launch.
+        ncu: the profile rung's per-kernel Nsight Compute figures when it passed on this source, else null.
+    """
+
+    kernel: str
+    file: str
+    sha256: str
+    arch: str | None
+    kernels: list[KernelDumpsJson]
+    ncu: list[dict[str, Any]] | None
+
+
+class ResourceDeltaJson(TypedDict):
+    """A resource of A and B: ``resource`` (registers, local, stack, shared, dynamic_shared), summed over the
+    kernels, and ``delta`` = b - a."""
+
+    resource: str
+    a: int
+    b: int
+    delta: int
+
+
+class MixDeltaJson(TypedDict):
+    """An instruction family's count in A and B (``family``: ``LDG.128``, ``HGMMA``...) and ``delta`` = b - a."""
+
+    family: str
+    a: int
+    b: int
+    delta: int
+
+
+class LinesJson(TypedDict):
+    """How many normalized lines of the stage each side has."""
+
+    a: int
+    b: int
+
+
+class DiffJson(TypedDict):
+    """Two versions compared (``ktui diff --json``'s data; ``ktui mcp``'s ``diff_versions`` returns the same).
+
+    Attributes:
+        a: the first side.
+        b: the second side.
+        resources: registers, local, stack, shared and dynamic_shared of A and B.
+        mix_delta: every instruction family of either side, the changed ones first.
+        diff: the unified diff of the normalized text of ``stage`` (``---``/``+++`` headers named by the files).
+        lines: how many normalized lines each side has.
+        changed: how many lines the diff adds or removes.
+        stage: the stage compared: ``sass`` (default), ``ptx``, ``ttgir``, ``ttir`` or ``llir``.
+    """
+
+    a: DiffSideJson
+    b: DiffSideJson
+    resources: list[ResourceDeltaJson]
+    mix_delta: list[MixDeltaJson]
+    diff: list[str]
+    lines: LinesJson
+    changed: int
+    stage: str
 
 
 @dataclass(frozen=True)
@@ -45,7 +138,7 @@ class KernelDumps:
     warnings: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> KernelDumpsJson:
         return {
             "kernel": self.kernel,
             "language": self.language,
@@ -94,7 +187,7 @@ class DiffSide:
                 out[fam] = out.get(fam, 0) + n
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> DiffSideJson:
         return {
             "kernel": self.kernel,
             "file": self.file,
@@ -148,9 +241,8 @@ class DiffResult:
         """How many normalized SASS lines were added or removed."""
         return sum(1 for ln in self.diff if ln[:1] in "+-" and not ln.startswith(("+++", "---")))
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``ktui diff --json`` object: ``a``, ``b``, ``resources``, ``mix_delta``, ``diff``, ``lines``,
-        ``changed``, ``stage`` (the stage diffed: ``sass``, ``ptx``...)."""
+    def to_json(self) -> DiffJson:
+        """The ``ktui diff --json`` data (``DiffJson``)."""
         return {
             "a": self.a.to_json(),
             "b": self.b.to_json(),
