@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ktui.context import cpp
 from ktui.context.index import KINDS, ContextError, ContextIndex, Hit, UpdateStats
 from ktui.core.workspace import Workspace, WorkspaceError
 
@@ -137,7 +138,8 @@ def _print_stats(st: UpdateStats, ix: ContextIndex) -> None:
 
 
 def list_sources(ix: ContextIndex, as_json: bool) -> int:
-    """Print every source (updating the index first, so the counts are true)."""
+    """Print every source (updating the index first, so the counts are true) and the C++ chunker in use (a note
+    when it is the fallback scanner: tree-sitter cannot be imported)."""
     ix.update()
     rows = ix.source_stats()
     manifest = _read_manifest(ix.path.parent.parent / "context")
@@ -145,7 +147,8 @@ def list_sources(ix: ContextIndex, as_json: bool) -> int:
         r["added"] = manifest.get(r["name"], {}).get("type", "")
         r["from"] = manifest.get(r["name"], {}).get("origin", "")
     if as_json:
-        print(json.dumps({"sources": rows, "failed": [list(x) for x in ix.failures()], "notes": ix.notes}, indent=2))
+        out = {"sources": rows, "failed": [list(x) for x in ix.failures()], "cpp_chunker": cpp.chunker()}
+        print(json.dumps({**out, "notes": ix.notes}, indent=2))
         return 0
     for r in rows:
         extra = f" ({r['added']} of {r['from']})" if r["added"] else ""
@@ -155,6 +158,9 @@ def list_sources(ix: ContextIndex, as_json: bool) -> int:
         )
     for path, why in ix.failures():
         print(f"  failed: {path}: {why}")
+    print(f"C++/CUDA chunker: {cpp.chunker()}")
+    for note in ix.notes:
+        print(f"note: {note}")
     return 0
 
 

@@ -38,7 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ktui.context.chunk import TEXT_EXT, Chunk, ChunkError, chunk_file, is_doxygen
+from ktui.context import cpp
+from ktui.context.chunk import CPP_EXT, TEXT_EXT, chunk_file, is_doxygen
+from ktui.context.model import Chunk, ChunkError
 
 DB_NAME = "context.sqlite"
 SIZE_CAP = 2 * 1024 * 1024  # bytes: larger source files are generated tables or data
@@ -60,6 +62,8 @@ SYM_RANK = {
     "union": 1,
     "method": 1,
     "variable": 2,
+    "declaration": 2,
+    "concept": 1,
     "heading": 3,
 }
 RRF_K = 60  # reciprocal rank fusion constant (Cormack, Clarke, Buettcher 2009)
@@ -329,6 +333,8 @@ class ContextIndex:
                 f"SQLite {sqlite3.sqlite_version} has no trigram tokenizer (needs >= 3.34): the word index alone "
                 "answers, so parts of names (tiled_copy in make_tiled_copy) are not found"
             )
+        if cpp.fallback_note():
+            self.notes.append(cpp.fallback_note())
         self.path = path
         self.sources = {s.name: s for s in sources}
         self.root: Path | None = None
@@ -340,6 +346,8 @@ class ContextIndex:
         self.con.execute("PRAGMA cache_size=-65536")  # 64 MiB of page cache while FTS5 merges its segments
         with self._lock():  # (a second process must not see the tables before their meta rows, and rebuild)
             self._create()
+            if self.con.execute("SELECT value FROM meta WHERE key='cpp'").fetchone() != (cpp.chunker(),):
+                self._rechunk_cpp()  # another C++ chunker than the one that chunked them: read them again
 
     @classmethod
     def for_workspace(cls, root: Path, packages: Iterable[str] | None = None) -> ContextIndex:
@@ -385,6 +393,15 @@ class ContextIndex:
             self.con.executescript(_fts_schema("fts_tri", "trigram"))
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('trigram', ?)", (str(int(self.trigram)),))
+        self.con.execute("INSERT OR REPLACE INTO meta VALUES ('cpp', ?)", (cpp.chunker(),))
+        self.con.commit()
+
+    def _rechunk_cpp(self) -> None:
+        """Forget the C++ files' size and hash, so that the next update reads and chunks them again (the C++ chunker
+        changed: tree-sitter installed or gone), and record the chunker now in use."""
+        likes = " OR ".join("path LIKE ?" for _ in CPP_EXT)
+        self.con.execute(f"UPDATE files SET sha='', size=-1 WHERE {likes}", [f"%{e}" for e in sorted(CPP_EXT)])
+        self.con.execute("INSERT OR REPLACE INTO meta VALUES ('cpp', ?)", (cpp.chunker(),))
         self.con.commit()
 
     def close(self) -> None:
