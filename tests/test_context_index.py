@@ -600,6 +600,81 @@ def test_a_ptx_instructions_own_section_ranks_first_for_its_name(ws, tmp_path, c
     assert ix.search("%tid")[0].anchor == ix.search("tid")[0].anchor == "special-registers-tid"
 
 
+PTX_FIXTURE = Path(__file__).parent / "fixtures" / "ptx" / "ptx-isa-structure.html"
+
+
+@pytest.mark.parametrize(
+    "query, anchor, notes",
+    [
+        (
+            "cp.async.bulk.tensor",
+            "data-movement-and-conversion-instructions-cp-async-bulk-tensor",
+            [
+                "Introduced in PTX ISA version 8.0.",
+                "Requires sm_90 or higher.",
+                "advised to be used with .target sm_90a",
+            ],
+        ),
+        (
+            "wgmma.mma_async",
+            "asynchronous-warpgroup-level-matrix-instructions-wgmma-mma",
+            ["Introduced in PTX ISA version 8.0.", "Target ISA Notes\nRequires sm_90a."],
+        ),
+        ("ld", "data-movement-and-conversion-instructions-ld", ["Type .b128 requires sm_70 or higher."]),
+        ("mma", "warp-level-matrix-instructions-mma", ["Requires sm_70 or higher"]),
+    ],
+)
+def test_on_the_ptx_isa_structure_each_instruction_ranks_its_own_section_first_with_its_isa_notes(
+    ws, query, anchor, notes
+):
+    """The fixture reproduces the real page's markup (tests/fixtures/ptx/README.md: not a copy of it): nested
+    ``<section>``s, numbered headings down to ``<h6>`` with ``<code>`` names, self links and empty headerlinks, rubrics,
+    highlight blocks, a sidebar table of contents naming every instruction, and parent sections that name the
+    instruction more often than its own section does."""
+    assert cli(["--workspace", str(ws), "add-docs", str(PTX_FIXTURE)]) == 0
+    ix = ContextIndex.for_workspace(ws)
+    hits = ix.search(query, n=5)
+    first = hits[0]
+    assert (first.anchor, first.why, first.kind, first.sym_kind, first.symbol) == (
+        anchor,
+        "definition",
+        "ptx",
+        "instruction",
+        query,
+    )
+    assert first.cite.startswith("context/docs/ptx-isa-structure.html:")
+    assert ix.search(query, kind="ptx")[0].anchor == anchor
+    (body,) = ix.con.execute("SELECT body FROM chunks WHERE anchor=?", (anchor,)).fetchone()
+    for rubric in ("Syntax", "Description", "PTX ISA Notes", "Target ISA Notes"):
+        assert f"\n{rubric}\n" in body, rubric
+    for note in notes:
+        assert note in body, note
+    assert "Permalink" not in body and "toctree" not in body
+
+
+def test_a_sass_or_ptx_line_finds_its_isa_section_on_the_ptx_isa_structure(ws):
+    from ktui.context.isa import isa_query
+
+    assert cli(["--workspace", str(ws), "add-docs", str(PTX_FIXTURE)]) == 0
+    ix = ContextIndex.for_workspace(ws)
+    for line, anchor in [
+        (
+            "HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], R24 ;",
+            "asynchronous-warpgroup-level-matrix-instructions-wgmma-mma",
+        ),
+        ("UTMALDG.2D [UR8], [UR4] ;", "data-movement-and-conversion-instructions-cp-async-bulk-tensor"),
+        ("@P0 LDG.E.128 R4, [R2.64] ;", "data-movement-and-conversion-instructions-ld"),
+        ("HMMA.16816.F32.BF16 R4, R8, R12, R4 ;", "warp-level-matrix-instructions-mma"),
+        (
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {...};",
+            "asynchronous-warpgroup-level-matrix-instructions-wgmma-mma",
+        ),
+    ]:
+        assert ix.search(isa_query(line), kind="ptx")[0].anchor == anchor, line
+    # a heading naming two instructions at once defines both
+    assert ix.search("mma.sp::ordered_metadata")[0].anchor == "warp-level-matrix-instructions-sparse-mma"
+
+
 def test_a_short_token_is_found_by_the_word_index(ws, repo):
     (ws / "context").mkdir()
     (ws / "context" / "minicute").symlink_to(repo)

@@ -487,7 +487,7 @@ def chunk_html(text: str) -> list[Chunk]:
         syms: list[Symbol] = []
         m = _INSTR_RE.search(bare) if kind == "ptx" else None
         if m:
-            for nm in re.split(r",\s*|\s+/\s+|\s+and\s+", m.group(1)):
+            for nm in re.split(r",\s*|\s*/\s*|\s+and\s+", m.group(1)):
                 nm = nm.strip()
                 if re.match(r"^[.%]?[a-z][\w.:]*$", nm, re.I):
                     syms.append(Symbol(nm, nm.lower().lstrip(".%"), "instruction"))
