@@ -22,11 +22,12 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from ktui.context import cpp
-from ktui.context.index import KINDS, ContextError, ContextIndex, Hit, UpdateStats
+from ktui.context.index import KINDS, ContextError, ContextIndex, Hit, Progress, UpdateStats
 from ktui.core.workspace import Workspace, WorkspaceError
 
 MANIFEST = ".sources.json"
@@ -87,7 +88,7 @@ def _run(ws_root: Path, args: argparse.Namespace) -> int:
         if args.cmd == "list":
             return list_sources(ix, args.json)
         if args.cmd == "reindex":
-            st = ix.update(progress=None if args.json else _progress)
+            st = ix.update(progress=None if args.json else StderrProgress())
             if args.json:
                 print(json.dumps({**st.as_dict(), "notes": ix.notes}, indent=2))
             else:
@@ -96,7 +97,7 @@ def _run(ws_root: Path, args: argparse.Namespace) -> int:
         first = ix.chunk_count() == 0
         if first and not args.json:
             print("building the context index (first use; later searches update it incrementally)", file=sys.stderr)
-        ix.update(progress=_progress if first and not args.json else None)
+        ix.update(progress=None if args.json else StderrProgress())
         hits = ix.search(args.query, kind=args.kind, n=args.n)
         if args.json:
             print(json.dumps({"query": args.query, "kind": args.kind, "hits": [h.as_dict() for h in hits]}, indent=2))
@@ -109,8 +110,24 @@ def _run(ws_root: Path, args: argparse.Namespace) -> int:
         ix.close()
 
 
-def _progress(line: str) -> None:
-    print(line, file=sys.stderr)
+class StderrProgress:
+    """An update's progress on stderr: ``indexing 1200/5400 files (context/cutlass/)`` once a second, from the first
+    second on (an update with nothing to read prints nothing), and ``indexed 5400 files`` at the end."""
+
+    def __init__(self, every: float = 1.0):
+        self.every = every
+        self.t0 = self.last = time.monotonic()
+        self.printed = False
+
+    def __call__(self, p: Progress) -> None:
+        now = time.monotonic()
+        if p.total and p.done == p.total and not p.waiting:
+            if self.printed:
+                print(f"indexed {p.total} files in {now - self.t0:.1f} s", file=sys.stderr, flush=True)
+            return
+        if now - self.t0 >= self.every and now - self.last >= self.every:
+            print(p.line(), file=sys.stderr, flush=True)
+            self.last, self.printed = now, True
 
 
 def render_hits(query: str, hits: list[Hit]) -> str:
@@ -140,7 +157,7 @@ def _print_stats(st: UpdateStats, ix: ContextIndex) -> None:
 def list_sources(ix: ContextIndex, as_json: bool) -> int:
     """Print every source (updating the index first, so the counts are true) and the C++ chunker in use (a note
     when it is the fallback scanner: tree-sitter cannot be imported)."""
-    ix.update()
+    ix.update(progress=None if as_json else StderrProgress())
     rows = ix.source_stats()
     manifest = _read_manifest(ix.path.parent.parent / "context")
     for r in rows:
