@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ktui.context import chunk as C
+from ktui.context import cpp, cpp_scan
 from ktui.context import index as I
 from ktui.context.cli import cli
 from ktui.context.index import ContextError, ContextIndex
@@ -273,25 +274,183 @@ def test_cpp_headers_are_chunked_by_top_level_declaration_inside_namespaces():
 
 
 def test_cpp_symbol_names_the_declaration():
-    assert C.cpp_symbol("template <class... Args> CUTE_HOST_DEVICE auto make_tiled_copy(Copy_Atom<Args...> a) ") == (
+    assert cpp_scan.cpp_symbol(
+        "template <class... Args> CUTE_HOST_DEVICE auto make_tiled_copy(Copy_Atom<Args...> a) "
+    ) == (
         "make_tiled_copy",
         "function",
     )
-    assert C.cpp_symbol("struct CUTE_ALIGNAS(16) Copy_Atom<Copy_Traits<Args...>, T> : Copy_Traits<Args...> ") == (
+    assert cpp_scan.cpp_symbol(
+        "struct CUTE_ALIGNAS(16) Copy_Atom<Copy_Traits<Args...>, T> : Copy_Traits<Args...> "
+    ) == (
         "Copy_Atom",
         "struct",
     )
-    assert C.cpp_symbol("static constexpr auto kLayout = make_layout(Shape<_8>{})") == ("kLayout", "variable")
-    assert C.cpp_symbol("enum class Mode : uint8_t ") == ("Mode", "enum")
-    assert C.cpp_symbol("template <> CUTLASS_HOST_DEVICE double two<double>()") == ("two", "function")
-    assert C.cpp_symbol("template <> CUTLASS_HOST_DEVICE complex<float> root_pi< complex<float> >()") == (
+    assert cpp_scan.cpp_symbol("static constexpr auto kLayout = make_layout(Shape<_8>{})") == ("kLayout", "variable")
+    assert cpp_scan.cpp_symbol("enum class Mode : uint8_t ") == ("Mode", "enum")
+    assert cpp_scan.cpp_symbol("template <> CUTLASS_HOST_DEVICE double two<double>()") == ("two", "function")
+    assert cpp_scan.cpp_symbol("template <> CUTLASS_HOST_DEVICE complex<float> root_pi< complex<float> >()") == (
         "root_pi",
         "function",
     )
-    assert C.cpp_symbol("CUTE_HOST_DEVICE bool Layout::operator==(Layout const& b) const ") == (
+    assert cpp_scan.cpp_symbol("CUTE_HOST_DEVICE bool Layout::operator==(Layout const& b) const ") == (
         "Layout::operator==",
         "function",
     )
+
+
+# a CUDA header the way CUTLASS writes them: include guard, macros, nested namespaces, templates and their
+# specializations, a method whose two #if arms each open its body (unbalanced braces in each arm), #if arms around
+# whole declarations, #if 0 dead code, a static-assert macro in a class body, CUDA kernels
+UNBALANCED_CUH = """#ifndef KT_COPY_CUH
+#define KT_COPY_CUH
+#include <cuda.h>
+
+#define KT_DEVICE __forceinline__ __device__
+
+namespace kt {
+namespace detail {
+
+/// The copy traits: one specialization per architecture.
+template <class Arch, class T>
+struct CopyTraits;
+
+// Hopper's: a TMA load
+template <class T>
+struct CopyTraits<SM90, T> {
+  KT_STATIC_ASSERT(sizeof(T) <= 16, "16 bytes at most")
+  using ValType = T;
+  KT_DEVICE static void
+#if defined(__CUDA_ARCH__)
+  copy(T const* src, T* dst) {
+    asm volatile("cp.async.bulk.tensor.2d" ::);
+#else
+  copy(T const*, T*) {
+    KT_INVALID_CONTROL_PATH("not on the host");
+#endif
+  }
+};
+
+#if defined(KT_SM100_ENABLED)
+template <class T> KT_DEVICE void fence_sm100(T) {}
+#else
+template <class T> KT_DEVICE void fence_sm90(T) {}
+#endif
+
+#if 0
+void dead_code_never_compiled() {}
+#endif
+
+} // namespace detail
+
+/// Tile a tensor.
+template <class Tensor, class Tiler>
+KT_DEVICE constexpr auto
+local_tile(Tensor&& t, Tiler const& tiler)
+{
+  return t;
+}
+
+using IntTuple = int;
+
+} // namespace kt
+
+template <int N>
+__global__ void __launch_bounds__(128) softmax_kernel(float const* __restrict__ x, float* y) { y[0] = x[0]; }
+
+extern "C" __global__ void plain_kernel() {}
+
+#endif  // KT_COPY_CUH
+"""
+
+
+def test_cpp_is_chunked_by_tree_sitter_with_unbalanced_if_arms_and_templates():
+    assert cpp.chunker().startswith("tree-sitter ") and cpp.fallback_note() == ""
+    chunks = C.chunk_file("copy.cuh", UNBALANCED_CUH)
+    got = [(c.symbol, c.sym_kind, c.start, c.end) for c in chunks if c.symbol]
+    assert got == [
+        ("KT_COPY_CUH", "macro", 2, 2),
+        ("KT_DEVICE", "macro", 5, 5),
+        ("CopyTraits", "declaration", 10, 12),  # the doc comment kept with it
+        ("CopyTraits", "struct", 14, 28),  # to its own closing brace: the #if arms did not run it to the end
+        ("fence_sm100", "function", 31, 31),  # both arms of a balanced #if are indexed
+        ("fence_sm90", "function", 33, 33),
+        ("local_tile", "function", 42, 48),
+        ("IntTuple", "alias", 50, 50),
+        ("softmax_kernel", "kernel", 54, 55),
+        ("plain_kernel", "kernel", 57, 57),
+    ]
+    by = {c.symbol: c for c in chunks if c.symbol}
+    traits = next(c for c in chunks if c.sym_kind == "struct")
+    assert [(s.name, s.key, s.kind) for s in traits.symbols] == [
+        ("CopyTraits", "copytraits", "struct"),
+        ("CopyTraits::copy", "copy", "method"),  # the member, from the first arm of its #if
+    ]
+    assert traits.text.splitlines()[-1] == "};" and "KT_INVALID_CONTROL_PATH" in traits.text  # the file's lines
+    assert (
+        by["local_tile"].head
+        == "template <class Tensor, class Tiler> KT_DEVICE constexpr auto local_tile(Tensor&& t, Tiler const& tiler)"
+    )
+    assert by["softmax_kernel"].head.startswith("template <int N> __global__ void __launch_bounds__(128)")
+    assert not any("dead_code_never_compiled" in c.text for c in chunks)  # #if 0
+    assert not any(c.text.strip() in ("}", "} // namespace detail") for c in chunks)
+
+
+def test_the_brace_scanner_runs_a_declaration_with_unbalanced_if_arms_to_the_end_of_the_file():
+    """Why tree-sitter: the fallback scanner on the same header (the issue's bug, kept as the fallback's limit) runs
+    the struct past its end, to the brace that closes the namespace (with no namespace: to the end of the file)."""
+    traits = next(c for c in cpp_scan.chunk_cpp(UNBALANCED_CUH) if c.symbol == "CopyTraits" and c.start > 12)
+    assert traits.end == 40 and "fence_sm90" in traits.text
+    flat = UNBALANCED_CUH.replace("} // namespace detail", "").replace("} // namespace kt", "")
+    traits = next(c for c in cpp_scan.chunk_cpp(flat) if c.symbol == "CopyTraits" and c.start > 12)
+    assert "plain_kernel" in traits.text and traits.end >= 57
+
+
+def test_a_long_cpp_record_is_cut_into_its_head_and_one_chunk_per_member_function():
+    methods = "\n".join(
+        f"  /// method {i}\n  CUTE_HOST_DEVICE int m{i}() const {{\n" + "    int x = 1;\n" * 20 + "    return x;\n  }\n"
+        for i in range(10)
+    )
+    src = "namespace cute {\nstruct Big : Base {\n  int field_;\n\n" + methods + "};\n}\n"
+    chunks = cpp.chunk_cpp(src)
+    assert [(c.symbol, c.sym_kind) for c in chunks] == [("Big", "struct")] + [
+        (f"Big::m{i}", "method") for i in range(10)
+    ]
+    assert (chunks[0].start, chunks[0].end) == (2, 4)
+    assert chunks[1].start == 5 and chunks[1].text.startswith("  /// method 0\n  CUTE_HOST_DEVICE int m0() const {")
+    assert [s.key for s in chunks[2].symbols] == ["m1"]
+
+
+def test_without_tree_sitter_the_scanner_chunks_and_ktui_context_list_says_so(ws, tmp_path, monkeypatch, capsys):
+    # the import failing for real, in a fresh interpreter
+    code = (
+        "import sys; sys.modules['tree_sitter'] = None\n"
+        "from ktui.context import cpp\n"
+        "print(cpp.chunker()); print(cpp.fallback_note())\n"
+        "print([c.symbol for c in cpp.chunk_cpp('struct A { int x; };')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0].startswith("scanner (tree-sitter cannot be imported: ModuleNotFoundError")
+    assert "chunked by a brace scanner" in out[1] and out[2] == "['A']"
+    # an index built with tree-sitter, then opened without it: the C++ files are chunked again, and list says so
+    (ws / "context" / "hdr").mkdir(parents=True)
+    (ws / "context" / "hdr" / "copy.cuh").write_text(UNBALANCED_CUH)
+    ix = _index(ws)
+    assert ix.search("local_tile")[0].end == 48
+    ix.close()
+    monkeypatch.setattr(cpp, "_LANGUAGE", None)
+    monkeypatch.setattr(cpp, "_IMPORT_ERROR", "ModuleNotFoundError: No module named 'tree_sitter'")
+    ix = ContextIndex.for_workspace(ws)
+    st = ix.update()
+    assert st.chunked == 1 and st.unchanged == st.seen - 1  # the header, read again by the scanner
+    traits = [h for h in ix.search("CopyTraits", n=5) if h.sym_kind == "struct"]
+    assert max(h.end for h in traits) == 40  # (the scanner's limit)
+    assert cli(["--workspace", str(ws), "list"]) == 0
+    text = capsys.readouterr().out
+    assert "C++/CUDA chunker: scanner (tree-sitter cannot be imported: ModuleNotFoundError" in text
+    assert "note: tree-sitter cannot be imported" in text and "pip install tree-sitter tree-sitter-cpp" in text
+    assert cli(["--workspace", str(ws), "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["data"]["cpp_chunker"].startswith("scanner")
 
 
 def test_markdown_and_rst_are_chunked_by_heading_and_code_fences_are_not_headings():
@@ -441,6 +600,81 @@ def test_a_ptx_instructions_own_section_ranks_first_for_its_name(ws, tmp_path, c
         == ("parallel-synchronization-and-communication-instructions-bar")
     )
     assert ix.search("%tid")[0].anchor == ix.search("tid")[0].anchor == "special-registers-tid"
+
+
+PTX_FIXTURE = Path(__file__).parent / "fixtures" / "ptx" / "ptx-isa-structure.html"
+
+
+@pytest.mark.parametrize(
+    "query, anchor, notes",
+    [
+        (
+            "cp.async.bulk.tensor",
+            "data-movement-and-conversion-instructions-cp-async-bulk-tensor",
+            [
+                "Introduced in PTX ISA version 8.0.",
+                "Requires sm_90 or higher.",
+                "advised to be used with .target sm_90a",
+            ],
+        ),
+        (
+            "wgmma.mma_async",
+            "asynchronous-warpgroup-level-matrix-instructions-wgmma-mma",
+            ["Introduced in PTX ISA version 8.0.", "Target ISA Notes\nRequires sm_90a."],
+        ),
+        ("ld", "data-movement-and-conversion-instructions-ld", ["Type .b128 requires sm_70 or higher."]),
+        ("mma", "warp-level-matrix-instructions-mma", ["Requires sm_70 or higher"]),
+    ],
+)
+def test_on_the_ptx_isa_structure_each_instruction_ranks_its_own_section_first_with_its_isa_notes(
+    ws, query, anchor, notes
+):
+    """The fixture reproduces the real page's markup (tests/fixtures/ptx/README.md: not a copy of it): nested
+    ``<section>``s, numbered headings down to ``<h6>`` with ``<code>`` names, self links and empty headerlinks, rubrics,
+    highlight blocks, a sidebar table of contents naming every instruction, and parent sections that name the
+    instruction more often than its own section does."""
+    assert cli(["--workspace", str(ws), "add-docs", str(PTX_FIXTURE)]) == 0
+    ix = ContextIndex.for_workspace(ws)
+    hits = ix.search(query, n=5)
+    first = hits[0]
+    assert (first.anchor, first.why, first.kind, first.sym_kind, first.symbol) == (
+        anchor,
+        "definition",
+        "ptx",
+        "instruction",
+        query,
+    )
+    assert first.cite.startswith("context/docs/ptx-isa-structure.html:")
+    assert ix.search(query, kind="ptx")[0].anchor == anchor
+    (body,) = ix.con.execute("SELECT body FROM chunks WHERE anchor=?", (anchor,)).fetchone()
+    for rubric in ("Syntax", "Description", "PTX ISA Notes", "Target ISA Notes"):
+        assert f"\n{rubric}\n" in body, rubric
+    for note in notes:
+        assert note in body, note
+    assert "Permalink" not in body and "toctree" not in body
+
+
+def test_a_sass_or_ptx_line_finds_its_isa_section_on_the_ptx_isa_structure(ws):
+    from ktui.context.isa import isa_query
+
+    assert cli(["--workspace", str(ws), "add-docs", str(PTX_FIXTURE)]) == 0
+    ix = ContextIndex.for_workspace(ws)
+    for line, anchor in [
+        (
+            "HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], R24 ;",
+            "asynchronous-warpgroup-level-matrix-instructions-wgmma-mma",
+        ),
+        ("UTMALDG.2D [UR8], [UR4] ;", "data-movement-and-conversion-instructions-cp-async-bulk-tensor"),
+        ("@P0 LDG.E.128 R4, [R2.64] ;", "data-movement-and-conversion-instructions-ld"),
+        ("HMMA.16816.F32.BF16 R4, R8, R12, R4 ;", "warp-level-matrix-instructions-mma"),
+        (
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {...};",
+            "asynchronous-warpgroup-level-matrix-instructions-wgmma-mma",
+        ),
+    ]:
+        assert ix.search(isa_query(line), kind="ptx")[0].anchor == anchor, line
+    # a heading naming two instructions at once defines both
+    assert ix.search("mma.sp::ordered_metadata")[0].anchor == "warp-level-matrix-instructions-sparse-mma"
 
 
 def test_a_short_token_is_found_by_the_word_index(ws, repo):

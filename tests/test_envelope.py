@@ -202,6 +202,7 @@ def test_context_list_reindex_and_search_json(tmp_path, monkeypatch, capsys):
     d = data_of(out, "context list")
     names = {s["name"]: s for s in d["sources"]}
     assert code == 0 and names["references"]["files"] == 1 and names["references"]["added"] == ""
+    assert d["cpp_chunker"].startswith("tree-sitter ")  # tree-sitter is a dependency: the fallback is not in use
 
 
 # -- exit codes 0, 1 and 3 of the commands that run the ladder (subprocesses, as a script runs them) -----------

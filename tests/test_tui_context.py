@@ -156,3 +156,43 @@ async def test_a_citation_in_a_reply_opens_in_the_context_tab(ctx_ws):
         app.action_open_citation("nowhere/x.py:3")
         await pilot.pause()
         assert any("no such file" in n.message for n in app._notifications)
+
+
+@pytest.mark.anyio
+async def test_the_context_tab_answers_while_the_index_is_built_and_says_partial(ctx_ws, monkeypatch):
+    """The update is held at the PTX page (``Gate``): the tab shows ``indexing N/M files``, keys still reach it (the
+    event loop never waits for the build), a query answers from what is indexed and says partial; when the update
+    ends the query is searched again and the answer is complete."""
+    import re
+
+    from textual.widgets import Static
+
+    from ktui.context import index as I
+
+    from .test_context_background import Gate
+
+    gate = Gate("ptx-isa.html")
+    monkeypatch.setattr(I, "chunk_file", gate.wrap(I.chunk_file))
+    monkeypatch.setattr(I, "COMMIT_SECONDS", 0.0)
+    app = KtuiApp(ctx_ws, start_session=False)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("8")
+            panel = app.query_one(ContextPanel)
+            status = app.query_one("#context-status", Static)
+            await _wait_for(pilot, gate.reached.is_set, "the update to reach the PTX page")
+            await _wait_for(pilot, lambda: "(context/ptx/)" in str(status.content), "the progress")
+            assert re.fullmatch(r"indexing 1/\d+ files \(context/ptx/\)", str(status.content))
+            await pilot.press(*"make_tiled_copy")
+            await _wait_for(pilot, lambda: bool(panel.hits), "hits from what is indexed")
+            assert panel.hits[0].path == "context/notes/guide.md" and panel.hits[0].line == 5
+            assert panel.partial is not None and panel.partial.done == 1 and not panel._ready
+            assert str(status.content).startswith("1 hits for 'make_tiled_copy' (partial: indexing 1/")
+            gate.open()
+            await _wait_for(pilot, lambda: panel._ready and panel.partial is None, "the complete answer")
+            assert panel.hits[0].path == "context/notes/guide.md"
+            text = str(status.content)
+            assert text.startswith("1 hits for 'make_tiled_copy' · ") and "chunks indexed" in text
+            assert "partial" not in text
+    finally:
+        gate.open()

@@ -22,6 +22,7 @@ from ktui.core.workspace import KERNELS, KernelRef, Workspace
 NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
 SKIP_DIRS = {".git", ".ktui", ".venv", "__pycache__", ".device", ".whl", "node_modules", ".pytest_cache"}
 MAX_READ_CHARS = 40_000
+CONTEXT_WAIT_S = 3.0  # search_context waits this long for the index update under way, then answers partially
 
 
 class ToolError(Exception):
@@ -236,13 +237,17 @@ class Workbench:
 
     def search_context(self, query: str, max_results: int = 10) -> str:
         """Ranked hits of the context index (``ktui.context.index``) as ``N. path:line [kind symbol]`` and a
-        snippet. The index is built on the first call (the installed packages, context/, the workspace) and brought
-        in step incrementally: every source on the first call, the workspace's references, kernels and dumps on
-        each later one. ``kind:code|docs|ptx|dumps`` at the start of ``query`` filters."""
+        snippet. The index is updated in the background (``ktui.context.background``): every source on the first
+        call (the installed packages, context/, the workspace), the workspace's references, kernels and dumps on each
+        later one. The call waits at most ``CONTEXT_WAIT_S`` for the update; one still under way (the first build
+        over a CUTLASS clone takes ~30 s) leaves the answer partial, from what is indexed so far, and its first line
+        says so (``(partial: indexing 1200/5400 files ...)``). ``kind:code|docs|ptx|dumps`` at the start of
+        ``query`` filters."""
         import sqlite3
 
+        from ktui.context.background import BackgroundIndex
         from ktui.context.cli import render_hits
-        from ktui.context.index import KINDS, ContextError, ContextIndex
+        from ktui.context.index import KINDS, ContextError
 
         if not isinstance(query, str) or not query.strip():
             raise ToolError("give a query: a symbol or words")
@@ -253,19 +258,21 @@ class Workbench:
                 raise ToolError(f"unknown kind {m.group(1)!r}: one of {', '.join(KINDS)}")
             kind, query = m.group(1), m.group(2)
         try:
-            ix = getattr(self, "_context_index", None)
-            if ix is None:
-                ix = ContextIndex.for_workspace(self.root)
-                ix.update()
-                self._context_index = ix
-            else:
-                ix.rescan()
-                ix.update(only=[n for n in ("references", "kernels", "dumps") if n in ix.sources])
-            hits = ix.search(query, kind=kind, n=max(1, min(int(max_results), 50)))
+            bg = BackgroundIndex.for_workspace(self.root)
+            if not bg.started:
+                bg.start()
+            elif not bg.running:
+                bg.start(only=["references", "kernels", "dumps"])  # what the agent and the ladder write
+            bg.wait(CONTEXT_WAIT_S)
+            res = bg.search(query, kind=kind, n=max(1, min(int(max_results), 50)))
         except (ContextError, OSError, sqlite3.Error) as exc:
             raise ToolError(f"the context index failed: {exc}") from None
-        text = render_hits(query, hits)
-        return text + ("\n(cite what you use as path:line)" if hits else "")
+        if bg.error and not res.hits:
+            raise ToolError(f"the context index failed: {bg.error}")
+        text = render_hits(query, res.hits) + ("\n(cite what you use as path:line)" if res.hits else "")
+        if res.partial is not None:
+            text = f"({res.label()}; search again later for complete results)\n{text}"
+        return text
 
     def read_dump(self, problem: str, version: str, stage: str = "summary") -> str:
         """The dumps of a version's latest ladder result: a summary, or one stage's text (truncated)."""

@@ -23,15 +23,18 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, TypedDict
 
+from ktui.context import cpp
 from ktui.context.index import (
     KINDS,
     ContextError,
     ContextIndex,
     Hit,
     HitJson,
+    Progress,
     SourceStatsJson,
     UpdateJson,
     UpdateStats,
@@ -103,11 +106,14 @@ class ListJson(TypedDict):
     Attributes:
         sources: the sources, by origin then name.
         failed: every file that failed to parse: [cited path, reason].
+        cpp_chunker: the C++ chunker in use: ``tree-sitter X, tree-sitter-cpp Y``, or ``scanner (...)`` when
+            tree-sitter cannot be imported.
         notes: what the index cannot do here.
     """
 
     sources: list[SourceJson]
     failed: list[tuple[str, str]]
+    cpp_chunker: str
     notes: list[str]
 
 
@@ -164,7 +170,7 @@ def _run(ws_root: Path, args: argparse.Namespace) -> int:
         if args.cmd == "list":
             return list_sources(ix, args.json)
         if args.cmd == "reindex":
-            st = ix.update(progress=None if args.json else _progress)
+            st = ix.update(progress=None if args.json else StderrProgress())
             if args.json:
                 data: ReindexJson = {**st.as_dict(), "notes": ix.notes}
                 return envelope.emit("context reindex", data)
@@ -173,7 +179,7 @@ def _run(ws_root: Path, args: argparse.Namespace) -> int:
         first = ix.chunk_count() == 0
         if first and not args.json:
             print("building the context index (first use; later searches update it incrementally)", file=sys.stderr)
-        ix.update(progress=_progress if first and not args.json else None)
+        ix.update(progress=None if args.json else StderrProgress())
         hits = ix.search(args.query, kind=args.kind, n=args.n)
         if args.json:
             found: SearchJson = {"query": args.query, "kind": args.kind, "hits": [h.as_dict() for h in hits]}
@@ -187,8 +193,24 @@ def _run(ws_root: Path, args: argparse.Namespace) -> int:
         ix.close()
 
 
-def _progress(line: str) -> None:
-    print(line, file=sys.stderr)
+class StderrProgress:
+    """An update's progress on stderr: ``indexing 1200/5400 files (context/cutlass/)`` once a second, from the first
+    second on (an update with nothing to read prints nothing), and ``indexed 5400 files`` at the end."""
+
+    def __init__(self, every: float = 1.0):
+        self.every = every
+        self.t0 = self.last = time.monotonic()
+        self.printed = False
+
+    def __call__(self, p: Progress) -> None:
+        now = time.monotonic()
+        if p.total and p.done == p.total and not p.waiting:
+            if self.printed:
+                print(f"indexed {p.total} files in {now - self.t0:.1f} s", file=sys.stderr, flush=True)
+            return
+        if now - self.t0 >= self.every and now - self.last >= self.every:
+            print(p.line(), file=sys.stderr, flush=True)
+            self.last, self.printed = now, True
 
 
 def render_hits(query: str, hits: list[Hit]) -> str:
@@ -216,8 +238,9 @@ def _print_stats(st: UpdateStats, ix: ContextIndex) -> None:
 
 
 def list_sources(ix: ContextIndex, as_json: bool) -> int:
-    """Print every source (updating the index first, so the counts are true)."""
-    ix.update()
+    """Print every source (updating the index first, so the counts are true) and the C++ chunker in use (a note
+    when it is the fallback scanner: tree-sitter cannot be imported)."""
+    ix.update(progress=None if as_json else StderrProgress())
     manifest = _read_manifest(ix.path.parent.parent / "context")
     rows: list[SourceJson] = [
         {
@@ -228,7 +251,7 @@ def list_sources(ix: ContextIndex, as_json: bool) -> int:
         for r in ix.source_stats()
     ]
     if as_json:
-        data: ListJson = {"sources": rows, "failed": ix.failures(), "notes": ix.notes}
+        data: ListJson = {"sources": rows, "failed": ix.failures(), "cpp_chunker": cpp.chunker(), "notes": ix.notes}
         return envelope.emit("context list", data)
     for r in rows:
         extra = f" ({r['added']} of {r['source']})" if r["added"] else ""
@@ -238,6 +261,9 @@ def list_sources(ix: ContextIndex, as_json: bool) -> int:
         )
     for path, why in ix.failures():
         print(f"  failed: {path}: {why}")
+    print(f"C++/CUDA chunker: {cpp.chunker()}")
+    for note in ix.notes:
+        print(f"note: {note}")
     return 0
 
 

@@ -38,7 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ktui.context.chunk import TEXT_EXT, Chunk, ChunkError, chunk_file, is_doxygen
+from ktui.context import cpp
+from ktui.context.chunk import CPP_EXT, TEXT_EXT, chunk_file, is_doxygen
+from ktui.context.model import Chunk, ChunkError
 
 DB_NAME = "context.sqlite"
 SIZE_CAP = 2 * 1024 * 1024  # bytes: larger source files are generated tables or data
@@ -47,6 +49,8 @@ DEFAULT_PACKAGES = ("triton", "cutlass")
 SKIP_DIRS = {"__pycache__", "node_modules", "test", "tests", "_sources", "_static", "_modules", "site-packages"}
 KINDS = ("code", "docs", "ptx", "dumps")
 SCHEMA_VERSION = "1"
+COMMIT_FILES = 200  # an update commits after this many files read ...
+COMMIT_SECONDS = 0.5  # ... or this long after its last commit: searches meanwhile see what is indexed so far
 # definitions before other named chunks: the order of an exact symbol's hits
 SYM_RANK = {
     "function": 0,
@@ -60,6 +64,8 @@ SYM_RANK = {
     "union": 1,
     "method": 1,
     "variable": 2,
+    "declaration": 2,
+    "concept": 1,
     "heading": 3,
 }
 RRF_K = 60  # reciprocal rank fusion constant (Cormack, Clarke, Buettcher 2009)
@@ -191,6 +197,26 @@ class UpdateStats:
             "failed": list(self.failed),
             "seconds": round(self.seconds, 3),
         }
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where an update is: ``done`` of ``total`` files checked (read again or found unchanged), in the source
+    ``source`` (its cited prefix, ``context/cutlass/``); ``waiting`` when this process waits for another one's update
+    (``done``/``total`` are then that one's, from the index's meta table)."""
+
+    done: int
+    total: int
+    source: str = ""
+    waiting: bool = False
+
+    def line(self) -> str:
+        """``indexing 1200/5400 files (context/cutlass/)``."""
+        where = f" ({self.source})" if self.source else ""
+        who = "another ktui is indexing" if self.waiting else "indexing"
+        if not self.total:
+            return f"{who} (listing the files)"
+        return f"{who} {self.done}/{self.total} files{where}"
 
 
 @dataclass
@@ -386,6 +412,38 @@ def db_path(root: Path) -> Path:
     return Path(env) if env else root / ".ktui" / DB_NAME
 
 
+class _Ticker:
+    """Counts an update's files: after each, calls its ``progress`` and commits (with the progress in the meta table)
+    every ``COMMIT_FILES`` files or ``COMMIT_SECONDS`` seconds."""
+
+    def __init__(self, ix: ContextIndex, total: int, progress: Callable[[Progress], None] | None):
+        self.ix, self.total, self.progress = ix, total, progress
+        self.done = self.pending = 0
+        self.source = ""
+        self.last = time.monotonic()
+
+    def enter(self, source: str) -> None:
+        """A source begins (its cited prefix): said at once, and committed."""
+        self.source = source
+        self._commit()
+        if self.progress is not None:
+            self.progress(Progress(self.done, self.total, source))
+
+    def __call__(self) -> None:
+        """A file of the current source is done."""
+        self.done += 1
+        self.pending += 1
+        if self.pending >= COMMIT_FILES or time.monotonic() - self.last >= COMMIT_SECONDS:
+            self._commit()
+        if self.progress is not None:
+            self.progress(Progress(self.done, self.total, self.source))
+
+    def _commit(self) -> None:
+        self.ix._set_progress(Progress(self.done, self.total, self.source))
+        self.ix.con.commit()
+        self.pending, self.last = 0, time.monotonic()
+
+
 class ContextIndex:
     """The index of ``sources`` in the SQLite file ``path`` (created with its folder when missing).
 
@@ -407,17 +465,28 @@ class ContextIndex:
                 f"SQLite {sqlite3.sqlite_version} has no trigram tokenizer (needs >= 3.34): the word index alone "
                 "answers, so parts of names (tiled_copy in make_tiled_copy) are not found"
             )
+        if cpp.fallback_note():
+            self.notes.append(cpp.fallback_note())
         self.path = path
         self.sources = {s.name: s for s in sources}
         self.root: Path | None = None
         self.packages: Iterable[str] | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.con = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-        self.con.execute("PRAGMA journal_mode=WAL")
-        self.con.execute("PRAGMA synchronous=NORMAL")
-        self.con.execute("PRAGMA cache_size=-65536")  # 64 MiB of page cache while FTS5 merges its segments
-        with self._lock():  # (a second process must not see the tables before their meta rows, and rebuild)
-            self._create()
+        self.con = self._connect()
+        if not self._schema_current():
+            # (a second process must not see the tables before their meta rows, and rebuild): one creator at a time
+            with self._lock("schema"):
+                self._create()
+        if self.con.execute("SELECT value FROM meta WHERE key='cpp'").fetchone() != (cpp.chunker(),):
+            with self._lock("update"):  # another C++ chunker than the one that chunked them: read them again
+                self._rechunk_cpp()
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        con.execute("PRAGMA cache_size=-65536")  # 64 MiB of page cache while FTS5 merges its segments
+        return con
 
     @classmethod
     def for_workspace(cls, root: Path, packages: Iterable[str] | None = None) -> ContextIndex:
@@ -432,46 +501,99 @@ class ContextIndex:
         if self.root is not None:
             self.sources = {s.name: s for s in workspace_sources(self.root, self.packages)}
 
+    def _lock_path(self, which: str) -> str:
+        return str(self.path) + (".lock" if which == "update" else f".{which}.lock")
+
     @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        """An exclusive lock on ``<index>.lock`` (``flock``): held while the schema is checked or made, and while
-        an update writes; searches need none (WAL readers see the last commit)."""
-        with open(str(self.path) + ".lock", "a+") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+    def _lock(self, which: str, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+        """An exclusive lock (``flock``) on ``<index>.lock`` (``update``: held while an update writes; searches need
+        none, WAL readers see the last commit) or ``<index>.schema.lock`` (``schema``: while the tables are checked
+        or made). ``waiting`` is called about twice a second while another holder keeps it."""
+        with open(self._lock_path(which), "a+") as lock:
+            if waiting is None:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            else:
+                while True:
+                    try:
+                        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        waiting()
+                        time.sleep(0.5)
             try:
                 yield
             finally:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
+    def indexing(self) -> Progress | None:
+        """Where the update under way is (this process's or another's: the update lock is held), from the progress
+        it commits to the meta table; None when none runs."""
+        with open(self._lock_path("update"), "a+") as lock:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return self.committed_progress()
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+            return None
+
+    def committed_progress(self) -> Progress:
+        """The progress the last commit of an update wrote (``done total source``), ``0/0`` before its first."""
+        row = self.con.execute("SELECT value FROM meta WHERE key='progress'").fetchone()
+        parts = (row[0] if row else "0 0").split(" ", 2)
+        try:
+            return Progress(int(parts[0]), int(parts[1]), parts[2] if len(parts) > 2 else "")
+        except (ValueError, IndexError):
+            return Progress(0, 0)
+
+    def _schema_current(self) -> bool:
+        try:
+            got = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.OperationalError:  # no meta table yet
+            return False
+        return got.get("schema") == SCHEMA_VERSION and got.get("trigram") == str(int(self.trigram))
+
     def _create(self) -> None:
         """Create the tables; an index written by another schema version (or with another trigram setting) is
-        deleted and rebuilt (it is a cache of the sources)."""
+        deleted and rebuilt (it is a cache of the sources), once no update writes to it."""
         if self.con.execute("SELECT name FROM sqlite_master WHERE name='meta'").fetchone():
-            got = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
-            if got.get("schema") != SCHEMA_VERSION or got.get("trigram") != str(int(self.trigram)):
+            if self._schema_current():
+                return  # another process made them while this one waited
+            with self._lock("update"):
                 self.con.close()
                 for suffix in ("", "-wal", "-shm"):
                     Path(str(self.path) + suffix).unlink(missing_ok=True)
-                self.con = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
-                self.con.execute("PRAGMA journal_mode=WAL")
-                self.con.execute("PRAGMA synchronous=NORMAL")
-            else:
-                return  # the tables are there
+                self.con = self._connect()
         self.con.executescript(_SCHEMA)
         self.con.executescript(_fts_schema("fts_word", "unicode61 tokenchars '_'"))
         if self.trigram:
             self.con.executescript(_fts_schema("fts_tri", "trigram"))
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('trigram', ?)", (str(int(self.trigram)),))
+        self.con.execute("INSERT OR REPLACE INTO meta VALUES ('cpp', ?)", (cpp.chunker(),))
+        self.con.commit()
+
+    def _rechunk_cpp(self) -> None:
+        """Forget the C++ files' size and hash, so that the next update reads and chunks them again (the C++ chunker
+        changed: tree-sitter installed or gone), and record the chunker now in use."""
+        if self.con.execute("SELECT value FROM meta WHERE key='cpp'").fetchone() == (cpp.chunker(),):
+            return  # another process did it while this one waited
+        likes = " OR ".join("path LIKE ?" for _ in CPP_EXT)
+        self.con.execute(f"UPDATE files SET sha='', size=-1 WHERE {likes}", [f"%{e}" for e in sorted(CPP_EXT)])
+        self.con.execute("INSERT OR REPLACE INTO meta VALUES ('cpp', ?)", (cpp.chunker(),))
         self.con.commit()
 
     def close(self) -> None:
         self.con.close()
 
     # -- updates -------------------------------------------------------------------------------------------------
-    def update(self, only: Iterable[str] | None = None, progress: Callable[[str], None] | None = None) -> UpdateStats:
+    def update(
+        self, only: Iterable[str] | None = None, progress: Callable[[Progress], None] | None = None
+    ) -> UpdateStats:
         """Bring the index in step with the sources (only those named in ``only``, when given; sources no longer
-        present are dropped only by a full update). ``progress`` gets one line per source.
+        present are dropped only by a full update). ``progress`` is called after each file with the files checked
+        so far of all the update's files (and about twice a second, ``waiting``, while another process's update
+        holds the index). The update commits every ``COMMIT_FILES`` files or ``COMMIT_SECONDS``: searches meanwhile
+        answer from what is committed, and ``indexing()`` says how far it is.
 
         Raises:
             ContextError: a name in ``only`` is not a source.
@@ -482,19 +604,29 @@ class ContextIndex:
         unknown = [n for n in names if n not in self.sources]
         if unknown:
             raise ContextError(f"no context source {unknown[0]!r} (sources: {', '.join(self.sources) or 'none'})")
+
+        def waiting() -> None:
+            if progress is not None:
+                p = self.committed_progress()
+                progress(Progress(p.done, p.total, p.source, waiting=True))
+
         # one updater at a time (the agent's first search and the TUI's panel may start together): the second waits
         # here, then finds the files unchanged
-        with self._lock():
+        with self._lock("update", waiting if progress is not None else None):
             self._update(names, only is None, stats, progress)
         stats.seconds = time.perf_counter() - t0
         return stats
 
-    def _update(self, names: list[str], full: bool, stats: UpdateStats, progress: Callable[[str], None] | None) -> None:
+    def _update(
+        self, names: list[str], full: bool, stats: UpdateStats, progress: Callable[[Progress], None] | None
+    ) -> None:
+        files = {name: list(_walk(self.sources[name])) for name in names}
+        total = sum(len(v) for v in files.values())
+        self._set_progress(Progress(0, total))
+        self.con.commit()
+        tick = _Ticker(self, total, progress)
         for name in names:
-            src = self.sources[name]
-            if progress:
-                progress(f"indexing {src.prefix} ({src.root})")
-            self._update_source(src, stats)
+            self._update_source(self.sources[name], files[name], stats, tick)
         if full:
             gone = [
                 r[0]
@@ -506,9 +638,13 @@ class ContextIndex:
                     self._drop_file(fid)
                     stats.removed += 1
                 self.con.execute("DELETE FROM sources WHERE name=?", (name,))
-            self.con.commit()
+        self._set_progress(Progress(total, total))
+        self.con.commit()
 
-    def _update_source(self, src: Source, stats: UpdateStats) -> None:
+    def _set_progress(self, p: Progress) -> None:
+        self.con.execute("INSERT OR REPLACE INTO meta VALUES ('progress', ?)", (f"{p.done} {p.total} {p.source}",))
+
+    def _update_source(self, src: Source, files: list[tuple[Path, str]], stats: UpdateStats, tick: _Ticker) -> None:
         self.con.execute(
             "INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?)", (src.name, src.prefix, str(src.root), src.origin)
         )
@@ -519,67 +655,67 @@ class ContextIndex:
             ).fetchall()
         }
         seen: set[str] = set()
-        pending = 0
-        for p, rel in _walk(src):
+        tick.enter(src.prefix)
+        for p, rel in files:
             seen.add(rel)
             stats.seen += 1
-            try:
-                st = p.stat()
-            except OSError:
-                continue
-            row = known.get(rel)
-            if row is not None and row[3] == st.st_size and row[4] == st.st_mtime_ns:
-                stats.unchanged += 1
-                continue
-            cap = HTML_SIZE_CAP if rel.endswith((".html", ".htm")) else SIZE_CAP
-            cited = src.prefix + rel
-            if st.st_size > cap:
-                self._record(src.name, rel, row, "", st, "skipped", f"over the size cap ({st.st_size} > {cap} bytes)")
-                stats.skipped.append((cited, "over the size cap"))
-                continue
-            try:
-                data = p.read_bytes()
-            except OSError as exc:
-                stats.skipped.append((cited, f"unreadable: {exc}"))
-                continue
-            sha = hashlib.sha256(data).hexdigest()
-            if row is not None and row[2] == sha:
-                self.con.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (st.st_size, st.st_mtime_ns, row[0]))
-                stats.unchanged += 1
-                continue
-            if b"\0" in data[:8192]:
-                self._record(src.name, rel, row, sha, st, "skipped", "binary")
-                stats.skipped.append((cited, "binary"))
-                continue
-            text = data.decode("utf-8", errors="replace")
-            why = _generated(rel, text)
-            if why:
-                self._record(src.name, rel, row, sha, st, "skipped", why)
-                stats.skipped.append((cited, why))
-                continue
-            try:
-                chunks = chunk_file(rel, text)
-            except ChunkError as exc:
-                self._record(src.name, rel, row, sha, st, "failed", str(exc))
-                stats.failed.append((cited, str(exc)))
-                continue
-            except RecursionError:
-                self._record(src.name, rel, row, sha, st, "failed", "too deeply nested to parse")
-                stats.failed.append((cited, "too deeply nested to parse"))
-                continue
-            fid = self._record(src.name, rel, row, sha, st, "ok", "", len(chunks))
-            self._insert(fid, chunks)
-            stats.chunked += 1
-            stats.chunks += len(chunks)
-            pending += 1
-            if pending >= 200:
-                self.con.commit()
-                pending = 0
+            self._update_file(src, p, rel, known.get(rel), stats)
+            tick()
         for rel, row in known.items():
             if rel not in seen:
                 self._drop_file(row[0])
                 stats.removed += 1
         self.con.commit()
+
+    def _update_file(self, src: Source, p: Path, rel: str, row: tuple[Any, ...] | None, stats: UpdateStats) -> None:
+        """Bring one file's rows in step: unchanged (size and mtime, else hash) or read, chunked and written."""
+        try:
+            st = p.stat()
+        except OSError:
+            return
+        if row is not None and row[3] == st.st_size and row[4] == st.st_mtime_ns:
+            stats.unchanged += 1
+            return
+        cap = HTML_SIZE_CAP if rel.endswith((".html", ".htm")) else SIZE_CAP
+        cited = src.prefix + rel
+        if st.st_size > cap:
+            self._record(src.name, rel, row, "", st, "skipped", f"over the size cap ({st.st_size} > {cap} bytes)")
+            stats.skipped.append((cited, "over the size cap"))
+            return
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            stats.skipped.append((cited, f"unreadable: {exc}"))
+            return
+        sha = hashlib.sha256(data).hexdigest()
+        if row is not None and row[2] == sha:
+            self.con.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (st.st_size, st.st_mtime_ns, row[0]))
+            stats.unchanged += 1
+            return
+        if b"\0" in data[:8192]:
+            self._record(src.name, rel, row, sha, st, "skipped", "binary")
+            stats.skipped.append((cited, "binary"))
+            return
+        text = data.decode("utf-8", errors="replace")
+        why = _generated(rel, text)
+        if why:
+            self._record(src.name, rel, row, sha, st, "skipped", why)
+            stats.skipped.append((cited, why))
+            return
+        try:
+            chunks = chunk_file(rel, text)
+        except ChunkError as exc:
+            self._record(src.name, rel, row, sha, st, "failed", str(exc))
+            stats.failed.append((cited, str(exc)))
+            return
+        except RecursionError:
+            self._record(src.name, rel, row, sha, st, "failed", "too deeply nested to parse")
+            stats.failed.append((cited, "too deeply nested to parse"))
+            return
+        fid = self._record(src.name, rel, row, sha, st, "ok", "", len(chunks))
+        self._insert(fid, chunks)
+        stats.chunked += 1
+        stats.chunks += len(chunks)
 
     def _record(
         self,

@@ -1,16 +1,19 @@
 """The Context tab: search the context index as you type, open a hit at its line.
 
 The index (``ktui.context.index.ContextIndex``: the workspace's ``context/`` sources, its references, kernels and
-dumps, and the installed ``triton`` and ``cutlass`` packages) is brought up to date in a thread the first time the
-tab is shown (incremental: unchanged files are not read again); searches run in a thread too, the latest query
-winning, so typing never waits on SQLite. Enter (or a click) on a hit shows its file at the cited line in the
-preview. ``lookup(query, kind)`` fills the box from elsewhere: the SASS tab's ``i`` looks up the instruction under
-its cursor in the PTX ISA (``ktui.context.isa.isa_query``).
+dumps, and the installed ``triton`` and ``cutlass`` packages) is brought up to date in the background the first time
+the tab is shown (``ktui.context.background.BackgroundIndex``, shared with the agent; incremental: unchanged files
+are not read again), the status line following it (``indexing 1200/5400 files``). Searches run in a thread, the
+latest query winning, so typing never waits on SQLite; one made while the update runs answers from what is indexed
+so far, says ``partial`` in the status line, and is searched again when the update ends. Enter (or a click) on a
+hit shows its file at the cited line in the preview. ``lookup(query, kind)`` fills the box from elsewhere: the SASS
+tab's ``i`` looks up the instruction under its cursor in the PTX ISA (``ktui.context.isa.isa_query``).
 """
 
 from __future__ import annotations
 
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +21,12 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
 from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from ktui.context.index import ContextError, ContextIndex, Hit, resolve_citation
+from ktui.context.background import BackgroundIndex, SearchResult
+from ktui.context.index import ContextError, Hit, Progress, resolve_citation
 
 MAX_HITS = 30
 PREVIEW_LINES = 400  # the preview holds this many lines around the hit (a 20,000-line header stays cheap)
@@ -43,9 +48,12 @@ class ContextPanel(Vertical):
         self.root = root
         self.hits: list[Hit] = []
         self.kind: str | None = None
-        self._ready = False
-        self._indexing = False
-        self._pending: tuple[str, str | None] | None = None
+        self.partial: Progress | None = None  # where the index's update was when the hits shown were searched
+        self._ready = False  # the update the panel follows has ended
+        self._following = False
+        self._timer: Timer | None = None
+        self._index_line = ""
+        self._hits_line = ""
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="search the context: cutlass, CuTeDSL, Triton, PTX, your dumps", id="context-query")
@@ -55,48 +63,66 @@ class ContextPanel(Vertical):
             yield TextArea("", id="context-preview", read_only=True, show_line_numbers=True)
 
     # -- the index -----------------------------------------------------------------------------------------------
-    def ensure_index(self) -> None:
-        """Bring the index up to date in a thread (once per panel; later calls do nothing while it runs or after)."""
-        if self._ready or self._indexing:
-            return
-        self._indexing = True
-        self._status("indexing the context…")
-        self._update_index()
+    @property
+    def background(self) -> BackgroundIndex:
+        """The process's background index of this workspace (shared with the agent's ``search_context``)."""
+        return BackgroundIndex.for_workspace(self.root)
 
-    @work(thread=True, exclusive=True, group="context-index")
-    def _update_index(self) -> None:
-        try:
-            ix = ContextIndex.for_workspace(self.root)
-            try:
-                st = ix.update(progress=lambda line: self.app.call_from_thread(self._status, line))
-                chunks = ix.chunk_count()
-                failed = len(ix.failures())
-            finally:
-                ix.close()
-        except (ContextError, OSError) as exc:
-            self.app.call_from_thread(self._index_failed, str(exc))
+    def ensure_index(self) -> None:
+        """Start the index's update in the background (once per panel; an update the agent started is followed
+        instead) and follow it in the status line (``indexing 1200/5400 files``). Never waits: searches answer
+        meanwhile, marked partial."""
+        if self._following or self._ready:
             return
-        line = f"{chunks:,} chunks indexed ({st.chunked} files read now, {st.unchanged} unchanged, {st.seconds:.1f} s)"
-        if failed:
-            line += f"; {failed} files skipped (ktui context list)"
-        self.app.call_from_thread(self._index_done, line)
+        self._following = True
+        self.background.start()
+        self._index_line = "indexing the context…"
+        self._render_status()
+        self._timer = self.set_interval(0.25, self._poll)
+
+    def _poll(self) -> None:
+        """The update's progress to the status line; when it has ended, the summary and the current query again
+        (a complete answer now)."""
+        bg = self.background
+        p = bg.progress()
+        if p is not None:
+            self._index_line = p.line()
+            self._render_status()
+            return
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._following = False
+        if bg.error:
+            self._index_failed(bg.error)
+            return
+        st = bg.stats
+        line = f"{bg.chunks:,} chunks indexed"
+        if st is not None:
+            line += f" ({st.chunked} files read now, {st.unchanged} unchanged, {st.seconds:.1f} s)"
+        if bg.failed:
+            line += f"; {bg.failed} files skipped (ktui context list)"
+        self._index_done(line)
 
     def _index_done(self, line: str) -> None:
-        self._ready, self._indexing = True, False
-        self._status(line)
-        if self._pending is not None:
-            q, kind = self._pending
-            self._pending = None
-            self._search(q, kind)
-        elif self.query_one("#context-query", Input).value.strip():
-            self._search(self.query_one("#context-query", Input).value, self.kind)
+        self._ready = True
+        self._index_line = line
+        self._render_status()
+        box = self.query_one("#context-query", Input)
+        if box.value.strip():
+            self._run_search(box.value, self.kind)
 
     def _index_failed(self, why: str) -> None:
-        self._indexing = False
-        self._status(f"the context index is not available: {why}")
+        self._index_line = f"the context index is not available: {why}"
+        self._render_status()
 
     def _status(self, line: str) -> None:
-        self.query_one("#context-status", Static).update(Text(line))
+        self._hits_line = line
+        self._render_status()
+
+    def _render_status(self) -> None:
+        parts = [x for x in (self._hits_line, self._index_line) if x]
+        self.query_one("#context-status", Static).update(Text(" · ".join(parts)))
 
     # -- searching -----------------------------------------------------------------------------------------------
     def lookup(self, query: str, kind: str | None = None) -> None:
@@ -104,7 +130,7 @@ class ContextPanel(Vertical):
         self.kind = kind
         box = self.query_one("#context-query", Input)
         box.focus()  # (focus left in another tab's pane would switch the tabs back to it)
-        box.value = query  # fires Input.Changed, which searches (after the index is ready)
+        box.value = query  # fires Input.Changed, which searches
 
     @on(Input.Changed, "#context-query")
     def _changed(self, event: Input.Changed) -> None:
@@ -119,33 +145,27 @@ class ContextPanel(Vertical):
 
     def _search(self, query: str, kind: str | None) -> None:
         if not query.strip():
-            self._show_hits(query, [])
+            self._show_hits(query, SearchResult([], None))
             return
-        if not self._ready:
-            self._pending = (query, kind)
-            self.ensure_index()
-            return
+        self.ensure_index()
         self._run_search(query, kind)
 
     @work(thread=True, exclusive=True, group="context-search")
     def _run_search(self, query: str, kind: str | None) -> None:
         try:
-            ix = ContextIndex.for_workspace(self.root)
-            try:
-                hits = ix.search(query, kind=kind, n=MAX_HITS)
-                if not hits and kind is not None:  # nothing of that kind (no PTX ISA added): every kind
-                    hits = ix.search(query, kind=None, n=MAX_HITS)
-            finally:
-                ix.close()
-        except (ContextError, OSError) as exc:
+            res = self.background.search(query, kind=kind, n=MAX_HITS)
+            if not res.hits and kind is not None:  # nothing of that kind (no PTX ISA added): every kind
+                res = self.background.search(query, kind=None, n=MAX_HITS)
+        except (ContextError, OSError, sqlite3.Error) as exc:
             self.app.call_from_thread(self._status, f"search failed: {exc}")
             return
-        self.app.call_from_thread(self._show_hits, query, hits)
+        self.app.call_from_thread(self._show_hits, query, res)
 
-    def _show_hits(self, query: str, hits: list[Hit]) -> None:
+    def _show_hits(self, query: str, res: SearchResult) -> None:
         if query != self.query_one("#context-query", Input).value:
             return  # an older query's answer: the box moved on
-        self.hits = hits
+        hits = res.hits
+        self.hits, self.partial = hits, res.partial
         box = self.query_one("#context-hits", OptionList)
         box.clear_options()
         for i, h in enumerate(hits):
@@ -154,8 +174,10 @@ class ContextPanel(Vertical):
             if h.symbol:
                 label.append(f"  {h.sym_kind} {h.symbol}", style="cyan")
             box.add_option(Option(label, id=str(i)))
-        if self._ready:
-            self._status(f"{len(hits)} hits for {query!r}" if query.strip() else "")
+        line = f"{len(hits)} hits for {query!r}" if query.strip() else ""
+        if line and res.partial is not None:
+            line += f" (partial: {res.partial.line()}; searched again when it ends)"
+        self._status(line)
         if hits:
             self.open_hit(0)
 

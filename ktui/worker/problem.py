@@ -131,7 +131,6 @@ def spec_label(spec: dict[str, Any]) -> str:
     return "(" + ", ".join(str(v) for v in vals) + ("," if len(vals) == 1 else "") + ")"
 
 
-
 def seed_rngs(seed: int | None, device: str) -> int:
     """``torch.manual_seed(seed)`` (or, with ``seed`` None, ``torch.seed()``: a fresh 64-bit seed from the OS's
     entropy) for the generators a case can draw from: the CPU's default generator, and every CUDA device's once CUDA
@@ -139,12 +138,12 @@ def seed_rngs(seed: int | None, device: str) -> int:
     and MTIA, whose lazy seeding formats a Python stack on every call where those devices are absent: 0.65 ms a call
     (torch 2.13, CPU), 2.8 s of a softmax/v2 ladder on the H200 (py-spy, 2026-12-03), where generation runs before
     every timed call. The values drawn are the same as under ``torch.manual_seed``."""
-    gen = torch.random.default_generator
+    gen = torch.default_generator
     if seed is None:
         seed = gen.seed()
     else:
         gen.manual_seed(seed)
-    if str(device).startswith("cuda") or torch.cuda.is_initialized():
+    if str(device).startswith("cuda") or torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
         torch.cuda.manual_seed_all(seed)
     return seed
 
