@@ -330,3 +330,16 @@ def test_the_readme_and_the_docs_name_the_envelope():
     assert '{"schema_version": 1, "command": "run", "exit_code": 0, "data": {...}}' in readme
     assert "docs/json.md" in readme and "ktui schema" in readme
     assert Path(ROOT / "docs/json.md").read_text().startswith("# ktui's JSON output")
+
+
+@pytest.mark.parametrize("name", ["run_softmax_v2", "run_vector_add_v2"])
+def test_a_ladder_recorded_on_the_h200_fits_the_run_schema(name):
+    """The benchmark and profile figures are only made on a GPU: ``ktui run --json``'s object from the H200
+    (tests/fixtures/h200, 2026-12-03, torch 2.11 + triton 3.6, before the envelope: its ``data``) validates against
+    the run schema. It named a field the types lacked (``measured_us`` of each benchmark spec)."""
+    data = json.loads((ROOT / "tests" / "fixtures" / "h200" / f"{name}.json").read_text())
+    out = json.dumps({"schema_version": 1, "command": "run", "exit_code": 0, "data": data})
+    got = data_of(out, "run")
+    bench = next(r for r in got["rungs"] if r["name"] == "benchmark")
+    assert got["device"]["type"] == "cuda" and bench["status"] == "ok"
+    assert all(s["roofline_us"] > 0 and 0 < s["sol_pct"] <= 100 for s in bench["specs"]), bench["specs"]

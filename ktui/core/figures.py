@@ -160,6 +160,7 @@ class BenchmarkSpec(TypedDict, total=False):
     gbps: float
     tflops: float
     roofline_us: float  # max(bytes / bandwidth, flops / peak)
+    measured_us: float  # the same floor over the measured ceilings (copy bandwidth, torch.matmul)
     sol_pct: float  # % of the datasheet peak ("speed of light")
     measured_pct: float  # % of the measured ceilings
     peak_source: str
@@ -176,6 +177,7 @@ class BenchmarkFigures(TypedDict, total=False):
     peak_source: Any
     device_name: Any
     recheck: list[dict[str, Any]]  # per spec: label, ok, reason
+    host_recheck: list[dict[str, Any]]  # per spec: the re-check of the host loop's last call (label, ok, reason)
     tampered: list[str]
 
 
