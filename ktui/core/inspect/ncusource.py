@@ -131,9 +131,10 @@ def _first(cells: dict[str, str], names: tuple[str, ...]) -> float | None:
 
 
 def match(page: SourcePage, opcodes: list[tuple[int, str]]) -> bool:
-    """Whether ``page`` is the build whose SASS is ``opcodes`` (``(offset, opcode)`` of ktui's dumps, in order):
-    the same number of instructions, at the same offsets, with the same opcodes and modifiers."""
-    mine = [(r.offset, r.opcode) for r in page.rows]
+    """Whether ``page`` is the build whose SASS is ``opcodes`` (``(offset, opcode without modifiers)`` of ktui's
+    dumps, in order): the same number of instructions at the same offsets with the same opcodes. Modifiers are left
+    out: ncu and nvdisasm may spell them differently, and another build differs in far more than modifiers."""
+    mine = [(r.offset, r.opcode.split(".")[0]) for r in page.rows]
     return bool(mine) and mine == opcodes
 
 

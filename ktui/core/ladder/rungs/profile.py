@@ -165,7 +165,7 @@ def source_page(ctx: RunContext, text: str, dest: Path) -> dict[str, Any]:
         matched = None
         for path, func, first, linemap in dumps:
             ops = [(ins.addr - func.instrs[0].addr, ins.base) for ins in func.instrs]
-            if [(off, op.split(".")[0]) for off, op in ((r.offset, r.opcode) for r in page.rows)] == ops:
+            if ncusource.match(page, ops):
                 matched = path
                 per = linemap.get("instrs", [])
                 line_of = {off: per[first + i] if first + i < len(per) else None for i, (off, _) in enumerate(ops)}
