@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
-#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest profile variants
+#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest profile trace
+#                                        variants
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step);
 # when the tree and the tarball exceed a call's 64 MiB: `split -b 33000000 -d .device/cute-dsl.tar.xz part`, put
@@ -60,17 +61,24 @@ PY
         tests/test_integrity.py tests/test_cases_inputs.py tests/test_needs_gpu.py $(ls tests/test_crossing.py tests/test_call_paths.py 2>/dev/null) \
         -p no:cacheprovider --durations=10 2>&1 \
         | tee "$OUT/gpu-rest.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
-    profile)
+    profile)  # ktui's sections + the source page (SourceCounters): the hottest Python line; source.csv kept as a fixture
       for k in vector_add/v1 vector_add/v2 vector_add/v3 softmax/v1 softmax/v2 matmul/v1 matmul/v2; do
-        python3 -m ktui run kernels/$k.py --device cuda --rungs dumps,profile --json > "$OUT/profile_${k/\//_}.json" 2>"$OUT/profile_${k/\//_}.err"
+        python3 -m ktui run kernels/$k.py --device cuda --rungs dumps,profile --json --no-record > "$OUT/profile_${k/\//_}.json" 2>"$OUT/profile_${k/\//_}.err"
+        cp .ktui/profiles/${k%/*}/${k#*/}-*.source.csv "$OUT/profile_${k/\//_}.source.csv" 2>/dev/null
         python3 - "$OUT/profile_${k/\//_}.json" "$k" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 r = {x["name"]: x for x in d["rungs"]}
 p, dm = r.get("profile", {}), r.get("dumps", {})
-print(f"| {sys.argv[2]} | {p.get('status')} | {p.get('summary', '')} | {dm.get('summary', '')} |")
+hot = [(k["kernel"], k["matched"], (k["hot_lines"] or [{}])[0]) for k in (p.get("source") or {}).get("kernels", [])]
+top = "; ".join(f"{n}: {'line %s %.0f%% %s' % (h.get('line'), h.get('pct', 0), h.get('stalls', [[]])[:1]) if m else 'not matched'}" for n, m, h in hot)
+print(f"| {sys.argv[2]} | {p.get('status')} | {p.get('summary', '')} | {top} | {dm.get('summary', '')} |")
 PY
       done ;;
+    trace)  # the gpu-marked trace tests, then every example traced (ktui's markers, and Proton's on the Triton ones)
+      python3 -m pytest -v -rA -m gpu tests/test_gpu_trace.py -p no:cacheprovider --durations=5 2>&1 \
+        | tee "$OUT/trace-tests.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|Error" | tail -20
+      python3 benchmarks/trace_examples.py --proton --out "$OUT/trace" 2>&1 | tee "$OUT/trace.log" | tail -40 ;;
     variants)
       python3 benchmarks/example_variants.py 2>&1 | tee "$OUT/variants.log" ;;
     *) echo "unknown step $step" ;;

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from ktui.core.inspect import sass
+from ktui.importers.markers import strip_markers
 from ktui.trace import ptx
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,19 +34,6 @@ EXAMPLES = [
     ("vector_add", "v3", ["add"]),
 ]
 MEMORY = re.compile(r"\b(LDG|LDGSTS|UTMALDG|UTMASTG|HGMMA|HMMA|STG|LDS|STS)\b")
-MARK = re.compile(r"^(\s*)(with kt\.region\((?P<r>\"[^\"]+\")\):|kt\.(begin|end)\(\"[^\"]+\"\))(.*)$")
-
-
-def unmarked(text: str) -> str:
-    """``text`` with every marker replaced by a statement that compiles to nothing, on the same line (so the line
-    info is the same): ``with kt.region(...):`` becomes ``if True:``, ``kt.begin/end(...)`` becomes ``pass``."""
-    out = []
-    for line in text.splitlines():
-        m = MARK.match(line)
-        if m:
-            line = m.group(1) + ("if True:" if m.group(2).startswith("with") else "pass") + m.group(5)
-        out.append(line)
-    return "\n".join(out) + "\n"
 
 
 def _opcodes(lines: list[str], idx: list[int]) -> list[str]:
@@ -60,7 +48,8 @@ def build(tmp: Path, mode: str, problem: str, source: str, name: str) -> tuple[l
     src.parent.mkdir(parents=True, exist_ok=True)
     src.write_text(source)
     out = tmp / name / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # ROOT first, then what the caller had (PYTHONPATH=/path/to/triton-3.6 site checks another Triton release)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     p = subprocess.run(
         [sys.executable, str(HELPER), mode, str(ROOT / "references" / f"{problem}.py"), str(src), str(out)],
         capture_output=True,
@@ -81,7 +70,7 @@ def build(tmp: Path, mode: str, problem: str, source: str, name: str) -> tuple[l
 def test_untraced_build_is_the_unmarked_kernel_and_traced_markers_sit_in_order(tmp_path, problem, version, regions):
     marked = (ROOT / "kernels" / problem / f"{version}.py").read_text()
     assert "kt.region" in marked
-    plain_src = unmarked(marked)
+    plain_src = strip_markers(marked)  # what ktui export hands to a harness without ktui
     assert "kt.region" not in plain_src and plain_src.count("\n") == marked.count("\n")
     off, bufs = build(tmp_path, "off", problem, marked, "marked")
     plain, _ = build(tmp_path, "off", problem, plain_src, "plain")

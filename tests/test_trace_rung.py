@@ -219,3 +219,26 @@ def test_ktui_run_rungs_trace_on_the_cpu_skips_with_the_reason(make_ws):
     assert p.returncode == 2 and "--ncu-args: No closing quotation" in p.stderr
     p = ktui("run", str(ws.root / "kernels/softmax/v2.py"), "--tracer", "nsys", "--no-record")
     assert p.returncode == 2 and "invalid choice: 'nsys'" in p.stderr
+
+
+def test_export_hands_the_harness_the_version_without_its_markers(make_ws):
+    """``ktui export gpumode`` of a marked version: no ktui import left, every line where it was (the SASS of the
+    stripped examples is the marked ones', tests/test_trace_device.py), and a mixed ``with`` refused by name."""
+    from ktui.importers import gpumode
+    from ktui.importers.common import ImporterError
+    from ktui.importers.markers import strip_markers
+
+    src = (ROOT / "kernels/softmax/v1.py").read_text()
+    out = gpumode.export(src, "softmax/v1")
+    assert "ktui" not in out and out.count("\n") == src.count("\n")
+    assert out.splitlines()[src.splitlines().index('    with kt.region("sum"):')] == "    if True:"
+    compile(out, "v1.py", "exec")
+    assert strip_markers("import torch\nx = 1\n") == "import torch\nx = 1\n"
+    one = 'from ktui.trace.triton import region as r, begin\ndef f():\n    with r("a"): y = 2\n    begin("b")\n'
+    assert strip_markers(one) == "\ndef f():\n    if True: y = 2\n    pass\n"
+    with pytest.raises(ImporterError, match=r"v9: line 3: a with statement mixes ktui.trace markers"):
+        gpumode.export(
+            'import ktui.trace.triton as kt\ndef custom_kernel(d):\n    with kt.region("a"), open("f"):\n'
+            "        pass\n",
+            "v9",
+        )

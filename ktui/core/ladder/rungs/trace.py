@@ -162,8 +162,9 @@ def fold(doc: TraceOutput, out: Path, rel: Path, spec: dict[str, Any], benchmark
     }
     if benchmark_us is not None:
         fig["benchmark_us"] = benchmark_us
-    if calibration is not None:
-        cal = tracestats.place(calibration, hint)
+    if calibration is not None:  # too short to measure a clock: NVML's, else the version's measured one
+        measured = [k["clock_ghz"] for k in kernels if k.get("clock_ghz") and k["clock_source"].startswith("measured")]
+        cal = tracestats.place(calibration, hint or (statistics.median(measured) if measured else None))
         if cal.intervals and cal.clock_ghz:
             fig["marker_ns"] = statistics.median(i.ns for i in cal.intervals)
             fig["marker_cycles"] = fig["marker_ns"] * cal.clock_ghz
