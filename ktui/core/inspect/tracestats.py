@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ktui.core.inspect.trace import CLOCK_MOD, KernelTrace
+from ktui.protocol.trace import CLOCK_BITS
 
 MIN_CLOCK_SPAN_NS = 20_000  # an SM's marks must span this much globaltimer to measure its clock (1 µs steps: 5%)
 CLOCK_GHZ_RANGE = (0.2, 5.0)  # a measured clock outside this is a misread, not a GPU
@@ -147,6 +148,10 @@ def place(trace: KernelTrace, clock_hint_ghz: float | None = None) -> Placed:
                 placed.unmatched += 1
                 continue
             placed.intervals.append(Interval(w.cta, w.warp, w.sm, r, b, e))
+    if f is not None and any((last - first) * f >= CLOCK_MOD / 2 for _, first, last in placed.spans.values()):
+        placed.problems.append(
+            f"a warp's marks span more than {CLOCK_MOD // 2:,} cycles: its {CLOCK_BITS}-bit clock may have wrapped"
+        )
     if placed.unmatched:
         placed.problems.append(
             f"{placed.unmatched} region marks without their pair (a begin whose end never ran, or the other way)"
@@ -397,9 +402,12 @@ def _spread(row: list[list[float]], col: int, start: float, end: float, step: fl
             row[c][col] += 1e-9
 
 
-def summarize(trace: KernelTrace, clock_hint_ghz: float | None = None, sm_count: int | None = None) -> dict[str, Any]:
-    """Every figure of one kernel's trace, as the trace rung reports it (``ktui.core.figures.TraceKernel``)."""
-    placed = place(trace, clock_hint_ghz)
+def summarize(
+    trace: KernelTrace, clock_hint_ghz: float | None = None, sm_count: int | None = None, placed: Placed | None = None
+) -> dict[str, Any]:
+    """Every figure of one kernel's trace, as the trace rung reports it (``ktui.core.figures.TraceKernel``);
+    ``placed``: ``place(trace, clock_hint_ghz)`` when the caller has it already."""
+    placed = placed if placed is not None else place(trace, clock_hint_ghz)
     cs = ctas(placed)
     crit = critical_path(placed, cs)
     keep = [crit["sm"]] if crit else []

@@ -147,7 +147,7 @@ def fold(doc: TraceOutput, out: Path, rel: Path, spec: dict[str, Any], benchmark
     except (trace.TraceFormatError, OSError) as exc:
         raise RungFailed(ErrorInfo("TraceFormatError", str(exc))) from None
     placed = [tracestats.place(t, hint) for t in traces]
-    kernels = [tracestats.summarize(t, hint, doc["sm_count"]) for t in traces]
+    kernels = [tracestats.summarize(t, hint, doc["sm_count"], p) for t, p in zip(traces, placed)]
     fig: dict[str, Any] = {
         "spec": spec,
         "tracer": doc["tracer"],
