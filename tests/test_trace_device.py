@@ -66,6 +66,7 @@ def build(tmp: Path, mode: str, problem: str, source: str, name: str) -> tuple[l
     return lines, json.loads((out / "buffers.json").read_text())
 
 
+@pytest.mark.slow  # ~1.5 min an example: three sm_90a builds in fresh processes
 @pytest.mark.parametrize("problem,version,regions", EXAMPLES, ids=[f"{p}/{v}" for p, v, _ in EXAMPLES])
 def test_untraced_build_is_the_unmarked_kernel_and_traced_markers_sit_in_order(tmp_path, problem, version, regions):
     marked = (ROOT / "kernels" / problem / f"{version}.py").read_text()
