@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
-#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest gpu-more gpu-huge profile json variants
+#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest gpu-more gpu-huge
+#                                        profile json trace variants
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -75,9 +76,10 @@ PY
       "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_robustness.py tests/test_gpu_cases.py -k "int32_overflow or 2_31 or stride0" \
         -p no:cacheprovider --durations=10 2>&1 \
         | tee "$OUT/gpu-huge.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
-    profile)
+    profile)  # ktui's sections + the source page (SourceCounters): the hottest Python line; source.csv kept as a fixture
       for k in vector_add/v1 vector_add/v2 vector_add/v3 softmax/v1 softmax/v2 matmul/v1 matmul/v2; do
-        python3 -m ktui run kernels/$k.py --device cuda --rungs dumps,profile --json > "$OUT/profile_${k/\//_}.json" 2>"$OUT/profile_${k/\//_}.err"
+        python3 -m ktui run kernels/$k.py --device cuda --rungs dumps,profile --json --no-record > "$OUT/profile_${k/\//_}.json" 2>"$OUT/profile_${k/\//_}.err"
+        cp .ktui/profiles/${k%/*}/${k#*/}-*.source.csv "$OUT/profile_${k/\//_}.source.csv" 2>/dev/null
         python3 - "$OUT/profile_${k/\//_}.json" "$k" <<'PY'
 import json, sys
 s = open(sys.argv[1]).read()  # py-spy writes its own lines to stdout around ktui's one object
@@ -87,7 +89,9 @@ if "error" in e:
     raise SystemExit(0)
 r = {x["name"]: x for x in e["data"]["rungs"]}
 p, dm = r.get("profile", {}), r.get("dumps", {})
-print(f"| {sys.argv[2]} | {p.get('status')} | {p.get('summary', '')} | {dm.get('summary', '')} |")
+hot = [(k["kernel"], k["matched"], (k["hot_lines"] or [{}])[0]) for k in (p.get("source") or {}).get("kernels", [])]
+top = "; ".join(f"{n}: {'line %s %.0f%% %s' % (h.get('line'), h.get('pct', 0), h.get('stalls', [[]])[:1]) if m else 'not matched'}" for n, m, h in hot)
+print(f"| {sys.argv[2]} | {p.get('status')} | {p.get('summary', '')} | {top} | {dm.get('summary', '')} |")
 PY
       done ;;
     json)  # the --json envelopes of GPU runs (benchmark and profile figures: the CPU never makes them) against
@@ -112,6 +116,10 @@ rungs = " ".join(f"{r['name']}:{r['status']}" for r in d.get("rungs", [])) or e.
 print(f"| {sys.argv[2]} | exit {e.get('exit_code')} | {what} | {rungs} |")
 PY
       done ;;
+    trace)  # the gpu-marked trace tests, then every example traced (ktui's markers, and Proton's on the Triton ones)
+      python3 -m pytest -v -rA -m gpu tests/test_gpu_trace.py -p no:cacheprovider --durations=5 2>&1 \
+        | tee "$OUT/trace-tests.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|Error" | tail -20
+      python3 benchmarks/trace_examples.py --proton --out "$OUT/trace" 2>&1 | tee "$OUT/trace.log" | tail -40 ;;
     variants)
       python3 benchmarks/example_variants.py 2>&1 | tee "$OUT/variants.log" ;;
     *) echo "unknown step $step" ;;

@@ -34,6 +34,7 @@ Every subcommand goes through ``ktui.core.session.Session`` (headless, ``watch=F
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -89,7 +90,21 @@ def run_parser() -> argparse.ArgumentParser:
         "--rungs",
         default=None,
         help="comma-separated rungs to run, with what they need first "
-        "(compile, run, correctness, benchmark, dumps, profile); default: all but profile",
+        "(compile, run, correctness, benchmark, dumps, profile, trace); default: all but profile and trace",
+    )
+    p.add_argument(
+        "--ncu-args",
+        default=None,
+        metavar="ARGS",
+        help='more Nsight Compute arguments for the profile rung, one string ("--set full --metrics '
+        'smsp__inst_executed.sum"), after [profile] of ktui.toml',
+    )
+    p.add_argument(
+        "--tracer",
+        choices=("ktui", "proton"),
+        default=None,
+        help="the trace rung's tracer: ktui's markers (default, Triton and CuTeDSL) or Proton's instrumentation "
+        "(Triton kernels); default: [trace] tracer of ktui.toml, else ktui",
     )
     p.add_argument(
         "--baseline",
@@ -393,7 +408,7 @@ def cmd_run(argv: list[str]) -> int:
     args = run_parser().parse_args(argv)
     from ktui.core import report
     from ktui.core.ladder import LadderOptions
-    from ktui.core.results import DEFAULT_RUNGS, expand_rungs
+    from ktui.core.results import DEFAULT_RUNGS, RUNG_ORDER, expand_rungs
     from ktui.core.session import Session
     from ktui.core.timeouts import LIMIT_OF, TimeoutConfigError, load_policy, parse_timeout_arg
     from ktui.core.workers.client import WorkerStartError
@@ -408,7 +423,7 @@ def cmd_run(argv: list[str]) -> int:
         raise UsageError("--seeds must be at least 1")
     names = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs is not None else None
     if names == []:
-        raise UsageError("--rungs names no rung; rungs: compile, run, correctness, benchmark, dumps, profile")
+        raise UsageError(f"--rungs names no rung; rungs: {', '.join(RUNG_ORDER)}")
     try:
         rungs = expand_rungs(names) if names else DEFAULT_RUNGS
     except ValueError as exc:
@@ -425,13 +440,17 @@ def cmd_run(argv: list[str]) -> int:
             raise UsageError(f"no version {args.baseline!r} of {kernel.problem} to pin as the baseline")
         Baselines(ws).pin(kernel.problem, args.baseline)
     try:
+        ncu_args = tuple(shlex.split(args.ncu_args)) if args.ncu_args else ()
+    except ValueError as exc:
+        raise UsageError(f"--ncu-args: {exc}") from None
+    try:
         policy = load_policy(ws.root, parse_timeout_arg(args.timeout) if args.timeout is not None else None)
     except TimeoutConfigError as exc:
         raise UsageError(str(exc)) from None
     session = Session(
         ws,
         args.device,
-        options=LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs),
+        options=LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs, ncu_args=ncu_args, tracer=args.tracer),
         watch=False,
         timeouts=policy,
     )

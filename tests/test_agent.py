@@ -361,3 +361,65 @@ def test_missing_credentials_are_an_authentication_failure_not_a_server_error():
     assert err.kind == "auth" and not err.retry
     long = classify(Exception("x " * 500))
     assert str(long).endswith(" ...") and len(str(long)) < 700
+
+
+def test_the_model_asks_for_a_trace_and_reads_its_summary(make_ws, tmp_path):
+    """run_ladder with rungs=["trace"] runs only that rung (with what it needs); the model reads the regions, the
+    critical path and the timeline (ktui.core.inside); a bad rung name is the tool's error, nothing runs."""
+    from ktui.core.ladder.rungs import trace as trace_rung
+    from ktui.core.results import LadderResult, RungResult, Status
+
+    from .test_trace_figures import buffer, two_region_marks
+    from .test_trace_rung import write_run
+
+    out = tmp_path / "t"
+    out.mkdir()
+    (out / "0-k.ktrace").write_bytes(buffer(two_region_marks()))
+    doc = write_run(
+        out,
+        [
+            {
+                "kernel": "matmul_kernel",
+                "language": "triton",
+                "regions": ["mainloop", "epilogue"],
+                "file": "0-k.ktrace",
+                "buffer_bytes": 1 << 20,
+                "launches": 1,
+            }
+        ],
+    )
+    traced = trace_rung.fold(doc, out, Path("t"), {"m": 4096}, None)
+    asked = []
+
+    def run_ladder(k, rungs=None):
+        asked.append((k.key, rungs))
+        compiled = RungResult("compile", Status.OK, summary="triton: matmul_kernel")
+        return LadderResult(
+            k.problem,
+            k.version,
+            f"kernels/{k.problem}/{k.version}.py",
+            {"type": "cuda"},
+            rungs=[compiled, traced],
+            source_sha256="a" * 64,
+        )
+
+    ws = make_ws(["matmul"])
+    script = [
+        Reply(
+            tool_calls=[
+                Call("run_ladder", {"problem": "matmul", "version": "v2", "rungs": ["trace"]}),
+                Call("run_ladder", {"problem": "matmul", "version": "v2", "rungs": ["speed"]}),
+            ]
+        ),
+        Reply("The main loop is 80% of each warp's time."),
+    ]
+    with ScriptedLLM(script) as llm:
+        agent, rec = make_agent(ws, llm, run_ladder=run_ladder)
+        agent.send("where does the time go?", "matmul")
+    assert asked == [("matmul/v2", ("compile", "trace"))]
+    first, second = [m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert "[trace] ok  matmul_kernel: mainloop 80%" in first
+    assert "critical path: SM 0, 2 CTA(s) back to back" in first and "timeline by SM" in first
+    assert second.startswith("error: unknown rung(s) speed")
+    schema = next(t for t in llm.requests[0]["tools"] if t["function"]["name"] == "run_ladder")
+    assert "trace" in schema["function"]["parameters"]["properties"]["rungs"]["items"]["enum"]

@@ -211,8 +211,8 @@ def test_a_different_source_device_or_a_full_run_replaces():
 # -- the rung table --------------------------------------------------------------------------------------------
 def test_the_runner_climbs_exactly_the_rungs_of_the_table():
     assert set(RUNG_IMPLS) == set(RUNG_SPECS) == set(RUNG_ORDER)
-    assert RUNG_ORDER == ("compile", "run", "correctness", "benchmark", "dumps", "profile")
-    assert DEFAULT_RUNGS == RUNG_ORDER[:-1] and STOPPING_RUNGS == {"compile", "run"}
+    assert RUNG_ORDER == ("compile", "run", "correctness", "benchmark", "dumps", "profile", "trace")
+    assert DEFAULT_RUNGS == RUNG_ORDER[:-2] and STOPPING_RUNGS == {"compile", "run"}
     for spec in RUNGS:
         assert all(RUNG_ORDER.index(n) < RUNG_ORDER.index(spec.name) for n in spec.needs), spec
         assert RUNG_IMPLS[spec.name].__module__ == f"ktui.core.ladder.rungs.{spec.name}"
@@ -220,6 +220,7 @@ def test_the_runner_climbs_exactly_the_rungs_of_the_table():
 
 def test_expand_rungs_adds_what_they_need_in_ladder_order():
     assert expand_rungs(("profile",)) == ("compile", "profile")
+    assert expand_rungs(("trace", "profile")) == ("compile", "profile", "trace")
     assert expand_rungs(["dumps", "correctness"]) == ("compile", "run", "correctness", "dumps")
     assert expand_rungs(DEFAULT_RUNGS) == DEFAULT_RUNGS
     with pytest.raises(ValueError, match="unknown rung"):

@@ -26,7 +26,16 @@ ROOT = Path(__file__).resolve().parents[1]
 V1 = ROOT / "kernels" / "vector_add" / "v1.py"
 HANG = (Path(__file__).resolve().parent / "kernels" / "hangs.py").read_text()
 
-TOOLS = {"list_problems", "read_source", "write_version", "run_ladder", "diff_versions", "profile", "search_context"}
+TOOLS = {
+    "list_problems",
+    "read_source",
+    "write_version",
+    "run_ladder",
+    "diff_versions",
+    "profile",
+    "trace",
+    "search_context",
+}
 
 
 def _server(ws: Path, *extra: str) -> StdioServerParameters:

@@ -312,3 +312,23 @@ def test_the_bad_cases_of_hidden_torch_are_each_found():
     for stem, kind in expected.items():
         found = scan_source((ROOT / "tests" / "cases" / "kernels" / f"{stem}.py").read_text())
         assert kind in {f.kind for f in found}, stem
+
+
+def test_the_region_markers_are_the_one_part_of_ktui_a_kernel_may_import():
+    """``ktui.trace`` (its Triton and CuTeDSL markers) compiles to nothing outside the trace rung: importing it is
+    not tampering. The tracer's state and the rest of ktui stay flagged, however they are imported."""
+    src = (
+        "import ktui.trace.triton as kt\n"
+        "import ktui.trace.cute\n"
+        "from ktui.trace import triton, cute\n"
+        "from ktui.trace.triton import region, begin\n"
+        "from ktui.trace import state\n"
+        "import ktui.trace.state\n"
+        "from ktui.trace.ptx import marker\n"
+        "import ktui\n"
+    )
+    got = {(f.kind, f.line) for f in scan_source(src)}
+    assert got == {("monkeypatch", 5), ("monkeypatch", 6), ("monkeypatch", 7), ("monkeypatch", 8)}
+    for example in ("matmul/v2", "softmax/v1", "vector_add/v3"):
+        found = [f for f in scan_source((ROOT / "kernels" / f"{example}.py").read_text()) if "ktui" in f.text]
+        assert found == [], example

@@ -41,6 +41,7 @@ def test_dump_and_report_files_are_recorded_by_hash_and_stored_once(make_ws, mon
         ".ktui/profiles/p/v1-abc.ncu-rep",
         ".ktui/profiles/p/v1-abc.raw.csv",
         ".ktui/profiles/p/v1-abc.details.csv",
+        ".ktui/profiles/p/v1-abc.source.csv",
     ]
     monkeypatch.setattr(record, "ARTIFACT_BLOB_MAX", 1000)  # the SASS (5000 bytes) is referenced, not stored
     rec = Recorder(ws, "run", ["ktui", "run"], environ={})
@@ -54,7 +55,7 @@ def test_dump_and_report_files_are_recorded_by_hash_and_stored_once(make_ws, mon
         ("k.sass", False, "dumps"),
         ("v1-abc.ncu-rep", True, "profile"),
         ("v1-abc.raw.csv", True, "profile"),
-    ]  # details.csv does not exist: skipped
+    ]  # details.csv and source.csv do not exist: skipped
     sass = next(a for a in arts if a["path"].endswith("k.sass"))
     assert sass["sha256"] == hashlib.sha256(b"S" * 5000).hexdigest() and sass["bytes"] == 5000
     for a in arts:

@@ -5,6 +5,8 @@ import torch
 import triton
 import triton.language as tl
 
+import ktui.trace.triton as kt  # region markers for the trace rung: no-ops in every other build
+
 
 @triton.jit
 def softmax_kernel(x_ptr, out_ptr, x_row_stride, x_col_stride, out_row_stride, out_col_stride, n_cols,
@@ -14,19 +16,22 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, x_col_stride, out_row_stride, o
     out_row = out_ptr + row * out_row_stride
     offs = tl.arange(0, CHUNK)
     m = tl.full((CHUNK,), -float("inf"), tl.float32)
-    for c in range(0, n_cols, CHUNK):
-        x = tl.load(x_row + (c + offs) * x_col_stride, mask=c + offs < n_cols, other=-float("inf")).to(tl.float32)
-        m = tl.maximum(m, x)
-    row_max = tl.max(m, axis=0)
+    with kt.region("max"):
+        for c in range(0, n_cols, CHUNK):
+            x = tl.load(x_row + (c + offs) * x_col_stride, mask=c + offs < n_cols, other=-float("inf")).to(tl.float32)
+            m = tl.maximum(m, x)
+        row_max = tl.max(m, axis=0)
     s = tl.zeros((CHUNK,), tl.float32)
-    for c in range(0, n_cols, CHUNK):
-        x = tl.load(x_row + (c + offs) * x_col_stride, mask=c + offs < n_cols, other=-float("inf")).to(tl.float32)
-        s += tl.exp(x - row_max)
-    total = tl.sum(s, axis=0)
-    for c in range(0, n_cols, CHUNK):
-        x = tl.load(x_row + (c + offs) * x_col_stride, mask=c + offs < n_cols, other=-float("inf")).to(tl.float32)
-        y = tl.exp(x - row_max) / total
-        tl.store(out_row + (c + offs) * out_col_stride, y.to(out_ptr.dtype.element_ty), mask=c + offs < n_cols)
+    with kt.region("sum"):
+        for c in range(0, n_cols, CHUNK):
+            x = tl.load(x_row + (c + offs) * x_col_stride, mask=c + offs < n_cols, other=-float("inf")).to(tl.float32)
+            s += tl.exp(x - row_max)
+        total = tl.sum(s, axis=0)
+    with kt.region("normalize"):
+        for c in range(0, n_cols, CHUNK):
+            x = tl.load(x_row + (c + offs) * x_col_stride, mask=c + offs < n_cols, other=-float("inf")).to(tl.float32)
+            y = tl.exp(x - row_max) / total
+            tl.store(out_row + (c + offs) * out_col_stride, y.to(out_ptr.dtype.element_ty), mask=c + offs < n_cols)
 
 
 def custom_kernel(x: torch.Tensor) -> torch.Tensor:

@@ -4,15 +4,18 @@ import torch
 import triton
 import triton.language as tl
 
+import ktui.trace.triton as kt  # region markers for the trace rung: no-ops in every other build
+
 
 @triton.jit
 def add_kernel(a_ptr, b_ptr, out_ptr, n, a_stride, b_stride, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    a = tl.load(a_ptr + offs * a_stride, mask=mask)
-    b = tl.load(b_ptr + offs * b_stride, mask=mask)
-    tl.store(out_ptr + offs, a + b, mask=mask)
+    with kt.region("add"):
+        a = tl.load(a_ptr + offs * a_stride, mask=mask)
+        b = tl.load(b_ptr + offs * b_stride, mask=mask)
+        tl.store(out_ptr + offs, a + b, mask=mask)
 
 
 def custom_kernel(data):

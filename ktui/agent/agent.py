@@ -32,7 +32,7 @@ from ktui.agent.events import (
 from ktui.agent.prompts import system_prompt
 from ktui.agent.tools import TOOLS, PendingWrite, ToolError, Workbench, results_for_model, tool_names
 from ktui.core.events import EventBus
-from ktui.core.results import LadderResult
+from ktui.core.results import RUNG_ORDER, LadderResult, expand_rungs
 from ktui.core.workspace import KERNELS, KernelRef, Workspace, WorkspaceError
 
 MAX_TOOL_CALLS_PER_EXCHANGE = 40
@@ -95,7 +95,8 @@ class Agent:
         workspace: where versions are written.
         config: model and loop settings (``max_rounds``, ``approve``).
         bus: where every step is published.
-        run_ladder: runs (or waits for) the ladder of a version and returns its result.
+        run_ladder: runs (or waits for) the ladder of a version and returns its result; called with ``rungs=``
+            (a tuple of rung names) when the model asks for some rungs only (a trace, a profile).
         results: the latest result of each version, by ``problem/version`` (for the system prompt).
         base_of: the version a new version of a problem derives from when the model has read or written none of
             that problem in this conversation (the TUI: the selected version); None, or a None answer: the best
@@ -107,7 +108,7 @@ class Agent:
         workspace: Workspace,
         config: AgentConfig,
         bus: EventBus,
-        run_ladder: Callable[[KernelRef], LadderResult],
+        run_ladder: Callable[..., LadderResult],
         results: Callable[[], dict[str, LadderResult]] | None = None,
         interactive: bool = True,
         base_of: Callable[[str], KernelRef | None] | None = None,
@@ -281,8 +282,9 @@ class Agent:
                 return self._write(cid, args)
             if name == "run_ladder":
                 k = self._kernel(args)
+                rungs = self._rungs(args.get("rungs"))
                 self.bus.publish(AgentState(state="ladder", detail=k.key))
-                out = results_for_model(self.run_ladder(k))
+                out = results_for_model(self.run_ladder(k, rungs=rungs) if rungs else self.run_ladder(k))
             elif name == "list_files":
                 out = self.tools.list_files(args.get("path", "."))
             elif name == "read_file":
@@ -301,6 +303,22 @@ class Agent:
             return f"error: {msg}", None
         self.bus.publish(ToolCall(call_id=cid, name=name, summary=summary, state="done"))
         return out, None
+
+    @staticmethod
+    def _rungs(value: Any) -> tuple[str, ...]:
+        """The rungs the model asked for (``run_ladder``'s ``rungs``), with what they need; () for the default ladder.
+
+        Raises:
+            ToolError: not a list of rung names.
+        """
+        if value is None or value == []:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ToolError(f"rungs must be a list of rung names ({', '.join(RUNG_ORDER)}), not {value!r}")
+        try:
+            return expand_rungs(value)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
 
     def _kernel(self, args: dict[str, Any]) -> KernelRef:
         problem, version = args["problem"], args["version"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from ktui.core import report
 from ktui.core.figures import dumps_of
-from ktui.core.results import LadderResult, Status
+from ktui.core.results import RUNG_ORDER, LadderResult, Status
 from ktui.core.store import atomic_write
 from ktui.core.workspace import KERNELS, KernelRef, Workspace
 
@@ -119,10 +119,22 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "run_ladder",
-            "description": "Run the rung ladder on a version now and return its results.",
+            "description": "Run the rung ladder on a version now and return its results. With rungs, only those "
+            "(and what they need): ['trace'] times the kernel's ktui.trace regions per warp and CTA (each region's "
+            "median, spread and share, CTA imbalance and tail, the critical path, a timeline per SM; a traced "
+            "call, never the benchmark's time); ['profile'] runs Nsight Compute on one call, with the hottest "
+            "Python lines and their stall reasons. Both need a GPU (on the CPU they say so).",
             "parameters": {
                 "type": "object",
-                "properties": {"problem": {"type": "string"}, "version": {"type": "string"}},
+                "properties": {
+                    "problem": {"type": "string"},
+                    "version": {"type": "string"},
+                    "rungs": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": list(RUNG_ORDER)},
+                        "description": 'e.g. ["trace"] or ["profile"]; omit for the default ladder',
+                    },
+                },
                 "required": ["problem", "version"],
             },
         },

@@ -23,7 +23,8 @@ from ktui.protocol import Launch
 
 class SkippedFigures(TypedDict):
     """A skipped rung: why (``interpreter``, ``no benchmarks``, ``no GPU``, ``no ncu``, ``needs a GPU``: a CuTeDSL
-    version on a machine without one, its run and the rungs that call it)."""
+    version on a machine without one, its run and the rungs that call it; the trace rung's ``no regions`` and
+    ``proton: Triton only``)."""
 
     reason: str
 
@@ -217,6 +218,80 @@ class ProfileFigures(TypedDict, total=False):
     pct_peak_flops: float
     baseline: str
     deltas: list[dict[str, Any]]
+    ncu_args: list[str]  # what was asked of ncu beyond ktui's own sections ([profile] in ktui.toml, --ncu-args)
+    # file (the source page per instruction), kernels [{kernel, matched, total_samples, hot_lines}]
+    source: dict[str, Any]
+
+
+class TraceRegion(TypedDict, total=False):
+    """trace, per region of a kernel: durations over warps and CTAs, ns (``ktui.core.inspect.tracestats``)."""
+
+    name: str
+    warps: int  # warps that ran it (begin and end)
+    ctas: int
+    median_ns: float
+    p10_ns: float
+    p90_ns: float
+    max_ns: float
+    share_pct: float | None  # of the warps' spans (first to last marker)
+    cta_median_ns: float  # per CTA: the region's first begin to its last end over the CTA's warps
+    cta_p90_ns: float
+    cta_max_ns: float
+    warp_spread_ns: float  # median over CTAs of slowest - fastest warp
+    cycles_median: float
+
+
+class TraceKernel(TypedDict, total=False):
+    """trace, per traced kernel: its regions, its CTAs as a whole, the critical path and the timeline."""
+
+    kernel: str
+    language: str
+    launches: int  # in the recorded call (the trace is the last one)
+    grid: list[int]
+    block: list[int]
+    warps_traced: int
+    clock_ghz: float | None
+    clock_source: str
+    regions: list[TraceRegion]
+    span_ns: float  # first mark to last mark over the kernel
+    ctas: int
+    ctas_traced: int
+    sample_every: int  # every n-th CTA was recorded (1: all)
+    sms_used: int
+    sm_count: int
+    ctas_per_sm_median: float
+    ctas_per_sm_max: int
+    concurrent_per_sm: int  # the most CTAs seen at once on one SM
+    waves: float
+    cta_median_ns: float
+    cta_p90_ns: float
+    cta_max_ns: float
+    imbalance: float | None  # slowest CTA / median CTA
+    tail_ns: float  # from the first SM out of work to the end
+    tail_pct: float | None
+    # sm, ctas [{cta, coords, start_ns, end_ns}], end_ns, busy_ns, gap_ns, regions_ns; None when CTAs were sampled
+    critical_path: dict[str, Any] | None
+    timeline: dict[str, Any]  # by, width, start_ns, end_ns, legend {letter: region}, rows [{label, id, cells}]
+    problems: list[str]
+
+
+class TraceFigures(TypedDict, total=False):
+    """trace: the regions of one call, traced apart from the benchmark (the markers change the code)."""
+
+    spec: dict[str, Any]
+    tracer: str  # ktui or proton
+    dir: str  # the traced program's files, relative to the workspace
+    report: str  # the Chrome trace (Perfetto, chrome://tracing), relative to the workspace
+    untraced_us: float  # CUDA-event median of the build every other rung runs
+    traced_us: float  # the same, with the markers compiled in
+    overhead_pct: float
+    benchmark_us: float  # the benchmark rung's median of the same source and spec, when it ran
+    marker_cycles: float  # one marker's cost to a warp (median empty region of a calibration kernel)
+    marker_ns: float
+    kernels: list[TraceKernel]
+    device_name: str
+    sm_count: int
+    warnings: list[str]
 
 
 FIGURES: dict[str, type] = {
@@ -226,6 +301,7 @@ FIGURES: dict[str, type] = {
     "benchmark": BenchmarkFigures,
     "dumps": DumpsFigures,
     "profile": ProfileFigures,
+    "trace": TraceFigures,
 }
 
 
@@ -338,3 +414,8 @@ def dumps_of(figures: Mapping[str, Any]) -> DumpsFigures:
 def profile_of(figures: Mapping[str, Any]) -> ProfileFigures:
     """``figures`` read as the profile rung's schema."""
     return typing.cast(ProfileFigures, figures)
+
+
+def trace_of(figures: Mapping[str, Any]) -> TraceFigures:
+    """``figures`` read as the trace rung's schema."""
+    return typing.cast(TraceFigures, figures)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ktui.core import inside
 from ktui.core.figures import compile_of, correctness_of
 from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status, device_label
 from ktui.core.workspace import KernelRef
@@ -31,6 +32,7 @@ CLI_MESSAGE_LINES = 20  # ``ktui run``: the lines of a failed rung's message aft
 MODEL_TRACEBACK_LINES = 20  # the model gets a little more of it
 MODEL_WARNINGS = 6  # warnings per rung sent to the model
 MODEL_FAILED_SPECS = 5  # failed correctness specs sent to the model
+MODEL_TIMELINE_ROWS = 6  # rows of a trace's timeline sent to the model
 
 
 def traceback_tail(text: str, lines: int, indent: str = "") -> list[str]:
@@ -104,6 +106,7 @@ def rung_lines(r: RungResult) -> list[str]:
     """What ``ktui run`` prints for one finished rung: its line (``[name] ok  summary``), one line per warning, and
     for a failure other than correctness the end of its traceback (the correctness line already names the spec)."""
     out = [r.line()]
+    out += inside_lines(r)
     out += [f"    warning: {w}" for w in r.warnings]
     if r.status is Status.FAILED and r.error and (r.name != "correctness" or is_reference_error(r.error)):
         out += message_rest(r.error, CLI_MESSAGE_LINES, "    ")
@@ -111,6 +114,18 @@ def rung_lines(r: RungResult) -> list[str]:
     if r.status is Status.FAILED and is_reference_error(r.error):
         out.append("    the reference failed, not this version: fix it and save it (its versions run again)")
     return out
+
+
+def inside_lines(r: RungResult, timeline_rows: int = 8) -> list[str]:
+    """The lines under an ok trace rung (regions, CTAs, critical path, timeline) or an ok profile with a source page
+    (its hottest Python lines): ``ktui.core.inside``."""
+    if r.status is not Status.OK:
+        return []
+    if r.name == "trace":
+        return inside.trace_lines(r.figures, timeline_rows)
+    if r.name == "profile" and r.figures.get("source"):
+        return inside.profile_source_lines(r.figures)
+    return []
 
 
 def run_lines(result: LadderResult) -> list[str]:
@@ -177,6 +192,7 @@ def for_model(result: LadderResult) -> str:
     ]
     for r in result.rungs:
         lines.append(r.line())
+        lines += inside_lines(r, MODEL_TIMELINE_ROWS)
         lines += [f"  warning: {w}" for w in r.warnings[:MODEL_WARNINGS]]
         if r.status is Status.FAILED and r.error:
             lines += message_rest(r.error, MODEL_TRACEBACK_LINES, "  ")

@@ -66,6 +66,13 @@ RUNGS: tuple[RungSpec, ...] = (
         "keep the IRs, PTX, cubin and SASS of the timed launch: registers, spills, instruction mix",
     ),
     RungSpec("profile", ("compile",), False, False, "Nsight Compute on one call after warm-up (GPU only)"),
+    RungSpec(
+        "trace",
+        ("compile",),
+        False,
+        False,
+        "time the ktui.trace regions of one call per warp and CTA: imbalance, critical path, timeline (GPU only)",
+    ),
 )
 RUNG_SPECS: dict[str, RungSpec] = {r.name: r for r in RUNGS}
 RUNG_ORDER: tuple[str, ...] = tuple(r.name for r in RUNGS)

@@ -50,6 +50,7 @@ LIMIT_OF: dict[str, str] = {
     "benchmark": "benchmark",
     "dumps": "compile",
     "profile": "benchmark",
+    "trace": "benchmark",
 }
 """The limit key each rung's calls use (``ktui.core.ladder.rungs``: dumps reads compile's, profile benchmark's)."""
 

@@ -50,6 +50,7 @@ from ktui.importers.common import (
     read_source,
     write_new,
 )
+from ktui.importers.markers import MarkerError, strip_markers
 
 TASK_BEGIN = "# ==== ktui: task.py inlined for: "
 TASK_END = "# ==== end of task.py ===="
@@ -401,9 +402,15 @@ def export(version_text: str, version_name: str) -> str:
     """A GPU MODE ``submission.py`` from a version: its source with ktui's header lines removed and an inlined
     ``task.py`` put back as the ``from task import ...`` line it replaced.
 
+    Its ``ktui.trace`` region markers are taken out (``ktui.importers.markers``): the harness has no ktui.
+
     Raises:
-        ImporterError: the version defines no ``custom_kernel``.
+        ImporterError: the version defines no ``custom_kernel``, or markers that cannot be taken out.
     """
+    try:
+        version_text = strip_markers(version_text)
+    except MarkerError as exc:
+        raise ImporterError(f"{version_name}: {exc}") from None
     tree = ast.parse(version_text)
     if "custom_kernel" not in functions(tree) and not _assigned(tree, "custom_kernel"):
         raise ImporterError(f"{version_name} defines no custom_kernel")

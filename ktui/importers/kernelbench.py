@@ -54,6 +54,7 @@ from ktui.importers.common import (
     static_value,
     write_new,
 )
+from ktui.importers.markers import MarkerError, strip_markers
 
 BEGIN = "# ==== KernelBench's file, verbatim ===="
 END = "# ==== end of KernelBench's file ===="
@@ -649,9 +650,16 @@ def export(reference_text: str, version_text: str, version_name: str) -> str:
     then ``class ModelNew`` calling ``custom_kernel``. A version that is already a ModelNew adapter is exported as
     its ModelNew source.
 
+    Its ``ktui.trace`` region markers are taken out (``ktui.importers.markers``): the harness has no ktui.
+
     Raises:
-        ImporterError: the reference does not hold the KernelBench file, or the version defines no custom_kernel.
+        ImporterError: the reference does not hold the KernelBench file, the version defines no custom_kernel, or
+            it has markers that cannot be taken out.
     """
+    try:
+        version_text = strip_markers(version_text)
+    except MarkerError as exc:
+        raise ImporterError(f"{version_name}: {exc}") from None
     if "# ==== ktui adapter: a KernelBench ModelNew" in version_text:
         return version_text.split("\n\n# ==== ktui adapter", 1)[0].split("\n", 1)[1].rstrip("\n") + "\n"
     if BEGIN not in reference_text or END not in reference_text:

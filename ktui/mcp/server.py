@@ -21,6 +21,7 @@ turns it into an ``MCPServer`` (the official SDK's, ``mcp`` 2.x) whose tools are
 - ``diff_versions``: what ``ktui diff`` shows (resources, instruction mix, the normalized SASS diff); the dumps
   rung runs first on a side that has none for its current source.
 - ``profile``: the profile rung (Nsight Compute; skipped on the CPU, and it says so).
+- ``trace``: the trace rung (the kernel's ktui.trace regions per warp and CTA; skipped on the CPU, and it says so).
 - ``search_context``: ``Workbench.search_context`` (the context index, hits as path:line).
 
 Resources: ``ktui://docs/problem-format`` (what a reference module declares), ``ktui://docs/checks`` (what the checks
@@ -706,6 +707,17 @@ def build_server(bench: McpWorkbench) -> MCPServer:
         machine without a GPU it is skipped, and its summary says why."""
         with bench.call("profile", f"{problem}/{version}") as call:
             result = await bench.run(ctx, bench.kernel(problem, version), ("profile",))
+            call.detail = report.verdict(result)[0]
+            return run_out(result)
+
+    @mcp.tool(title="Trace a version")
+    async def trace(problem: str, version: str, ctx: Context) -> RunOut:
+        """The trace rung on a version: one call of the kernel with its ktui.trace regions timed per warp and CTA
+        (each region's median, spread and share; CTA imbalance, waves and tail; the critical path; a timeline per
+        SM), traced apart from the benchmark, with the untraced and traced times side by side. On a machine without
+        a GPU, or for a version that marks no region, it is skipped, and its summary says why."""
+        with bench.call("trace", f"{problem}/{version}") as call:
+            result = await bench.run(ctx, bench.kernel(problem, version), ("trace",))
             call.detail = report.verdict(result)[0]
             return run_out(result)
 

@@ -673,8 +673,9 @@ kilobytes to a few MB, an ``.ncu-rep`` of one call a few MB); a larger one is re
 
 def artifact_paths(result: LadderResult) -> list[tuple[str, str]]:
     """``[(rung, path relative to the workspace)]`` of the files a ladder result's rungs made: every file of every
-    launch of the ``dumps`` rung (``figures["kernels"][i]["files"]``: ttir, ttgir, llir, ptx, cubin, sass, linemap)
-    and the ``profile`` rung's report (``figures["report"]``, ``.ncu-rep``) with its exported CSV pages."""
+    launch of the ``dumps`` rung (``figures["kernels"][i]["files"]``: ttir, ttgir, llir, ptx, cubin, sass, linemap),
+    the ``profile`` rung's report (``figures["report"]``, ``.ncu-rep``) with its exported CSV pages and its source
+    page joined to the lines (``figures["source"]["file"]``), and the ``trace`` rung's Chrome trace."""
     out: list[tuple[str, str]] = []
     for r in result.rungs:
         figs = r.figures if isinstance(r.figures, dict) else {}
@@ -686,7 +687,12 @@ def artifact_paths(result: LadderResult) -> list[tuple[str, str]]:
         elif r.name == "profile" and isinstance(figs.get("report"), str):
             rep = figs["report"]
             stem = rep.removesuffix(".ncu-rep")
-            out += [("profile", rep)] + [("profile", f"{stem}.{page}.csv") for page in ("raw", "details")]
+            out += [("profile", rep)] + [("profile", f"{stem}.{page}.csv") for page in ("raw", "details", "source")]
+            src = figs.get("source")
+            if isinstance(src, dict) and isinstance(src.get("file"), str):
+                out.append(("profile", src["file"]))
+        elif r.name == "trace" and isinstance(figs.get("report"), str):
+            out.append(("trace", figs["report"]))
     return list(dict.fromkeys(out))
 
 

@@ -61,7 +61,7 @@ from ktui.sessions.resume import ResumePlan, chat_entries
 from ktui.tui.chat import ChatPane
 from ktui.tui.context_panel import ContextPanel
 from ktui.tui.editor import open_in_editor
-from ktui.tui.inside import DiffView, ProfileTable, SourceSass
+from ktui.tui.inside import DiffView, ProfileTable, SourceSass, TraceView
 from ktui.tui.ir import IRView
 from ktui.tui.keys import APP_BINDINGS, KEYS, palette_commands
 from ktui.tui.messages import CoreEvent
@@ -182,7 +182,10 @@ class KtuiApp(App[None]):
                     with TabPane("Diff", id="tab-diff"):
                         yield DiffView(id="diff")
                     with TabPane("Profile", id="tab-profile"):
-                        yield ProfileTable(id="profile")
+                        with Vertical():
+                            yield ProfileTable(id="profile")
+                            with VerticalScroll(id="trace-scroll"):
+                                yield TraceView(id="trace")
                     with TabPane("Details", id="tab-details"):
                         with VerticalScroll():
                             yield Static(id="details")
@@ -329,6 +332,7 @@ class KtuiApp(App[None]):
         self.query_one(SourceSass).show(self.ws.root, st.result if st else None)
         self.query_one(IRView).show(self.ws.root, st.result if st else None)
         self.query_one(ProfileTable).show(st.result if st else None)
+        self.query_one(TraceView).show(st.result if st else None)
         self.query_one(DiffView).show(self.ws, k, self._results())
         self.query_one("#details", Static).update(details_text(k, st))
         self.query_one("#ladder").border_subtitle = k.key if k else ""
@@ -629,6 +633,12 @@ class KtuiApp(App[None]):
         if run := self._runnable():
             session, k = run
             session.submit(k, ("profile",))
+
+    def action_trace(self) -> None:
+        """Trace the selected version's ktui.trace regions (one traced call apart from the benchmark; needs a GPU)."""
+        if run := self._runnable():
+            session, k = run
+            session.submit(k, ("trace",))
 
     def action_toggle_side_by_side(self) -> None:
         """Show the SASS diff unified or side by side (s)."""

@@ -1,6 +1,10 @@
-"""The tabs that look inside a version: its source beside its SASS, the diff against its baseline, its profile.
+"""The tabs that look inside a version: its source beside its SASS, the diff against its baseline, its profile and
+trace.
 
-Each draws from a ``LadderResult`` and the files its dumps rung wrote; the diff is computed on a thread worker.
+Each draws from a ``LadderResult`` and the files its dumps, profile and trace rungs wrote; the diff is computed on a
+thread worker. The SASS tab shows the profile's source page beside each instruction and line (warp stall samples,
+the top stall reason) when the profile ran on the same build; the Profile tab shows the trace's regions and its
+timeline, one row per SM, regions coloured.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Log, TabbedContent
+from textual.widgets import DataTable, Log, Static, TabbedContent
 
-from ktui.core.figures import dumps_of
+from ktui.core import inside
+from ktui.core.figures import dumps_of, trace_of
 from ktui.core.inspect import sass
 from ktui.core.results import LadderResult, Status, fmt
 from ktui.core.store import Snapshots
@@ -36,12 +41,15 @@ class SourceSass(Horizontal):
         src, asm = self.query_one("#src", DataTable), self.query_one("#asm", DataTable)
         src.add_column("line", width=5)
         src.add_column("source")
+        src.add_column("stall%", width=6)
         asm.add_column("addr", width=6)
         asm.add_column("instruction")
         asm.add_column("line", width=5)
+        asm.add_column("stall%", width=6)
+        asm.add_column("top stall", width=14)
         self._map: dict[str, Any] = {"lines": {}, "instrs": []}
         self._syncing = False
-        self._shown: tuple[str, str] | None = None
+        self._shown: tuple[str, str, str | None] | None = None
 
     def show(self, root: Path, result: LadderResult | None) -> None:
         """Load the source snapshot and SASS of ``result``'s dumps (the first kernel that has SASS)."""
@@ -49,7 +57,9 @@ class SourceSass(Horizontal):
         kernels = [
             k for k in (dumps_of(dumps.figures).get("kernels", []) if dumps else []) if "sass" in k.get("files", {})
         ]
-        key = (result.key, result.source_sha256) if result and kernels else None
+        prof = result.rung("profile") if result else None
+        source_file = (prof.figures.get("source") or {}).get("file") if prof and prof.status is Status.OK else None
+        key = (result.key, result.source_sha256, source_file) if result and kernels else None
         if key == self._shown:
             return
         self._shown = key
@@ -62,19 +72,29 @@ class SourceSass(Horizontal):
         assert result is not None  # (kernels come from its dumps rung)
         snap = Snapshots(Workspace(root)).path_for(result.problem, result.version, result.source_sha256)
         text = snap.read_text() if snap.exists() else (root / result.kernel).read_text()
-        for i, line in enumerate(text.splitlines(), 1):
-            src.add_row(str(i), line, key=str(i))
         k = kernels[0]
+        page = stall_page(root, source_file, k["files"]["sass"]) if source_file else None
+        per_line = {h["line"]: h for h in (page or {}).get("lines", [])}
+        for i, line in enumerate(text.splitlines(), 1):
+            h = per_line.get(i)
+            src.add_row(str(i), line, _pct(h["pct"]) if h and h["samples"] else "", key=str(i))
         try:
             self._map = json.loads((root / k["files"]["linemap"]).read_text())
             funcs = sass.parse((root / k["files"]["sass"]).read_text())
         except (OSError, ValueError, KeyError):
             return
+        rows = {r["offset"]: r for r in (page or {}).get("rows", [])}
+        total = sum(r["samples"] for r in rows.values()) or 1.0
         n = 0
         for f in funcs:
+            base = f.instrs[0].addr if f.instrs else 0
             for ins in f.instrs:
                 linked = self._map["instrs"][n] if n < len(self._map["instrs"]) else None
-                asm.add_row(f"{ins.addr:04x}", ins.text(), str(linked or ""), key=str(n))
+                r = rows.get(ins.addr - base) if len(funcs) == 1 else None
+                pct = _pct(100.0 * r["samples"] / total) if r and r["samples"] else ""
+                top = next(iter(r["stalls"].items()), None) if r else None
+                stall = f"{top[0]} {100 * top[1] / r['samples']:.0f}%" if top and r and r["samples"] else ""
+                asm.add_row(f"{ins.addr:04x}", ins.text(), str(linked or ""), pct, stall, key=str(n))
                 n += 1
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -129,6 +149,23 @@ class SourceSass(Horizontal):
         """The source line that SASS row ``row`` comes from, by the line info (None: no line, or no such row)."""
         instrs = self._map.get("instrs", [])
         return instrs[row] if 0 <= row < len(instrs) else None
+
+
+def stall_page(root: Path, source_file: str, sass_file: str) -> dict[str, Any] | None:
+    """The profile's source page of the kernel whose dumps SASS is ``sass_file`` (``rows`` per instruction offset,
+    ``lines`` per Python line: ``ktui.core.inspect.ncusource``), when the profile matched that build; else None."""
+    try:
+        doc = json.loads((root / source_file).read_text())
+    except (OSError, ValueError):
+        return None
+    for k in doc.get("kernels", []):
+        if k.get("dumps_sass") == sass_file:
+            return dict(k)
+    return None
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1f}" if x < 10 else f"{x:.0f}"
 
 
 PROFILE_ROWS = (
@@ -244,3 +281,62 @@ class DiffView(Log):
         self.clear()
         self.write_lines(text.splitlines())
         self.scroll_home(animate=False)
+
+
+TIMELINE_ROWS = 64  # rows of the timeline drawn (the trace rung keeps up to tracestats.TIMELINE_ROWS)
+REGION_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#edc948", "#76b7b2", "#ff9da7")
+
+
+class TraceView(Static):
+    """The trace rung's result (``t``): regions, CTAs, the critical path, the traced against the untraced time, and
+    the timeline, one row per SM, each cell coloured by the region its warps spent the most time in."""
+
+    def show(self, result: LadderResult | None) -> None:
+        tr = result.rung("trace") if result else None
+        if tr is None:
+            self.update(Text("not traced: press t (needs a GPU, and ktui.trace regions in the kernel)", style="dim"))
+            return
+        if tr.status is not Status.OK:
+            style = "dim" if tr.status is Status.SKIPPED else "red"
+            self.update(Text(f"trace {tr.status.value}: {tr.summary}", style=style))
+            return
+        self.update(trace_text(tr.figures))
+
+
+def trace_text(figures: dict[str, Any]) -> Text:
+    """The trace as coloured text: the lines of ``ktui.core.inside.trace_lines`` with every timeline row's cells
+    drawn as blocks in their region's colour (``-`` in no region: a shade; ``.`` idle: blank), and a legend."""
+    fig = trace_of(figures)
+    colours: dict[str, str] = {}
+    rows: dict[str, tuple[str, str]] = {}  # the line trace_lines writes for a timeline row -> (label, cells)
+    for k in fig.get("kernels", []):
+        tl = k.get("timeline") or {}
+        for letter in tl.get("legend", {}):
+            colours.setdefault(letter, REGION_COLOURS[(ord(letter) - ord("A")) % len(REGION_COLOURS)])
+        for row in tl.get("rows", []):
+            rows[f"    {row['label']:>8} {row['cells']}"] = (row["label"], row["cells"])
+    out = Text()
+    for line in inside.trace_lines(dict(figures), timeline_rows=TIMELINE_ROWS, indent=""):
+        if line not in rows:
+            out.append(line + "\n", style="" if line.startswith(" ") else "bold")
+            continue
+        label, cells = rows[line]
+        out.append(f"    {label:>8} ")
+        for c in cells:
+            if c in colours:
+                out.append("\u2588", style=colours[c])
+            elif c == "-":
+                out.append("\u2591", style="grey50")
+            else:
+                out.append(" ")
+        out.append("\n")
+    names: dict[str, set[str]] = {}
+    for k in fig.get("kernels", []):
+        for a, n in (k.get("timeline") or {}).get("legend", {}).items():
+            names.setdefault(a, set()).add(n)
+    for letter, colour in colours.items():
+        out.append("\u2588", style=colour)
+        out.append(f" {letter} {'/'.join(sorted(names[letter]))}  ")
+    if colours:
+        out.append("\u2591 in no region\n", style="grey50")
+    return out

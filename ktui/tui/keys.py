@@ -24,6 +24,14 @@ KEYS = (  # key, action, footer label, shown in the footer, command palette titl
     ("c", "focus_chat", "Chat", True, "", ""),
     ("e", "open_editor", "Edit", False, "Open in $EDITOR", "Open the selected version in $EDITOR, else $VISUAL (e)"),
     ("p", "profile", "Profile", False, "Profile", "Profile the selected version with Nsight Compute (p, GPU only)"),
+    (
+        "t",
+        "trace",
+        "Trace",
+        False,
+        "Trace",
+        "Trace the selected version's ktui.trace regions per warp and CTA: timeline in the Profile tab (t, GPU only)",
+    ),
     ("b", "pin_baseline", "Baseline", False, "Pin baseline", "Diff and Profile compare with the selected version (b)"),
     (
         "s",

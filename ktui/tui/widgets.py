@@ -459,11 +459,13 @@ RUNG_WORKERS: dict[str, tuple[str, ...]] = {
     "benchmark": ("candidate", "judge"),
     "dumps": ("compiler",),
     "profile": ("judge",),
+    "trace": (),
 }
 """The workers each rung calls (``ctx.judge``/``ctx.candidate``/``ctx.compiler`` in ``ktui/core/ladder/rungs/``):
 compile describes and prepares in the judge and compiles in the compiler; run executes in the candidate and
 compiles its launches in the compiler; correctness compares in the judge; benchmark times both sides; dumps
-compiles; profile times the reference in the judge (ncu runs a process of its own)."""
+compiles; profile times the reference in the judge (ncu runs a process of its own); trace runs a process of its own
+only."""
 
 WORKER_STYLE = {"ready": "green", "busy": "bold yellow", "starting": "yellow", "restarting": "bold yellow"}
 WORKER_STYLE.update({"failed": "bold red", "stopped": "dim"})

@@ -17,6 +17,8 @@ from typing import Any
 
 # Sections for the summary (SpeedOfLight, LaunchStats, Occupancy) and for bank conflicts and pipe utilization.
 SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "MemoryWorkloadAnalysis_Tables", "ComputeWorkloadAnalysis")
+# The source page's metrics: warp-state samples per instruction with their stall reasons, and instruction counts.
+SOURCE_SECTIONS = ("SourceCounters", "WarpStateStats")
 EXTRA_METRICS = (
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
@@ -48,9 +50,22 @@ def find_ncu() -> str:
     raise NcuMissing("ncu (Nsight Compute) not found on PATH, in $CUDA_HOME/bin or /opt/nvidia/nsight-compute")
 
 
-def profile_command(ncu: str, report: Path, target: list[str]) -> list[str]:
+def profile_command(
+    ncu: str,
+    report: Path,
+    target: list[str],
+    sections: tuple[str, ...] = (),
+    metrics: tuple[str, ...] = (),
+    ncu_set: str | None = None,
+    extra: tuple[str, ...] = (),
+) -> list[str]:
     """Profile exactly the kernels launched between the target's ``cudaProfilerStart`` and ``cudaProfilerStop``
-    (one call after warm-up), with the GPU clocks as they are (``--clock-control none``), into ``report``."""
+    (one call after warm-up), with the GPU clocks as they are (``--clock-control none``), into ``report``.
+
+    ktui's own ``SECTIONS`` and ``SOURCE_SECTIONS`` (the source page's per-instruction samples and counts) and
+    ``EXTRA_METRICS`` always; then ``sections``, ``metrics`` and ``--set ncu_set`` (``[profile]`` of ktui.toml);
+    ``--import-source yes`` (the report carries the kernel's source, so another machine's ncu-ui shows it); and
+    ``extra`` (``[profile] args``, ``--ncu-args``) last, before the target, so it can override the rest."""
     cmd = [
         ncu,
         "--clock-control",
@@ -61,18 +76,25 @@ def profile_command(ncu: str, report: Path, target: list[str]) -> list[str]:
         "all",
         "--replay-mode",
         "kernel",
+        "--import-source",
+        "yes",
         "--force-overwrite",
         "--export",
         str(report),
     ]
-    for s in SECTIONS:
+    if ncu_set:
+        cmd += ["--set", ncu_set]
+    for s in dict.fromkeys((*SECTIONS, *SOURCE_SECTIONS, *sections)):
         cmd += ["--section", s]
-    cmd += ["--metrics", ",".join(EXTRA_METRICS)]
-    return cmd + target
+    cmd += ["--metrics", ",".join(dict.fromkeys((*EXTRA_METRICS, *metrics)))]
+    return cmd + list(extra) + target
 
 
 def export_command(ncu: str, report: Path, page: str) -> list[str]:
-    return [ncu, "--import", str(report), "--csv", "--page", page]
+    """Print one page of ``report`` as CSV: ``raw``, ``details``, or ``source`` (its SASS, one row per instruction
+    with the source-level metrics: ``ktui.core.inspect.ncusource``)."""
+    cmd = [ncu, "--import", str(report), "--csv", "--page", page]
+    return cmd + (["--print-source", "sass"] if page == "source" else [])
 
 
 def number(text: str) -> float | None:

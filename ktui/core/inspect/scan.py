@@ -140,6 +140,9 @@ TENSOR_COMPUTE_METHODS |= {f"{m}_" for m in TENSOR_COMPUTE_METHODS}
 DYNAMIC_CALLS = {"eval", "exec", "compile", "__import__", "import_module"}
 STREAM_NAMES = {"Stream", "stream", "ExternalStream", "set_stream", "StreamContext"}
 THREAD_MODULES = {"threading", "concurrent", "multiprocessing", "asyncio", "_thread"}
+# ktui's region markers (``ktui.trace``): the one part of ktui a kernel may import (they compile to nothing outside
+# the trace rung's own process); ``from ktui.trace import state`` and the rest of ktui stay flagged.
+TRACE_MODULES = frozenset({"ktui.trace", "ktui.trace.triton", "ktui.trace.cute"})
 PATCHED_ROOTS = {"torch", "time", "triton", "ktui", "builtins", "gc", "sys", "F"}
 INTROSPECTION = {"_getframe", "get_objects", "get_referrers", "currentframe", "stack"}
 
@@ -216,7 +219,7 @@ class _Scanner(ast.NodeVisitor):
                 self.functional_aliases.add(a.asname)
             if root == "gc":
                 self.add("introspection", node, "imports gc: can reach objects it was not given")
-            if root in ("ktui", "references"):
+            if root in ("ktui", "references") and a.name not in TRACE_MODULES:
                 self.add("monkeypatch", node, f"imports {a.name}: a kernel has no business with ktui or the reference")
         self.generic_visit(node)
 
@@ -245,7 +248,10 @@ class _Scanner(ast.NodeVisitor):
                         node,
                         f"falls back to torch for {node.module}.{a.name} (imported as {a.asname or a.name})",
                     )
-        if root in ("ktui", "references") or (node.module or "").startswith("ktui"):
+        marks = node.module in TRACE_MODULES and all(
+            f"{node.module}.{a.name}" in TRACE_MODULES or node.module != "ktui.trace" for a in node.names
+        )
+        if (root in ("ktui", "references") or (node.module or "").startswith("ktui")) and not marks:
             self.add("monkeypatch", node, f"imports {node.module}: a kernel has no business with ktui or the reference")
         self.generic_visit(node)
 

@@ -59,6 +59,8 @@ class LadderOptions:
     near_duplicates: bool = True  # inputs of an earlier case with a few interior elements swapped (memos)
     # seconds per worker call, by limit key (``ktui.core.timeouts``); unset, a Session derives them for each run
     timeouts: dict[str, float] = field(default_factory=default_limits)
+    ncu_args: tuple[str, ...] = ()  # ``--ncu-args``: more ncu arguments for the profile rung (after ktui.toml's)
+    tracer: str | None = None  # ``--tracer``: the trace rung's tracer (None: ktui.toml [trace] tracer, else ktui)
 
 
 # The rungs whose verdicts rest on the candidate's worker: it ran them (run, benchmark) or wrote the bytes they judge
@@ -113,7 +115,7 @@ def fail_tampered(rr: RungResult, patched: Sequence[str]) -> RungResult:
 
 # The rungs after ``run`` that call the version (or read its calls' outputs): skipped with run's reason when the
 # version needs a GPU this machine lacks (``RunContext.needs_gpu``); dumps only compiles, so it still runs.
-NEEDS_GPU_RUNGS = frozenset({"correctness", "benchmark", "profile"})
+NEEDS_GPU_RUNGS = frozenset({"correctness", "benchmark", "profile", "trace"})
 NEEDS_GPU = "needs a GPU"  # how a skipped rung's summary begins (``report.verdict`` reads it off the run rung)
 
 

@@ -45,6 +45,7 @@ RUNG_IMPLS: dict[str, Callable[[RunContext], RungResult]] = {
     "benchmark": rung_modules.benchmark.run,
     "dumps": rung_modules.dumps.run,
     "profile": rung_modules.profile.run,
+    "trace": rung_modules.trace.run,
 }
 assert set(RUNG_IMPLS) == set(RUNG_SPECS), f"rung table mismatch: {sorted(set(RUNG_IMPLS) ^ set(RUNG_SPECS))}"
 

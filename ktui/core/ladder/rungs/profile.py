@@ -1,14 +1,21 @@
 """The ``profile`` rung (on request): Nsight Compute on exactly one call after warm-up, clocks untouched.
 
 ncu runs ``python -m ktui.worker.profile_target PARAMS`` (a fresh process that imports the version, warms up and
-calls it once; ``ktui.core.inspect.ncu`` builds the command lines and reads the report). The report and its CSV
-pages go to ``.ktui/profiles/<problem>/<version>-<sha12>.*``. When the profiled spec is a benchmark spec, the judge
+calls it once; ``ktui.core.inspect.ncu`` builds the command lines and reads the report). What ncu collects besides
+ktui's own sections is steered by ``[profile]`` in ktui.toml (``set``, ``sections``, ``metrics``, ``args``:
+``ktui.core.ladder.config``) and ``--ncu-args``. The report (``.ncu-rep``, kept) and its CSV pages go to
+``.ktui/profiles/<problem>/<version>-<sha12>.*``. The source page (per SASS instruction: warp stall samples by
+reason, instructions executed) is joined to the version's Python lines through the dumps of the same source
+(``ktui.core.inspect.ncusource``; the dumps rung runs first when they are missing) and written as
+``<report>.source.json`` for the SASS tab. When the profiled spec is a benchmark spec, the judge
 times the reference on it for its bytes and flops, so the call is placed against the measured ceilings; when the
 problem has a pinned baseline version with a profile, the deltas against it are added.
 
 Figures: ``spec``, ``report`` (relative to the workspace), ``kernels`` (per kernel: duration, SM/memory/DRAM
 throughput, occupancy, registers...), ``duration_us`` (all kernels of the call, µs), ``pct_peak_bandwidth`` and
-``pct_peak_flops`` (%), ``baseline`` and ``deltas``. Skipped without a GPU or without ncu.
+``pct_peak_flops`` (%), ``baseline`` and ``deltas``, ``ncu_args`` (what was asked of ncu beyond ktui's own),
+``source`` (the source page: its file and per kernel the hottest Python lines with their stall reasons). Skipped
+without a GPU or without ncu.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import ktui
-from ktui.core.inspect import ncu
+from ktui.core.inspect import ncu, ncusource, sass
+from ktui.core.ladder.config import ConfigError, load_profile
 from ktui.core.ladder.context import BENCH_SEED, RunContext, RungFailed
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
 from ktui.core.store import Baselines
@@ -30,6 +38,7 @@ from ktui.protocol import ProfileParams, TimeReferenceRequest, json_float
 
 NCU_TAIL_LINES = 15  # the lines of ncu's output quoted when it fails
 EXPORT_TIMEOUT_S = 120  # exporting one page of a one-call report takes seconds
+HOT_LINES = 8  # Python lines per kernel in the figures (the source file has them all)
 
 
 def run(ctx: RunContext) -> RungResult:
@@ -49,6 +58,11 @@ def run(ctx: RunContext) -> RungResult:
         tool = ncu.find_ncu()
     except ncu.NcuMissing as exc:
         return RungResult("profile", Status.SKIPPED, summary=str(exc), figures={"reason": "no ncu"})
+    try:
+        cfg = load_profile(ctx.ws.root)
+    except ConfigError as exc:
+        raise RungFailed(ErrorInfo("ConfigError", str(exc))) from None
+    extra = (*cfg.args, *ctx.options.ncu_args)
     spec = ctx.profile_spec()
     rel = ctx.state_rel / "profiles" / ctx.kernel.problem / f"{ctx.kernel.version}-{ctx.sha[:12]}"
     report = ctx.ws.root / rel
@@ -61,7 +75,7 @@ def run(ctx: RunContext) -> RungResult:
     t = ctx.options.timeouts["benchmark"]
     try:
         proc = subprocess.run(
-            ncu.profile_command(tool, report, target),
+            ncu.profile_command(tool, report, target, cfg.sections, cfg.metrics, cfg.set, extra),
             capture_output=True,
             text=True,
             timeout=t,
@@ -74,7 +88,7 @@ def run(ctx: RunContext) -> RungResult:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-NCU_TAIL_LINES:])
         raise RungFailed(ErrorInfo("NcuError", f"ncu exited {proc.returncode}", tail))
     pages = {}
-    for page in ("raw", "details"):
+    for page in ("raw", "details", "source"):
         out = subprocess.run(
             ncu.export_command(tool, rep, page), capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S
         )
@@ -90,7 +104,13 @@ def run(ctx: RunContext) -> RungResult:
         "report": str(rel.with_suffix(".ncu-rep")),
         "kernels": kernels,
         "duration_us": total_us,
+        "ncu_args": _asked(cfg.set, cfg.sections, cfg.metrics, extra),
     }
+    warnings: list[str] = []
+    try:
+        fig["source"] = source_page(ctx, pages["source"], report.parent / f"{report.name}.source.json")
+    except ValueError as exc:
+        warnings.append(f"the source page could not be read: {exc}")
     if spec in desc["benchmarks"] and total_us > 0:  # where the call sits against the measured ceilings
         i = desc["benchmarks"].index(spec)
         timing: TimeReferenceRequest = {**ctx.sources(), "spec_indices": [i], "seed": BENCH_SEED}
@@ -106,7 +126,86 @@ def run(ctx: RunContext) -> RungResult:
     if base is not None:
         fig["baseline"] = base[0]
         fig["deltas"] = [ncu.deltas(b, k) for b, k in zip(base[1], kernels, strict=False)]
-    return RungResult("profile", Status.OK, summary=profile_summary(kernels, fig), figures=fig)
+    warnings += [
+        f"{k['kernel']}: the profiled SASS is not the dumps' build: its samples are per instruction only"
+        for k in fig.get("source", {}).get("kernels", [])
+        if not k["matched"]
+    ]
+    return RungResult("profile", Status.OK, summary=profile_summary(kernels, fig), figures=fig, warnings=warnings)
+
+
+def _asked(
+    ncu_set: str | None, sections: tuple[str, ...], metrics: tuple[str, ...], extra: tuple[str, ...]
+) -> list[str]:
+    """What the profile asked of ncu beyond ktui's own sections and metrics, as ncu arguments."""
+    out = ["--set", ncu_set] if ncu_set else []
+    for sec in sections:
+        out += ["--section", sec]
+    if metrics:
+        out += ["--metrics", ",".join(metrics)]
+    return out + list(extra)
+
+
+def source_page(ctx: RunContext, text: str, dest: Path) -> dict[str, Any]:
+    """Read ncu's source page, join each kernel's rows to the Python lines of the dumps' SASS it matches (running
+    the dumps rung when this source has none yet), write everything to ``dest`` and return the figures' part:
+    ``file`` (relative to the workspace), and per kernel ``kernel``, ``matched``, ``total_samples`` and its
+    ``HOT_LINES`` hottest lines (``ncusource.by_line``).
+
+    Raises:
+        ValueError: a source page that is not SASS rows.
+    """
+    pages = ncusource.parse_source_page(text)
+    dumps = _dumps_sass(ctx) if pages else []
+    assert ctx.kernel_snap is not None
+    lines = ctx.kernel_snap.read_text(errors="replace").splitlines()
+    kernels, saved = [], []
+    for page in pages:
+        line_of: dict[int, int | None] = {}
+        matched = None
+        for path, func, first, linemap in dumps:
+            ops = [(ins.addr - func.instrs[0].addr, ins.base) for ins in func.instrs]
+            if ncusource.match(page, ops):
+                matched = path
+                per = linemap.get("instrs", [])
+                line_of = {off: per[first + i] if first + i < len(per) else None for i, (off, _) in enumerate(ops)}
+                break
+        hot = ncusource.by_line(page, line_of, lines) if matched else []
+        kernels.append(
+            {
+                "kernel": page.kernel,
+                "matched": matched is not None,
+                "total_samples": page.total_samples,
+                "hot_lines": [h for h in hot if h["line"]][:HOT_LINES],
+            }
+        )
+        saved.append({"kernel": page.kernel, "dumps_sass": matched, "rows": ncusource.rows_json(page), "lines": hot})
+    dest.write_text(json.dumps({"kernels": saved}))
+    return {"file": str(dest.relative_to(ctx.ws.root)), "kernels": kernels}
+
+
+def _dumps_sass(ctx: RunContext) -> list[tuple[str, sass.Function, int, dict[str, Any]]]:
+    """Every SASS function of this source's dumps: (its .sass file relative to the workspace, the function, the
+    index of its first instruction in the file's line map, the line map). Runs the dumps rung first when the dumps
+    folder of this source has no SASS (``ktui run --rungs profile`` on a source never dumped)."""
+    folder = ctx.ws.root / ctx.state_rel / "dumps" / ctx.kernel.problem / f"{ctx.kernel.version}-{ctx.sha[:12]}"
+    if not list(folder.glob("*.sass")):
+        from ktui.core.ladder.rungs import dumps
+
+        dumps.run(ctx)
+    out = []
+    for f in sorted(folder.glob("*.sass")):
+        try:
+            funcs = sass.parse(f.read_text())
+            linemap = json.loads(f.with_name(f.name[: -len(".sass")] + ".linemap.json").read_text())
+        except (OSError, ValueError):
+            continue
+        first = 0
+        for func in funcs:
+            if func.instrs:
+                out.append((str(f.relative_to(ctx.ws.root)), func, first, linemap))
+            first += len(func.instrs)
+    return out
 
 
 def profile_summary(kernels: list[dict[str, Any]], fig: dict[str, Any]) -> str:
