@@ -149,8 +149,10 @@ def eval_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ktui eval",
         description="Run the ladder on the best version (or every version) of each problem and print one table: "
-        "verdict, speedup over the reference, % of roofline, fast_p and the geometric mean speedup. Stored results "
-        "of unchanged files on the same kind of device are reused, so an interrupted eval resumes.",
+        "verdict, speedup over the reference, over torch eager and over torch.compile of the reference (GPU only), "
+        "% of roofline, fast_p and the geometric mean speedups, and the upstream checker's verdict beside ktui's "
+        "(GPU MODE's check_implementation). Stored results of unchanged files on the same kind of device are reused, "
+        "so an interrupted eval resumes.",
         epilog="exit codes: 0 every row passed, 1 a row failed, 2 usage, 3 no worker could start",
     )
     p.add_argument("problems", nargs="*", metavar="PROBLEM", help="problems to evaluate (default: all)")
@@ -192,7 +194,8 @@ def eval_cli(argv: list[str]) -> int:
         s = Session(
             ws,
             device,
-            options=LadderOptions(seeds=2, seed=args.seed, rungs=DEFAULT_RUNGS),
+            # the benchmark also times torch eager and torch.compile of the reference (the judge's baselines)
+            options=LadderOptions(seeds=2, seed=args.seed, rungs=DEFAULT_RUNGS, baselines=True),
             watch=False,
             timeouts=load_policy(ws.root, None),
         )
