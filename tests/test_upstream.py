@@ -225,3 +225,38 @@ def test_kernelbench_eager_is_the_model_forward_with_the_given_weights(tmp_path)
     assert torch.equal(mod.eager(data), mod.ref_kernel(data))
     compiled = torch.compile(mod.eager, dynamic=False, backend="eager")
     assert torch.allclose(compiled(data), mod.ref_kernel(data))
+
+
+def test_eval_reruns_a_stored_result_without_baselines_and_stops_starting_versions_past_its_deadline(tmp_path):
+    import time
+
+    from ktui.core.results import LadderResult, RungResult, Status
+    from ktui.core.workspace import Workspace
+    from ktui.importers import kernelbench
+
+    from .test_importers import KB_SCALE, SCALE_TRITON, new_ws
+
+    spec = {"label": "(4096, 8192)", "median_us": 10.0, "speedup": 1.5}
+    plain = LadderResult("p", "v1", "kernels/p/v1.py", {"type": "cuda"})
+    plain.rungs = [RungResult("correctness", Status.OK), RungResult("benchmark", Status.OK, figures={"specs": [spec]})]
+    assert not evaluate.has_baselines(plain)  # a plain ktui run: eval times the baselines again
+    timed = {**spec, "eager_median_us": 12.0, "compile_error": "Unsupported: x"}
+    plain.rungs[1] = RungResult("benchmark", Status.OK, figures={"specs": [timed]})
+    assert evaluate.has_baselines(plain)  # a reference that does not compile has its answer
+    skipped = LadderResult("p", "v1", "kernels/p/v1.py", {"type": "cpu"}, [RungResult("benchmark", Status.SKIPPED)])
+    assert evaluate.has_baselines(skipped)  # nothing to time on the CPU
+
+    level = tmp_path / "kb" / "KernelBench" / "level1"
+    level.mkdir(parents=True)
+    (level / "1_Scale_add.py").write_text(KB_SCALE)
+    root = new_ws(tmp_path / "ws")
+    kernelbench.import_files([level / "1_Scale_add.py"], root, check=False)
+    (root / "kernels" / "kb1_1_scale_add").mkdir()
+    (root / "kernels" / "kb1_1_scale_add" / "v1.py").write_text(SCALE_TRITON)
+    ws = Workspace(root)
+    spent = time.monotonic() - 1.0
+    table = evaluate.evaluate(ws, [], lambda: pytest.fail("past the deadline nothing starts"), "cpu", deadline=spent)
+    assert (table.rows, table.not_run) == ([], ["kb1_1_scale_add/v1"])
+    assert "not run (the budget was spent): 1 version(s), kb1_1_scale_add/v1: run ktui eval again" in "\n".join(
+        evaluate.render(table)
+    )

@@ -26,8 +26,9 @@ judge: ``ktui.core.upstream``) and, where the two differ, says so (``upstream: p
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,7 @@ class Table:
     fast_p_compile: float | None = None
     geomean_compile: float | None = None
     compiled_rows: int = 0
+    not_run: list[str] = field(default_factory=list)  # versions left for a later eval (``deadline``): no row
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -111,19 +113,27 @@ class Table:
             "fast_p_compile": self.fast_p_compile,
             "geomean_compile": self.geomean_compile,
             "compiled_rows": self.compiled_rows,
+            "not_run": self.not_run,
             "correct": self.correct,
             "total": len(self.rows),
             "rows": [asdict(r) for r in self.rows],
         }
 
 
-def fresh(ws: Workspace, kernel: KernelRef, result: LadderResult | None, device_type: str) -> bool:
-    """Whether a stored ``result`` of ``kernel`` stands for its files now, on this kind of device, with a verdict
-    (and, where its benchmark passed, with the torch baselines: ``has_baselines``)."""
+def fresh(
+    ws: Workspace, kernel: KernelRef, result: LadderResult | None, device_type: str, rungs: tuple[str, ...] = ()
+) -> bool:
+    """Whether a stored ``result`` of ``kernel`` stands for its files now, on this kind of device, with a verdict,
+    with each of ``rungs`` (unless a failed compile or run stopped its ladder before them) and, where its benchmark
+    passed, with the torch baselines (``has_baselines``)."""
     if result is None or result.device.get("type") != device_type or staleness(ws, kernel, result):
         return False
-    if result.failed_rung is None and result.rung("correctness") is None:
+    failed = result.failed_rung
+    if failed is None and result.rung("correctness") is None:
         return False
+    if not (failed is not None and failed.name in ("compile", "run")):
+        if any(result.rung(name) is None for name in rungs):
+            return False
     return has_baselines(result)
 
 
@@ -245,11 +255,15 @@ def evaluate(
     rerun: bool = False,
     p: float = 1.0,
     say: Callable[[str], None] = lambda line: None,
+    rungs: tuple[str, ...] = (),
+    deadline: float | None = None,
 ) -> Table:
     """Run (or reuse) every selected version's ladder and summarize.
 
     ``start()`` returns a started ``core.Session`` (called once, and only when something must run); its
-    ``device_info()["type"]`` must be ``device_type``. ``say`` gets one progress line per version.
+    ``device_info()["type"]`` must be ``device_type``. ``say`` gets one progress line per version. A stored result
+    is reused only when it has each of ``rungs`` (the session's; ``fresh``). Past ``deadline`` (``time.monotonic()``)
+    no version starts: those left are listed in ``Table.not_run`` (a later eval resumes with them).
 
     Raises:
         ValueError: a problem that the workspace does not have.
@@ -276,11 +290,15 @@ def evaluate(
         for prob in missing
     ]
     session = None
+    not_run: list[str] = []
     for n, kernel in enumerate(todo, 1):
         stored = store.load(kernel.problem, kernel.version)
-        if not rerun and stored is not None and fresh(ws, kernel, stored, device_type):
+        if not rerun and stored is not None and fresh(ws, kernel, stored, device_type, rungs):
             row = row_of(stored, kernel, cached=True)
             say(f"[{n}/{len(todo)}] {kernel.key}: {row.verdict} (stored result)")
+        elif deadline is not None and time.monotonic() > deadline:
+            not_run.append(kernel.key)
+            continue
         else:
             why = (
                 " (the stored result has no torch baselines)"
@@ -294,7 +312,9 @@ def evaluate(
             row = row_of(store.load(kernel.problem, kernel.version) or result, kernel, cached=False)
             say(f"[{n}/{len(todo)}] {kernel.key}: {row.verdict}" + (f" ({row.reason})" if row.reason else ""))
         rows.append(row)
-    return summarize(rows, p, device_type, timed=device_type == "cuda")
+    table = summarize(rows, p, device_type, timed=device_type == "cuda")
+    table.not_run = not_run
+    return table
 
 
 NEEDS_GPU = "needs a GPU"
@@ -364,6 +384,12 @@ def render(table: Table) -> list[str]:
         agree = sum(1 for r in table.rows if r.expected in ("correct", "wrong") and (r.expected == "correct") == r.ok)
         total = sum(1 for r in table.rows if r.expected in ("correct", "wrong"))
         lines.append(f"upstream's correct/wrong labels agreed with ktui's verdict on {agree}/{total}")
+    if table.not_run:
+        lines.append(
+            f"not run (the budget was spent): {len(table.not_run)} version(s), {', '.join(table.not_run[:6])}"
+            + (" ..." if len(table.not_run) > 6 else "")
+            + ": run ktui eval again to go on (stored results are reused)"
+        )
     if has_upstream:
         judged = [r for r in table.rows if r.upstream in ("pass", "fail", "error")]
         differ = [r for r in judged if r.differs]

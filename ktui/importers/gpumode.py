@@ -40,8 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ktui.importers.common import (
     ImporterError,
     Written,
@@ -97,6 +95,8 @@ def parse(folder: Path) -> GMProblem:
         ImporterError: a file is missing or malformed (``task.yml`` without ``tests``, a CUDA ``lang: cu`` task,
             ``reference.py`` without ``generate_input``/``ref_kernel``).
     """
+    import yaml  # here: ktui eval reads imported versions (solution_of) on machines without PyYAML
+
     folder = folder.resolve()
     missing = [f for f in ("reference.py", "task.yml") if not (folder / f).is_file()]
     if missing:
