@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest gpu-more gpu-huge
-#                                        profile json trace variants
+#                                        profile json trace variants import-table (carry .bench: benchmarks/import_table.py prepare)
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -68,7 +68,7 @@ PY
         -p no:cacheprovider --durations=10 2>&1 \
         | tee "$OUT/gpu-rest.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
     gpu-more)  # the other gpu-marked tests but the huge ones: integrity, fuzzed sizes, CuTeDSL, replay --rerun
-      "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_integrity.py tests/test_cases_inputs.py tests/test_needs_gpu.py \
+      "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_integrity.py tests/test_cases_inputs.py tests/test_needs_gpu.py tests/test_upstream.py \
         tests/test_sessions_replay.py tests/test_crossing.py tests/test_call_paths.py tests/test_ladder.py \
         -p no:cacheprovider --durations=10 2>&1 \
         | tee "$OUT/gpu-more.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
@@ -122,6 +122,15 @@ PY
       python3 benchmarks/trace_examples.py --proton --out "$OUT/trace" 2>&1 | tee "$OUT/trace.log" | tail -40 ;;
     variants)
       python3 benchmarks/example_variants.py 2>&1 | tee "$OUT/variants.log" ;;
+    import-table)  # issue 14: KernelBench level 1 and GPU MODE pmpp/pmpp_v2, every shipped solution, upstream's
+      # check_implementation beside ktui's verdict, speedups over the reference, torch eager and torch.compile.
+      # Needs .bench (carry it; made here by: python benchmarks/import_table.py prepare --kernelbench KB
+      # --gpumode RK). Resumes from .bench-ws: run the step again, machine warm, until no "NOT RUN" line is left.
+      if [ ! -f .bench/labels.json ]; then echo "import-table: no .bench (run benchmarks/import_table.py prepare and carry .bench)"; continue; fi
+      python3 benchmarks/import_table.py run --bench .bench --ws .bench-ws --device cuda --rungs benchmark \
+        --budget "${IMPORT_TABLE_BUDGET:-480}" ${IMPORT_TABLE_ONLY:+--only $IMPORT_TABLE_ONLY} \
+        --json "$OUT/import-table.json" 2>&1 \
+        | tee "$OUT/import-table.log" | grep -vE "^\[[0-9]+/[0-9]+\] .*: running" | tail -75 ;;
     *) echo "unknown step $step" ;;
   esac
 done

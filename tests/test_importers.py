@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from ktui.cli import main
+from ktui.core.store import ResultStore
 from ktui.core.workspace import Workspace
 from ktui.importers import evaluate, gpumode, kernelbench
 from ktui.importers.common import ImporterError, read_meta
@@ -273,6 +274,62 @@ def custom_kernel(data: input_t) -> output_t:
 """
 
 
+GM_COMPILED = """\
+import torch
+from task import input_t, output_t
+
+
+def _silu(data: input_t) -> output_t:
+    x, out = data
+    out[...] = torch.sigmoid(x) * x
+    return out
+
+
+# as GPU MODE's vectorsum solution does (its own mode there: reduce-overhead); dynamo's import is what matters here
+custom_kernel = torch.compile(_silu, backend="eager")
+"""
+
+# pmpp_v2 prefixsum's shape: ref_kernel returns float64 beside a float32 output buffer, and the checker compares
+# values only (``a - b`` promotes), with a tolerance that grows with the size
+GM_SCAN_REFERENCE = """\
+from utils import make_match_reference, DeterministicContext
+import torch
+from task import input_t, output_t
+
+
+def ref_kernel(data: input_t) -> output_t:
+    with DeterministicContext():
+        x, out = data
+        return torch.cumsum(x.to(torch.float64), dim=0)
+
+
+def generate_input(size: int, seed: int) -> input_t:
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    x = torch.randn(size, device="cuda", dtype=torch.float32, generator=gen).contiguous()
+    y = torch.empty(size, device="cuda", dtype=torch.float32).contiguous()
+    return x, y
+
+
+def check_implementation(data: input_t, output: output_t):
+    scale = data[0].numel() ** 0.5
+    return make_match_reference(ref_kernel, rtol=1e-5 * scale, atol=1e-5 * scale)(data, output)
+"""
+
+GM_SCAN_TORCH = """\
+import torch
+from task import input_t, output_t
+
+
+def custom_kernel(data: input_t) -> output_t:
+    x, out = data
+    out[...] = torch.cumsum(x, dim=0)
+    return out
+"""
+
+GM_SCAN_WRONG = GM_SCAN_TORCH.replace("torch.cumsum(x, dim=0)", "torch.cumsum(x, dim=0) * 1.01")
+
+
 def write_kb(root: Path) -> Path:
     level = root / "KernelBench" / "level1"
     level.mkdir(parents=True)
@@ -294,6 +351,20 @@ def write_gm(root: Path) -> Path:
     (folder / "task.yml").write_text(GM_YAML)
     (folder / "solutions" / "correct" / "triton.py").write_text(GM_CORRECT)
     (folder / "solutions" / "wrong" / "empty.py").write_text(GM_EMPTY)
+    return folder
+
+
+def write_gm_scan(root: Path) -> Path:
+    """The toy set's scan problem (``GM_SCAN_REFERENCE``), a right and a wrong solution."""
+    folder = root / "problems" / "toy" / "scan_py"
+    (folder / "solutions" / "correct").mkdir(parents=True)
+    (folder / "solutions" / "wrong").mkdir()
+    (root / "problems" / "toy" / "utils.py").write_text(GM_UTILS)
+    (folder / "task.py").write_text(GM_TASK)
+    (folder / "reference.py").write_text(GM_SCAN_REFERENCE)
+    (folder / "task.yml").write_text(GM_YAML.replace("1048576", "4096"))
+    (folder / "solutions" / "correct" / "torch.py").write_text(GM_SCAN_TORCH)
+    (folder / "solutions" / "wrong" / "scaled.py").write_text(GM_SCAN_WRONG)
     return folder
 
 
@@ -559,8 +630,19 @@ def test_gpumode_import_runs_solutions_and_exports_them_back(tmp_path, capsys, s
     assert (good.version, good.expected, good.ok, good.verdict) == ("v1", "correct", True, "✓ ok")
     assert (empty.version, empty.expected, empty.ok, empty.verdict) == ("v2", "wrong", False, "✗ correctness")
     assert "unwritten" in empty.reason
+    # the problem's own check_implementation ran in the judge beside ktui's verdict, and agrees with it
+    assert (good.upstream, good.differs) == ("pass", "")
+    assert empty.upstream == "fail" and empty.differs == ""
+    assert empty.upstream_message.startswith("Number of mismatched elements: ")  # the fixture's own words
+    stored = ResultStore(ws).load("gm_toy_silu_py", "v1")
+    up = stored.rung("correctness").figures["upstream"]
+    assert up["verdict"] == "pass" and up["checked"] == up["passed"] > 0 and up["failed"] == 0
+    assert "upstream check_implementation: pass on" in stored.rung("correctness").summary
     text = "\n".join(evaluate.render(table))
     assert "upstream's correct/wrong labels agreed with ktui's verdict on 2/2" in text
+    assert "upstream check_implementation agreed with ktui's verdict on 2/2" in text
+    # CPU: every timed column says why it is empty
+    assert "needs a GPU" in text.splitlines()[2] and "vs compile" in text.splitlines()[0]
 
 
 def test_eval_counts_a_problem_without_a_version_as_not_correct(tmp_path):
@@ -574,3 +656,50 @@ def test_eval_counts_a_problem_without_a_version_as_not_correct(tmp_path):
     assert (table.correct, table.fast_p, table.geomean_speedup) == (0, 0.0, None)
     with pytest.raises(ValueError, match="no problem nosuch"):
         evaluate.evaluate(ws, ["nosuch"], lambda: pytest.fail("nothing to run"), "cpu")
+
+
+def test_gpumode_dtype_of_the_reference_named_beside_what_upstream_says(tmp_path, capsys, session_for):
+    """pmpp_v2 prefixsum's case: ref_kernel returns float64, every solution fills and returns the float32 buffer, and
+    upstream's checker compares values only. ktui keeps judging the dtype (a float64 result is what the reference
+    returns), and says at import, in the rung and in the table what differs and that upstream passes it; a solution
+    that is wrong in value fails both."""
+    folder = write_gm_scan(tmp_path / "gm")
+    ws_root = new_ws(tmp_path / "ws")
+    code, out, _ = cli(["import", "gpumode", str(folder), "--workspace", str(ws_root), "--allow-torch"], capsys)
+    assert code == 0, out
+    assert (
+        "note: ref_kernel returns a float64 tensor of shape (127,) where the output buffer data[1] is a float32 "
+        "tensor of shape (127,): ktui judges the dtype and shape ref_kernel returns" in out
+    )
+    ws = Workspace(ws_root)
+    table = evaluate.evaluate(ws, [], lambda: session_for(ws, seed=11), "cpu", all_versions=True)
+    right, wrong = table.rows
+    assert (right.ok, right.verdict, right.upstream) == (False, "✗ correctness", "pass")
+    assert right.differs == "upstream: pass, ktui: fail (dtype)"
+    assert "out has dtype float32, expected float64" in right.reason
+    summary = ResultStore(ws).load("gm_toy_scan_py", "v1").rung("correctness").summary
+    assert "upstream: pass, ktui: fail (dtype): out is float32 where the reference returns float64: upstream's " in (
+        summary
+    )
+    assert "compares values only (it passes this float32 output), ktui judges dtypes too" in summary
+    assert (wrong.ok, wrong.upstream, wrong.differs) == (False, "fail", "")  # wrong in value: both fail it
+    assert wrong.upstream_message.startswith("Number of mismatched elements: ")
+    text = "\n".join(evaluate.render(table))
+    assert "upstream check_implementation agreed with ktui's verdict on 1/2" in text
+    assert "gm_toy_scan_py/v1: upstream: pass, ktui: fail (dtype)" in text
+
+
+def test_gpumode_torch_compile_solution_is_not_taken_for_tampering(tmp_path, capsys, session_for):
+    """An honest torch.compile solution (GPU MODE vectorsum's kind) passes: dynamo's import rewraps
+    torch.manual_seed, which the candidate settled before its baseline (``integrity.settle_torch``)."""
+    folder = write_gm(tmp_path / "gm")
+    (folder / "solutions" / "correct" / "compiled.py").write_text(GM_COMPILED)
+    ws_root = new_ws(tmp_path / "ws")
+    code, out, _ = cli(["import", "gpumode", str(folder), "--workspace", str(ws_root), "--allow-torch"], capsys)
+    assert code == 0 and "version kernels/gm_toy_silu_py/v1.py" in out  # compiled.py sorts first
+    ws = Workspace(ws_root)
+    session = session_for(ws, seed=4, distributions=False, layouts=False)
+    result = session.run(ws.versions("gm_toy_silu_py")[0])
+    assert result.rung("run").figures["tampered"] == [], result.rung("run").summary
+    assert result.ok, [(r.name, r.summary) for r in result.rungs]
+    assert result.rung("correctness").figures["upstream"]["verdict"] == "pass"

@@ -71,6 +71,37 @@ def test_a_closure_cell_rebound_changes_the_digest_and_a_builtin_is_known_by_id(
     assert integrity.digest(len) == id(len)
 
 
+def test_torch_compile_is_no_patch_and_a_patched_manual_seed_still_is():
+    """Importing torch._dynamo (any torch.compile) rewraps torch.manual_seed (torch/_dynamo/__init__.py): the
+    candidate settles that before its baseline (``settle_torch``), so an honest torch.compile solution is not
+    "patched torch.manual_seed" (GPU MODE pmpp_v2 vectorsum); replacing it, or what its wrapper calls, still is."""
+    import torch
+
+    from ktui.worker import integrity
+
+    integrity.settle_torch()
+    base = integrity.fingerprint()
+    compiled = torch.compile(lambda x: x.sum() * 2, backend="eager")  # dynamo traces: its import is what patched
+    assert float(compiled(torch.ones(8))) == 16.0
+    torch.manual_seed(1234)  # ktui's own generate calls it through the wrapper
+    torch.seed()
+    assert integrity.tampered(base) == []
+    wrapper = torch.manual_seed
+    original = torch.random.manual_seed
+    cached = original.__dict__["__dynamo_disable"]  # what the wrapper calls: cached by its first call
+    try:
+        torch.manual_seed = lambda seed: None  # a real patch
+        assert integrity.tampered(base) == ["torch.manual_seed"]
+        torch.manual_seed = wrapper
+        assert integrity.tampered(base) == []
+        original.__dict__["__dynamo_disable"] = lambda seed: None  # the wrapper routed elsewhere: a patch too
+        assert integrity.tampered(base) == ["torch.manual_seed"]
+    finally:
+        torch.manual_seed = wrapper
+        original.__dict__["__dynamo_disable"] = cached
+    assert integrity.tampered(base) == []
+
+
 def test_the_fingerprint_takes_milliseconds():
     import ktui.worker.candidate  # noqa: F401
     from ktui.worker import integrity

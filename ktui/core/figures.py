@@ -131,6 +131,20 @@ class FirstVerdictFigures(TypedDict):
     at_s: float  # when it came, seconds since the ladder started
 
 
+class UpstreamFigures(TypedDict):
+    """correctness: the reference's own checker (GPU MODE's ``check_implementation``, run in the judge beside ktui's
+    verdict on the upstream problem's own cases: ``ktui.worker.upstream``), folded by ``ktui.core.upstream.fold``."""
+
+    verdict: str  # pass, fail, error (the checker raised), n/a (no output it could be given)
+    checked: int  # cases it ran on
+    passed: int
+    failed: int
+    errors: int
+    unavailable: int
+    message: str  # the first failing case's message ('' on pass)
+    case: str  # and that case's name
+
+
 class CorrectnessFigures(TypedDict, total=False):
     """correctness: every spec, the worst one, and how many cases ran; the first verdict and when it came."""
 
@@ -142,6 +156,8 @@ class CorrectnessFigures(TypedDict, total=False):
     first_verdict: FirstVerdictFigures
     verdict_at_s: float  # when the full verdict came, seconds since the ladder started
     judged_at_end: int  # cases the judge compared after the run (the rest it compared while the run went on)
+    upstream: UpstreamFigures  # the reference's own check_implementation, beside ktui's verdict (imported GPU MODE)
+    upstream_differs: str  # ``upstream: pass, ktui: fail (dtype)`` where the two verdicts differ
 
 
 class BenchmarkSpec(TypedDict, total=False):
@@ -167,6 +183,14 @@ class BenchmarkSpec(TypedDict, total=False):
     peak_source: str
     host_us_per_call: float  # the device-synchronized host loop
     enqueue_us_per_call: float
+    # ktui eval (LadderOptions.baselines): the judge's torch eager and torch.compile baselines, timed as the reference
+    eager_median_us: float
+    eager_speedup: float | None  # torch eager median / candidate median
+    eager_source: str  # ``eager`` (the reference module's) or ``ref_kernel``
+    compiled_median_us: float
+    compile_speedup: float | None  # torch.compile median / candidate median
+    compile_s: float  # seconds torch.compile took (its first call)
+    compile_error: str  # the reference did not compile: no compiled baseline
 
 
 class BenchmarkFigures(TypedDict, total=False):

@@ -5,6 +5,7 @@
     ktui import modelnew FILE --problem P [--version vN] [--workspace W] [--force]
     ktui export gpumode|kernelbench PROBLEM VERSION [--workspace W] [--out FILE]
     ktui eval [PROBLEMS...] [--workspace W] [--json] [--device auto|cpu|cuda] [--all-versions] [--p P] [--rerun]
+              [--rungs compile,run,correctness] [--budget S]
 
 Each ``*_cli`` returns the exit code; bad input raises ``ImporterError`` or ``ValueError`` (``ktui.cli`` prints
 them as usage errors, exit 2). ``ktui eval`` exits 0 when every row passed, 1 otherwise, 3 when no worker starts
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+import time
 from pathlib import Path
 
 from ktui.core import envelope
@@ -150,8 +152,10 @@ def eval_parser() -> argparse.ArgumentParser:
     p = envelope.ArgumentParser(
         prog="ktui eval",
         description="Run the ladder on the best version (or every version) of each problem and print one table: "
-        "verdict, speedup over the reference, % of roofline, fast_p and the geometric mean speedup. Stored results "
-        "of unchanged files on the same kind of device are reused, so an interrupted eval resumes.",
+        "verdict, speedup over the reference, over torch eager and over torch.compile of the reference (GPU only), "
+        "% of roofline, fast_p and the geometric mean speedups, and the upstream checker's verdict beside ktui's "
+        "(GPU MODE's check_implementation). Stored results of unchanged files on the same kind of device are reused, "
+        "so an interrupted eval resumes.",
         epilog="exit codes: 0 every row passed, 1 a row failed, 2 usage, 3 no worker could start",
     )
     p.add_argument("problems", nargs="*", metavar="PROBLEM", help="problems to evaluate (default: all)")
@@ -166,6 +170,18 @@ def eval_parser() -> argparse.ArgumentParser:
     p.add_argument("--p", type=float, default=1.0, help="fast_p's speedup threshold (default 1: faster than torch)")
     p.add_argument("--rerun", action="store_true", help="run every version again, ignoring stored results")
     p.add_argument("--seed", type=int, default=None, help="base seed for correctness inputs (default: fresh)")
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds after which no version starts (those left are listed; a later eval resumes with them)",
+    )
+    p.add_argument(
+        "--rungs",
+        default=None,
+        help="comma-separated rungs to run, with what they need first (default: compile, run, correctness, "
+        "benchmark, dumps); correctness is always among them",
+    )
     return p
 
 
@@ -174,7 +190,7 @@ def eval_cli(argv: list[str]) -> int:
     args = eval_parser().parse_args(argv)
     from ktui.core.device import resolve_device
     from ktui.core.ladder import LadderOptions
-    from ktui.core.results import DEFAULT_RUNGS
+    from ktui.core.results import DEFAULT_RUNGS, expand_rungs
     from ktui.core.session import Session
     from ktui.core.timeouts import load_policy
     from ktui.core.workers.client import WorkerStartError
@@ -185,6 +201,11 @@ def eval_cli(argv: list[str]) -> int:
         ws = Workspace.find(Path(args.workspace))
     except WorkspaceError as exc:
         raise ImporterError(str(exc)) from None
+    names = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs is not None else []
+    try:  # correctness always: a row's verdict is correct or not
+        rungs = expand_rungs([*names, "correctness"]) if names else DEFAULT_RUNGS
+    except ValueError as exc:
+        raise ImporterError(str(exc)) from None
     device = resolve_device(args.device)
     out = sys.stderr if args.json else sys.stdout
     sessions = []
@@ -193,7 +214,8 @@ def eval_cli(argv: list[str]) -> int:
         s = Session(
             ws,
             device,
-            options=LadderOptions(seeds=2, seed=args.seed, rungs=DEFAULT_RUNGS),
+            # the benchmark also times torch eager and torch.compile of the reference (the judge's baselines)
+            options=LadderOptions(seeds=2, seed=args.seed, rungs=rungs, baselines=True),
             watch=False,
             timeouts=load_policy(ws.root, None),
         )
@@ -216,6 +238,8 @@ def eval_cli(argv: list[str]) -> int:
             rerun=args.rerun,
             p=args.p,
             say=lambda line: print(line, file=out, flush=True),
+            rungs=rungs,
+            deadline=time.monotonic() + args.budget if args.budget is not None else None,
         )
     finally:
         for s in sessions:

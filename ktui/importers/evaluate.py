@@ -8,23 +8,32 @@ it ran on the same kind of device and neither the version's source nor the refer
 The best version of a problem is, among its fresh stored results on this kind of device, the one that passed with the
 highest worst-spec speedup (else the newest that passed); with no fresh result, its newest version.
 
-Figures (KernelBench's, ``scripts/benchmark_eval_analysis.py``): ``fast_p`` is the fraction of the rows that are
-correct (every rung passed) *and* faster than the reference by more than ``p`` (speedup = reference median /
-version median, the worst benchmark spec); the geometric mean speedup is over the correct rows with a speedup. A
-time the benchmark rung reports as impossible (under the roofline floor) fails that rung, so it is never a speedup
-and never enters a mean. On the CPU nothing is timed (the Triton interpreter): both are ``None`` and the table says so.
+Figures (KernelBench's, ``scripts/benchmark_eval_analysis.py``), each against three baselines timed by the judge
+on the same inputs: the reference (``ref_kernel`` as ktui times it), torch eager (the reference module's
+``eager``, which an imported KernelBench problem defines as ``Model.forward``; else ``ref_kernel`` again) and
+``torch.compile`` of that (``ktui.worker.baselines``; the ladder runs with ``LadderOptions.baselines``). A speedup
+is baseline median / version median on the worst benchmark spec. ``fast_p`` is the fraction of the rows that are
+correct (every rung passed) *and* faster than the baseline by more than ``p``; the geometric mean speedup is over
+the correct rows with a speedup. A time the benchmark rung reports as impossible (under the roofline floor) fails
+that rung, so it is never a speedup and never enters a mean. A row whose reference torch.compile could not compile
+has no compiled baseline: it leaves the torch.compile figures' denominator (the table says how many). On the CPU
+nothing is timed (the Triton interpreter): the figures are ``None`` and the table says "needs a GPU".
+
+Beside ktui's verdict each row carries the upstream checker's (GPU MODE's ``check_implementation``, run by the
+judge: ``ktui.core.upstream``) and, where the two differ, says so (``upstream: pass, ktui: fail (dtype)``).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ktui.core import report
-from ktui.core.results import LadderResult, RungResult
+from ktui.core import report, upstream
+from ktui.core.results import LadderResult, RungResult, Status
 from ktui.core.status import staleness
 from ktui.core.store import ResultStore
 from ktui.core.workspace import KernelRef, Workspace
@@ -44,6 +53,13 @@ class Row:
         expected: what upstream says of an imported solution (``correct``/``wrong``), '' otherwise.
         cached: the result was stored before this ``ktui eval`` (not run again).
         reason: the failed rung's summary, '' when none failed.
+        eager_speedup: the worst spec's speedup over torch eager (None: not timed).
+        compile_speedup: over ``torch.compile`` of the reference (None: not timed, or it did not compile).
+        compile_error: why there is no compiled baseline ('' when there is one, or nothing was timed).
+        upstream: the upstream checker's verdict (``pass``, ``fail``, ``error``, ``n/a``; '' when the problem has
+            none, or correctness did not run).
+        upstream_message: its first failing case's message.
+        differs: ``upstream: pass, ktui: fail (dtype)`` where the upstream checker and ktui disagree, else ''.
     """
 
     problem: str
@@ -57,6 +73,12 @@ class Row:
     cached: bool
     reason: str
     device: str
+    eager_speedup: float | None = None
+    compile_speedup: float | None = None
+    compile_error: str = ""
+    upstream: str = ""
+    upstream_message: str = ""
+    differs: str = ""
 
 
 class EvalJson(TypedDict):
@@ -69,6 +91,12 @@ class EvalJson(TypedDict):
         fast_p: the fraction of rows correct and faster than the reference by more than ``p``; null when nothing
             was timed.
         geomean_speedup: the geometric mean speedup of the correct rows that have one; null when none has.
+        fast_p_eager: fast_p over torch eager instead of the reference; null when nothing was timed.
+        geomean_eager: the geometric mean speedup over torch eager.
+        fast_p_compile: fast_p over ``torch.compile`` of the reference, over ``compiled_rows``.
+        geomean_compile: the geometric mean speedup over ``torch.compile``.
+        compiled_rows: the rows that have a compiled baseline (the reference compiled).
+        not_run: versions left for a later ``ktui eval`` (``--budget`` ran out): they have no row.
         correct: how many rows passed correctness.
         total: how many rows.
         rows: one per version evaluated.
@@ -79,6 +107,12 @@ class EvalJson(TypedDict):
     p: float
     fast_p: float | None
     geomean_speedup: float | None
+    fast_p_eager: float | None
+    geomean_eager: float | None
+    fast_p_compile: float | None
+    geomean_compile: float | None
+    compiled_rows: int
+    not_run: list[str]
     correct: int
     total: int
     rows: list[Row]
@@ -86,7 +120,9 @@ class EvalJson(TypedDict):
 
 @dataclass
 class Table:
-    """The whole evaluation: rows, the device, ``p``, ``fast_p`` and the geometric mean speedup (None on the CPU)."""
+    """The whole evaluation: rows, the device, ``p``, ``fast_p`` and the geometric mean speedup over the reference,
+    the same over torch eager (``*_eager``) and over torch.compile (``*_compile``, over the ``compiled_rows`` that
+    have a compiled baseline); all None on the CPU."""
 
     rows: list[Row]
     device: str
@@ -95,6 +131,12 @@ class Table:
     fast_p: float | None
     geomean_speedup: float | None
     correct: int
+    fast_p_eager: float | None = None
+    geomean_eager: float | None = None
+    fast_p_compile: float | None = None
+    geomean_compile: float | None = None
+    compiled_rows: int = 0
+    not_run: list[str] = field(default_factory=list)  # versions left for a later eval (``deadline``): no row
 
     def to_json(self) -> EvalJson:
         """``ktui eval --json``'s data (rows as ``dataclasses.asdict`` writes them: ``ktui.core.envelope.jsonable``)."""
@@ -104,17 +146,58 @@ class Table:
             "p": self.p,
             "fast_p": self.fast_p,
             "geomean_speedup": self.geomean_speedup,
+            "fast_p_eager": self.fast_p_eager,
+            "geomean_eager": self.geomean_eager,
+            "fast_p_compile": self.fast_p_compile,
+            "geomean_compile": self.geomean_compile,
+            "compiled_rows": self.compiled_rows,
+            "not_run": self.not_run,
             "correct": self.correct,
             "total": len(self.rows),
             "rows": self.rows,
         }
 
 
-def fresh(ws: Workspace, kernel: KernelRef, result: LadderResult | None, device_type: str) -> bool:
-    """Whether a stored ``result`` of ``kernel`` stands for its files now, on this kind of device, with a verdict."""
+TIMED_ON_GPU = ("benchmark", "profile", "trace")  # rungs that time or profile calls: on the CPU, only a skip
+
+
+def fresh(
+    ws: Workspace, kernel: KernelRef, result: LadderResult | None, device_type: str, rungs: tuple[str, ...] = ()
+) -> bool:
+    """Whether a stored ``result`` of ``kernel`` stands for its files now, on this kind of device, with a verdict,
+    with each of ``rungs`` (unless a failed compile or run stopped its ladder before them; on the CPU those of
+    ``TIMED_ON_GPU`` excepted) and, where its benchmark passed, with the torch baselines (``has_baselines``)."""
     if result is None or result.device.get("type") != device_type or staleness(ws, kernel, result):
         return False
-    return result.failed_rung is not None or result.rung("correctness") is not None
+    failed = result.failed_rung
+    if failed is None and result.rung("correctness") is None:
+        return False
+    if device_type != "cuda":  # without a GPU these only say why they are skipped: a result without them stands
+        rungs = tuple(name for name in rungs if name not in TIMED_ON_GPU)
+    if not (failed is not None and failed.name in ("compile", "run")):
+        if any(result.rung(name) is None for name in rungs):
+            return False
+    return has_baselines(result)
+
+
+def has_baselines(result: LadderResult) -> bool:
+    """False only for a result whose benchmark passed without the torch eager and torch.compile baselines (a plain
+    ``ktui run``): ``ktui eval`` runs it again with them."""
+    bench = result.rung("benchmark")
+    if bench is None or bench.status is not Status.OK:
+        return True
+    specs = bench.figures.get("specs", [])
+    return all("eager_median_us" in s and ("compiled_median_us" in s or "compile_error" in s) for s in specs)
+
+
+def worst(result: LadderResult, key: str) -> float | None:
+    """The smallest ``key`` (``eager_speedup``, ``compile_speedup``) among the benchmark specs of a passed
+    benchmark; None when it did not pass or no spec has one."""
+    bench = result.rung("benchmark")
+    if bench is None or bench.status is not Status.OK:
+        return None
+    values = [s[key] for s in bench.figures.get("specs", []) if s.get(key)]
+    return min(values) if values else None
 
 
 def best_version(ws: Workspace, problem: str, store: ResultStore, device_type: str) -> KernelRef | None:
@@ -146,6 +229,9 @@ def row_of(result: LadderResult, kernel: KernelRef, cached: bool) -> Row:
         sol = solution_of(kernel.path.read_text(encoding="utf-8"))
     except OSError:
         sol = None
+    errors = [s["compile_error"] for s in (bench.figures.get("specs", []) if bench else []) if s.get("compile_error")]
+    up = corr.figures.get("upstream") if corr is not None else None
+    kind = upstream.failure_kind(failed.name, _reason(failed)) if failed is not None else ""
     return Row(
         problem=kernel.problem,
         version=kernel.version,
@@ -158,6 +244,12 @@ def row_of(result: LadderResult, kernel: KernelRef, cached: bool) -> Row:
         cached=cached,
         reason=_reason(failed),
         device=str(result.device.get("type", "")),
+        eager_speedup=worst(result, "eager_speedup"),
+        compile_speedup=worst(result, "compile_speedup"),
+        compile_error=errors[0] if errors else "",
+        upstream=str(up["verdict"]) if up else "",
+        upstream_message=str(up.get("message", "")) if up else "",
+        differs=upstream.differs(str(up["verdict"]), result.ok, kind) if up else "",
     )
 
 
@@ -169,15 +261,32 @@ def _reason(failed: RungResult | None) -> str:
     return (text.splitlines() or [""])[0][:160]
 
 
+def fast_and_geomean(rows: list[Row], speedups: list[float | None], p: float) -> tuple[float | None, float | None]:
+    """KernelBench's ``fast_p`` (the fraction of ``rows`` correct and faster than ``p``) and the geometric mean of
+    the correct rows' speedups (``speedups``, one per row; None: not timed); (None, None) for no rows."""
+    if not rows:
+        return None, None
+    good = [s for r, s in zip(rows, speedups) if r.ok and r.correct and s is not None and s > 0]
+    fast = sum(1 for s in good if s > p) / len(rows)
+    geo = math.exp(sum(math.log(s) for s in good) / len(good)) if good else None
+    return fast, geo
+
+
 def summarize(rows: list[Row], p: float, device: str, timed: bool) -> Table:
-    """``fast_p`` and the geometric mean speedup of ``rows`` (KernelBench's definitions; None when not timed)."""
+    """``fast_p`` and the geometric mean speedup of ``rows`` over each baseline (KernelBench's definitions; None
+    when not timed). The torch.compile figures count only the rows whose reference compiled (a row with a
+    ``compile_error`` has no baseline to be faster than)."""
     correct = [r for r in rows if r.ok and r.correct]
-    fast = geo = None
+    table = Table(rows, device, timed, p, None, None, len(correct))
     if timed and rows:
-        fast = sum(1 for r in correct if r.speedup is not None and r.speedup > p) / len(rows)
-        sp = [r.speedup for r in correct if r.speedup is not None and r.speedup > 0]
-        geo = math.exp(sum(math.log(s) for s in sp) / len(sp)) if sp else None
-    return Table(rows, device, timed, p, fast, geo, len(correct))
+        table.fast_p, table.geomean_speedup = fast_and_geomean(rows, [r.speedup for r in rows], p)
+        table.fast_p_eager, table.geomean_eager = fast_and_geomean(rows, [r.eager_speedup for r in rows], p)
+        compiled = [r for r in rows if not r.compile_error]
+        table.compiled_rows = len(compiled)
+        table.fast_p_compile, table.geomean_compile = fast_and_geomean(
+            compiled, [r.compile_speedup for r in compiled], p
+        )
+    return table
 
 
 def evaluate(
@@ -189,11 +298,15 @@ def evaluate(
     rerun: bool = False,
     p: float = 1.0,
     say: Callable[[str], None] = lambda line: None,
+    rungs: tuple[str, ...] = (),
+    deadline: float | None = None,
 ) -> Table:
     """Run (or reuse) every selected version's ladder and summarize.
 
     ``start()`` returns a started ``core.Session`` (called once, and only when something must run); its
-    ``device_info()["type"]`` must be ``device_type``. ``say`` gets one progress line per version.
+    ``device_info()["type"]`` must be ``device_type``. ``say`` gets one progress line per version. A stored result
+    is reused only when it has each of ``rungs`` (the session's; ``fresh``). Past ``deadline`` (``time.monotonic()``)
+    no version starts: those left are listed in ``Table.not_run`` (a later eval resumes with them).
 
     Raises:
         ValueError: a problem that the workspace does not have.
@@ -220,37 +333,67 @@ def evaluate(
         for prob in missing
     ]
     session = None
+    not_run: list[str] = []
     for n, kernel in enumerate(todo, 1):
         stored = store.load(kernel.problem, kernel.version)
-        if not rerun and stored is not None and fresh(ws, kernel, stored, device_type):
+        if not rerun and stored is not None and fresh(ws, kernel, stored, device_type, rungs):
             row = row_of(stored, kernel, cached=True)
             say(f"[{n}/{len(todo)}] {kernel.key}: {row.verdict} (stored result)")
+        elif deadline is not None and time.monotonic() > deadline:
+            not_run.append(kernel.key)
+            continue
         else:
-            say(f"[{n}/{len(todo)}] {kernel.key}: running")
+            why = (
+                " (the stored result has no torch baselines)"
+                if stored is not None and not has_baselines(stored)
+                else ""
+            )
+            say(f"[{n}/{len(todo)}] {kernel.key}: running{why}")
             if session is None:
                 session = start()
             result = session.run(kernel)
             row = row_of(store.load(kernel.problem, kernel.version) or result, kernel, cached=False)
             say(f"[{n}/{len(todo)}] {kernel.key}: {row.verdict}" + (f" ({row.reason})" if row.reason else ""))
         rows.append(row)
-    return summarize(rows, p, device_type, timed=device_type == "cuda")
+    table = summarize(rows, p, device_type, timed=device_type == "cuda")
+    table.not_run = not_run
+    return table
+
+
+NEEDS_GPU = "needs a GPU"
+
+
+def _speedup(value: float | None, timed: bool, missing: str = "-") -> str:
+    if not timed:
+        return NEEDS_GPU
+    return f"{value:.2f}x" if value is not None else missing
 
 
 def render(table: Table) -> list[str]:
-    """The table as lines: one per version, then the summary."""
+    """The table as lines: one per version, then the summary. On the CPU each timed column says "needs a GPU";
+    where the upstream checker and ktui disagree, the note says so first."""
     has_expected = any(r.expected for r in table.rows)
-    head = ["version", "verdict", "speedup", "roofline"] + (["upstream"] if has_expected else []) + ["note"]
+    has_upstream = any(r.upstream for r in table.rows)
+    head = ["version", "verdict", "vs ref", "vs eager", "vs compile", "roofline"]
+    head += (["upstream label"] if has_expected else []) + (["upstream check"] if has_upstream else []) + ["note"]
     body = []
     for r in table.rows:
         cells = [
             f"{r.problem}/{r.version}",
             r.verdict,
-            f"{r.speedup:.2f}x" if r.speedup is not None else "-",
-            f"{r.roofline_pct:.0f}%" if r.roofline_pct is not None else "-",
+            _speedup(r.speedup, table.timed),
+            _speedup(r.eager_speedup, table.timed),
+            _speedup(r.compile_speedup, table.timed, "no compile" if r.compile_error else "-"),
+            f"{r.roofline_pct:.0f}%" if r.roofline_pct is not None else (NEEDS_GPU if not table.timed else "-"),
         ]
         if has_expected:
             cells.append(r.expected or "-")
-        cells.append("; ".join(x for x in ("stored" if r.cached else "", r.reason) if x))
+        if has_upstream:
+            cells.append(r.upstream or "-")
+        notes = [r.differs, "stored" if r.cached else "", r.reason]
+        if r.compile_error:
+            notes.append(f"torch.compile failed: {r.compile_error[:80]}")
+        cells.append("; ".join(x for x in notes if x))
         body.append(cells)
     widths = [max(len(h), *(len(c[i]) for c in body)) if body else len(h) for i, h in enumerate(head)]
 
@@ -261,15 +404,42 @@ def render(table: Table) -> list[str]:
     lines.append("")
     lines.append(f"correct: {table.correct}/{len(table.rows)}  device: {table.device or '?'}")
     if table.timed:
-        fp = f"{table.fast_p:.2f}" if table.fast_p is not None else "-"
-        gm = f"{table.geomean_speedup:.2f}x" if table.geomean_speedup is not None else "-"
-        lines.append(f"fast_{table.p:g}: {fp}  geomean speedup (correct, timed): {gm}")
+
+        def pair(fast: float | None, geo: float | None) -> str:
+            return (f"{fast:.2f}" if fast is not None else "-") + " / " + (f"{geo:.2f}x" if geo is not None else "-")
+
+        lines.append(
+            f"fast_{table.p:g} / geomean speedup (correct, timed): vs ref {pair(table.fast_p, table.geomean_speedup)}"
+            f"  vs torch eager {pair(table.fast_p_eager, table.geomean_eager)}"
+            f"  vs torch.compile {pair(table.fast_p_compile, table.geomean_compile)}"
+            + (
+                f" (over the {table.compiled_rows} of {len(table.rows)} rows whose reference compiled)"
+                if table.compiled_rows != len(table.rows)
+                else ""
+            )
+        )
     else:
-        lines.append(f"fast_{table.p:g}: n/a  geomean speedup: n/a (not timed on the CPU: the Triton interpreter)")
+        lines.append(
+            f"fast_{table.p:g}: n/a  geomean speedup: n/a (not timed on the CPU, the Triton interpreter: speedups "
+            "over the reference, torch eager and torch.compile need a GPU)"
+        )
     if has_expected:
         agree = sum(1 for r in table.rows if r.expected in ("correct", "wrong") and (r.expected == "correct") == r.ok)
         total = sum(1 for r in table.rows if r.expected in ("correct", "wrong"))
         lines.append(f"upstream's correct/wrong labels agreed with ktui's verdict on {agree}/{total}")
+    if table.not_run:
+        lines.append(
+            f"not run (the budget was spent): {len(table.not_run)} version(s), {', '.join(table.not_run[:6])}"
+            + (" ..." if len(table.not_run) > 6 else "")
+            + ": run ktui eval again to go on (stored results are reused)"
+        )
+    if has_upstream:
+        judged = [r for r in table.rows if r.upstream in ("pass", "fail", "error")]
+        differ = [r for r in judged if r.differs]
+        lines.append(
+            f"upstream check_implementation agreed with ktui's verdict on {len(judged) - len(differ)}/{len(judged)}"
+            + "".join(f"\n  {r.problem}/{r.version}: {r.differs}" for r in differ)
+        )
     return lines
 
 

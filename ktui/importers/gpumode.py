@@ -24,8 +24,10 @@ reads them with ``ast`` and PyYAML (nothing upstream is imported here) and write
   ``("cuda" if torch.cuda.is_available() else "cpu")``; a first line names the solution and whether upstream files it
   as correct or wrong (``ktui eval`` shows it).
 
-Not done: the problem's own ``check_implementation`` is inlined (callable) but ktui's judge does not call it: ktui's
-verdict uses its own metrics only.
+The problem's own ``check_implementation`` is inlined as written: the judge runs it beside ktui's verdict on the
+upstream problem's own cases (``ktui.worker.upstream``) and both verdicts are shown; ktui's decides. Where
+``ref_kernel`` returns a tensor that differs in dtype or shape from the output buffer (pmpp_v2 prefixsum returns
+float64 beside a float32 buffer), the import says so: ktui judges what ``ref_kernel`` returns.
 """
 
 from __future__ import annotations
@@ -37,8 +39,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from ktui.importers.common import (
     ImporterError,
@@ -96,6 +96,8 @@ def parse(folder: Path) -> GMProblem:
         ImporterError: a file is missing or malformed (``task.yml`` without ``tests``, a CUDA ``lang: cu`` task,
             ``reference.py`` without ``generate_input``/``ref_kernel``).
     """
+    import yaml  # here: ktui eval reads imported versions (solution_of) on machines without PyYAML
+
     folder = folder.resolve()
     missing = [f for f in ("reference.py", "task.yml") if not (folder / f).is_file()]
     if missing:
@@ -326,7 +328,8 @@ def render(p: GMProblem, allow_torch: bool) -> tuple[str, list[str]]:
         "Below: the set's utils.py, then task.py and reference.py, verbatim except that their imports of each other",
         'are commented out and every device="cuda" is _ktui_device() (the device ktui generates on). ktui\'s',
         "generate_input(seed, **spec) calls the upstream one with seed= the case's seed (the seeds of task.yml are",
-        "not used: ktui draws its own per case). The upstream check_implementation is kept but not called by ktui.",
+        "not used: ktui draws its own per case). The upstream check_implementation runs in ktui's judge beside",
+        "ktui's own verdict (both shown; ktui's decides).",
         '"""',
         "",
         f"ktui_import = {meta!r}",
@@ -453,12 +456,18 @@ def import_problem(
         with tempfile.TemporaryDirectory(prefix="ktui-probe-") as scratch:  # outside the workspace: no watcher sees it
             tmp = Path(scratch) / f"{p.problem}.py"
             write_new(tmp, text, force=True)
-            (answer,) = probe([(tmp, "ref_kernel", tests)])
+            answer, buffers = probe([(tmp, "ref_kernel", tests), (tmp, "output_buffers", tests[:1])])
         if isinstance(answer, str):
             raise ImporterError(f"{p.name}: the generated reference does not load: {answer}")
         bad = [f"{t}: {e}" for t, e in zip(tests, answer) if e]
         if bad:
             raise ImporterError(f"{p.name}: a test raises on the CPU: {bad[0]}")
+        if isinstance(buffers, list) and buffers and buffers[0]:
+            notes.append(
+                f"{buffers[0]}: ktui judges the dtype and shape ref_kernel returns, so a version that fills and "
+                "returns the buffer fails on that; ktui run and ktui eval show what upstream's check_implementation "
+                "says of it beside ktui's verdict"
+            )
     write_new(ref, text, force=True)
     versions: list[Path] = []
     sols = sorted((p.folder / "solutions").glob("*/*.py")) if (p.folder / "solutions").is_dir() else []

@@ -3,7 +3,9 @@
 Reads a JSON list of jobs ``{"path", "call", "specs"}`` on stdin; imports each ``path`` (a generated module: this
 is where upstream code runs, never in ktui's own process), and for each spec calls ``generate_input(0, **spec)``
 then ``ref_kernel(data)`` on the CPU (``call == "ref_kernel"``) or ``bytes_moved(**spec)``. Prints one JSON line:
-per job, the import error as a string, or a list with an error or '' per spec.
+per job, the import error as a string, or a list with an error or '' per spec. ``call == "output_buffers"``
+answers per spec where ``ref_kernel``'s result differs in dtype or shape from the declared output buffer
+(``buffer_mismatch``), '' where it does not.
 """
 
 from __future__ import annotations
@@ -36,13 +38,40 @@ def run_job(job: dict[str, Any], n: int) -> list[str] | str:
             torch.manual_seed(0)
             if job["call"] == "bytes_moved":
                 float(mod.bytes_moved(**s))
+                out.append("")
+            elif job["call"] == "output_buffers":
+                out.append(buffer_mismatch(mod, s))
             else:
                 with torch.device("cpu"):
                     mod.ref_kernel(mod.generate_input(0, **s))
-            out.append("")
+                out.append("")
         except Exception as exc:
             out.append(_one_line(exc))
     return out
+
+
+def _shown(t: Any) -> str:
+    return f"a {str(t.dtype).removeprefix('torch.')} tensor of shape {tuple(t.shape)}"
+
+
+def buffer_mismatch(mod: Any, spec: dict[str, Any]) -> str:
+    """Where ``ref_kernel`` returns one tensor that is not the module's one declared output buffer (``outputs``)
+    and differs from it in dtype or shape: ``ref_kernel returns a float64 tensor of shape (1023,) where the output
+    buffer data[1] is a float32 tensor of shape (1023,)``; '' otherwise (on the CPU, seed 0)."""
+    import torch
+
+    keys = tuple(getattr(mod, "outputs", ()) or ())
+    if len(keys) != 1:
+        return ""
+    with torch.device("cpu"):
+        data = mod.generate_input(0, **spec)
+        got = mod.ref_kernel(data)
+    buf = data[keys[0]]
+    if not isinstance(got, torch.Tensor) or not isinstance(buf, torch.Tensor) or got is buf:
+        return ""
+    if got.dtype == buf.dtype and got.shape == buf.shape:
+        return ""
+    return f"ref_kernel returns {_shown(got)} where the output buffer data[{keys[0]!r}] is {_shown(buf)}"
 
 
 def main() -> int:

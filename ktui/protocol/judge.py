@@ -31,6 +31,7 @@ class ProblemInfo(TypedDict):
     fuzz_seed: NotRequired[int]  # the seed they were drawn from (the run's first correctness seed)
     tensor_inputs: NotRequired[int]  # input tensors of one dimension or more (the smallest test spec's inputs)
     input_ndim: NotRequired[int]  # the most dimensions of one of them
+    upstream_check: NotRequired[bool]  # the module defines GPU MODE's check_implementation (run beside the verdict)
 
 
 class DescribeRequest(Sources):
@@ -124,6 +125,10 @@ class CaseVerdict(TypedDict, total=False):
     run_to_run_spread: float
     calls: int  # a burst: how many calls it made (each judged as a case of its own)
     call: int  # a burst's failing call, from 1 (or the worst call when all pass)
+    # the reference's own check_implementation (GPU MODE) on this case, beside ktui's verdict (``worker.upstream``):
+    # pass, fail, error (it raised), n/a (the output could not be given to it); absent where it did not run
+    upstream: Literal["pass", "fail", "error", "n/a"]
+    upstream_message: str
 
 
 class CompareReply(TypedDict):
@@ -133,10 +138,12 @@ class CompareReply(TypedDict):
 
 
 class TimeReferenceRequest(Sources):
-    """Time ``ref_kernel`` on the benchmark specs ``spec_indices``, inputs from ``seed``."""
+    """Time ``ref_kernel`` on the benchmark specs ``spec_indices``, inputs from ``seed``; with ``baselines``, torch
+    eager and ``torch.compile`` of it too (``ktui eval``: ``Judge.do_time_reference``)."""
 
     spec_indices: list[int]
     seed: int
+    baselines: NotRequired[bool]
 
 
 class RefSpecTiming(TimingStats):
@@ -146,6 +153,13 @@ class RefSpecTiming(TimingStats):
     flops: float | None  # the module's flops(spec), or None
     bytes: float | None  # the module's bytes_moved(spec), or None
     dtype: str  # the lowest input precision
+    # with ``baselines``: torch eager (the module's ``eager(data)``, else ``ref_kernel`` itself) and ``torch.compile``
+    # of it (default mode, static shapes, compiled afresh per spec, the compilation untimed), timed as the reference
+    eager_median_us: NotRequired[float]
+    eager_source: NotRequired[str]  # ``eager`` (the module's) or ``ref_kernel``
+    compiled_median_us: NotRequired[float]
+    compile_error: NotRequired[str]  # torch.compile raised (compiling or calling): no compiled baseline
+    compile_s: NotRequired[float]  # seconds the compilation (the first call) took
 
 
 class TimeReferenceReply(TypedDict):

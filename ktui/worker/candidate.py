@@ -68,6 +68,8 @@ class Candidate(CheckedCalls, TimedCalls):
             from ktui.worker import interp_bounds
 
             interp_bounds.install()
+        if not cross:  # the candidate's patches are checked against this baseline (the compiler's are not)
+            integrity.settle_torch()
         self.baseline = integrity.fingerprint()
 
     def _sync(self) -> None:

@@ -90,12 +90,22 @@ def _value_key(v: Any) -> str:
     return f"{type(v).__name__}:{v!r}" if type(v) in _SIMPLE else f"id:{id(v)}"
 
 
+# What torch's own ``_disable_dynamo`` wrapper calls instead of the function it wraps, once cached on that function
+# (torch/_compile.py): a function's digest covers it, so setting it routes the wrapper elsewhere visibly.
+_DYNAMO_CACHE = "__dynamo_disable"
+_MISSING = object()
+
+
 def _function_digest(fn: FunctionType, depth: int = 0) -> bytes:
     h = hashlib.blake2b(digest_size=16)
     h.update(id(fn).to_bytes(8, "little"))
     h.update(_code_digest(fn.__code__))
     h.update(repr([_value_key(v) for v in fn.__defaults__ or ()]).encode())
     h.update(repr(sorted((k, _value_key(v)) for k, v in (fn.__kwdefaults__ or {}).items())).encode())
+    cached = fn.__dict__.get(_DYNAMO_CACHE, _MISSING)
+    if cached is not _MISSING:
+        deep = isinstance(cached, FunctionType) and depth < _DEPTH  # (its closure holds this function again)
+        h.update(b"dynamo:" + (_function_digest(cached, depth + 1) if deep else id(cached).to_bytes(8, "little")))
     for cell in fn.__closure__ or ():
         h.update(id(cell).to_bytes(8, "little"))
         try:
@@ -182,7 +192,6 @@ def _entries(own_only: bool = False) -> Iterator[tuple[str, str, Any]]:
                 yield prefix, f"{prefix}.{k}", v
 
 
-_MISSING = object()
 _CLASS_INDEX: list[tuple[dict[str, int], dict[str, list[str]]]] = []  # the last baseline and its classes' names
 
 
@@ -209,6 +218,23 @@ def _fixed_attrs(klass: type) -> dict[str, Any]:
     if hit is None or hit[0] is not klass:
         hit = _FIXED[id(klass)] = (klass, dict(vars(klass)))
     return hit[1]
+
+
+def settle_torch() -> None:
+    """Do, before the worker's ``fingerprint``, what torch does to itself lazily the first time a kernel uses
+    ``torch.compile``, so that it is part of the baseline and not taken for the kernel's patch: importing
+    ``torch._dynamo`` replaces ``torch.manual_seed`` with ``torch._disable_dynamo(torch.manual_seed)``
+    (torch/_dynamo/__init__.py, torch 2.x), and the wrapper's first call caches ``torch._dynamo.disable(fn)`` on
+    the original function as ``__dynamo_disable`` (torch/_compile.py); both are done here, the global RNG
+    reseeded from the OS's entropy after the call (``torch.seed()``, as ``Problem.generate`` leaves it). An honest
+    ``torch.compile`` solution failed as "patched torch.manual_seed" without it (GPU MODE pmpp_v2 vectorsum).
+
+    About 0.9 s on a 2-core CPU (the import of torch._dynamo), paid at the candidate worker's start."""
+    import torch
+    import torch._dynamo  # its import rewraps torch.manual_seed
+
+    torch.manual_seed(0)  # the wrapper's first call caches the disabled function on torch.random.manual_seed
+    torch.seed()
 
 
 def fingerprint(own_only: bool = False) -> dict[str, int]:

@@ -36,6 +36,8 @@ from ktui.protocol import (
     TimeReferenceReply,
     TimeReferenceRequest,
 )
+from ktui.worker import upstream
+from ktui.worker.baselines import time_baselines
 from ktui.worker.cases import build_input, layout_of, round_to_tf32
 from ktui.worker.compare import judge_burst, judge_case, judge_outputs
 from ktui.worker.fuzz import describe_for_run
@@ -106,7 +108,10 @@ class Judge:
         """What the reference module declares: specs, labels, outputs, distributions (loads it once per sha), less
         the special distributions its reference is not valid on, plus the fuzzed specs of ``fuzz_seed``
         (``ktui.worker.fuzz.describe_for_run``)."""
-        return describe_for_run(self.problems.get(params["reference"]), self.device, params.get("fuzz_seed"))
+        problem = self.problems.get(params["reference"])
+        info = describe_for_run(problem, self.device, params.get("fuzz_seed"))
+        info["upstream_check"] = upstream.checker(problem) is not None
+        return info
 
     # -- correctness -------------------------------------------------------------------------------------------
     def _prepare_one(self, problem: Problem, case: Case) -> dict[str, Any]:
@@ -199,7 +204,9 @@ class Judge:
     def do_compare(self, params: CompareRequest, progress: OnProgress) -> CompareReply:
         """Judge each executed case: inputs unchanged and identical to the judge's, no output aliasing an input,
         outputs of the expected structure, shapes and dtypes, every output within tolerance
-        (``ktui.worker.metrics.verdict``), and a repeated call on identical inputs giving the same answer."""
+        (``ktui.worker.metrics.verdict``), and a repeated call on identical inputs giving the same answer; where the
+        reference module defines GPU MODE's ``check_implementation``, its verdict on the upstream problem's own cases
+        beside ktui's (``upstream``, ``upstream_message``: ``ktui.worker.upstream``)."""
         problem = self.problems.get(params["reference"])
         out_dir = Path(params["out_dir"])
         results: list[CaseVerdict] = []
@@ -211,7 +218,11 @@ class Judge:
                 results.append(judge_burst(problem, prepare, case, folder, self.device))
             else:
                 prep = self._prepare_one(problem, case)
-                results.append(judge_case(problem, prep, case, folder, self.device))
+                verdict = judge_case(problem, prep, case, folder, self.device)
+                if upstream.checker(problem) is not None and upstream.eligible(case):
+                    # the problem's own checker beside ktui's verdict (shown with it, never instead of it)
+                    verdict.update(upstream.check(problem, case, folder, self.device))
+                results.append(verdict)
             progress({"done": i + 1, "total": len(params["cases"])})
         return {"cases": results}
 
@@ -219,11 +230,14 @@ class Judge:
     def do_time_reference(self, params: TimeReferenceRequest, progress: OnProgress) -> TimeReferenceReply:
         """Time ``ref_kernel`` (native precision) on each benchmark spec the same way as the candidate (fresh
         inputs per call, L2 flushed), once per reference source and spec; report the spec's declared flops and bytes
-        and its lowest input precision (for the roofline)."""
+        and its lowest input precision (for the roofline). With ``baselines``, torch eager and ``torch.compile`` of
+        it on the same inputs (``ktui.worker.baselines``): the reference is the judge's, so is what is compiled."""
         problem = self.problems.get(params["reference"])
         out: list[RefSpecTiming] = []
         for n, idx in enumerate(params["spec_indices"]):
             key = (problem.sha, idx, params["seed"])
+            if params.get("baselines") and key in self.ref_times and "eager_median_us" not in self.ref_times[key]:
+                del self.ref_times[key]  # timed before without the baselines: all of it again, on the same inputs
             if key not in self.ref_times:
                 spec = problem.benchmarks[idx]
                 base = params["seed"]
@@ -236,13 +250,16 @@ class Judge:
                             d.copy_(s)
 
                 stats, _ = bench(lambda: problem.module.ref_kernel(data), self.device, before=refresh)
-                self.ref_times[key] = {
+                entry: dict[str, Any] = {
                     "spec_index": idx,
                     **stats,
                     "flops": problem.flops(spec),
                     "bytes": problem.bytes_moved(spec),
                     "dtype": policy_dtype(inputs_only(problem, data), ()),
                 }
+                if params.get("baselines"):
+                    entry.update(time_baselines(problem, data, self.device, refresh, stats, progress))
+                self.ref_times[key] = cast(RefSpecTiming, entry)  # cast: RefSpecTiming's keys, set above
                 del data
             out.append(self.ref_times[key])
             progress({"done": n + 1, "total": len(params["spec_indices"])})

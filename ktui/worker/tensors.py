@@ -314,7 +314,9 @@ def save_outputs(
     numbers through the builtin's own conversion. With ``expected`` (the judge's ``describe`` of the reference's
     output, from ``prepare``) the metadata is checked first: when the structure, a leaf's dtype or its shape differs
     (the case fails on it anyway), no bytes are written, so a wrong-shaped huge output (a stride-0 view of 2^29
-    elements) costs nothing; such a leaf says why in ``unsent``. Leaves marked ``hint`` (borrowed from another
+    elements) costs nothing; such a leaf says why in ``unsent`` (a leaf of the reference's structure whose bytes are
+    at most ``MISMATCH_SLACK`` times the reference's, or ``MISMATCH_FLOOR``, travels all the same: for the problem's
+    own checker, ``ktui.worker.upstream``). Leaves marked ``hint`` (borrowed from another
     case of the same spec, whose reference output may differ with the values) only bound the size: bytes are
     withheld only from a tensor over ``HINT_SLACK`` times the hint's bytes and over ``HINT_FLOOR`` bytes (a
     value-dependent output, ``nonzero`` on a distribution where every element qualifies, may be far above the hint:
@@ -360,7 +362,15 @@ def save_outputs(
                     else ""
                 )
             else:
-                unsent = _mismatch(d, want.get(path) if want is not None else None, same_structure)
+                ref_leaf = want.get(path) if want is not None else None
+                unsent = _mismatch(d, ref_leaf, same_structure)
+                if (
+                    unsent
+                    and same_structure
+                    and ref_leaf is not None
+                    and _nbytes(d) <= max(MISMATCH_SLACK * _nbytes(ref_leaf), MISMATCH_FLOOR)
+                ):
+                    unsent = ""  # small: the verdict fails on the metadata, the bytes go to the upstream checker
             if not unsent and want is None:  # nothing known of this case's output: a broadcast view is not inflated
                 size = leaf.numel() * leaf.element_size()
                 held = leaf.untyped_storage().nbytes()
@@ -385,6 +395,11 @@ def save_outputs(
     return leaves
 
 
+# save_outputs: an output whose shape or dtype is not the reference's still travels when its bytes are at most this
+# many times the reference's, or at most MISMATCH_FLOOR bytes: ktui fails it on its metadata, and a problem's own
+# checker (GPU MODE's check_implementation, ``ktui.worker.upstream``) says what upstream would make of it
+MISMATCH_SLACK = 4
+MISMATCH_FLOOR = 1 << 20
 HINT_SLACK = 4  # save_outputs: a borrowed expectation withholds only an output this many times its size
 HINT_FLOOR = 256 << 20  # and only one of more bytes than this (the 2**29-element stride-0 view is 2 GiB)
 

@@ -57,6 +57,7 @@ class LadderOptions:
     repeat: bool = True  # the first case of each spec runs twice on identical inputs (nondeterminism)
     fuzz: bool = True  # a few specs drawn per run around and beyond the tests (``ktui.worker.fuzz``)
     near_duplicates: bool = True  # inputs of an earlier case with a few interior elements swapped (memos)
+    baselines: bool = False  # the benchmark also times torch eager and torch.compile of the reference (ktui eval)
     # seconds per worker call, by limit key (``ktui.core.timeouts``); unset, a Session derives them for each run
     timeouts: dict[str, float] = field(default_factory=default_limits)
     ncu_args: tuple[str, ...] = ()  # ``--ncu-args``: more ncu arguments for the profile rung (after ktui.toml's)

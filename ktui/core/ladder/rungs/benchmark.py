@@ -13,7 +13,9 @@ folds it all. On the CPU (the Triton interpreter) the rung is skipped: no times.
 Figures: ``specs`` (per spec: label, spec, ``median_us``, ``p25_us``, ``p75_us``, ``iqr_us``, ``min_us``,
 ``max_us``, ``reps``, ``ref_median_us``, ``speedup``, ``gbps``, ``tflops``, ``roofline_us``, ``sol_pct`` (% of
 the datasheet peak), ``measured_us``, ``measured_pct`` (% of the measured ceilings), ``peak_source``,
-``host_us_per_call``, ``enqueue_us_per_call``; times in µs), ``bandwidth_gbps``, ``peak_tflops``, ``device_name``,
+``host_us_per_call``, ``enqueue_us_per_call``; with ``LadderOptions.baselines``, ``eager_median_us``,
+``eager_speedup``, ``eager_source``, ``compiled_median_us``, ``compile_speedup``, ``compile_s`` or
+``compile_error``: ``baseline_figures``; times in µs), ``bandwidth_gbps``, ``peak_tflops``, ``device_name``,
 ``recheck`` and ``host_recheck`` (per spec, the verdict on its kept timed outputs: ``label``, ``ok``, ``reason``,
 ``checked`` outputs verified in full, ``calls``, ``call`` the failing or worst one, ``seed``), ``tampered``.
 """
@@ -79,7 +81,12 @@ def run(ctx: RunContext) -> RungResult:
     # Patches persist: what the candidate patched while it was timed is still patched now.
     patched = ctx.candidate.integrity({}, timeout_s=t)["tampered"]
     ctx.tampered = sorted(set(ctx.tampered) | set(patched))
-    timing: TimeReferenceRequest = {**ctx.sources(), "spec_indices": idx, "seed": BENCH_SEED}
+    timing: TimeReferenceRequest = {
+        **ctx.sources(),
+        "spec_indices": idx,
+        "seed": BENCH_SEED,
+        "baselines": ctx.options.baselines,  # torch eager and torch.compile too (ktui eval)
+    }
     on_progress = ctx.progress("benchmark", "reference")
     ref = ctx.judge.time_reference(timing, timeout_s=t, on_progress=on_progress)
     dtypes = sorted({r["dtype"] for r in ref["specs"] if r.get("flops")})
@@ -184,6 +191,22 @@ def timed_problem(rc: Mapping[str, Any], what: str) -> str:
     )
 
 
+def baseline_figures(ref: Mapping[str, Any], median_us: float) -> dict[str, Any]:
+    """The speedups over the judge's torch baselines (``ktui.worker.baselines``) of a version whose median is
+    ``median_us``: ``eager_median_us``, ``eager_speedup``, ``eager_source``, ``compiled_median_us``,
+    ``compile_speedup`` (baseline median / version median) or ``compile_error``; empty when they were not timed."""
+    out: dict[str, Any] = {}
+    for key, speedup in (("eager_median_us", "eager_speedup"), ("compiled_median_us", "compile_speedup")):
+        base = ref.get(key)
+        if base:
+            out[key] = base
+            out[speedup] = base / median_us if median_us > 0 else None
+    for key in ("eager_source", "compile_error", "compile_s"):
+        if ref.get(key) is not None:
+            out[key] = ref[key]
+    return out
+
+
 # Host loop against CUDA events. Honest kernels measured on an H200 (benchmarks/h200.sh, examples) give host loop /
 # event median 0.98-1.09 (the loop runs with a warm L2, so GPU-bound calls can come out below the median); work the
 # events miss (another stream) shows as host time that neither the median nor the host's own enqueue time explains.
@@ -228,6 +251,7 @@ def benchmark_result(
         }
         e["ref_median_us"] = r.get("median_us")
         e["speedup"] = (r["median_us"] / med) if r.get("median_us") and med > 0 else None
+        e.update(baseline_figures(r, med))
         if r.get("bytes"):
             e["gbps"] = r["bytes"] / (med * 1e-6) / 1e9
         if r.get("flops"):
@@ -273,6 +297,12 @@ def benchmark_result(
         s = f"{e['label']}: {fmt(e['median_us'], 4)} us (IQR {fmt(e['iqr_us'], 2)})"
         if e.get("speedup"):
             s += f", ref {fmt(e['ref_median_us'], 4)} us, {e['speedup']:.2f}x"
+        if e.get("eager_speedup") and e.get("eager_source") == "eager":
+            s += f", {e['eager_speedup']:.2f}x torch eager"
+        if e.get("compile_speedup"):
+            s += f", {e['compile_speedup']:.2f}x torch.compile"
+        elif e.get("compile_error"):
+            s += ", torch.compile failed"
         if e.get("tflops") is not None:
             s += f", {e['tflops']:.1f} TFLOP/s"
         elif e.get("gbps") is not None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from ktui.core import upstream
 from ktui.core.events import FirstVerdict
 from ktui.core.ladder.context import RunContext, RungFailed
 from ktui.core.ladder.judge_queue import URGENT
@@ -74,6 +75,7 @@ def run(ctx: RunContext) -> RungResult:
     verdicts, at_end = _judge_all(ctx, t)
     # a spec whose calls launched no kernel fails "times torch, not a kernel" (cases.md hidden-torch)
     rr = times_torch(correctness_result(verdicts, ctx.problem, uses_dot=ctx.uses_dot), ctx)
+    rr = with_upstream(rr, verdicts)  # the problem's own checker beside ktui's verdict, once that verdict is final
     rr.figures["judged_at_end"] = at_end  # the cases no comparison during the run had judged as they ended
     rr.figures["verdict_at_s"] = round(time.perf_counter() - ctx.t0, 3)
     first = _first_verdict(ctx, t)
@@ -276,6 +278,28 @@ def correctness_result(
     return RungResult(
         "correctness", Status.OK, summary=summary + f" ({len(cases)} cases)", figures=figures, warnings=unique
     )
+
+
+def with_upstream(rr: RungResult, cases: Sequence[Mapping[str, Any]]) -> RungResult:
+    """The correctness rung ``rr`` with the upstream checker's verdict beside it (``figures["upstream"]``, and
+    ``upstream_differs`` where the two differ), both in its summary: ``...; upstream check_implementation: pass on
+    10 cases; upstream: pass, ktui: fail (dtype)`` and, for a dtype, what differs and why the verdicts do. The
+    rung's status is ktui's alone. Unchanged when no case carried an upstream verdict."""
+    up = upstream.fold(cases)
+    if up is None:
+        return rr
+    rr.figures["upstream"] = up
+    ok = rr.status is not Status.FAILED
+    reason = rr.error.message if rr.error is not None else rr.summary
+    kind = upstream.failure_kind("correctness", reason)
+    differ = upstream.differs(up["verdict"], ok, kind)
+    clause = upstream.describe(up)
+    if differ:
+        rr.figures["upstream_differs"] = differ
+        note = upstream.dtype_note(reason) if kind == "dtype" and up["verdict"] == "pass" else ""
+        clause += f"; {differ}" + (f": {note}" if note else "")
+    rr.summary = f"{rr.summary}; {clause}" if rr.summary else clause
+    return rr
 
 
 def tf32_warning(c: Mapping[str, Any]) -> str:
