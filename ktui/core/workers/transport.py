@@ -92,22 +92,78 @@ class _SpawnThread:
 spawn_thread = _SpawnThread()
 
 
+class RequestPipe(Protocol):
+    """Where a worker's requests are written (a pipe's ``IO[bytes]`` for a local worker)."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class WorkerHandle(Protocol):
+    """A running worker as ``WorkerProcess`` sees it: the subset of ``subprocess.Popen`` it uses, and
+    ``kill_tree``.
+
+    ``stdin`` takes the requests (``write`` then ``flush``; a ``BrokenPipeError`` or ``OSError`` when the worker is
+    gone), ``stdout`` gives the replies (a real file descriptor, read non-blocking with ``selectors``; end of file once
+    the worker ended), ``poll``/``wait``/``returncode`` its exit status (negative: the signal that ended it).
+    """
+
+    @property
+    def pid(self) -> int:
+        """The process id (a local one for ``LocalTransport``; see the transport for others)."""
+        ...
+
+    @property
+    def stdin(self) -> RequestPipe | None: ...
+
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit status, once the worker ended; ``subprocess.TimeoutExpired`` after ``timeout`` seconds."""
+        ...
+
+    def kill_tree(self) -> None:
+        """Kill the worker and every process it started, now (SIGKILL; no grace)."""
+        ...
+
+
 class Transport(Protocol):
     """The seam for *where* a worker runs: it makes the process, and nothing else.
 
-    ``spawn`` starts ``python -m ktui.worker --role ROLE --device DEVICE`` somewhere and returns its process handle:
-    the protocol travels over the handle's ``stdin`` (requests) and ``stdout`` (replies, read non-blocking), the
-    worker's stderr goes to ``stderr`` (a pipe that ktui drains into the role's log, ``ktui.core.workers.logs``),
-    and killing the handle's process group stops it and every
-    process it started. ``LocalTransport`` runs it as a child of ktui's process. A remote transport would return the
-    ``subprocess.Popen`` of ``ssh -T HOST python -m ktui.worker ...`` (the channel is then the ssh process's pipes
-    and a hang-up ends the remote worker); the paths in requests (snapshots, ``out_dir``) must then name storage that
-    both machines see.
+    ``spawn`` starts ``python -m ktui.worker --role ROLE --device DEVICE`` somewhere and returns its handle
+    (``WorkerHandle``): the protocol travels over the handle's ``stdin`` (requests) and ``stdout`` (replies, read
+    non-blocking), the worker's stderr goes to ``stderr`` (a pipe that ktui drains into the role's log,
+    ``ktui.core.workers.logs``), and ``kill_tree`` stops it and every process it started. ``LocalTransport`` runs it
+    as a child of ktui's process; ``ktui.core.remote.transport.SSHTransport`` on a remote host over SSH (the paths in
+    requests are mapped to the remote's and the files they name sent there; dumps come back).
     """
 
-    def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
-        """Start the worker for ``role`` on ``device`` with ``env`` added to its environment."""
+    def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> WorkerHandle:
+        """Start the worker for ``role`` on ``device`` with ``env`` added to its environment. ``stderr`` may be
+        closed by the caller once this returns (a transport that writes to it later keeps its own copy)."""
         ...
+
+
+class LocalWorker(subprocess.Popen[bytes]):
+    """A local worker process: ``subprocess.Popen`` in a session of its own, killed with its process group."""
+
+    def kill_tree(self) -> None:
+        """SIGKILL the worker's process group (the worker and what it started in its session)."""
+        if self.poll() is not None:
+            return
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            self.kill()
 
 
 @dataclass(frozen=True)
@@ -124,12 +180,12 @@ class LocalTransport:
         """The worker's command line."""
         return [self.python, "-m", "ktui.worker", "--role", role, "--device", device]
 
-    def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
-        """``subprocess.Popen`` of ``command`` with pipes for the protocol and ktui's environment plus ``env``,
-        forked by ``spawn_thread`` with the parent-death signal set (``die_with_parent``)."""
+    def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> LocalWorker:
+        """``LocalWorker`` (a ``subprocess.Popen``) of ``command`` with pipes for the protocol and ktui's environment
+        plus ``env``, forked by ``spawn_thread`` with the parent-death signal set (``die_with_parent``)."""
         command, full_env, parent = self.command(role, device), {**os.environ, **env}, os.getpid()
         return spawn_thread.run(
-            lambda: subprocess.Popen(
+            lambda: LocalWorker(
                 command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

@@ -1,0 +1,193 @@
+"""The remote host's side of ``ktui --remote HOST``: what ktui runs there over SSH, besides the workers themselves.
+
+``python -m ktui.worker.remote probe --workdir DIR`` prints one JSON line (``ktui.protocol.RemoteProbe``): the
+remote's ktui and its fingerprint (a hash of its worker and protocol sources, which must equal the local one's),
+Python, whether a CUDA GPU is usable, the absolute work folder (made if missing) and where candidate outputs travel
+to the judge (``/dev/shm`` with 16 GiB free, else the temporary folder: the rule of ``ktui.core.ladder.runner``).
+
+``python -m ktui.worker.remote serve --role ROLE --device DEVICE`` runs ``python -m ktui.worker`` as its child, with
+the SSH channel as the worker's stdin, stdout and stderr (the child inherits them: no byte is copied), in a session
+of its own, and watches the channel: when the channel closes (ktui killed the worker, or the connection dropped),
+sshd closes its end of the worker's stdout and this process kills the worker's process group and every process the
+worker left (it is their subreaper), so a kernel that hangs on the remote GPU does not outlive its connection. When
+the worker ends by itself, this process ends the same way (the same exit code, or the same signal), which sshd
+reports to ktui as the channel's exit status or exit signal.
+
+Imports only the standard library (no torch: the probe must answer in a fraction of a second) and never
+``ktui.core``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ktui.protocol.remote import RemoteProbe, fingerprint
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PR_SET_CHILD_SUBREAPER = 36
+SHM_MIN_FREE = 16 << 30  # /dev/shm is used for outputs only with this much free (as ktui.core.ladder.runner)
+
+
+def cuda_usable() -> bool:
+    """True when the CUDA driver loads and reports a device (``cuInit`` + ``cuDeviceGetCount``, as
+    ``ktui.core.device.cuda_available`` decides locally; ``KTUI_FORCE_CPU=1`` makes it False)."""
+    if os.environ.get("KTUI_FORCE_CPU") == "1":
+        return False
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+    except (OSError, AttributeError):
+        return False
+
+
+def out_root() -> str:
+    """Where candidate outputs travel to the judge on this host: ``/dev/shm`` with ``SHM_MIN_FREE`` free, else the
+    temporary folder."""
+    try:
+        if shutil.disk_usage("/dev/shm").free > SHM_MIN_FREE:
+            return "/dev/shm"
+    except OSError:
+        pass
+    return tempfile.gettempdir()
+
+
+def probe(workdir: str) -> RemoteProbe:
+    """The facts ktui checks before it starts a worker here (``ktui.protocol.RemoteProbe``)."""
+    import ktui
+
+    folder = Path(os.path.expanduser(workdir)).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    package = Path(ktui.__file__).resolve().parent
+    return {
+        "ktui": ktui.__version__,
+        "fingerprint": fingerprint(package),
+        "ktui_dir": str(package),
+        "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "cuda": cuda_usable(),
+        "workdir": str(folder),
+        "out_root": out_root(),
+        "user": os.environ.get("USER", "") or str(os.getuid()),
+        "host": os.uname().nodename,
+    }
+
+
+def _set_pdeathsig(parent: int) -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _descendants() -> list[int]:
+    """Every process whose parent is this one (the worker, and what the worker left and this process adopted)."""
+    me, out = os.getpid(), []
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == me:
+                out.append(int(d.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def _kill_all(worker: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the worker's process group, then every adopted process, a few generations deep; reap them."""
+    try:
+        os.killpg(worker.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for _ in range(8):
+        kids = _descendants()
+        if not kids:
+            break
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in kids:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def _channel_closed(fd: int) -> bool:
+    """True when the reading end of ``fd`` (the channel: a pipe or a socket from sshd) is gone: ``poll`` reports
+    POLLERR on a pipe whose reader closed, POLLHUP on a socket whose peer did."""
+    p = select.poll()
+    p.register(fd, 0)  # no event asked for: the error and hang-up conditions are always reported
+    return any(ev & (select.POLLERR | select.POLLHUP | select.POLLNVAL) for _, ev in p.poll(0))
+
+
+def serve(role: str, device: str, poll_s: float = 0.2) -> int:
+    """Run the worker for ``role`` on ``device`` and watch the channel (see the module docstring). Returns the exit
+    code to end with; a worker killed by a signal makes this process end by the same signal."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    me = os.getpid()
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "ktui.worker", "--role", role, "--device", device],
+        start_new_session=True,
+        preexec_fn=lambda: _set_pdeathsig(me),
+    )
+    stop: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.append(signum)
+
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGPIPE):
+        signal.signal(s, on_signal)
+    sys.stderr.write(f"ktui-remote: {role} worker pid {worker.pid} on {os.uname().nodename}\n")
+    sys.stderr.flush()
+    while True:
+        code = worker.poll()
+        if code is not None:
+            _kill_all(worker)  # what the worker left behind
+            break
+        if stop or _channel_closed(1):
+            _kill_all(worker)
+            return 255
+        time.sleep(poll_s)
+    if code < 0:  # end by the worker's signal, so that sshd reports it as the channel's exit signal
+        sys.stderr.flush()
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+        return 128 - code
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ktui.worker.remote")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("probe", help="print this host's facts as one JSON line")
+    p.add_argument("--workdir", required=True)
+    s = sub.add_parser("serve", help="run a worker on the channel and kill it when the channel closes")
+    s.add_argument("--role", choices=("candidate", "judge", "compiler"), required=True)
+    s.add_argument("--device", choices=("cpu", "cuda"), required=True)
+    args = parser.parse_args(argv)
+    if args.command == "probe":
+        sys.stdout.write(json.dumps(probe(args.workdir)) + "\n")
+        return 0
+    return serve(args.role, args.device)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
