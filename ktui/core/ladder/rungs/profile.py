@@ -26,6 +26,7 @@ from ktui.core.inspect import ncu
 from ktui.core.ladder.context import BENCH_SEED, RunContext, RungFailed
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
 from ktui.core.store import Baselines
+from ktui.core.workers.transport import LocalTransport
 from ktui.protocol import ProfileParams, TimeReferenceRequest, json_float
 
 NCU_TAIL_LINES = 15  # the lines of ncu's output quoted when it fails
@@ -44,6 +45,14 @@ def run(ctx: RunContext) -> RungResult:
             Status.SKIPPED,
             summary="Nsight Compute needs a CUDA GPU: no profile on cpu (interpreter)",
             figures={"reason": "no GPU"},
+        )
+    if not isinstance(ctx.pool.transport, LocalTransport):
+        return RungResult(
+            "profile",
+            Status.SKIPPED,
+            summary="Nsight Compute runs only where ktui runs: the profile rung is not built for workers on another "
+            "machine (--remote) yet",
+            figures={"reason": "remote workers"},
         )
     try:
         tool = ncu.find_ncu()
