@@ -144,7 +144,9 @@ def openssh_server(base: Path | None = None) -> Iterator[Remote]:
     sshd = sshd_path()
     assert sshd is not None
     log = open(folder / "sshd.log", "wb")
-    proc = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stdout=log, stderr=log, start_new_session=True)
+    # in this process's session: ktui's pool kills every child of its process outside its session (the orphans a
+    # kernel leaves, ktui.core.workers.orphans), and the tests run ktui in this process
+    proc = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stdout=log, stderr=log)
     try:
         deadline = time.monotonic() + 10
         while True:
@@ -157,10 +159,7 @@ def openssh_server(base: Path | None = None) -> Iterator[Remote]:
                 time.sleep(0.05)
         yield Remote(_config(folder, port), folder)
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        proc.terminate()
         proc.wait(timeout=10)
         log.close()
         shutil.rmtree(folder, ignore_errors=True)
@@ -221,6 +220,10 @@ def asyncssh_server(base: Path | None = None) -> Iterator[Remote]:
         async def stop() -> None:
             server.close()  # type: ignore[attr-defined]
             await server.wait_closed()  # type: ignore[attr-defined]
+            rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in rest:
+                t.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
 
         try:
             asyncio.run_coroutine_threadsafe(stop(), loop).result(10)
@@ -290,3 +293,85 @@ async def _run_command(process: object) -> None:
         process.exit_with_signal(signal.Signals(-code).name[3:])
     else:
         process.exit(code)
+
+
+class Proxy:
+    """A TCP forwarder on 127.0.0.1 in front of a server, whose ``cut()`` drops every connection through it (a reset,
+    as a network that fails): the SSH client sees its connection lost, the server its peer gone.
+
+    Use as a context manager; ``port`` is the forwarder's.
+    """
+
+    def __init__(self, target_port: int):
+        self.target_port = target_port
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="test-ssh-proxy", daemon=True)
+        self._writers: list[asyncio.StreamWriter] = []
+        self.port = 0
+        self.accepted = 0
+
+    def __enter__(self) -> Proxy:
+        self._thread.start()
+        self._server = asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
+        return self
+
+    async def _start(self) -> asyncio.AbstractServer:
+        server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = int(server.sockets[0].getsockname()[1])
+        return server
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.accepted += 1
+        try:
+            up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target_port)
+        except OSError:
+            writer.close()
+            return
+        self._writers += [writer, up_w]
+
+        async def pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            try:
+                while data := await r.read(1 << 16):
+                    w.write(data)
+                    await w.drain()
+            except (OSError, asyncio.CancelledError):
+                pass
+            finally:
+                w.close()
+
+        await asyncio.gather(pipe(reader, up_w), pipe(up_r, writer))
+
+    def cut(self) -> None:
+        """Reset every connection through the proxy now (new ones are still forwarded)."""
+
+        async def reset() -> None:
+            for w in self._writers:
+                sock = w.get_extra_info("socket")
+                if sock is not None:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                w.transport.abort()
+            self._writers.clear()
+
+        asyncio.run_coroutine_threadsafe(reset(), self._loop).result(10)
+
+    def __exit__(self, *exc: object) -> None:
+        async def stop() -> None:
+            self._server.close()
+            for w in self._writers:
+                w.transport.abort()
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+
+def through(remote: Remote, proxy: Proxy) -> RemoteConfig:
+    """``remote``'s settings, connecting through ``proxy`` (its known_hosts gains the proxy's address)."""
+    from dataclasses import replace
+
+    known = Path(remote.config.known_hosts)
+    line = known.read_text().splitlines()[0]
+    key = line.split(" ", 1)[1]
+    with known.open("a") as f:
+        f.write(f"[127.0.0.1]:{proxy.port} {key}\n")
+    return replace(remote.config, port=proxy.port)

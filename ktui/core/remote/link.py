@@ -248,13 +248,13 @@ class SSHLink:
         self.loop.call_soon_threadsafe(self.loop.stop)
 
     async def _close(self) -> None:
-        conn, sftp = self._conn, self._sftp
+        conn = self._conn
         self._closed = True
         if conn is None:
             return
-        if sftp is not None and self.scratch:
+        if self.scratch:
             try:
-                await asyncio.wait_for(sftp.rmtree(self.scratch, ignore_errors=True), 5)
+                await asyncio.wait_for(self._remove(conn, self.scratch), 8)
             except (TimeoutError, OSError, asyncssh.Error):
                 pass
         conn.close()
@@ -378,10 +378,16 @@ class SSHLink:
         if top in self._out_dirs:
             return
         old, self._out_dirs = self._out_dirs, [top]
-        sftp = self._sftp
-        if sftp is not None:
+        conn = self._conn
+        if conn is not None:
             for folder in old:
-                _background(sftp.rmtree(folder, ignore_errors=True))
+                _background(self._remove(conn, folder))
+
+    async def _remove(self, conn: asyncssh.SSHClientConnection, folder: str) -> None:
+        """``rm -rf`` a folder of this connection's scratch there (one round trip; SFTP would take one per file)."""
+        if not (folder.rstrip("/") + "/").startswith(self.scratch.rstrip("/") + "/"):
+            raise ValueError(f"{folder} is not in this connection's scratch folder {self.scratch}")
+        await conn.run(f"rm -rf -- {shlex.quote(folder)}", check=False)
 
 
 async def _makedirs(sftp: asyncssh.SFTPClient, folder: str) -> None:
