@@ -488,7 +488,8 @@ def cmd_run(argv: list[str]) -> int:
             recorder.note_device(info)
             print(f"ktui: recording session {recorder.id}", file=sys.stderr, flush=True)
         if not args.json:
-            print(report.run_header(kernel.key, info), flush=True)
+            where = f" on {session.remote}" if session.remote else ""  # the workers' host, when not here
+            print(report.run_header(kernel.key, info) + where, flush=True)
             session.bus.subscribe(progress.on_event)
             progress.start()
         result = session.run(kernel)

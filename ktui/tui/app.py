@@ -246,7 +246,9 @@ class KtuiApp(App[None]):
             self.store = self.session.store
             self._owns_session = True
         self._unsubscribe = self.session.bus.subscribe(self._post_core_event)
-        self.sub_title = header_subtitle(self.ws.root, self.title, device_label({"type": self.session.device}))
+        device = device_label({"type": self.session.device})
+        remote = getattr(self.session, "remote", "")  # ``gpu1 over SSH (me@gpu1:22)`` when the workers run there
+        self.sub_title = header_subtitle(self.ws.root, self.title, f"{device} on {remote}" if remote else device)
         if self.record:
             self.recorder, warnings = maybe_record(
                 self.session,
