@@ -488,8 +488,8 @@ def cmd_run(argv: list[str]) -> int:
             recorder.note_device(info)
             print(f"ktui: recording session {recorder.id}", file=sys.stderr, flush=True)
         if not args.json:
-            where = f" on {session.remote}" if session.remote else ""  # the workers' host, when not here
-            print(report.run_header(kernel.key, info) + where, flush=True)
+            host = f" on {session.remote}" if session.remote else ""  # the workers' host, when not here
+            print(report.run_header(kernel.key, info) + host, flush=True)
             session.bus.subscribe(progress.on_event)
             progress.start()
         result = session.run(kernel)
