@@ -250,18 +250,22 @@ class SSHLink:
     async def _close(self) -> None:
         conn = self._conn
         self._closed = True
-        if conn is None:
-            return
-        if self.scratch:
+        if conn is not None:
+            if self.scratch:
+                try:
+                    await asyncio.wait_for(self._remove(conn, self.scratch), 8)
+                except (TimeoutError, OSError, asyncssh.Error):
+                    pass
+            conn.close()
             try:
-                await asyncio.wait_for(self._remove(conn, self.scratch), 8)
-            except (TimeoutError, OSError, asyncssh.Error):
+                await asyncio.wait_for(conn.wait_closed(), 5)
+            except TimeoutError:
                 pass
-        conn.close()
-        try:
-            await asyncio.wait_for(conn.wait_closed(), 5)
-        except TimeoutError:
-            pass
+        # the workers' channel tasks end with the connection: let them finish before the loop stops
+        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in rest:
+            t.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
 
     # -- files -------------------------------------------------------------------------------------------------
     def _sha(self, path: Path) -> tuple[str, bytes | None]:

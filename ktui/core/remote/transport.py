@@ -41,6 +41,7 @@ from ktui.core.remote.paths import walk_strings
 from ktui.core.workspace import Workspace
 from ktui.protocol import decode, encode
 
+OPEN_RETRIES = 10
 SEND_TIMEOUT_S = 120.0  # a request's files sent and its line written (a dead connection is found in ~15 s)
 READ_CHUNK = 1 << 16
 _PID_LINE = re.compile(rb"ktui-remote: \w+ worker pid (\d+) on (\S+)")
@@ -185,7 +186,7 @@ class RemoteWorker:
             probe = self._link.probe
             assert probe is not None
             self.foreign_dirs = (probe["ktui_dir"].rstrip("/") + "/",)
-            proc = await conn.create_process(self._command(role, device, env), encoding=None)
+            proc = await self._open(conn, self._command(role, device, env))
         except (LinkError, OSError, asyncssh.Error) as exc:
             self._started.set_result(False)
             self._end(None, str(exc) if isinstance(exc, LinkError) else self._lost_text(exc))
@@ -204,6 +205,22 @@ class RemoteWorker:
             return
         code = proc.returncode
         self._end(code, "" if code is not None else self._lost_text(None))
+
+    async def _open(self, conn: asyncssh.SSHClientConnection, command: str) -> asyncssh.SSHClientProcess[bytes]:
+        """The worker's channel. A server at its limit of sessions per connection (OpenSSH's ``MaxSessions``, 10 by
+        default; ktui holds up to 8 at once while its spares start) refuses a channel until another closes: tried
+        again for up to ``OPEN_RETRIES`` half seconds."""
+        for attempt in range(OPEN_RETRIES + 1):
+            try:
+                return await conn.create_process(command, encoding=None)
+            except asyncssh.ChannelOpenError as exc:
+                if attempt == OPEN_RETRIES:
+                    raise LinkError(
+                        f"{self._link.config.label} refused a channel for the {self.role} worker ({exc.reason}): "
+                        "its SSH server may allow too few sessions per connection (MaxSessions)"
+                    ) from None
+                await asyncio.sleep(0.5)
+        raise AssertionError("unreachable")
 
     def _lost_text(self, exc: BaseException | None) -> str:
         if self._link.lost_reason:
@@ -323,6 +340,9 @@ class RemoteWorker:
             BrokenPipeError: the worker ended, was lost, or the line could not be sent (the worker is then ended,
                 with ``lost`` saying why).
         """
+        if b'"method":"shutdown"' in line and not self._started.done():  # never opened: nothing to ask
+            self.kill_tree()
+            return
         try:
             if not self._started.result(SEND_TIMEOUT_S) or self._ended.is_set():
                 raise BrokenPipeError(self.lost or f"the {self.role} worker ended")
