@@ -2,7 +2,10 @@
 reached over a loopback SSH connection, beside the same session with local workers, on the same edits.
 
     python3 benchmarks/ssh_latency.py [--problems softmax/v2] [--n 5] [--seed 20261201] [--seeds 2]
-                                      [--server auto|openssh|asyncssh] [--pings 200]
+                                      [--server auto|openssh|asyncssh] [--pings 200] [--device cpu|cuda] [--ladder]
+
+``--ladder`` first runs each version's whole default ladder (compile, run, correctness, benchmark, dumps) over
+SSH once and prints each rung's status and summary (on a GPU: the benchmark timed there, the dumps copied back).
 
 The remote is this machine: a real OpenSSH ``sshd`` on 127.0.0.1 with throw-away keys (``--server openssh``; the
 default when sshd is installed) or an asyncssh server inside this process (``asyncssh``), and this machine's ktui
@@ -50,14 +53,39 @@ def ping_rtt(path: WarmPath, n: int) -> float:
     return statistics.median(times)
 
 
-def measure(key: str, remote: Any, n: int, seed: int, seeds: int, pings: int) -> dict[str, Any]:
+def full_ladder(key: str, remote: Any, device: str, seed: int) -> bool:
+    """``key``'s default ladder over SSH once, each rung printed; True when every rung passed or was skipped."""
+    from ktui.core.ladder import LadderOptions
+    from ktui.core.results import DEFAULT_RUNGS
+    from ktui.core.session import Session
+    from ktui.core.workspace import Workspace
+
+    problem, version = key.split("/")
+    d = copy_workspace(problem)
+    try:
+        options = LadderOptions(seed=seed, rungs=DEFAULT_RUNGS)
+        s = Session(Workspace(d), device, watch=False, remote=remote, options=options)
+        s.start()
+        try:
+            r = s.run(Workspace(d).kernel(d / "kernels" / problem / f"{version}.py"))
+        finally:
+            s.stop()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    print(f"  {key} over SSH on {r.device.get('name')}:", flush=True)
+    for rung in r.rungs:
+        print(f"    [{rung.name}] {rung.status.value} {rung.seconds:.1f} s  {rung.summary[:160]}", flush=True)
+    return all(rung.status.value in ("ok", "skipped") for rung in r.rungs)
+
+
+def measure(key: str, remote: Any, n: int, seed: int, seeds: int, pings: int, device: str) -> dict[str, Any]:
     problem = key.split("/")[0]
     dirs = {"local": copy_workspace(problem), "ssh": copy_workspace(problem)}
     runs: dict[str, list[dict[str, Any]]] = {"local": [], "ssh": []}
     paths: dict[str, WarmPath] = {}
     try:
-        paths["local"] = WarmPath(dirs["local"], key, "cpu", seed, seeds, remote=None)
-        paths["ssh"] = WarmPath(dirs["ssh"], key, "cpu", seed, seeds, remote=remote)
+        paths["local"] = WarmPath(dirs["local"], key, device, seed, seeds, remote=None)
+        paths["ssh"] = WarmPath(dirs["ssh"], key, device, seed, seeds, remote=remote)
         for i in range(n + 1):
             got = {name: paths[name].edit(i) for name in ("local", "ssh")}
             for p in paths.values():
@@ -96,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--server", choices=("auto", "openssh", "asyncssh"), default="auto")
     ap.add_argument("--pings", type=int, default=200)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--ladder", action="store_true", help="first the whole default ladder over SSH, once per version")
     args = ap.parse_args(argv)
     from tests.ssh_harness import asyncssh_server, openssh_server, why_no_sshd
 
@@ -109,9 +139,12 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(tempfile.mkdtemp(prefix="ktui-ssh-latency-"))
         stack.callback(shutil.rmtree, base, True)
         remote = stack.enter_context(openssh_server(base) if server == "openssh" else asyncssh_server(base))
-        print(f"ssh server: {server} on 127.0.0.1:{remote.config.port}; device cpu; {args.n} edits counted", flush=True)
-        for key in [k.strip() for k in args.problems.split(",") if k.strip()]:
-            results.append(measure(key, remote.config, args.n, args.seed, args.seeds, args.pings))
+        port = remote.config.port
+        print(f"ssh server: {server} on 127.0.0.1:{port}; device {args.device}; {args.n} edits counted", flush=True)
+        keys = [k.strip() for k in args.problems.split(",") if k.strip()]
+        failed = [k for k in keys if args.ladder and not full_ladder(k, remote.config, args.device, args.seed)]
+        for key in keys:
+            results.append(measure(key, remote.config, args.n, args.seed, args.seeds, args.pings, args.device))
     print()
     print("| problem | path | first verdict (median) | full verdict (median, min-max) | ping round trip |")
     print("|---|---|---|---|---|")
@@ -129,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
             f"| {r['key']} | ssh - local | | {sv - lv:+.2f} s ({sv / lv:.2f}x) | "
             f"{(r['rtt']['ssh'] - r['rtt']['local']) * 1e3:+.2f} ms |"
         )
-    return 0
+    if failed:
+        print(f"the ladder over SSH failed a rung: {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
