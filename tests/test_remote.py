@@ -227,6 +227,37 @@ def test_ktui_run_with_an_unreachable_remote_exits_3(tmp_path: Path) -> None:
     assert p.returncode == 2 and "exclude each other" in p.stderr
 
 
+def test_ktui_run_remote_from_ktui_toml(a_remote: Remote, tmp_path: Path) -> None:
+    """``[remote]`` of ``ktui.toml`` alone sends ``ktui run``'s workers there; ``--local`` keeps them here."""
+    ws = workspace(tmp_path)
+    c = a_remote.config
+    (ws.root / "ktui.toml").write_text(
+        "[remote]\n"
+        + "".join(
+            f"{k} = {json.dumps(v)}\n"
+            for k, v in (
+                ("host", c.host),
+                ("user", c.user),
+                ("port", c.port),
+                ("key", c.key),
+                ("python", c.python),
+                ("workdir", c.workdir),
+                ("known_hosts", c.known_hosts),
+                ("ssh_config", list(c.ssh_config)),
+            )
+        )
+    )
+    cmd = [sys.executable, "-m", "ktui", "run", "kernels/vector_add/v2.py", "--no-record", "--rungs", "run", "--device"]
+    p = subprocess.run([*cmd, "cpu"], cwd=ws.root, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    header = p.stdout.splitlines()[0]
+    assert header.startswith("vector_add/v2") and header.endswith(f"over SSH ({c.label})"), header
+    assert "[run] ok" in p.stdout
+    assert (a_remote.workdir / "blobs").is_dir()
+    p = subprocess.run([*cmd, "cpu", "--local"], cwd=ws.root, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "over SSH" not in p.stdout, p.stdout + p.stderr
+
+
 # -- failures on the way -------------------------------------------------------------------------------------------
 
 SLOW = """
