@@ -348,6 +348,18 @@ class SSHLink:
         await sftp.posix_rename(tmp, blob)
         return len(data)
 
+    def forget(self, files: Iterable[Path]) -> None:
+        """The next ``sync`` checks and places ``files`` again (what the remote holds at their paths is unknown)."""
+        if self.pmap is None:
+            return
+        for path in files:
+            remote = self.pmap.remote_path(path)
+            if remote is not None:
+                self._placed.pop(remote, None)
+            known = self._hashes.get(str(path))
+            if known is not None:  # its blob may be gone too: asked again
+                self._blobs.pop(known[2], None)
+
     async def fetch(self, pairs: Iterable[tuple[str, Path]]) -> int:
         """Copy each remote file to its local path (folders made); returns the bytes copied.
 

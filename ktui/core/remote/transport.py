@@ -255,6 +255,11 @@ class RemoteWorker:
         except ValueError:
             return local
         method, params = self._pending.pop(msg.get("id"), ("", {}))
+        error = msg.get("error")
+        if isinstance(error, dict) and error.get("type") == "SnapshotMissing":
+            # something there deleted or changed the mirror of a snapshot (a kernel can reach the work folder):
+            # the runner takes its snapshot again and retries, and this sends it again instead of trusting the cache
+            self._link.forget(request_files(params))
         if method == "dumps" and isinstance(msg.get("result"), dict):
             try:
                 await self._fetch_dumps(params, msg["result"])
