@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import secrets
 import shlex
@@ -32,6 +33,7 @@ from typing import Any, TypeVar
 import asyncssh
 
 import ktui
+from ktui.core.log import get_logger
 from ktui.core.remote.config import RemoteConfig
 from ktui.core.remote.paths import PathMap, local_out_roots
 from ktui.core.workers.client import WorkerStartError
@@ -39,6 +41,12 @@ from ktui.core.workspace import Workspace
 from ktui.protocol.remote import RemoteProbe, fingerprint
 
 T = TypeVar("T")
+
+log = get_logger("remote")
+# asyncssh's own records (user names, host names, channel numbers; never keys) stay out of the terminal, which the
+# TUI draws on: ktui logs the connection's events itself, in .ktui/logs/ktui.log
+logging.getLogger("asyncssh").addHandler(logging.NullHandler())
+logging.getLogger("asyncssh").propagate = False
 
 RETRY_S = 2.0  # a failed connection attempt answers the calls of the next this-many seconds
 KEEPALIVE_S = 5.0  # a keepalive every this-many seconds; KEEPALIVE_MISSES unanswered ones drop the connection
@@ -126,6 +134,7 @@ class SSHLink:
             return
         self.lost_reason = f"the SSH connection to {self.config.label} was lost" + (f": {exc}" if exc else "")
         self._conn, self._sftp = None, None
+        log.warning("%s", self.lost_reason)
 
     async def connected(self) -> asyncssh.SSHClientConnection:
         """The connection, made (and probed) now when there is none.
@@ -146,6 +155,7 @@ class SSHLink:
                 conn = await self._connect()
             except LinkError as exc:
                 self._failed = (time.monotonic(), str(exc))
+                log.warning("%s", exc)
                 raise
             self._failed = None
             return conn
@@ -197,6 +207,15 @@ class SSHLink:
         self._conn, self._sftp = conn, sftp
         self.lost_reason = ""
         self.connects += 1
+        log.info(
+            "connected to %s (%s, ktui %s, Python %s, %s); work folder %s",
+            c.label,
+            probe["host"],
+            probe["ktui"],
+            probe["python"],
+            "CUDA" if probe["cuda"] else "no GPU",
+            probe["workdir"],
+        )
         return conn
 
     async def _probe(self, conn: asyncssh.SSHClientConnection) -> RemoteProbe:
