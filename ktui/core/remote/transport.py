@@ -231,17 +231,20 @@ class RemoteWorker:
         )
 
     async def _pump_stdout(self, proc: asyncssh.SSHClientProcess[bytes]) -> None:
-        buf = b""
+        """Reply lines, each handed on whole (a long line arrives in many chunks: only the new chunk is searched)."""
+        parts: list[bytes] = []
         while True:
             chunk = await proc.stdout.read(READ_CHUNK)
             if not chunk:
                 break
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                self._out_q.put(await self._reply(line + b"\n"))
-        if buf:
-            self._out_q.put(await self._reply(buf))
+            while b"\n" in chunk:
+                head, chunk = chunk.split(b"\n", 1)
+                line, parts = b"".join([*parts, head, b"\n"]), []
+                self._out_q.put(await self._reply(line))
+            if chunk:
+                parts.append(chunk)
+        if parts:
+            self._out_q.put(await self._reply(b"".join(parts)))
 
     async def _reply(self, line: bytes) -> bytes:
         """One line back from the worker, in local paths; a ``dumps`` result once its files are here."""
