@@ -189,6 +189,18 @@ def test_an_unknown_host_key_is_refused(remote: Remote, tmp_path: Path) -> None:
             link.close()
 
 
+def test_a_configuration_that_turns_host_key_checking_off_is_refused(a_remote: Remote, tmp_path: Path) -> None:
+    """``UserKnownHostsFile none`` in an OpenSSH configuration makes asyncssh trust any key: ktui refuses."""
+    config = tmp_path / "ssh_config"
+    config.write_text("Host 127.0.0.1\n  UserKnownHostsFile none\n")
+    link = SSHLink(replace(a_remote.config, known_hosts="", ssh_config=(str(config),)), workspace(tmp_path))
+    try:
+        with pytest.raises(LinkError, match="turns host-key checking off"):
+            link.connect()
+    finally:
+        link.close()
+
+
 def test_a_remote_with_another_ktui_is_refused(
     a_remote: Remote, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

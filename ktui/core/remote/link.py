@@ -178,7 +178,20 @@ class SSHLink:
         if c.ssh_config:
             options["config"] = [os.path.expanduser(p) for p in c.ssh_config]
         try:
-            conn, _ = await asyncssh.create_connection(lambda: _Client(self), c.host, **options)
+            # the options resolved first (~/.ssh/config read): an OpenSSH configuration can turn host-key checking
+            # off (``UserKnownHostsFile none``), which asyncssh honours; ktui never connects that way
+            opts = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: asyncssh.SSHClientConnectionOptions(host=c.host, **options)
+            )
+        except (OSError, ValueError, asyncssh.Error) as exc:
+            raise LinkError(f"cannot connect to {c.label}: the SSH settings do not read ({_reason(exc)})") from None
+        if opts.known_hosts is None:
+            raise LinkError(
+                f"the SSH configuration of {c.host} turns host-key checking off (UserKnownHostsFile none): ktui checks "
+                "every host key against known_hosts; set [remote] known_hosts, or remove that line"
+            )
+        try:
+            conn, _ = await asyncssh.create_connection(lambda: _Client(self), c.host, options=opts)
         except asyncssh.HostKeyNotVerifiable as exc:
             raise LinkError(
                 f"the host key of {c.label} is not trusted ({exc.reason}): it must be in known_hosts "
