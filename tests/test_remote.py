@@ -434,3 +434,23 @@ def test_remote_settings(tmp_path: Path) -> None:
     (tmp_path / "ktui.toml").write_text("[remote]\nport = 22\n")
     assert load_remote(tmp_path) is None  # no host: here
     assert load_remote(tmp_path, "gpu3") == RemoteConfig(host="gpu3", port=22)
+
+
+def test_a_malformed_remote_read_by_default_is_a_warning(tmp_path: Path) -> None:
+    """A session reading ``[remote]`` by itself (``ktui mcp``, ``ktui replay --rerun``) warns and runs here; the
+    command line's own reading of it (``ktui run``) stops with a usage error."""
+    ws = workspace(tmp_path)
+    (ws.root / "ktui.toml").write_text('[remote]\nhost = "gpu1"\nport = "x"\n')
+    s = Session(ws, "cpu", watch=False)
+    from ktui.core.workers.transport import LocalTransport
+
+    assert isinstance(s.pool.transport, LocalTransport) and s.remote == ""
+    assert "port must be a" in s._remote_error and s._remote_error.endswith("the workers run here")
+    p = subprocess.run(
+        [sys.executable, "-m", "ktui", "run", "kernels/vector_add/v2.py", "--no-record"],
+        cwd=ws.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and "port must be a" in p.stderr, p.stderr

@@ -50,10 +50,10 @@ class Session:
             ``[ladder]`` section is a warning at start, and the defaults apply).
         remote: where the workers run: a ``RemoteConfig`` (over SSH, ``ktui.core.remote``), None (here), or
             ``FROM_WORKSPACE`` (the default: ``[remote]`` of the workspace's ``ktui.toml`` when it names a host,
-            else here). ``device`` is then resolved on that host.
+            else here; a malformed ``[remote]`` is a warning at start, and the workers run here). ``device`` is
+            then resolved on that host.
 
     Raises:
-        ktui.core.remote.config.RemoteConfigError: ``[remote]`` of ``ktui.toml`` is malformed.
         ktui.core.remote.link.LinkError: the remote cannot be reached or used (to resolve ``device="auto"``).
     """
 
@@ -74,6 +74,7 @@ class Session:
         self.store = ResultStore(workspace)
         self._own_pool = pool is None
         self.remote = ""  # where the workers run when not here: ``gpu1 over SSH (me@gpu1:22)``
+        self._remote_error = ""  # a malformed [remote] read by default (FROM_WORKSPACE): a warning at start
         self.pool = pool or self._make_pool(workspace, device, remote)
         self.device = self.pool.device
         self.options = options or LadderOptions()
@@ -104,9 +105,13 @@ class Session:
     ) -> WorkerPool:
         """The pool of workers: here, or on the remote host (``ktui.core.remote``, imported only then)."""
         if remote == FROM_WORKSPACE:
-            from ktui.core.remote.config import load_remote
+            from ktui.core.remote.config import RemoteConfigError, load_remote
 
-            remote = load_remote(workspace.root)
+            try:
+                remote = load_remote(workspace.root)
+            except RemoteConfigError as exc:  # the command line reads it itself and stops; here: a warning
+                self._remote_error = f"{exc}; the workers run here"
+                remote = None
         if remote is None:
             return WorkerPool(workspace, resolve_device(device), self.bus)
         from ktui.core.remote.transport import SSHTransport
@@ -131,8 +136,9 @@ class Session:
         self.scheduler.start()
         if self.watcher:
             self.watcher.start()
-        if self._config_error:
-            self.bus.publish(Notice(level="warning", message=self._config_error))
+        for warning in (self._config_error, self._remote_error):
+            if warning:
+                self.bus.publish(Notice(level="warning", message=warning))
 
     def stop(self) -> None:
         """Stop the watcher, the queue and the workers; a ladder under way ends at once (its result is not stored)."""
