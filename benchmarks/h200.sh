@@ -51,7 +51,7 @@ PY
       python3 benchmarks/loop_latency.py --device cuda --n 5 --skip-startup 2>&1 | tee "$OUT/latency.log" ;;
     ssh)  # issue 16: the workers on the GPU behind a loopback SSH connection (asyncssh in-process server unless
           # sshd is installed; asyncssh's wheel carried in .whl when the machine lacks it): the ladder with the
-          # benchmark and dumps over SSH, then save-to-verdict against local workers
+          # benchmark, dumps and profile (ncu there, the .ncu-rep back) over SSH, then save-to-verdict against local
       python3 benchmarks/ssh_latency.py --ladder --device cuda --problems softmax/v2,matmul/v2 --n 3 2>&1 \
         | tee "$OUT/ssh.log" | tail -20 ;;
     tests)

@@ -4,8 +4,9 @@ reached over a loopback SSH connection, beside the same session with local worke
     python3 benchmarks/ssh_latency.py [--problems softmax/v2] [--n 5] [--seed 20261201] [--seeds 2]
                                       [--server auto|openssh|asyncssh] [--pings 200] [--device cpu|cuda] [--ladder]
 
-``--ladder`` first runs each version's whole default ladder (compile, run, correctness, benchmark, dumps) over
-SSH once and prints each rung's status and summary (on a GPU: the benchmark timed there, the dumps copied back).
+``--ladder`` first runs each version's whole default ladder (compile, run, correctness, benchmark, dumps; and
+profile on a GPU) over SSH once and prints each rung's status and summary (on a GPU: the benchmark timed there, the
+dumps and the Nsight Compute report copied back).
 
 The remote is this machine: a real OpenSSH ``sshd`` on 127.0.0.1 with throw-away keys (``--server openssh``; the
 default when sshd is installed) or an asyncssh server inside this process (``asyncssh``), and this machine's ktui
@@ -63,7 +64,8 @@ def full_ladder(key: str, remote: Any, device: str, seed: int) -> bool:
     problem, version = key.split("/")
     d = copy_workspace(problem)
     try:
-        options = LadderOptions(seed=seed, rungs=DEFAULT_RUNGS)
+        rungs = DEFAULT_RUNGS + (("profile",) if device == "cuda" else ())  # ncu there, the report back
+        options = LadderOptions(seed=seed, rungs=rungs)
         s = Session(Workspace(d), device, watch=False, remote=remote, options=options)
         s.start()
         try:

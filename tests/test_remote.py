@@ -454,3 +454,55 @@ def test_a_malformed_remote_read_by_default_is_a_warning(tmp_path: Path) -> None
         timeout=120,
     )
     assert p.returncode == 2 and "port must be a" in p.stderr, p.stderr
+
+
+def test_tools_run_beside_the_remote_workers(a_remote: Remote, tmp_path: Path) -> None:
+    """``SSHTransport`` as the profile rung's ``ToolHost``: a tool is found there, its JSON input goes there with the
+    sources it names, it runs there, the file it made comes back and its output names local paths; its exit code
+    crosses; one that runs past its limit is killed there (ncu itself needs a GPU: benchmarks/h200.sh, step ssh)."""
+    import tempfile
+
+    from ktui.core.remote.transport import SSHTransport
+    from ktui.core.workers.transport import ToolHost
+
+    ws = workspace(tmp_path)
+    k = ws.root / "kernels" / "vector_add" / "v2.py"
+    t = SSHTransport(a_remote.config, ws)
+    out = Path(tempfile.mkdtemp(prefix="ktui-out-"))
+    try:
+        assert isinstance(t, ToolHost)
+        assert str(t.find_tool("sh", [])).endswith("/sh")
+        assert t.find_tool("no-such-tool-ktui", ["/nonexistent/*/no-such-tool-ktui"]) is None
+        py = t.tool_python()
+        pfile, made = out / "params.json", ws.root / ".ktui" / "profiles" / "vector_add" / "v2.txt"
+        script = (
+            "import json, pathlib, sys; p = json.load(open(sys.argv[1])); "
+            "pathlib.Path(sys.argv[2]).write_text(open(p['kernel']['path']).read()); print(sys.argv[2])"
+        )
+        params = {"kernel": {"path": str(k), "search_dir": ""}}
+        argv = [py, "-c", script, str(pfile), str(made)]
+        proc = t.run_tool(argv, timeout_s=60, json_files={pfile: params}, fetch=[made])
+        assert proc.returncode == 0, proc.stderr
+        assert made.read_text() == k.read_text()  # the source went there, the file it made came back
+        assert proc.stdout.strip() == str(made)  # printed there with the remote path, read here with the local one
+        assert t.run_tool([py, "-c", "import sys; sys.exit(4)"], timeout_s=60).returncode == 4
+        marker = "import time; time.sleep(31.5)"
+        with pytest.raises(subprocess.TimeoutExpired):
+            t.run_tool([py, "-c", marker], timeout_s=2)
+        deadline = time.monotonic() + 10
+        while _running(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _running(marker)
+    finally:
+        t.close()
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _running(marker: str) -> bool:
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker.encode() in (d / "cmdline").read_bytes() and _alive(int(d.name)):
+                return True
+        except OSError:
+            continue
+    return False

@@ -138,16 +138,23 @@ def _channel_closed(fd: int) -> bool:
 def serve(role: str, device: str, poll_s: float = 0.2) -> int:
     """Run the worker for ``role`` on ``device`` and watch the channel (see the module docstring). Returns the exit
     code to end with; a worker killed by a signal makes this process end by the same signal."""
+    argv = [sys.executable, "-m", "ktui.worker", "--role", role, "--device", device]
+    return supervise(argv, f"{role} worker", poll_s)
+
+
+def supervise(argv: list[str], what: str, poll_s: float = 0.2) -> int:
+    """Run ``argv`` on the channel (``serve``'s rule: killed with what it left when the channel closes; ends as it
+    ended). Also what ktui runs there besides the workers (Nsight Compute: ``python -m ktui.worker.remote run``)."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
     me = os.getpid()
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "ktui.worker", "--role", role, "--device", device],
-        start_new_session=True,
-        preexec_fn=lambda: _set_pdeathsig(me),
-    )
+    try:
+        worker = subprocess.Popen(argv, start_new_session=True, preexec_fn=lambda: _set_pdeathsig(me))
+    except OSError as exc:
+        sys.stderr.write(f"ktui-remote: cannot run {argv[0]}: {exc}\n")
+        return 127
     stop: list[int] = []
 
     def on_signal(signum: int, frame: object) -> None:
@@ -155,7 +162,7 @@ def serve(role: str, device: str, poll_s: float = 0.2) -> int:
 
     for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGPIPE):
         signal.signal(s, on_signal)
-    sys.stderr.write(f"ktui-remote: {role} worker pid {worker.pid} on {os.uname().nodename}\n")
+    sys.stderr.write(f"ktui-remote: {what} pid {worker.pid} on {os.uname().nodename}\n")
     sys.stderr.flush()
     while True:
         code = worker.poll()
@@ -182,11 +189,41 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("serve", help="run a worker on the channel and kill it when the channel closes")
     s.add_argument("--role", choices=("candidate", "judge", "compiler"), required=True)
     s.add_argument("--device", choices=("cpu", "cuda"), required=True)
+    r = sub.add_parser("run", help="run a command on the channel and kill it when the channel closes")
+    r.add_argument("argv", nargs=argparse.REMAINDER)
+    f = sub.add_parser("which", help="print where a tool is: PATH, then the given candidates (globs)")
+    f.add_argument("name")
+    f.add_argument("candidates", nargs="*")
     args = parser.parse_args(argv)
     if args.command == "probe":
         sys.stdout.write(json.dumps(probe(args.workdir)) + "\n")
         return 0
+    if args.command == "which":
+        found = which(args.name, args.candidates)
+        if found:
+            sys.stdout.write(found + "\n")
+        return 0 if found else 1
+    if args.command == "run":
+        cmd = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+        if not cmd:
+            parser.error("run needs a command")
+        return supervise(cmd, os.path.basename(cmd[0]))
     return serve(args.role, args.device)
+
+
+def which(name: str, candidates: list[str]) -> str | None:
+    """``name`` on PATH, else the first of ``candidates`` (each a path or a glob, ``$VAR`` expanded; a glob's
+    matches newest name first) that is an executable file; None when none is."""
+    import glob
+
+    found = shutil.which(name)
+    if found:
+        return found
+    for c in candidates:
+        for path in sorted(glob.glob(os.path.expandvars(c)), reverse=True):
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+    return None
 
 
 if __name__ == "__main__":

@@ -407,6 +407,18 @@ class SSHLink:
             total += local.stat().st_size
         return total
 
+    async def makedirs(self, folder: str) -> None:
+        """Make the remote folder (and its parents) when missing."""
+        await self.connected()
+        assert self._sftp is not None
+        await _makedirs(self._sftp, folder)
+
+    async def exists(self, remote: str) -> bool:
+        """Whether the remote path exists."""
+        await self.connected()
+        assert self._sftp is not None
+        return bool(await self._sftp.exists(remote))
+
     async def write_file(self, remote: str, data: bytes) -> None:
         """Write ``data`` to the remote file ``remote`` (its folder made)."""
         await self.connected()

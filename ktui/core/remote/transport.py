@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import queue
 import re
@@ -29,8 +30,9 @@ import shlex
 import signal
 import subprocess
 import threading
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 import asyncssh
@@ -43,6 +45,7 @@ from ktui.protocol import decode, encode
 
 OPEN_RETRIES = 10
 SEND_TIMEOUT_S = 120.0  # a request's files sent and its line written (a dead connection is found in ~15 s)
+TOOL_TIMEOUT_S = 60.0  # finding a tool there; what a tool run adds to its own limit (files there and back)
 READ_CHUNK = 1 << 16
 _PID_LINE = re.compile(rb"ktui-remote: \w+ worker pid (\d+) on (\S+)")
 _IDS = itertools.count(1)
@@ -411,6 +414,90 @@ class SSHTransport:
         if choice in ("cpu", "cuda"):
             return choice
         raise ValueError(f"unknown device {choice!r}: use auto, cpu or cuda")
+
+    # -- ToolHost: what runs beside the workers (Nsight Compute) -------------------------------------------------
+    def find_tool(self, name: str, candidates: Sequence[str]) -> str | None:
+        """``ToolHost.find_tool`` there (``python -m ktui.worker.remote which``).
+
+        Raises:
+            LinkError: the remote cannot be reached.
+        """
+        return self.link.call(self._which(name, candidates), TOOL_TIMEOUT_S)
+
+    async def _which(self, name: str, candidates: Sequence[str]) -> str | None:
+        conn = await self.link.connected()
+        probe = self.link.probe
+        assert probe is not None
+        cmd = shlex.join([probe["executable"], "-m", "ktui.worker.remote", "which", name, *candidates])
+        res = await conn.run(cmd, check=False, timeout=TOOL_TIMEOUT_S)
+        found = str(res.stdout or "").strip()
+        return found if res.exit_status == 0 and found else None
+
+    def tool_python(self) -> str:
+        """The remote interpreter that has ktui (the probe's)."""
+        return self.link.connect()["executable"]
+
+    def run_tool(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        json_files: Mapping[Path, Any] | None = None,
+        fetch: Sequence[Path] = (),
+    ) -> subprocess.CompletedProcess[str]:
+        """``ToolHost.run_tool`` there: the sources the JSON files name are sent (by content), the files written
+        with remote paths, ``argv`` (local paths mapped) run under ``python -m ktui.worker.remote run`` in the work
+        folder (killed with what it started if the channel closes), and the files of ``fetch`` it made copied back.
+        Its output comes back with local paths.
+
+        Raises:
+            subprocess.TimeoutExpired: it ran past ``timeout_s``.
+            OSError: the remote cannot be reached, or a file not moved (``LinkError`` is not one: it is wrapped).
+        """
+        try:
+            return self.link.call(self._run_tool(argv, timeout_s, json_files or {}, fetch), timeout_s + TOOL_TIMEOUT_S)
+        except (LinkError, asyncssh.Error) as exc:
+            if isinstance(exc, asyncssh.TimeoutError):
+                raise subprocess.TimeoutExpired(list(argv), timeout_s) from None
+            raise OSError(f"{self.config.label}: {exc}") from None
+        except TimeoutError:
+            raise subprocess.TimeoutExpired(list(argv), timeout_s) from None
+
+    async def _run_tool(
+        self, argv: Sequence[str], timeout_s: float, json_files: Mapping[Path, Any], fetch: Sequence[Path]
+    ) -> subprocess.CompletedProcess[str]:
+        link = self.link
+        conn = await link.connected()
+        pmap, probe = link.pmap, link.probe
+        assert pmap is not None and probe is not None
+        for path, value in json_files.items():
+            remote = pmap.remote_path(path)
+            if remote is None:
+                raise OSError(f"{path} has no place on {self.config.label} (not in the workspace or an output folder)")
+            if isinstance(value, dict):
+                await link.sync(request_files(value))
+            await link.write_file(remote, json.dumps(walk_strings(value, pmap.to_remote)).encode())
+        back = [(pmap.remote_path(f), f) for f in fetch]
+        for remote, local in back:
+            if remote is None:
+                raise OSError(f"{local} has no place on {self.config.label}")
+            await link.makedirs(str(PurePosixPath(remote).parent))
+        remote_argv = [pmap.to_remote(a) for a in argv]
+        cmd = (
+            f"cd {shlex.quote(probe['workdir'])} && exec {shlex.quote(probe['executable'])} -m ktui.worker.remote "
+            f"run -- {shlex.join(remote_argv)}"
+        )
+        proc = await conn.create_process(cmd, encoding="utf-8", errors="replace")
+        try:
+            res = await proc.wait(check=False, timeout=timeout_s)
+        except asyncssh.TimeoutError:
+            proc.close()  # the channel closes: ``run`` there kills the tool and whatever it started
+            raise
+        present = [(r, f) for r, f in back if r is not None and await link.exists(r)]
+        await link.fetch(present)
+        code = res.returncode if res.returncode is not None else -signal.SIGKILL
+        out, err = pmap.to_local(str(res.stdout or "")), pmap.to_local(str(res.stderr or ""))
+        return subprocess.CompletedProcess(list(argv), code, out, err)
 
     def describe(self) -> str:
         """``gpu1 (me@gpu1.lab:22)``: where the workers run, for the screen and the reports."""

@@ -12,16 +12,20 @@ the *thread* that forked the child ends, so every worker is forked by one thread
 from __future__ import annotations
 
 import ctypes
+import glob
+import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import IO, Any, Protocol, TypeVar
+from pathlib import Path
+from typing import IO, Any, Protocol, TypeVar, runtime_checkable
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -153,6 +157,46 @@ class Transport(Protocol):
         ...
 
 
+@runtime_checkable
+class ToolHost(Protocol):
+    """Where the tools that must run beside the workers run (Nsight Compute profiles the GPU the workers use): a
+    transport that is also a ``ToolHost`` runs them there. Paths are local ones; a remote host maps them to its own
+    and copies ``fetch`` back."""
+
+    def find_tool(self, name: str, candidates: Sequence[str]) -> str | None:
+        """``name`` on PATH there, else the first executable of ``candidates`` (paths or globs, ``$VAR`` expanded);
+        None when none is."""
+        ...
+
+    def tool_python(self) -> str:
+        """The interpreter of the workers there (it imports ktui)."""
+        ...
+
+    def run_tool(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        json_files: Mapping[Path, Any] | None = None,
+        fetch: Sequence[Path] = (),
+    ) -> subprocess.CompletedProcess[str]:
+        """Write each of ``json_files`` (path -> JSON value; the sources a ``ktui.protocol.Sources`` in it names go
+        there too), run ``argv`` with ktui importable, and bring back the files of ``fetch`` that it made.
+
+        Raises:
+            subprocess.TimeoutExpired: it ran past ``timeout_s`` (it was killed).
+            OSError: it could not be started, or a file not moved.
+        """
+        ...
+
+
+def ktui_pythonpath() -> str:
+    """PYTHONPATH for a process of this machine that must import this ktui (a profiled program)."""
+    here = str(Path(__file__).resolve().parents[3])
+    rest = os.environ.get("PYTHONPATH", "")
+    return here + (os.pathsep + rest if rest else "")
+
+
 class LocalWorker(subprocess.Popen[bytes]):
     """A local worker process: ``subprocess.Popen`` in a session of its own, killed with its process group."""
 
@@ -179,6 +223,39 @@ class LocalTransport:
     def command(self, role: str, device: str) -> list[str]:
         """The worker's command line."""
         return [self.python, "-m", "ktui.worker", "--role", role, "--device", device]
+
+    def find_tool(self, name: str, candidates: Sequence[str]) -> str | None:
+        """``ToolHost.find_tool`` on this machine."""
+        found = shutil.which(name)
+        if found:
+            return found
+        for c in candidates:
+            for path in sorted(glob.glob(os.path.expandvars(c)), reverse=True):
+                if os.path.isfile(path) and os.access(path, os.X_OK):
+                    return path
+        return None
+
+    def tool_python(self) -> str:
+        return self.python
+
+    def run_tool(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        json_files: Mapping[Path, Any] | None = None,
+        fetch: Sequence[Path] = (),
+    ) -> subprocess.CompletedProcess[str]:
+        """``ToolHost.run_tool`` here: ``subprocess.run`` with ktui on PYTHONPATH (nothing to fetch)."""
+        for path, value in (json_files or {}).items():
+            path.write_text(json.dumps(value))
+        return subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env={**os.environ, "PYTHONPATH": ktui_pythonpath()},
+        )
 
     def spawn(self, role: str, device: str, env: dict[str, str], stderr: IO[bytes]) -> LocalWorker:
         """``LocalWorker`` (a ``subprocess.Popen``) of ``command`` with pipes for the protocol and ktui's environment

@@ -1,10 +1,12 @@
 """The ``profile`` rung (on request): Nsight Compute on exactly one call after warm-up, clocks untouched.
 
 ncu runs ``python -m ktui.worker.profile_target PARAMS`` (a fresh process that imports the version, warms up and
-calls it once; ``ktui.core.inspect.ncu`` builds the command lines and reads the report). The report and its CSV
-pages go to ``.ktui/profiles/<problem>/<version>-<sha12>.*``. When the profiled spec is a benchmark spec, the judge
-times the reference on it for its bytes and flops, so the call is placed against the measured ceilings; when the
-problem has a pinned baseline version with a profile, the deltas against it are added.
+calls it once; ``ktui.core.inspect.ncu`` builds the command lines and reads the report) where the workers run: the
+pool's transport is the ``ToolHost`` (this machine, or the remote host over SSH, which sends the sources, runs ncu
+there and copies the report back). The report and its CSV pages go to
+``.ktui/profiles/<problem>/<version>-<sha12>.*``. When the profiled spec is a benchmark spec, the judge times the
+reference on it for its bytes and flops, so the call is placed against the measured ceilings; when the problem has a
+pinned baseline version with a profile, the deltas against it are added.
 
 Figures: ``spec``, ``report`` (relative to the workspace), ``kernels`` (per kernel: duration, SM/memory/DRAM
 throughput, occupancy, registers...), ``duration_us`` (all kernels of the call, µs), ``pct_peak_bandwidth`` and
@@ -13,20 +15,15 @@ throughput, occupancy, registers...), ``duration_us`` (all kernels of the call, 
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
-import ktui
 from ktui.core.inspect import ncu
 from ktui.core.ladder.context import BENCH_SEED, RunContext, RungFailed
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
 from ktui.core.store import Baselines
-from ktui.core.workers.transport import LocalTransport
+from ktui.core.workers.transport import ToolHost
 from ktui.protocol import ProfileParams, TimeReferenceRequest, json_float
 
 NCU_TAIL_LINES = 15  # the lines of ncu's output quoted when it fails
@@ -46,18 +43,19 @@ def run(ctx: RunContext) -> RungResult:
             summary="Nsight Compute needs a CUDA GPU: no profile on cpu (interpreter)",
             figures={"reason": "no GPU"},
         )
-    if not isinstance(ctx.pool.transport, LocalTransport):
+    host = ctx.pool.transport
+    if not isinstance(host, ToolHost):
         return RungResult(
             "profile",
             Status.SKIPPED,
-            summary="Nsight Compute runs only where ktui runs: the profile rung is not built for workers on another "
-            "machine (--remote) yet",
-            figures={"reason": "remote workers"},
+            summary="the workers' transport cannot run Nsight Compute beside them: no profile",
+            figures={"reason": "no tool host"},
         )
-    try:
-        tool = ncu.find_ncu()
-    except ncu.NcuMissing as exc:
-        return RungResult("profile", Status.SKIPPED, summary=str(exc), figures={"reason": "no ncu"})
+    where = getattr(host, "describe", lambda: "")()  # a remote host's name, for the messages
+    tool = host.find_tool("ncu", ncu.SEARCH)
+    if tool is None:
+        missing = ncu.MISSING + (f" on {where}" if where else "")
+        return RungResult("profile", Status.SKIPPED, summary=missing, figures={"reason": "no ncu"})
     spec = ctx.profile_spec()
     rel = ctx.state_rel / "profiles" / ctx.kernel.problem / f"{ctx.kernel.version}-{ctx.sha[:12]}"
     report = ctx.ws.root / rel
@@ -65,28 +63,26 @@ def run(ctx: RunContext) -> RungResult:
     params: ProfileParams = {**ctx.sources(), "spec": spec, "seed": BENCH_SEED, "warmup": 3}
     assert ctx.out_dir is not None
     pfile = ctx.out_dir / "profile-params.json"
-    pfile.write_text(json.dumps(params))
-    target = [sys.executable, "-m", "ktui.worker.profile_target", str(pfile)]
+    target = [host.tool_python(), "-m", "ktui.worker.profile_target", str(pfile)]
     t = ctx.options.timeouts["benchmark"]
+    rep = report.with_suffix(".ncu-rep")
     try:
-        proc = subprocess.run(
-            ncu.profile_command(tool, report, target),
-            capture_output=True,
-            text=True,
-            timeout=t,
-            env={**os.environ, "PYTHONPATH": _pythonpath()},
+        proc = host.run_tool(
+            ncu.profile_command(tool, report, target), timeout_s=t, json_files={pfile: params}, fetch=[rep]
         )
     except subprocess.TimeoutExpired:
         raise RungFailed(ErrorInfo("TimeoutError", f"ncu did not finish within {t:g} s")) from None
-    rep = report.with_suffix(".ncu-rep")
+    except OSError as exc:
+        raise RungFailed(ErrorInfo("NcuError", f"ncu could not run{' on ' + where if where else ''}: {exc}")) from None
     if proc.returncode != 0 or not rep.exists():
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-NCU_TAIL_LINES:])
         raise RungFailed(ErrorInfo("NcuError", f"ncu exited {proc.returncode}", tail))
     pages = {}
     for page in ("raw", "details"):
-        out = subprocess.run(
-            ncu.export_command(tool, rep, page), capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S
-        )
+        try:
+            out = host.run_tool(ncu.export_command(tool, rep, page), timeout_s=EXPORT_TIMEOUT_S)
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            raise RungFailed(ErrorInfo("NcuError", f"ncu could not export the {page} page: {exc}")) from None
         pages[page] = out.stdout
         (report.parent / f"{report.name}.{page}.csv").write_text(out.stdout)
     kernels = ncu.summaries(pages["raw"], pages["details"])
@@ -146,10 +142,3 @@ def _baseline_profile(ctx: RunContext) -> tuple[str, list[dict[str, Any]]] | Non
     if prof is None or prof.status is not Status.OK:
         return None
     return version, prof.figures.get("kernels", [])
-
-
-def _pythonpath() -> str:
-    """PYTHONPATH for a process that must import ktui (the profiled program) as this process does."""
-    here = str(Path(ktui.__file__).resolve().parents[1])
-    rest = os.environ.get("PYTHONPATH", "")
-    return here + (os.pathsep + rest if rest else "")
