@@ -633,12 +633,13 @@ def cmd_tui(argv: list[str]) -> int:
         handle_signals=True,
         record=not args.no_record,
         resume=plan,
+        owns_session=session is not None,
     )
     try:
         app.run()
     finally:
         if session is not None:
-            session.stop()
+            session.stop()  # (a no-op when the app stopped it)
     return app.return_code or 0  # 128 + the signal when SIGTERM or SIGHUP ended it
 
 
