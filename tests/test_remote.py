@@ -506,3 +506,16 @@ def _running(marker: str) -> bool:
         except OSError:
             continue
     return False
+
+
+def test_the_probe_clears_scratch_left_by_a_ktui_that_ended_abruptly(tmp_path: Path) -> None:
+    from ktui.worker.remote import STALE_S, clear_stale_scratch
+
+    old, fresh, other = tmp_path / "ktui-ssh-me-aaaa", tmp_path / "ktui-ssh-me-bbbb", tmp_path / "ktui-ssh-you-cccc"
+    for d in (old, fresh, other):
+        (d / "0-ktui-out-x").mkdir(parents=True)
+    then = time.time() - STALE_S - 60
+    os.utime(old, (then, then))
+    os.utime(other, (then, then))
+    assert clear_stale_scratch(tmp_path, "me") == [old]
+    assert not old.exists() and fresh.is_dir() and other.is_dir()  # another user's is not ours to remove

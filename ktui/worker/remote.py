@@ -70,6 +70,9 @@ def probe(workdir: str) -> RemoteProbe:
     folder = Path(os.path.expanduser(workdir)).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     package = Path(ktui.__file__).resolve().parent
+    user = _user()
+    root = out_root()
+    clear_stale_scratch(Path(root), user)
     return {
         "ktui": ktui.__version__,
         "fingerprint": fingerprint(package),
@@ -78,10 +81,38 @@ def probe(workdir: str) -> RemoteProbe:
         "executable": sys.executable,
         "cuda": cuda_usable(),
         "workdir": str(folder),
-        "out_root": out_root(),
-        "user": os.environ.get("USER", "") or str(os.getuid()),
+        "out_root": root,
+        "user": user,
         "host": os.uname().nodename,
     }
+
+
+def _user() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
+
+
+STALE_S = 24 * 3600  # a connection's scratch folder untouched this long was left by a ktui that ended abruptly
+
+
+def clear_stale_scratch(root: Path, user: str) -> list[Path]:
+    """Remove ``root/ktui-ssh-<user>-*`` folders (a connection's scratch: candidate outputs) not modified for
+    ``STALE_S`` seconds: a ktui that was killed or lost its connection could not remove its own (a live one adds a
+    run's folder to its own at every ladder, which touches it). Returns the folders removed."""
+    removed = []
+    now = time.time()
+    for folder in root.glob(f"ktui-ssh-{user}-*"):
+        try:
+            if folder.is_dir() and not folder.is_symlink() and now - folder.stat().st_mtime > STALE_S:
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
+        except OSError:
+            continue
+    return removed
 
 
 def _set_pdeathsig(parent: int) -> None:
