@@ -373,8 +373,11 @@ def test_a_killed_remote_worker_leaves_nothing_there(a_remote: Remote, tmp_path:
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not _alive(pid)
+        scratch = Path(s.pool.transport.link.scratch)  # type: ignore[attr-defined]
+        assert scratch.is_dir()
     finally:
         s.stop()
+    assert not scratch.exists()  # a session never started still closes its connection (and its scratch there)
 
 
 def _alive(pid: int) -> bool:

@@ -141,8 +141,12 @@ class Session:
                 self.bus.publish(Notice(level="warning", message=warning))
 
     def stop(self) -> None:
-        """Stop the watcher, the queue and the workers; a ladder under way ends at once (its result is not stored)."""
+        """Stop the watcher, the queue and the workers; a ladder under way ends at once (its result is not stored).
+        A session never started still closes its remote connection (made to resolve the device, or by a call)."""
         if not self._started:
+            close = getattr(self.pool.transport, "close", None)
+            if self._own_pool and callable(close):  # the remote connection: the workers on it end with it
+                close()
             return
         self._started = False
         if self.watcher:
