@@ -306,8 +306,9 @@ EXITS = SLOW.replace("time.sleep(0.3)", "import os\n    if a.numel() == 4099:\n 
 
 
 def test_a_dropped_connection_fails_the_rung_and_the_queue_goes_on(remote: Remote, tmp_path: Path) -> None:
-    """The connection drops while ``run`` runs: that rung fails saying so (not blaming the kernel), the version
-    queued behind it runs on a new connection and passes."""
+    """The connection drops while ``run`` runs: that rung fails saying so (not blaming the kernel; the result is
+    published, not stored as the version's verdict), the version queued behind it runs on a new connection and
+    passes."""
     ws = workspace(tmp_path, {"v5": SLOW})
     with Proxy(remote.config.port) as proxy:
         s = session(ws, through(remote, proxy))
@@ -334,6 +335,8 @@ def test_a_dropped_connection_fails_the_rung_and_the_queue_goes_on(remote: Remot
             message = run.error.message
             assert "was lost while running" in message and "the kernel is not the cause" in message, message
             assert "SSH connection to" in message or "SSH channel" in message, message
+            assert run.error.type == "WorkerLost"
+            assert s.store.load("vector_add", "v5") is None  # a lost run says nothing about the kernel: not stored
             assert [(r.name, r.status) for r in r2.rungs] == [(n, Status.OK) for n in RUNGS], r2.rungs
             assert link.connects >= 2 and proxy.accepted >= 2
             assert time.monotonic() - t0 < 200

@@ -62,6 +62,11 @@ class WorkerCrashed(WorkerError):
     """The worker process died while serving the request (segfault, ``os._exit``, killed by the OOM killer...)."""
 
 
+class WorkerLost(WorkerCrashed):
+    """The worker was lost, not ended by what it ran: its transport lost it (an SSH connection that dropped). Says
+    nothing about the kernel: the ladder does not store a result that this failed."""
+
+
 class WorkerTimeout(WorkerError):
     """The request took longer than its time limit; the worker was killed."""
 
@@ -389,9 +394,9 @@ class WorkerProcess:
             _stdin(proc).write(encode({"id": rid, "method": method, "params": dict(params or {})}))
             _stdin(proc).flush()
         except (BrokenPipeError, OSError):
-            message = self._crash_message(proc.poll(), proc)
+            died = self._died(proc.poll(), proc)
             self.restart(f"died before {method}")
-            raise WorkerCrashed(message) from None
+            raise died from None
         # The limit is on time without progress: each step the worker reports finished (a case, a spec) starts it
         # again, so a slow machine that keeps finishing cases is not taken for a hang; a call never runs past
         # IDLE_STEPS_CAP limits in all (a kernel slow in every case still ends).
@@ -422,7 +427,7 @@ class WorkerProcess:
                 self.restart(f"crashed during {method}" if not self._cancelled() else "the run was cancelled")
                 if self._cancelled():  # killed by WorkerPool.cancel_run: not the kernel's doing
                     raise RunCancelled(self._cancel_message(doing or method)) from None
-                raise WorkerCrashed(f"{exc}\nthe {self.role} worker was restarted") from None
+                raise type(exc)(f"{exc}\nthe {self.role} worker was restarted") from None
             if msg.get("id") != rid:
                 continue  # a stale line from an earlier, abandoned request
             if "progress" in msg:
@@ -486,9 +491,15 @@ class WorkerProcess:
                         code = proc.wait(timeout=5)
                     except subprocess.TimeoutExpired:
                         code = None
-                    raise WorkerCrashed(self._crash_message(code, proc))
+                    raise self._died(code, proc)
             elif proc.poll() is not None:
-                raise WorkerCrashed(self._crash_message(proc.returncode, proc))
+                raise self._died(proc.returncode, proc)
+
+    def _died(self, code: int | None, proc: WorkerHandle) -> WorkerCrashed:
+        """The error for ``proc`` having ended with ``code``: ``WorkerLost`` when its transport lost it (``lost``),
+        else ``WorkerCrashed``; the text is ``_crash_message``'s."""
+        cls = WorkerLost if getattr(proc, "lost", "") else WorkerCrashed
+        return cls(self._crash_message(code, proc))
 
     def _crash_message(self, code: int | None, proc: WorkerHandle) -> str:
         """``crash.crash_message`` for this worker's process ``proc``, which ended with ``code``, once its last
