@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -98,8 +99,10 @@ def remote_python(folder: Path) -> Path:
         )
     )
     wrapper = folder / "remote-python"
-    pythonpath = os.pathsep.join([str(block), str(Path(__file__).resolve().parents[1])])
-    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={pythonpath} exec {sys.executable} "$@"\n')
+    # this process's own PYTHONPATH stays (on the GPU machine: the carried CuTeDSL), behind the blocker and ktui
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    pythonpath = os.pathsep.join([str(block), str(Path(__file__).resolve().parents[1]), *rest])
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={shlex.quote(pythonpath)} exec {shlex.quote(sys.executable)} "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
 
