@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
-#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency tests cases gpu-cases gpu-rest gpu-more gpu-huge
-#                                        profile json trace variants import-table (carry .bench: benchmarks/import_table.py prepare)
+#   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
+#                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare)
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -56,6 +56,11 @@ PY
       done ;;
     latency)
       python3 benchmarks/loop_latency.py --device cuda --n 5 --skip-startup 2>&1 | tee "$OUT/latency.log" ;;
+    ssh)  # issue 16: the workers on the GPU behind a loopback SSH connection (asyncssh in-process server unless
+          # sshd is installed; asyncssh's wheel carried in .whl when the machine lacks it): the ladder with the
+          # benchmark, dumps and profile (ncu there, the .ncu-rep back) over SSH, then save-to-verdict against local
+      python3 benchmarks/ssh_latency.py --ladder --device cuda --problems softmax/v2,matmul/v2 --n 3 2>&1 \
+        | tee "$OUT/ssh.log" | tail -20 ;;
     tests)
       "${T[@]}" python3 -m pytest -q tests/test_gpu.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 ;;
     cases)

@@ -381,7 +381,9 @@ class WarmPath:
     """A started ``Session`` on ``ws_dir`` (watcher on, seed pinned); ``edit(i)`` saves edit ``i`` of ``key`` and
     returns its figures once the ladder finished."""
 
-    def __init__(self, ws_dir: Path, key: str, device: str, seed: int, seeds: int):
+    def __init__(self, ws_dir: Path, key: str, device: str, seed: int, seeds: int, remote: Any = None):
+        """``remote``: a ``ktui.core.remote.config.RemoteConfig`` to run the workers there (benchmarks/ssh_latency.py),
+        None for here."""
         import queue
 
         from ktui.core.events import FirstVerdict, LadderFinished, RungFinished
@@ -390,7 +392,7 @@ class WarmPath:
 
         self._types = (RungFinished, LadderFinished, FirstVerdict)
         self.events: queue.Queue[Any] = queue.Queue()
-        self.session = Session(Workspace(ws_dir), device, options=ladder_options(seed, seeds))
+        self.session = Session(Workspace(ws_dir), device, options=ladder_options(seed, seeds), remote=remote)
         self.session.bus.subscribe(lambda ev: self.events.put(ev) if isinstance(ev, self._types) else None)
         self.session.start()
         problem, version = key.split("/")

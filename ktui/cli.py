@@ -60,6 +60,33 @@ def _device_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _remote_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--remote",
+        default=None,
+        metavar="HOST",
+        help="run the workers on HOST over SSH (an ~/.ssh/config alias or a host name; the rest from [remote] in "
+        "ktui.toml); default: [remote] host of ktui.toml, else here",
+    )
+    p.add_argument("--local", action="store_true", help="run the workers here, whatever [remote] in ktui.toml says")
+
+
+def remote_config(root: Path, args: argparse.Namespace) -> Any:
+    """The ``RemoteConfig`` that ``--remote``/``--local`` and ``[remote]`` of ``ktui.toml`` choose (None: here).
+
+    Raises:
+        UsageError: ``[remote]`` is malformed, or both flags were given.
+    """
+    from ktui.core.remote.config import RemoteConfigError, load_remote
+
+    if args.local and args.remote:
+        raise UsageError("--remote and --local exclude each other")
+    try:
+        return load_remote(root, args.remote, args.local)
+    except RemoteConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _record_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-record",
@@ -84,6 +111,7 @@ def run_parser() -> argparse.ArgumentParser:
         "data the result (`ktui schema run`, docs/json.md)",
     )
     _device_arg(p)
+    _remote_arg(p)
     p.add_argument("--seed", type=int, default=None, help="base seed for correctness inputs (default: fresh)")
     p.add_argument("--seeds", type=int, default=2, help="seeds per test spec (default 2)")
     p.add_argument(
@@ -174,6 +202,7 @@ def agent_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", default=".", help="the workspace (default: the current folder)")
     _resume_arg(p)
     _device_arg(p)
+    _remote_arg(p)
     _record_arg(p)
     return p
 
@@ -220,6 +249,7 @@ def cmd_agent(argv: list[str]) -> int:
         config = load_config(ws.root, args.model)
     except (WorkspaceError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
+    remote = remote_config(ws.root, args)
     plan = _prepare_resume(ws.root, args.resume, args.no_record)
     problem = args.problem or (plan.problem if plan is not None else None)
     if problem is None:
@@ -240,16 +270,22 @@ def cmd_agent(argv: list[str]) -> int:
     if plan is not None:
         for line in plan.lines():
             print(f"ktui: {line}", file=sys.stderr)
-    return run_headless(
-        ws,
-        config,
-        problem,
-        args.message,
-        args.device,
-        record=not args.no_record,
-        argv=["ktui", "agent", *argv],
-        resume=plan,
-    )
+    from ktui.core.workers.client import WorkerStartError
+
+    try:
+        return run_headless(
+            ws,
+            config,
+            problem,
+            args.message,
+            args.device,
+            record=not args.no_record,
+            argv=["ktui", "agent", *argv],
+            resume=plan,
+            remote=remote,
+        )
+    except WorkerStartError as exc:  # the remote cannot be reached or used
+        raise EnvironmentFailure(str(exc)) from None
 
 
 def tui_parser() -> argparse.ArgumentParser:
@@ -262,6 +298,7 @@ def tui_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("workspace", nargs="?", default=".", help="a folder with references/ and kernels/ (default .)")
     _device_arg(p)
+    _remote_arg(p)
     p.add_argument("--model", default=None, help="a litellm model name for the chat (default: KTUI_MODEL or ktui.toml)")
     _resume_arg(p)
     _record_arg(p)
@@ -447,13 +484,18 @@ def cmd_run(argv: list[str]) -> int:
         policy = load_policy(ws.root, parse_timeout_arg(args.timeout) if args.timeout is not None else None)
     except TimeoutConfigError as exc:
         raise UsageError(str(exc)) from None
-    session = Session(
-        ws,
-        args.device,
-        options=LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs, ncu_args=ncu_args, tracer=args.tracer),
-        watch=False,
-        timeouts=policy,
-    )
+    remote = remote_config(ws.root, args)
+    try:
+        session = Session(
+            ws,
+            args.device,
+            options=LadderOptions(seeds=args.seeds, seed=args.seed, rungs=rungs, ncu_args=ncu_args, tracer=args.tracer),
+            watch=False,
+            timeouts=policy,
+            remote=remote,
+        )
+    except WorkerStartError as exc:  # the remote cannot be reached or used (ktui.core.remote.link.LinkError)
+        raise EnvironmentFailure(str(exc)) from None
     progress = RunningRung(sys.stdout, lambda rung: session.limits.get(LIMIT_OF.get(rung, rung)))
     recorder = _start_recorder(session, "run", argv, args.no_record)
     end = "error"  # the end record's reason, unless the run ends or a signal stops it
@@ -468,7 +510,8 @@ def cmd_run(argv: list[str]) -> int:
             recorder.note_device(info)
             print(f"ktui: recording session {recorder.id}", file=sys.stderr, flush=True)
         if not args.json:
-            print(report.run_header(kernel.key, info), flush=True)
+            host = f" on {session.remote}" if session.remote else ""  # the workers' host, when not here
+            print(report.run_header(kernel.key, info) + host, flush=True)
             session.bus.subscribe(progress.on_event)
             progress.start()
         result = session.run(kernel)
@@ -582,7 +625,8 @@ def cmd_tui(argv: list[str]) -> int:
     from ktui.agent.config import ConfigError, load_config
     from ktui.core.device import cuda_available
 
-    if args.device == "cuda" and not cuda_available():
+    remote = remote_config(ws.root, args)
+    if remote is None and args.device == "cuda" and not cuda_available():
         raise UsageError("--device cuda, but no CUDA GPU is usable on this machine (use --device cpu or auto)")
     plan = _prepare_resume(ws.root, args.resume, args.no_record)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -596,10 +640,30 @@ def cmd_tui(argv: list[str]) -> int:
         raise UsageError(str(exc)) from None
     from ktui.tui.app import KtuiApp
 
+    session = None
+    if remote is not None:  # connected (and the device resolved there) before the screen, so a failure is one line
+        from ktui.core.session import Session
+        from ktui.core.workers.client import WorkerStartError
+
+        try:
+            session = Session(ws, args.device, remote=remote)
+        except WorkerStartError as exc:
+            raise EnvironmentFailure(str(exc)) from None
     app = KtuiApp(
-        ws, device=args.device, agent_config=config, handle_signals=True, record=not args.no_record, resume=plan
+        ws,
+        device=args.device,
+        session=session,
+        agent_config=config,
+        handle_signals=True,
+        record=not args.no_record,
+        resume=plan,
+        owns_session=session is not None,
     )
-    app.run()
+    try:
+        app.run()
+    finally:
+        if session is not None:
+            session.stop()  # (a no-op when the app stopped it)
     return app.return_code or 0  # 128 + the signal when SIGTERM or SIGHUP ended it
 
 

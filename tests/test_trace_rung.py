@@ -16,6 +16,7 @@ from ktui.core.figures import check
 from ktui.core.ladder.context import LadderOptions, RungFailed
 from ktui.core.ladder.rungs import trace as trace_rung
 from ktui.core.results import Status
+from ktui.core.workers.transport import LocalTransport
 from ktui.core.workspace import KernelRef
 
 from .test_trace_figures import PROTON, SLOTS, T0, buffer, header, two_region_marks
@@ -28,7 +29,7 @@ def ctx_for(tmp_path: Path, source: str, device: str = "cuda", toml: str = "", t
     snap = tmp_path / "snap.py"
     snap.write_text(source)
     return SimpleNamespace(
-        pool=SimpleNamespace(device=device),
+        pool=SimpleNamespace(device=device, transport=LocalTransport()),
         ws=SimpleNamespace(root=tmp_path),
         options=LadderOptions(tracer=tracer),
         kernel_snap=snap,

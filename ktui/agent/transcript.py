@@ -115,13 +115,18 @@ def run_headless(
     record: bool = False,
     argv: list[str] | None = None,
     resume: Any = None,
+    remote: Any = "workspace",
 ) -> int:
     """``ktui agent``: one message and the loop it starts, the transcript on stdout. With ``record`` the session
     is recorded under ``sessions/`` (``ktui.sessions.record``; its id on stderr), ``argv`` its command line.
     ``resume`` (a ``ktui.sessions.resume.ResumePlan``): the session continues a recorded one: the agent starts
-    with its chat history, and the events append to its log.
-    Returns the exit code: 0, 1 when a model request failed, 130 on ctrl+c."""
-    session = Session(ws, device, options=LadderOptions(), watch=False)
+    with its chat history, and the events append to its log. ``remote``: where the workers run (``Session``'s
+    argument: a ``RemoteConfig``, None for here, or ``"workspace"`` for ``[remote]`` of ``ktui.toml``).
+    Returns the exit code: 0, 1 when a model request failed, 130 on ctrl+c.
+
+    Raises:
+        ktui.core.workers.client.WorkerStartError: the remote cannot be reached or used."""
+    session = Session(ws, device, options=LadderOptions(), watch=False, remote=remote)
     recorder = None
     if record:
         from ktui.sessions.record import maybe_record

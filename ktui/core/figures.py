@@ -23,8 +23,8 @@ from ktui.protocol import Launch
 
 class SkippedFigures(TypedDict):
     """A skipped rung: why (``interpreter``, ``no benchmarks``, ``no GPU``, ``no ncu``, ``needs a GPU``: a CuTeDSL
-    version on a machine without one, its run and the rungs that call it; the trace rung's ``no regions`` and
-    ``proton: Triton only``)."""
+    version on a machine without one, its run and the rungs that call it; the trace rung's ``no regions``,
+    ``proton: Triton only`` and ``remote``; ``no tool host``: a transport that cannot run ncu beside the workers)."""
 
     reason: str
 

@@ -15,7 +15,7 @@ import logging
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ktui.core.device import resolve_device
 from ktui.core.events import Event, EventBus, FileChanged, LadderFinished, Notice, ResultStored
@@ -27,6 +27,11 @@ from ktui.core.store import ResultStore, sha256
 from ktui.core.timeouts import DefaultLimits, ReferenceTimes, TimeoutConfigError, TimeoutPolicy, load_policy
 from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher
 from ktui.core.workspace import KernelRef, Workspace
+
+if TYPE_CHECKING:
+    from ktui.core.remote.config import RemoteConfig
+
+FROM_WORKSPACE: Literal["workspace"] = "workspace"  # ``Session(remote=...)``: ``[remote]`` of the workspace's ktui.toml
 
 
 class Session:
@@ -43,6 +48,13 @@ class Session:
             neither starts nor stops it.
         timeouts: how each run's time limits are set; default: ``load_policy`` of the workspace (a malformed
             ``[ladder]`` section is a warning at start, and the defaults apply).
+        remote: where the workers run: a ``RemoteConfig`` (over SSH, ``ktui.core.remote``), None (here), or
+            ``FROM_WORKSPACE`` (the default: ``[remote]`` of the workspace's ``ktui.toml`` when it names a host,
+            else here; a malformed ``[remote]`` is a warning at start, and the workers run here). ``device`` is
+            then resolved on that host.
+
+    Raises:
+        ktui.core.remote.link.LinkError: the remote cannot be reached or used (to resolve ``device="auto"``).
     """
 
     def __init__(
@@ -55,12 +67,15 @@ class Session:
         debounce_s: float = DEFAULT_DEBOUNCE_S,
         pool: WorkerPool | None = None,
         timeouts: TimeoutPolicy | None = None,
+        remote: RemoteConfig | None | Literal["workspace"] = FROM_WORKSPACE,
     ):
         self.ws = workspace
         self.bus = bus or (pool.bus if pool else EventBus())
         self.store = ResultStore(workspace)
         self._own_pool = pool is None
-        self.pool = pool or WorkerPool(workspace, resolve_device(device), self.bus)
+        self.remote = ""  # where the workers run when not here: ``gpu1 over SSH (me@gpu1:22)``
+        self._remote_error = ""  # a malformed [remote] read by default (FROM_WORKSPACE): a warning at start
+        self.pool = pool or self._make_pool(workspace, device, remote)
         self.device = self.pool.device
         self.options = options or LadderOptions()
         self._explicit_limits = None if isinstance(self.options.timeouts, DefaultLimits) else self.options.timeouts
@@ -85,6 +100,31 @@ class Session:
         self._lock = threading.Lock()
         self._unsub = self.bus.subscribe(self._remember)
 
+    def _make_pool(
+        self, workspace: Workspace, device: str, remote: RemoteConfig | None | Literal["workspace"]
+    ) -> WorkerPool:
+        """The pool of workers: here, or on the remote host (``ktui.core.remote``, imported only then)."""
+        if remote == FROM_WORKSPACE:
+            from ktui.core.remote.config import RemoteConfigError, load_remote
+
+            try:
+                remote = load_remote(workspace.root)
+            except RemoteConfigError as exc:  # the command line reads it itself and stops; here: a warning
+                self._remote_error = f"{exc}; the workers run here"
+                remote = None
+        if remote is None:
+            return WorkerPool(workspace, resolve_device(device), self.bus)
+        from ktui.core.remote.transport import SSHTransport
+
+        transport = SSHTransport(remote, workspace)
+        try:
+            resolved = transport.resolve_device(device)
+        except BaseException:
+            transport.close()
+            raise
+        self.remote = transport.describe()
+        return WorkerPool(workspace, resolved, self.bus, transport=transport)
+
     def start(self) -> None:
         """Spawn the workers (torch imports in the background), start the queue and the watcher. Returns at once."""
         if self._started:
@@ -96,12 +136,17 @@ class Session:
         self.scheduler.start()
         if self.watcher:
             self.watcher.start()
-        if self._config_error:
-            self.bus.publish(Notice(level="warning", message=self._config_error))
+        for warning in (self._config_error, self._remote_error):
+            if warning:
+                self.bus.publish(Notice(level="warning", message=warning))
 
     def stop(self) -> None:
-        """Stop the watcher, the queue and the workers; a ladder under way ends at once (its result is not stored)."""
+        """Stop the watcher, the queue and the workers; a ladder under way ends at once (its result is not stored).
+        A session never started still closes its remote connection (made to resolve the device, or by a call)."""
         if not self._started:
+            close = getattr(self.pool.transport, "close", None)
+            if self._own_pool and callable(close):  # the remote connection: the workers on it end with it
+                close()
             return
         self._started = False
         if self.watcher:

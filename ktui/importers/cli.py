@@ -166,6 +166,8 @@ def eval_parser() -> argparse.ArgumentParser:
         help="print one JSON object instead of the table: the envelope (`ktui schema eval`, docs/json.md)",
     )
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--remote", default=None, metavar="HOST", help="run the workers on HOST over SSH ([remote])")
+    p.add_argument("--local", action="store_true", help="run the workers here, whatever [remote] says")
     p.add_argument("--all-versions", action="store_true", help="every version, not only each problem's best")
     p.add_argument("--p", type=float, default=1.0, help="fast_p's speedup threshold (default 1: faster than torch)")
     p.add_argument("--rerun", action="store_true", help="run every version again, ignoring stored results")
@@ -206,7 +208,26 @@ def eval_cli(argv: list[str]) -> int:
         rungs = expand_rungs([*names, "correctness"]) if names else DEFAULT_RUNGS
     except ValueError as exc:
         raise ImporterError(str(exc)) from None
-    device = resolve_device(args.device)
+    from ktui.core.remote.config import RemoteConfigError, load_remote
+
+    if args.remote and args.local:
+        raise ImporterError("--remote and --local exclude each other")
+    try:
+        remote = load_remote(ws.root, args.remote, args.local)
+    except RemoteConfigError as exc:
+        raise ImporterError(str(exc)) from None
+    if remote is None:
+        device = resolve_device(args.device)
+    else:  # the device is the remote's: resolved there
+        from ktui.core.remote.transport import SSHTransport
+
+        probe = SSHTransport(remote, ws)
+        try:
+            device = probe.resolve_device(args.device)
+        except WorkerStartError as exc:
+            raise envelope.EnvironmentFailure(str(exc)) from None
+        finally:
+            probe.close()
     out = sys.stderr if args.json else sys.stdout
     sessions = []
 
@@ -218,6 +239,7 @@ def eval_cli(argv: list[str]) -> int:
             options=LadderOptions(seeds=2, seed=args.seed, rungs=rungs, baselines=True),
             watch=False,
             timeouts=load_policy(ws.root, None),
+            remote=remote,
         )
         sessions.append(s)
         s.start()

@@ -96,7 +96,8 @@ class KtuiApp(App[None]):
     Args:
         workspace: the workspace to show.
         device: ``auto``, ``cpu`` or ``cuda`` (ignored when ``session`` is given).
-        session: a ready-made session (tests); by default one is created and started on mount.
+        session: a ready-made session (tests; ``ktui --remote``, connected first); by default one is created and
+            started on mount.
         start_session: False shows stored results only, with no workers and no watcher (snapshot tests).
         agent_config: the chat's model and loop settings (``ktui.agent.config.load_config``); None: no model.
         handle_signals: SIGTERM and SIGHUP (the terminal closed) stop the session's workers and quit (``ktui``
@@ -106,6 +107,7 @@ class KtuiApp(App[None]):
         resume: a ``ktui.sessions.resume.ResumePlan`` (``ktui --resume``): the chat pane shows the session's earlier
             chat and what its report says (sources missing or changed), the agent starts with its history, and
             with ``record`` the events append to its log.
+        owns_session: the app stops ``session`` when it ends (on SIGTERM and SIGHUP too), as one it made.
     """
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -125,6 +127,7 @@ class KtuiApp(App[None]):
         handle_signals: bool = False,
         record: bool = False,
         resume: ResumePlan | None = None,
+        owns_session: bool = False,
     ):
         super().__init__()
         self.resume = resume
@@ -145,7 +148,9 @@ class KtuiApp(App[None]):
         self.worker_states: dict[str, str] = {}
         self._queue_state: tuple[str | None, str | None, tuple[str, ...]] = (None, None, ())
         self._unsubscribe: Callable[[], None] | None = None
-        self._owns_session = False  # a session passed in (tests) is stopped by whoever made it
+        # a session passed in (tests) is stopped by whoever made it, unless it is handed over (``ktui --remote``
+        # connects before the screen): then the app stops it, on a signal too
+        self._owns_session = owns_session
         self._log_handler: logging.Handler | None = None
         self._handlers: dict[type[Event], Callable[[Any], Any]] = {
             LadderStarted: self._ladder_event,
@@ -249,7 +254,9 @@ class KtuiApp(App[None]):
             self.store = self.session.store
             self._owns_session = True
         self._unsubscribe = self.session.bus.subscribe(self._post_core_event)
-        self.sub_title = header_subtitle(self.ws.root, self.title, device_label({"type": self.session.device}))
+        device = device_label({"type": self.session.device})
+        remote = getattr(self.session, "remote", "")  # ``gpu1 over SSH (me@gpu1:22)`` when the workers run there
+        self.sub_title = header_subtitle(self.ws.root, self.title, f"{device} on {remote}" if remote else device)
         if self.record:
             self.recorder, warnings = maybe_record(
                 self.session,

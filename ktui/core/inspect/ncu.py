@@ -9,9 +9,6 @@ page has a header row, a units row and one row per profiled kernel; the ``detail
 from __future__ import annotations
 
 import csv
-import glob
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -27,27 +24,9 @@ EXTRA_METRICS = (
 )
 
 
-class NcuMissing(RuntimeError):
-    """Nsight Compute is not installed where ktui looks."""
-
-
-def find_ncu() -> str:
-    """``ncu`` on PATH, in ``$CUDA_HOME/bin``, ``/usr/local/cuda/bin`` or ``/opt/nvidia/nsight-compute/*/``.
-
-    Raises:
-        NcuMissing: none has it.
-    """
-    found = shutil.which("ncu")
-    if found:
-        return found
-    for c in [
-        os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ncu"),
-        "/usr/local/cuda/bin/ncu",
-        *sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), reverse=True),
-    ]:
-        if os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    raise NcuMissing("ncu (Nsight Compute) not found on PATH, in $CUDA_HOME/bin or /opt/nvidia/nsight-compute")
+SEARCH = ("$CUDA_HOME/bin/ncu", "/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu")
+"""Where ncu is looked for after PATH (``ktui.core.workers.transport.ToolHost.find_tool``'s candidates)."""
+MISSING = "ncu (Nsight Compute) not found on PATH, in $CUDA_HOME/bin or /opt/nvidia/nsight-compute"
 
 
 def profile_command(

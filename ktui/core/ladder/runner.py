@@ -161,11 +161,15 @@ class Ladder:
 
     def _finish(self, result: LadderResult, t0: float, run_id: int) -> LadderResult:
         """Save and publish the result merged with the stored one (a partial run keeps the other rungs' figures);
-        return this run's own result. A run that ktui's shutdown or an unusable device broke says nothing about
-        the kernel: it is published (the screen shows why) but never stored as the version's verdict."""
+        return this run's own result. A run that ktui's shutdown, an unusable device or a lost worker (a dropped
+        SSH connection) broke says nothing about the kernel: it is published (the screen shows why) but never
+        stored as the version's verdict."""
         result.seconds = time.perf_counter() - t0
         merged = result
-        broken = self.pool.stopping or any(r.error and r.error.type == "WorkerStartError" for r in result.rungs)
+        # a worker that could not start, or was lost (a dropped SSH connection), says nothing about the kernel
+        broken = self.pool.stopping or any(
+            r.error and r.error.type in ("WorkerStartError", "WorkerLost") for r in result.rungs
+        )
         if self.store is not None and not broken:
             merged = merge(self.store.load(result.problem, result.version), result)
             try:

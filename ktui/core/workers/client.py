@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import selectors
-import signal
 import subprocess
 import threading
 import time
@@ -24,9 +23,9 @@ from typing import IO, Any
 
 from ktui.core.results import ErrorInfo
 from ktui.core.workers import orphans
-from ktui.core.workers.crash import crash_message
+from ktui.core.workers.crash import crash_message, lost_message
 from ktui.core.workers.logs import LogSink, RotatingLog, open_pipe
-from ktui.core.workers.transport import LocalTransport, Transport
+from ktui.core.workers.transport import LocalTransport, RequestPipe, Transport, WorkerHandle
 from ktui.protocol import OnProgress, decode, encode
 
 DEFAULT_START_TIMEOUT_S = 120.0
@@ -61,6 +60,11 @@ class RemoteError(WorkerError):
 
 class WorkerCrashed(WorkerError):
     """The worker process died while serving the request (segfault, ``os._exit``, killed by the OOM killer...)."""
+
+
+class WorkerLost(WorkerCrashed):
+    """The worker was lost, not ended by what it ran: its transport lost it (an SSH connection that dropped). Says
+    nothing about the kernel: the ladder does not store a result that this failed."""
 
 
 class WorkerTimeout(WorkerError):
@@ -118,12 +122,18 @@ def malloc_env(role: str, device: str) -> dict[str, str]:
     return {"GLIBC_TUNABLES": MALLOC_TUNABLES}
 
 
-def _stdin(proc: subprocess.Popen[bytes]) -> IO[bytes]:
+def _where(proc: WorkerHandle) -> str:
+    """Where the worker runs, for its states and its log's header: ``pid 123``, or the transport's own words
+    (``proc.where``: ``gpu1 pid 4567``)."""
+    return str(getattr(proc, "where", "") or f"pid {proc.pid}")
+
+
+def _stdin(proc: WorkerHandle) -> RequestPipe:
     assert proc.stdin is not None, "a worker is spawned with a pipe for its requests"
     return proc.stdin
 
 
-def _stdout(proc: subprocess.Popen[bytes]) -> IO[bytes]:
+def _stdout(proc: WorkerHandle) -> IO[bytes]:
     assert proc.stdout is not None, "a worker is spawned with a pipe for its replies"
     return proc.stdout
 
@@ -166,7 +176,7 @@ class WorkerProcess:
         self.hello: dict[str, Any] | None = None
         self.last_hello: dict[str, Any] | None = None  # survives restarts: what the device was
         self.starts = 0
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: WorkerHandle | None = None
         self._buf = b""
         self._next_id = 0
         self._lock = threading.RLock()
@@ -220,14 +230,14 @@ class WorkerProcess:
                 raise
             if self._sink is not None:
                 self._printed_before += self._sink.total
-            header = f"\n=== ktui {self.role} worker start {time.strftime('%H:%M:%S')} pid {proc.pid} ===\n"
+            header = f"\n=== ktui {self.role} worker start {time.strftime('%H:%M:%S')} {_where(proc)} ===\n"
             self._sink = LogSink(read_fd, RotatingLog.for_path(self._log_path), header.encode())
             self._doing = ""
             os.set_blocking(_stdout(proc).fileno(), False)
             self._buf = b""
             self.hello = None
             self.starts += 1
-            self.on_state(self.role, "starting", f"pid {proc.pid}")
+            self.on_state(self.role, "starting", _where(proc))
 
     def ensure_ready(self, timeout_s: float | None = None) -> dict[str, Any]:
         """Start if needed and wait for the worker's hello (device, versions). Returns the hello.
@@ -257,7 +267,8 @@ class WorkerProcess:
                 self.on_state(self.role, "failed", msg["fatal"])
                 raise WorkerStartError(msg["fatal"])
             self.hello = self.last_hello = msg.get("hello", {})
-            self.on_state(self.role, "ready", f"pid {self.pid}, started in {self.hello.get('startup_s', 0):.1f} s")
+            where = _where(self._proc) if self._proc is not None else ""
+            self.on_state(self.role, "ready", f"{where}, started in {self.hello.get('startup_s', 0):.1f} s")
             return self.hello
 
     def kill(self) -> None:
@@ -267,11 +278,7 @@ class WorkerProcess:
         self.hello = None
         if proc is None:
             return
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
+        proc.kill_tree()
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -387,9 +394,9 @@ class WorkerProcess:
             _stdin(proc).write(encode({"id": rid, "method": method, "params": dict(params or {})}))
             _stdin(proc).flush()
         except (BrokenPipeError, OSError):
-            message = self._crash_message(proc.poll())
+            died = self._died(proc.poll(), proc)
             self.restart(f"died before {method}")
-            raise WorkerCrashed(message) from None
+            raise died from None
         # The limit is on time without progress: each step the worker reports finished (a case, a spec) starts it
         # again, so a slow machine that keeps finishing cases is not taken for a hang; a call never runs past
         # IDLE_STEPS_CAP limits in all (a kernel slow in every case still ends).
@@ -420,7 +427,7 @@ class WorkerProcess:
                 self.restart(f"crashed during {method}" if not self._cancelled() else "the run was cancelled")
                 if self._cancelled():  # killed by WorkerPool.cancel_run: not the kernel's doing
                     raise RunCancelled(self._cancel_message(doing or method)) from None
-                raise WorkerCrashed(f"{exc}\nthe {self.role} worker was restarted") from None
+                raise type(exc)(f"{exc}\nthe {self.role} worker was restarted") from None
             if msg.get("id") != rid:
                 continue  # a stale line from an earlier, abandoned request
             if "progress" in msg:
@@ -484,15 +491,27 @@ class WorkerProcess:
                         code = proc.wait(timeout=5)
                     except subprocess.TimeoutExpired:
                         code = None
-                    raise WorkerCrashed(self._crash_message(code))
+                    raise self._died(code, proc)
             elif proc.poll() is not None:
-                raise WorkerCrashed(self._crash_message(proc.returncode))
+                raise self._died(proc.returncode, proc)
 
-    def _crash_message(self, code: int | None) -> str:
-        """``crash.crash_message`` for this worker's process, which ended with ``code``, once its last output is in."""
+    def _died(self, code: int | None, proc: WorkerHandle) -> WorkerCrashed:
+        """The error for ``proc`` having ended with ``code``: ``WorkerLost`` when its transport lost it (``lost``),
+        else ``WorkerCrashed``; the text is ``_crash_message``'s."""
+        cls = WorkerLost if getattr(proc, "lost", "") else WorkerCrashed
+        return cls(self._crash_message(code, proc))
+
+    def _crash_message(self, code: int | None, proc: WorkerHandle) -> str:
+        """``crash.crash_message`` for this worker's process ``proc``, which ended with ``code``, once its last
+        output is in; ``crash.lost_message`` when its transport says the worker was lost (``proc.lost``: an SSH
+        connection that dropped), not ended."""
         if self._sink is not None:
             self._sink.settle()
-        return crash_message(self.role, self.device, code, self._doing, self.log_tail())
+        lost = str(getattr(proc, "lost", "") or "")
+        if lost:
+            return lost_message(self.role, lost, self._doing, self.log_tail())
+        foreign = tuple(getattr(proc, "foreign_dirs", ()) or ())
+        return crash_message(self.role, self.device, code, self._doing, self.log_tail(), foreign)
 
     def log_tail(self) -> str:
         """The end of what the running (or last) process of this worker wrote to stderr and stdout, '' if nothing:

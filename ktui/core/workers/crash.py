@@ -98,10 +98,11 @@ def crash_hint(code: int | None, role: str, device: str, log_tail: str = "") -> 
     return ""
 
 
-def kernel_frame(log_tail: str) -> str:
+def kernel_frame(log_tail: str, foreign_dirs: tuple[str, ...] = ()) -> str:
     """The innermost frame of the kernel's own code in a Python fault dump (``faulthandler``'s ``File "...", line
     N in name`` lines of the crashing thread, most recent first), as ``File "...", line N in name``; '' when the
-    log has none. Frames of ktui, of Python and of installed packages are not the kernel's."""
+    log has none. Frames of ktui, of Python and of installed packages are not the kernel's, nor those under
+    ``foreign_dirs`` (the remote host's ktui and Python, for a worker there)."""
     lines = log_tail.splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.startswith("Current thread")), None)
     block = lines[start + 1 :] if start is not None else lines
@@ -112,7 +113,7 @@ def kernel_frame(log_tail: str) -> str:
                 break  # the end of the crashing thread's frames
             continue
         path = m["file"]
-        if path.startswith("<") or path.startswith(_KTUI_DIR) or path.startswith(_LIBRARY_DIRS):
+        if path.startswith(("<", _KTUI_DIR, *_LIBRARY_DIRS, *foreign_dirs)):
             continue
         return f'File "{path}", line {m["line"]} in {m["func"]}'
     return ""
@@ -140,7 +141,9 @@ def tail_lines(text: str, lines: int = TAIL_LINES) -> list[str]:
     return out[-lines:]
 
 
-def crash_message(role: str, device: str, code: int | None, doing: str, log_tail: str) -> str:
+def crash_message(
+    role: str, device: str, code: int | None, doing: str, log_tail: str, foreign_dirs: tuple[str, ...] = ()
+) -> str:
     """The text of ``WorkerCrashed``: ``the candidate worker died (signal SIGSEGV (segmentation fault)) while
     running spec=(129,) seed=7: <hint>`` on its first line, then the kernel's frame and the worker's last lines.
 
@@ -149,6 +152,7 @@ def crash_message(role: str, device: str, code: int | None, doing: str, log_tail
         code: its exit status (``Popen.returncode``: negative for a signal), None when unknown.
         doing: what it was running (the method, and the case its last progress line named), '' when idle.
         log_tail: the end of what the process wrote to stderr and stdout.
+        foreign_dirs: folders whose frames are not the kernel's besides this process's own (``kernel_frame``).
     """
     first = f"the {role} worker died ({describe_exit(code)})"
     if doing:
@@ -157,7 +161,7 @@ def crash_message(role: str, device: str, code: int | None, doing: str, log_tail
     if hint:
         first += f": {hint}"
     parts = [first]
-    frame = kernel_frame(log_tail)
+    frame = kernel_frame(log_tail, foreign_dirs)
     if frame:
         parts.append(f"in the kernel: {frame}")
     tail = tail_lines(log_tail)
@@ -165,4 +169,19 @@ def crash_message(role: str, device: str, code: int | None, doing: str, log_tail
         parts.append("the worker's last lines:\n" + "\n".join(tail))
     else:
         parts.append("the worker wrote nothing to stderr or stdout before it died")
+    return "\n".join(parts)
+
+
+def lost_message(role: str, lost: str, doing: str, log_tail: str) -> str:
+    """The text of ``WorkerCrashed`` for a worker that was lost rather than ended (its transport's words in
+    ``lost``: ``the SSH connection to gpu1 was lost: Connection reset by peer``): says nothing about the kernel.
+    ``the candidate worker was lost while running execute: <lost>; ktui starts it again...``, then
+    the worker's last lines."""
+    first = f"the {role} worker was lost"
+    if doing:
+        first += f" while running {doing}"
+    parts = [f"{first}: {lost}; ktui starts it again, reconnecting, for the next call (the kernel is not the cause)"]
+    tail = tail_lines(log_tail)
+    if tail:
+        parts.append("the worker's last lines:\n" + "\n".join(tail))
     return "\n".join(parts)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ktui.core.events import EventBus, WorkerState
 from ktui.core.workers import orphans
 from ktui.core.workers.client import CancelToken, WorkerError, WorkerProcess
+from ktui.core.workers.transport import LocalTransport, Transport
 from ktui.core.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -38,8 +39,16 @@ class WorkerPool:
     workers are killed and restarted, until ``end_cancel`` (the scheduler calls both).
     """
 
-    def __init__(self, workspace: Workspace, device: str, bus: EventBus | None = None, spares: bool = True):
+    def __init__(
+        self,
+        workspace: Workspace,
+        device: str,
+        bus: EventBus | None = None,
+        spares: bool = True,
+        transport: Transport | None = None,
+    ):
         self.device = device
+        self.transport: Transport = transport or LocalTransport()  # where every worker of the pool runs
         self.bus = bus or EventBus()
         self._log_dir = workspace.state_dir / "logs"
         self.cancel_token = CancelToken()  # shared by every worker of the pool, spares included
@@ -54,7 +63,7 @@ class WorkerPool:
         orphans.become_subreaper()
 
     def _make(self, role: str) -> WorkerProcess:
-        w = WorkerProcess(role, self.device, self._log_dir, cancel=self.cancel_token)
+        w = WorkerProcess(role, self.device, self._log_dir, cancel=self.cancel_token, transport=self.transport)
         w.on_state = lambda r, state, detail: self._report(w, state, detail)
         return w
 
@@ -180,3 +189,6 @@ class WorkerPool:
         for w in everyone:
             w.stop(grace_s=max(0.0, deadline - time.monotonic()))
         orphans.kill_adopted(keep=set())
+        close = getattr(self.transport, "close", None)
+        if callable(close):  # a remote transport's connection
+            close()

@@ -1,7 +1,9 @@
 """The ``profile`` rung (on request): Nsight Compute on exactly one call after warm-up, clocks untouched.
 
 ncu runs ``python -m ktui.worker.profile_target PARAMS`` (a fresh process that imports the version, warms up and
-calls it once; ``ktui.core.inspect.ncu`` builds the command lines and reads the report). What ncu collects besides
+calls it once; ``ktui.core.inspect.ncu`` builds the command lines and reads the report) where the workers run: the
+pool's transport is the ``ToolHost`` (this machine, or the remote host over SSH, which sends the sources, runs ncu
+there and copies the report back). What ncu collects besides
 ktui's own sections is steered by ``[profile]`` in ktui.toml (``set``, ``sections``, ``metrics``, ``args``:
 ``ktui.core.ladder.config``) and ``--ncu-args``. The report (``.ncu-rep``, kept) and its CSV pages go to
 ``.ktui/profiles/<problem>/<version>-<sha12>.*``. The source page (per SASS instruction: warp stall samples by
@@ -22,18 +24,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import ktui
 from ktui.core.inspect import ncu, ncusource, sass
 from ktui.core.ladder.config import ConfigError, load_profile
 from ktui.core.ladder.context import BENCH_SEED, RunContext, RungFailed
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
 from ktui.core.store import Baselines
+from ktui.core.workers.transport import ToolHost
 from ktui.protocol import ProfileParams, TimeReferenceRequest, json_float
 
 NCU_TAIL_LINES = 15  # the lines of ncu's output quoted when it fails
@@ -54,10 +54,19 @@ def run(ctx: RunContext) -> RungResult:
             summary="Nsight Compute needs a CUDA GPU: no profile on cpu (interpreter)",
             figures={"reason": "no GPU"},
         )
-    try:
-        tool = ncu.find_ncu()
-    except ncu.NcuMissing as exc:
-        return RungResult("profile", Status.SKIPPED, summary=str(exc), figures={"reason": "no ncu"})
+    host = ctx.pool.transport
+    if not isinstance(host, ToolHost):
+        return RungResult(
+            "profile",
+            Status.SKIPPED,
+            summary="the workers' transport cannot run Nsight Compute beside them: no profile",
+            figures={"reason": "no tool host"},
+        )
+    where = getattr(host, "describe", lambda: "")()  # a remote host's name, for the messages
+    tool = host.find_tool("ncu", ncu.SEARCH)
+    if tool is None:
+        missing = ncu.MISSING + (f" on {where}" if where else "")
+        return RungResult("profile", Status.SKIPPED, summary=missing, figures={"reason": "no ncu"})
     try:
         cfg = load_profile(ctx.ws.root)
     except ConfigError as exc:
@@ -70,28 +79,29 @@ def run(ctx: RunContext) -> RungResult:
     params: ProfileParams = {**ctx.sources(), "spec": spec, "seed": BENCH_SEED, "warmup": 3}
     assert ctx.out_dir is not None
     pfile = ctx.out_dir / "profile-params.json"
-    pfile.write_text(json.dumps(params))
-    target = [sys.executable, "-m", "ktui.worker.profile_target", str(pfile)]
+    target = [host.tool_python(), "-m", "ktui.worker.profile_target", str(pfile)]
     t = ctx.options.timeouts["benchmark"]
+    rep = report.with_suffix(".ncu-rep")
     try:
-        proc = subprocess.run(
+        proc = host.run_tool(
             ncu.profile_command(tool, report, target, cfg.sections, cfg.metrics, cfg.set, extra),
-            capture_output=True,
-            text=True,
-            timeout=t,
-            env={**os.environ, "PYTHONPATH": _pythonpath()},
+            timeout_s=t,
+            json_files={pfile: params},
+            fetch=[rep],
         )
     except subprocess.TimeoutExpired:
         raise RungFailed(ErrorInfo("TimeoutError", f"ncu did not finish within {t:g} s")) from None
-    rep = report.with_suffix(".ncu-rep")
+    except OSError as exc:
+        raise RungFailed(ErrorInfo("NcuError", f"ncu could not run{' on ' + where if where else ''}: {exc}")) from None
     if proc.returncode != 0 or not rep.exists():
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-NCU_TAIL_LINES:])
         raise RungFailed(ErrorInfo("NcuError", f"ncu exited {proc.returncode}", tail))
     pages = {}
     for page in ("raw", "details", "source"):
-        out = subprocess.run(
-            ncu.export_command(tool, rep, page), capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S
-        )
+        try:
+            out = host.run_tool(ncu.export_command(tool, rep, page), timeout_s=EXPORT_TIMEOUT_S)
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            raise RungFailed(ErrorInfo("NcuError", f"ncu could not export the {page} page: {exc}")) from None
         pages[page] = out.stdout
         (report.parent / f"{report.name}.{page}.csv").write_text(out.stdout)
     kernels = ncu.summaries(pages["raw"], pages["details"])
@@ -236,10 +246,3 @@ def _baseline_profile(ctx: RunContext) -> tuple[str, list[dict[str, Any]]] | Non
     if prof is None or prof.status is not Status.OK:
         return None
     return version, prof.figures.get("kernels", [])
-
-
-def _pythonpath() -> str:
-    """PYTHONPATH for a process that must import ktui (the profiled program) as this process does."""
-    here = str(Path(ktui.__file__).resolve().parents[1])
-    rest = os.environ.get("PYTHONPATH", "")
-    return here + (os.pathsep + rest if rest else "")

@@ -31,8 +31,8 @@ from typing import Any
 from ktui.core.inspect import perfetto, trace, tracestats
 from ktui.core.ladder.config import ConfigError, TraceConfig, load_trace
 from ktui.core.ladder.context import BENCH_SEED, RunContext, RungFailed
-from ktui.core.ladder.rungs.profile import _pythonpath
 from ktui.core.results import ErrorInfo, RungResult, Status
+from ktui.core.workers.transport import LocalTransport, ktui_pythonpath
 from ktui.protocol.trace import TraceOutput, TraceParams
 
 TAIL_LINES = 20  # the traced program's last lines quoted when it fails
@@ -58,6 +58,13 @@ def run(ctx: RunContext) -> RungResult:
             Status.SKIPPED,
             summary="tracing runs the kernel on a GPU: no trace on cpu (interpreter)",
             figures={"reason": "no GPU"},
+        )
+    if not isinstance(ctx.pool.transport, LocalTransport):  # the traced program runs beside ktui, not over SSH
+        return RungResult(
+            "trace",
+            Status.SKIPPED,
+            summary="the trace rung runs its traced program on this machine only: not over --remote yet",
+            figures={"reason": "remote"},
         )
     try:
         cfg = load_trace(ctx.ws.root, ctx.options.tracer)
@@ -104,7 +111,7 @@ def _run_target(ctx: RunContext, cfg: TraceConfig, spec: dict[str, Any], out: Pa
     pfile.write_text(json.dumps(params))
     env = {
         **os.environ,
-        "PYTHONPATH": _pythonpath(),
+        "PYTHONPATH": ktui_pythonpath(),
         # caches of its own: a traced build's PTX holds this process's buffer addresses, and is never reused
         "TRITON_CACHE_DIR": str(out / "triton-cache"),
         "CUTE_DSL_CACHE_DIR": str(out / "cute-cache"),
