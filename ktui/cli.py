@@ -52,6 +52,13 @@ class EnvironmentFailure(Exception):
     """The machine cannot do what was asked (a worker could not start); printed as one line, exit code 3."""
 
 
+def add_engine_args(p: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--address``, ``--actors`` (``ktui.core.engines.add_engine_args``)."""
+    from ktui.core.engines import add_engine_args as add
+
+    add(p)
+
+
 def _device_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--device",
@@ -157,6 +164,7 @@ def agent_parser() -> argparse.ArgumentParser:
     _resume_arg(p)
     _device_arg(p)
     _record_arg(p)
+    add_engine_args(p)
     return p
 
 
@@ -222,16 +230,40 @@ def cmd_agent(argv: list[str]) -> int:
     if plan is not None:
         for line in plan.lines():
             print(f"ktui: {line}", file=sys.stderr)
-    return run_headless(
-        ws,
-        config,
-        problem,
-        args.message,
-        args.device,
-        record=not args.no_record,
-        argv=["ktui", "agent", *argv],
-        resume=plan,
-    )
+    engine = _engine(args, ws)
+    try:
+        return run_headless(
+            ws,
+            config,
+            problem,
+            args.message,
+            args.device,
+            record=not args.no_record,
+            argv=["ktui", "agent", *argv],
+            resume=plan,
+            engine=engine,
+        )
+    finally:
+        if engine is not None:
+            engine.stop()
+
+
+def _engine(args: argparse.Namespace, ws: Any) -> Any:
+    """The engine of ``--engine`` (None for local), started; its errors as ktui's exit codes.
+
+    Raises:
+        UsageError: ``--address``/``--actors`` without ``--engine ray``, ``--actors`` below 1.
+        EnvironmentFailure: Ray missing, or the Ray engine could not start.
+    """
+    from ktui.core.engines import EngineError, make_engine
+    from ktui.core.ladder import LadderOptions
+
+    try:
+        return make_engine(args.engine, ws, args.device, LadderOptions(), args.address, args.actors)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    except EngineError as exc:
+        raise EnvironmentFailure(str(exc)) from None
 
 
 def tui_parser() -> argparse.ArgumentParser:
@@ -247,6 +279,7 @@ def tui_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="a litellm model name for the chat (default: KTUI_MODEL or ktui.toml)")
     _resume_arg(p)
     _record_arg(p)
+    add_engine_args(p)
     p.add_argument("--version", action="version", version=f"ktui {__version__}")
     return p
 
@@ -558,7 +591,7 @@ def cmd_tui(argv: list[str]) -> int:
     from ktui.agent.config import ConfigError, load_config
     from ktui.core.device import cuda_available
 
-    if args.device == "cuda" and not cuda_available():
+    if args.device == "cuda" and args.engine == "local" and not cuda_available():
         raise UsageError("--device cuda, but no CUDA GPU is usable on this machine (use --device cpu or auto)")
     plan = _prepare_resume(ws.root, args.resume, args.no_record)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -570,12 +603,23 @@ def cmd_tui(argv: list[str]) -> int:
         config = load_config(ws.root, args.model)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    engine = _engine(args, ws)
     from ktui.tui.app import KtuiApp
 
     app = KtuiApp(
-        ws, device=args.device, agent_config=config, handle_signals=True, record=not args.no_record, resume=plan
+        ws,
+        device=args.device,
+        agent_config=config,
+        handle_signals=True,
+        record=not args.no_record,
+        resume=plan,
+        engine=engine,
     )
-    app.run()
+    try:
+        app.run()
+    finally:
+        if engine is not None:
+            engine.stop()
     return app.return_code or 0  # 128 + the signal when SIGTERM or SIGHUP ended it
 
 

@@ -5,6 +5,7 @@
     ktui import modelnew FILE --problem P [--version vN] [--workspace W] [--force]
     ktui export gpumode|kernelbench PROBLEM VERSION [--workspace W] [--out FILE]
     ktui eval [PROBLEMS...] [--workspace W] [--json] [--device auto|cpu|cuda] [--all-versions] [--p P] [--rerun]
+              [--engine local|ray [--address ADDR] [--actors N]]
 
 Each ``*_cli`` returns the exit code; bad input raises ``ImporterError`` or ``ValueError`` (``ktui.cli`` prints
 them as usage errors, exit 2). ``ktui eval`` exits 0 when every row passed, 1 otherwise, 3 when no worker starts.
@@ -18,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from ktui.core.engines import add_engine_args
 from ktui.importers import gpumode, kernelbench
 from ktui.importers.common import ImporterError, read_meta
 
@@ -161,6 +163,7 @@ def eval_parser() -> argparse.ArgumentParser:
     p.add_argument("--p", type=float, default=1.0, help="fast_p's speedup threshold (default 1: faster than torch)")
     p.add_argument("--rerun", action="store_true", help="run every version again, ignoring stored results")
     p.add_argument("--seed", type=int, default=None, help="base seed for correctness inputs (default: fresh)")
+    add_engine_args(p)
     return p
 
 
@@ -172,6 +175,7 @@ def eval_cli(argv: list[str]) -> int:
     """``ktui eval``: progress on stderr (with ``--json``) or stdout, then the table."""
     args = eval_parser().parse_args(argv)
     from ktui.core.device import resolve_device
+    from ktui.core.engines import Engine, EngineError, make_engine
     from ktui.core.ladder import LadderOptions
     from ktui.core.results import DEFAULT_RUNGS
     from ktui.core.session import Session
@@ -184,17 +188,43 @@ def eval_cli(argv: list[str]) -> int:
         ws = Workspace.find(Path(args.workspace))
     except WorkspaceError as exc:
         raise ImporterError(str(exc)) from None
-    device = resolve_device(args.device)
     out = sys.stderr if args.json else sys.stdout
     sessions = []
+    options = LadderOptions(seeds=2, seed=args.seed, rungs=DEFAULT_RUNGS)
+    engines: list[Engine | None] = []
+
+    # a cluster's kind of device is known once joined (--address with --device auto); else it is this machine's
+    want = args.device if args.engine == "ray" and args.address else resolve_device(args.device)
+
+    def engine() -> Engine | None:
+        if not engines:
+            try:
+                engines.append(make_engine(args.engine, ws, want, options, args.address, args.actors))
+            except ValueError as exc:
+                raise ImporterError(str(exc)) from None
+            except EngineError as exc:
+                raise NoWorker(str(exc)) from None
+        return engines[0]
+
+    device = want  # the kind of device for which stored results stand
+    if args.engine == "local":
+        engine()  # (checks that --address and --actors are not given)
+    elif want == "auto":
+        try:
+            joined = engine()
+        except NoWorker as exc:
+            print(f"ktui: error: {exc}", file=sys.stderr)
+            return 3
+        device = joined.device if joined is not None else device
 
     def start() -> Session:
         s = Session(
             ws,
             device,
-            options=LadderOptions(seeds=2, seed=args.seed, rungs=DEFAULT_RUNGS),
+            options=options,
             watch=False,
             timeouts=load_policy(ws.root, None),
+            engine=engine(),
         )
         sessions.append(s)
         s.start()
@@ -203,6 +233,8 @@ def eval_cli(argv: list[str]) -> int:
         except WorkerStartError as exc:
             raise NoWorker(str(exc)) from None
         print(f"ktui eval: device {info.get('name') or info.get('type', device)}", file=out, flush=True)
+        if s.engine is not None:
+            print(f"ktui eval: {s.engine.describe()}", file=out, flush=True)
         return s
 
     try:
@@ -222,6 +254,9 @@ def eval_cli(argv: list[str]) -> int:
     finally:
         for s in sessions:
             s.stop()
+        for e in engines:
+            if e is not None:
+                e.stop()
     if args.json:
         print(json.dumps(table.to_json(), indent=1))
     else:

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ktui.core import report
-from ktui.core.results import LadderResult, RungResult
+from ktui.core.results import LadderResult, RungResult, placement_label
+from ktui.core.scheduler import is_broken
 from ktui.core.status import staleness
 from ktui.core.store import ResultStore
 from ktui.core.workspace import KernelRef, Workspace
@@ -44,6 +45,7 @@ class Row:
         expected: what upstream says of an imported solution (``correct``/``wrong``), '' otherwise.
         cached: the result was stored before this ``ktui eval`` (not run again).
         reason: the failed rung's summary, '' when none failed.
+        ran_on: where an engine ran it (``results.placement_label``: host, GPU and its UUID), '' on the local pool.
     """
 
     problem: str
@@ -57,6 +59,7 @@ class Row:
     cached: bool
     reason: str
     device: str
+    ran_on: str = ""
 
 
 @dataclass
@@ -132,6 +135,7 @@ def row_of(result: LadderResult, kernel: KernelRef, cached: bool) -> Row:
         cached=cached,
         reason=_reason(failed),
         device=str(result.device.get("type", "")),
+        ran_on=placement_label(result.device),
     )
 
 
@@ -167,7 +171,9 @@ def evaluate(
     """Run (or reuse) every selected version's ladder and summarize.
 
     ``start()`` returns a started ``core.Session`` (called once, and only when something must run); its
-    ``device_info()["type"]`` must be ``device_type``. ``say`` gets one progress line per version.
+    ``device_info()["type"]`` must be ``device_type``. The versions to run go to it together
+    (``Session.results_for``): with the Ray engine they run in parallel, each on its own GPU. ``say`` gets a line
+    per version when it starts and when it ends, in the order they end.
 
     Raises:
         ValueError: a problem that the workspace does not have.
@@ -193,27 +199,53 @@ def evaluate(
         Row(prob, "-", "· no version", False, False, None, None, "", False, "no version to run", device_type)
         for prob in missing
     ]
-    session = None
-    for n, kernel in enumerate(todo, 1):
+    done: dict[str, Row] = {}
+    to_run: list[KernelRef] = []
+    number = {k.key: n for n, k in enumerate(todo, 1)}
+    for kernel in todo:
         stored = store.load(kernel.problem, kernel.version)
         if not rerun and stored is not None and fresh(ws, kernel, stored, device_type):
-            row = row_of(stored, kernel, cached=True)
-            say(f"[{n}/{len(todo)}] {kernel.key}: {row.verdict} (stored result)")
+            done[kernel.key] = row_of(stored, kernel, cached=True)
+            say(f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: {done[kernel.key].verdict} (stored result)")
         else:
-            say(f"[{n}/{len(todo)}] {kernel.key}: running")
-            if session is None:
-                session = start()
-            result = session.run(kernel)
-            row = row_of(store.load(kernel.problem, kernel.version) or result, kernel, cached=False)
-            say(f"[{n}/{len(todo)}] {kernel.key}: {row.verdict}" + (f" ({row.reason})" if row.reason else ""))
-        rows.append(row)
+            to_run.append(kernel)
+    if to_run:
+        session = start()
+        for kernel in to_run:
+            say(f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: running")
+        for kernel, result in session.results_for(to_run):
+            ran = result if is_broken(result) else store.load(kernel.problem, kernel.version) or result
+            row = done[kernel.key] = row_of(ran, kernel, cached=False)
+            say(
+                f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: {row.verdict}"
+                + (f" ({row.reason})" if row.reason else "")
+            )
+    for kernel in todo:
+        rows.append(
+            done.get(kernel.key)
+            or Row(
+                kernel.problem,
+                kernel.version,
+                "· not run",
+                False,
+                False,
+                None,
+                None,
+                "",
+                False,
+                "no result: the run was cancelled or the file deleted",
+                device_type,
+            )
+        )
     return summarize(rows, p, device_type, timed=device_type == "cuda")
 
 
 def render(table: Table) -> list[str]:
     """The table as lines: one per version, then the summary."""
     has_expected = any(r.expected for r in table.rows)
-    head = ["version", "verdict", "speedup", "roofline"] + (["upstream"] if has_expected else []) + ["note"]
+    has_place = any(r.ran_on for r in table.rows)
+    head = ["version", "verdict", "speedup", "roofline"] + (["upstream"] if has_expected else [])
+    head += (["ran on"] if has_place else []) + ["note"]
     body = []
     for r in table.rows:
         cells = [
@@ -224,6 +256,8 @@ def render(table: Table) -> list[str]:
         ]
         if has_expected:
             cells.append(r.expected or "-")
+        if has_place:
+            cells.append(r.ran_on or "-")
         cells.append("; ".join(x for x in ("stored" if r.cached else "", r.reason) if x))
         body.append(cells)
     widths = [max(len(h), *(len(c[i]) for c in body)) if body else len(h) for i, h in enumerate(head)]
