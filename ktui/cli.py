@@ -12,6 +12,7 @@
     ktui import kernelbench|gpumode|modelnew PATH ...        problems from KernelBench / GPU MODE (``ktui.importers``)
     ktui export gpumode|kernelbench PROBLEM VERSION          the submission file the upstream harness takes
     ktui eval [PROBLEMS...] [--json] [--device D]            the ladder over a problem set, fast_p and geomean speedup
+    ktui eval|agent|(the session) --engine ray [--address A]  ladders on Ray actors, one per GPU (``ktui.core.engines``)
     ktui replay SESSION [--rerun [--device D] [--json]]      a recorded session, read-only; or every version re-run
     ktui context add|add-docs|list|remove|reindex|search ...  the context directory (``ktui.context.cli``)
     ktui mcp [WORKSPACE] [--http] [--port N]                 an MCP server for other agents (``ktui.mcp.cli``)
