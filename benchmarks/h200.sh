@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
-#                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare)
+#                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
 # when the tree and the tarball exceed a call's 64 MiB: `split -b 33000000 -d .device/cute-dsl.tar.xz part`, put
 # part00 in .devA/ and part01 in .devB/ (both git-ignored), carry .devA in one call and .devB in the next.
 # Logs and JSON go under $OUT (or ./h200-out); the last lines printed are the summary tables.
+# Step ray needs Ray for Python 3.12 in .whl (the machine has Ray's other needs but jsonschema's), made here once:
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
+#     ray==2.60.0 jsonschema==4.26.0 jsonschema-specifications==2025.9.1 referencing==0.37.0 rpds-py==2026.9.1
+#   python3 benchmarks/slim_wheel.py .whl/ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl ray/jars/  # 79 -> 47 MB
+# (Ray's Java jars left out: with them the wheel alone is over a call's 64 MiB). Carry .whl, not .device.
 set -uo pipefail
 OUT=${OUT:-$PWD/h200-out}
 mkdir -p "$OUT"
@@ -136,6 +142,11 @@ PY
         --budget "${IMPORT_TABLE_BUDGET:-480}" ${IMPORT_TABLE_ONLY:+--only $IMPORT_TABLE_ONLY} \
         --json "$OUT/import-table.json" 2>&1 \
         | tee "$OUT/import-table.log" | grep -vE "^\[[0-9]+/[0-9]+\] .*: running" | tail -75 ;;
+    ray)  # issue 16: `ktui eval --engine ray` on the examples (one actor per GPU) against the local pool
+      python3 -c "import ray; print('ray', ray.__version__)" 2>&1 | tail -1 | tee "$OUT/ray-info.txt"
+      nvidia-smi --query-gpu=index,uuid --format=csv,noheader | tee -a "$OUT/ray-info.txt"
+      python3 benchmarks/engine_compare.py --device cuda --out "$OUT/ray" ${RAY_PROBLEMS:+--problems $RAY_PROBLEMS} \
+        2>&1 | tee "$OUT/ray.log" | tail -25 ;;
     *) echo "unknown step $step" ;;
   esac
 done

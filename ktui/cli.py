@@ -12,6 +12,7 @@
     ktui import kernelbench|gpumode|modelnew PATH ...        problems from KernelBench / GPU MODE (``ktui.importers``)
     ktui export gpumode|kernelbench PROBLEM VERSION          the submission file the upstream harness takes
     ktui eval [PROBLEMS...] [--json] [--device D]            the ladder over a problem set, fast_p and geomean speedup
+    ktui eval|agent|(the session) --engine ray [--address A]  ladders on Ray actors, one per GPU (``ktui.core.engines``)
     ktui replay SESSION [--rerun [--device D] [--json]]      a recorded session, read-only; or every version re-run
     ktui context add|add-docs|list|remove|reindex|search ...  the context directory (``ktui.context.cli``)
     ktui mcp [WORKSPACE] [--http] [--port N]                 an MCP server for other agents (``ktui.mcp.cli``)
@@ -49,6 +50,13 @@ EXIT_CODES = (
     "--device cuda, torch missing...); with --json the result or the error is one JSON object on stdout "
     "(`ktui schema`)"
 )
+
+
+def add_engine_args(p: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--address``, ``--actors`` (``ktui.core.engines.add_engine_args``)."""
+    from ktui.core.engines import add_engine_args as add
+
+    add(p)
 
 
 def _device_arg(p: argparse.ArgumentParser) -> None:
@@ -204,6 +212,7 @@ def agent_parser() -> argparse.ArgumentParser:
     _device_arg(p)
     _remote_arg(p)
     _record_arg(p)
+    add_engine_args(p)
     return p
 
 
@@ -272,6 +281,7 @@ def cmd_agent(argv: list[str]) -> int:
             print(f"ktui: {line}", file=sys.stderr)
     from ktui.core.workers.client import WorkerStartError
 
+    engine = _engine(args, ws, remote)
     try:
         return run_headless(
             ws,
@@ -283,8 +293,36 @@ def cmd_agent(argv: list[str]) -> int:
             argv=["ktui", "agent", *argv],
             resume=plan,
             remote=remote,
+            engine=engine,
         )
     except WorkerStartError as exc:  # the remote cannot be reached or used
+        raise EnvironmentFailure(str(exc)) from None
+    finally:
+        if engine is not None:
+            engine.stop()
+
+
+def _engine(args: argparse.Namespace, ws: Any, remote: Any = None) -> Any:
+    """The engine of ``--engine`` (None for local), started; its errors as ktui's exit codes.
+
+    Raises:
+        UsageError: ``--address``/``--actors`` without ``--engine ray``, ``--actors`` below 1, ``--engine ray``
+            with a remote host (``--remote`` or ``[remote]``: the Ray engine places its actors itself).
+        EnvironmentFailure: Ray missing, or the Ray engine could not start.
+    """
+    from ktui.core.engines import EngineError, make_engine
+    from ktui.core.ladder import LadderOptions
+
+    if remote is not None and args.engine != "local":
+        raise UsageError(
+            f"--engine {args.engine} and a remote host ({remote.host}) exclude each other: Ray places "
+            "its actors on its cluster's GPUs itself (use --local, or drop --engine)"
+        )
+    try:
+        return make_engine(args.engine, ws, args.device, LadderOptions(), args.address, args.actors)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    except EngineError as exc:
         raise EnvironmentFailure(str(exc)) from None
 
 
@@ -302,6 +340,7 @@ def tui_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="a litellm model name for the chat (default: KTUI_MODEL or ktui.toml)")
     _resume_arg(p)
     _record_arg(p)
+    add_engine_args(p)
     p.add_argument("--version", action="version", version=f"ktui {__version__}")
     return p
 
@@ -626,7 +665,7 @@ def cmd_tui(argv: list[str]) -> int:
     from ktui.core.device import cuda_available
 
     remote = remote_config(ws.root, args)
-    if remote is None and args.device == "cuda" and not cuda_available():
+    if remote is None and args.device == "cuda" and args.engine == "local" and not cuda_available():
         raise UsageError("--device cuda, but no CUDA GPU is usable on this machine (use --device cpu or auto)")
     plan = _prepare_resume(ws.root, args.resume, args.no_record)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -638,6 +677,7 @@ def cmd_tui(argv: list[str]) -> int:
         config = load_config(ws.root, args.model)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    engine = _engine(args, ws, remote)
     from ktui.tui.app import KtuiApp
 
     session = None
@@ -658,12 +698,15 @@ def cmd_tui(argv: list[str]) -> int:
         record=not args.no_record,
         resume=plan,
         owns_session=session is not None,
+        engine=engine,
     )
     try:
         app.run()
     finally:
         if session is not None:
             session.stop()  # (a no-op when the app stopped it)
+        if engine is not None:
+            engine.stop()
     return app.return_code or 0  # 128 + the signal when SIGTERM or SIGHUP ended it
 
 

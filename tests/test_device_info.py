@@ -39,7 +39,7 @@ def test_a_rerun_flags_another_driver_and_cutedsl_but_not_the_clock_now():
 @pytest.mark.skipif(not shutil.which("nvidia-smi"), reason="no NVIDIA driver here")
 def test_nvml_reads_the_driver_that_nvidia_smi_reports():
     smi = subprocess.run(
-        ["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm", "--format=csv,noheader,nounits", "-i", "0"],
+        ["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm,uuid", "--format=csv,noheader,nounits", "-i", "0"],
         capture_output=True,
         text=True,
         check=True,
@@ -47,6 +47,7 @@ def test_nvml_reads_the_driver_that_nvidia_smi_reports():
     facts = nvml_facts(0)
     assert facts["driver"] == smi[0].strip()
     assert facts["sm_clock_max_mhz"] == int(smi[1])
+    assert facts["uuid"] == smi[2].strip() and facts["uuid"].startswith("GPU-")  # which GPU (the Ray engine's)
 
 
 def test_without_nvml_the_facts_are_empty_not_an_error(monkeypatch):

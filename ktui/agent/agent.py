@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ktui.agent import llm
@@ -31,6 +31,7 @@ from ktui.agent.events import (
 )
 from ktui.agent.prompts import system_prompt
 from ktui.agent.tools import TOOLS, PendingWrite, ToolError, Workbench, results_for_model, tool_names
+from ktui.core import report
 from ktui.core.events import EventBus
 from ktui.core.results import RUNG_ORDER, LadderResult, expand_rungs
 from ktui.core.workspace import KERNELS, KernelRef, Workspace, WorkspaceError
@@ -97,6 +98,10 @@ class Agent:
         bus: where every step is published.
         run_ladder: runs (or waits for) the ladder of a version and returns its result; called with ``rungs=``
             (a tuple of rung names) when the model asks for some rungs only (a trace, a profile).
+        run_many: the same for the versions written in one turn, all sent at once, ``(kernel, result)`` as each
+            finishes (``Session.results_for``: with the Ray engine each runs on its own GPU); default:
+            ``run_ladder`` on each in turn. Their results go back to the model together, ranked
+            (``report.for_model_ranked``).
         results: the latest result of each version, by ``problem/version`` (for the system prompt).
         base_of: the version a new version of a problem derives from when the model has read or written none of
             that problem in this conversation (the TUI: the selected version); None, or a None answer: the best
@@ -112,11 +117,13 @@ class Agent:
         results: Callable[[], dict[str, LadderResult]] | None = None,
         interactive: bool = True,
         base_of: Callable[[str], KernelRef | None] | None = None,
+        run_many: Callable[[list[KernelRef]], Iterable[tuple[KernelRef, LadderResult]]] | None = None,
     ):
         self.ws = workspace
         self.config = config
         self.bus = bus
         self.run_ladder = run_ladder
+        self._run_all = run_many or (lambda kernels: ((k, self.run_ladder(k)) for k in kernels))
         self.results = results or (lambda: {})
         self.tools = Workbench(workspace)  # the tools the model calls (files, context search, writes)
         self.interactive = interactive  # a chat to come back to (the TUI), or one message (ktui agent)
@@ -194,13 +201,14 @@ class Agent:
                     return
                 rounds += 1
                 self.bus.publish(AgentState(state="ladder", detail=", ".join(written)))
-                reports = []
-                for k in written.values():
+                results = []
+                for _, result in self._run_all(list(written.values())):
                     if self._cancel.is_set():
                         raise llm.Cancelled()
-                    reports.append(results_for_model(self.run_ladder(k)))
+                    results.append(result)
                 written = {}
-                message = "\n\n".join(reports) + f"\n\n(automatic round {rounds} of {self.config.max_rounds})"
+                message = report.for_model_ranked(results) if results else "(no version was run: cancelled)"
+                message += f"\n\n(automatic round {rounds} of {self.config.max_rounds})"
                 self.history.append({"role": "user", "content": message})
                 self.bus.publish(ChatMessage(role="results", text=message))
         except llm.Cancelled:

@@ -116,17 +116,19 @@ def run_headless(
     argv: list[str] | None = None,
     resume: Any = None,
     remote: Any = "workspace",
+    engine: Any = None,
 ) -> int:
     """``ktui agent``: one message and the loop it starts, the transcript on stdout. With ``record`` the session
     is recorded under ``sessions/`` (``ktui.sessions.record``; its id on stderr), ``argv`` its command line.
     ``resume`` (a ``ktui.sessions.resume.ResumePlan``): the session continues a recorded one: the agent starts
     with its chat history, and the events append to its log. ``remote``: where the workers run (``Session``'s
-    argument: a ``RemoteConfig``, None for here, or ``"workspace"`` for ``[remote]`` of ``ktui.toml``).
+    argument: a ``RemoteConfig``, None for here, or ``"workspace"`` for ``[remote]`` of ``ktui.toml``). ``engine``
+    (``ktui.core.engines``, None: the local pool): where the ladders run; the versions of one turn run there together.
     Returns the exit code: 0, 1 when a model request failed, 130 on ctrl+c.
 
     Raises:
         ktui.core.workers.client.WorkerStartError: the remote cannot be reached or used."""
-    session = Session(ws, device, options=LadderOptions(), watch=False, remote=remote)
+    session = Session(ws, device, options=LadderOptions(), watch=False, remote=remote, engine=engine)
     recorder = None
     if record:
         from ktui.sessions.record import maybe_record
@@ -146,7 +148,15 @@ def run_headless(
             print(f"ktui: {what} {recorder.id}", file=sys.stderr, flush=True)
     end = "error"
     session.start()
-    agent = Agent(ws, config, session.bus, run_ladder=session.result_for, results=session.results, interactive=False)
+    agent = Agent(
+        ws,
+        config,
+        session.bus,
+        run_ladder=session.result_for,
+        results=session.results,
+        interactive=False,
+        run_many=session.results_for,
+    )
     if resume is not None:
         resume.apply(agent)
     printer = Printer(agent, ask=config.approve != "auto")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ktui.core import inside
 from ktui.core.figures import compile_of, correctness_of
-from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status, device_label
+from ktui.core.results import RUNG_ORDER, ErrorInfo, LadderResult, RungResult, Status, device_label, placement_label
 from ktui.core.workspace import KernelRef
 from ktui.protocol import REFERENCE_ERROR
 
@@ -206,6 +206,32 @@ def for_model(result: LadderResult) -> str:
             for s in bad:
                 lines.append(f"  spec {s['label']} ({s.get('worst_case', '')}): {s.get('reason', '')}")
     return "\n".join(lines)
+
+
+def rank(results: Sequence[LadderResult]) -> list[LadderResult]:
+    """Versions best first: those that passed, by their worst-spec speedup (``LadderResult.worst_speedup``; none, on
+    the CPU, counts as 0), then the failed ones by how far up the ladder they got; ties keep the given order. A fast
+    wrong kernel never ranks above a correct one."""
+
+    def score(r: LadderResult) -> tuple[int, float, int]:
+        failed = r.failed_rung
+        reached = RUNG_ORDER.index(failed.name) if failed is not None and failed.name in RUNG_ORDER else len(RUNG_ORDER)
+        return (1 if r.ok else 0, r.worst_speedup or 0.0, reached)
+
+    return sorted(results, key=score, reverse=True)
+
+
+def for_model_ranked(results: Sequence[LadderResult]) -> str:
+    """Several versions' results for the model at once: the ranking (``rank``) in one line each, then each
+    version's ``for_model`` in that order. One result is its ``for_model`` alone."""
+    if len(results) == 1:
+        return for_model(results[0])
+    ranked = rank(results)
+    head = [f"{len(ranked)} versions verified together, ranked (correct versions first, by worst-spec speedup):"]
+    for i, r in enumerate(ranked, 1):
+        where = placement_label(r.device)
+        head.append(f"{i}. {r.key}  {verdict(r)[0]}" + (f"  (ran on {where})" if where else ""))
+    return "\n".join(head) + "\n\n" + "\n\n".join(for_model(r) for r in ranked)
 
 
 def _model_verdict(result: LadderResult) -> str:

@@ -341,6 +341,21 @@ def device_label(device: dict[str, Any]) -> str:
     return "cpu (interpreter)"
 
 
+def placement_label(device: dict[str, Any]) -> str:
+    """Where a result ran, when an engine placed it (``device["placement"]``, ``ktui.core.engines``): ``node3 GPU 5
+    GPU-8f3c1a2b`` (the host, the GPU as that node numbers it, the GPU's UUID from NVML), ``node3 CPU actor 1``;
+    '' for a result of the local pool."""
+    where = device.get("placement")
+    if not isinstance(where, dict):
+        return ""
+    host = str(where.get("host") or "?")
+    gpus = ",".join(str(g) for g in where.get("gpu_ids") or [])
+    if gpus:
+        uuid = str(device.get("uuid") or "")
+        return f"{host} GPU {gpus}" + (f" {uuid[:12]}" if uuid else "")
+    return f"{host} CPU actor {where.get('actor', '?')}"
+
+
 def fmt(x: Any, digits: int = 3) -> str:
     """A figure for a table cell or a summary line: ``2.38e-07``, ``48.1``, ``nan``, ``inf``, ``-``."""
     if x is None:

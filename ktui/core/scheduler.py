@@ -89,7 +89,7 @@ def _serve_from(newer: Future[LadderResult | None], older: Ticket) -> None:
     newer.add_done_callback(copy)
 
 
-def _content(kernel: KernelRef) -> tuple[str, str] | None:
+def content_of(kernel: KernelRef) -> tuple[str, str] | None:
     """The sha256 of the kernel's and of its reference's current source; None when either cannot be read."""
     try:
         return (
@@ -185,7 +185,7 @@ class Scheduler:
                 and self._running_content is not None
             )
             self._cv.notify_all()
-        if supersedes and _content(kernel) != self._running_content:
+        if supersedes and content_of(kernel) != self._running_content:
             self._cancel_running(kernel.key, f"cancelled: a newer save of {kernel.path.name}", superseded=True)
         self._publish()
         return ticket
@@ -244,6 +244,13 @@ class Scheduler:
                 self._cancel[2].extend(stopped)
         return running.key
 
+    def remember(self, key: str, result: LadderResult) -> None:
+        """Keep ``result`` as ``key``'s last run, as if this scheduler had run it (a ladder that ran elsewhere: the
+        session's engine), so that a save of the content it ran is skipped; a broken run is not kept."""
+        if not is_broken(result):
+            with self._cv:
+                self._last[key] = result
+
     def last(self, key: str) -> LadderResult | None:
         """The result of the last run of ``key`` this scheduler made (skipped saves make none)."""
         with self._cv:
@@ -301,7 +308,7 @@ class Scheduler:
                 ticket = self._tickets.pop(kernel.key)
                 whys = self._why.pop(kernel.key, set())
                 self._running, self._rung, self._running_ticket = kernel, None, ticket
-            content = _content(kernel)
+            content = content_of(kernel)
             with self._cv:
                 self._running_content = content
             done = self._already_ran(kernel, whys, content)
@@ -319,7 +326,7 @@ class Scheduler:
                     result = self._run_ladder(kernel, rungs) if rungs else self._run_ladder(kernel)
                     if self._end_cancel(kernel, ticket):
                         continue
-                    if isinstance(result, LadderResult) and not _broken(result):
+                    if isinstance(result, LadderResult) and not is_broken(result):
                         with self._cv:
                             self._last[kernel.key] = result
                     ticket.set_result(result)
@@ -370,7 +377,12 @@ class Scheduler:
         return True
 
 
-def _broken(result: LadderResult) -> bool:
+BROKEN_TYPES = ("WorkerStartError", "ActorDied", "KtuiError")
+"""Error types of a rung that say nothing about the kernel: a worker that could not start; the Ray engine's actor
+that died twice under the version, or ktui's own code that raised there (``ktui.core.engines.ray_ladders``)."""
+
+
+def is_broken(result: LadderResult) -> bool:
     """A run that says nothing about the kernel (a worker could not start, a cancel): a save of the same content
     reruns."""
-    return is_cancelled(result) or any(r.error is not None and r.error.type == "WorkerStartError" for r in result.rungs)
+    return is_cancelled(result) or any(r.error is not None and r.error.type in BROKEN_TYPES for r in result.rungs)

@@ -7,28 +7,37 @@ The TUI draws what it publishes; the headless front ends wait on its tickets. No
 Each run's time limits come from the session's ``TimeoutPolicy`` (``ktui.core.timeouts``: ``--timeout``,
 ``ktui.toml`` ``[ladder]``, else derived from what the rungs took before); ``limits`` holds those of the run under
 way. ``cancel`` ends that run (the cancel key, ctrl+c); a newer save of its file does too (``Scheduler``).
+
+With an ``engine`` (``ktui.core.engines``: Ray actors, one per GPU) every ladder runs there instead of in the
+session's own worker pool, which then never starts: the scheduler's runs (saves, reruns) one at a time as before, and
+``results_for``'s batches (the agent's variants, ``ktui eval``) all at once, each on its own actor. The session
+stores and publishes each result as the local ladder does, and a run of content already under way on the engine is
+not sent twice (the watcher's save of what the agent just wrote waits for the agent's run).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import CancelledError, Future, as_completed
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ktui.core.device import resolve_device
 from ktui.core.events import Event, EventBus, FileChanged, LadderFinished, Notice, ResultStored
-from ktui.core.ladder import Ladder, LadderOptions, WorkerPool
+from ktui.core.ladder import Ladder, LadderOptions, WorkerPool, merge
 from ktui.core.log import close_log, open_log
-from ktui.core.results import LadderResult
-from ktui.core.scheduler import Scheduler, Ticket, is_cancelled
+from ktui.core.results import LadderResult, expand_rungs
+from ktui.core.scheduler import Scheduler, Ticket, content_of, is_broken, is_cancelled
 from ktui.core.store import ResultStore, sha256
 from ktui.core.timeouts import DefaultLimits, ReferenceTimes, TimeoutConfigError, TimeoutPolicy, load_policy
 from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher
 from ktui.core.workspace import KernelRef, Workspace
 
 if TYPE_CHECKING:
+    from ktui.core.engines import Engine, Outcome
     from ktui.core.remote.config import RemoteConfig
 
 FROM_WORKSPACE: Literal["workspace"] = "workspace"  # ``Session(remote=...)``: ``[remote]`` of the workspace's ktui.toml
@@ -52,6 +61,9 @@ class Session:
             ``FROM_WORKSPACE`` (the default: ``[remote]`` of the workspace's ``ktui.toml`` when it names a host,
             else here; a malformed ``[remote]`` is a warning at start, and the workers run here). ``device`` is
             then resolved on that host.
+        engine: where the ladders run instead of the session's own pool (``ktui.core.engines.make_engine``), already
+            started; like a given ``pool``, the session neither starts nor stops it. Its device is the session's
+            (``device`` and ``remote`` are then not used).
 
     Raises:
         ktui.core.remote.link.LinkError: the remote cannot be reached or used (to resolve ``device="auto"``).
@@ -68,15 +80,20 @@ class Session:
         pool: WorkerPool | None = None,
         timeouts: TimeoutPolicy | None = None,
         remote: RemoteConfig | None | Literal["workspace"] = FROM_WORKSPACE,
+        engine: Engine | None = None,
     ):
         self.ws = workspace
         self.bus = bus or (pool.bus if pool else EventBus())
         self.store = ResultStore(workspace)
+        self.engine = engine
         self._own_pool = pool is None
         self.remote = ""  # where the workers run when not here: ``gpu1 over SSH (me@gpu1:22)``
         self._remote_error = ""  # a malformed [remote] read by default (FROM_WORKSPACE): a warning at start
-        self.pool = pool or self._make_pool(workspace, device, remote)
-        self.device = self.pool.device
+        if engine is not None:  # the engine's actors hold the workers; the session's own pool stays local
+            self.pool = pool or WorkerPool(workspace, engine.device, self.bus)
+        else:
+            self.pool = pool or self._make_pool(workspace, device, remote)
+        self.device = engine.device if engine else self.pool.device
         self.options = options or LadderOptions()
         self._explicit_limits = None if isinstance(self.options.timeouts, DefaultLimits) else self.options.timeouts
         self._config_error = ""
@@ -91,13 +108,16 @@ class Session:
         self.reference_times = ReferenceTimes(workspace)
         self.ladder = Ladder(workspace, self.pool, self.bus, self.options, self.store)
         self.scheduler = Scheduler(
-            self._run_ladder, self.bus, on_cancel=self.pool.cancel_run, after_cancel=self.pool.end_cancel
+            self._run_ladder, self.bus, on_cancel=self._cancel_running, after_cancel=self._after_cancel
         )
         self.watcher = Watcher(workspace, self._on_file, debounce_s, bus=self.bus) if watch else None
         self._log: logging.Handler | None = None
         self._started = False
         self._latest: dict[str, LadderResult] = {}
         self._lock = threading.Lock()
+        # the engine's runs under way: version -> (the content it runs, its rungs, its future)
+        self._inflight: dict[str, tuple[tuple[str, str] | None, frozenset[str], Future[LadderResult]]] = {}
+        self._stopping = False
         self._unsub = self.bus.subscribe(self._remember)
 
     def _make_pool(
@@ -131,7 +151,7 @@ class Session:
             return
         self._started = True
         self._log = open_log(self.ws.state_dir)  # bus and watcher failures land in .ktui/logs/ktui.log
-        if self._own_pool:
+        if self._own_pool and self.engine is None:
             self.pool.start()
         self.scheduler.start()
         if self.watcher:
@@ -139,6 +159,8 @@ class Session:
         for warning in (self._config_error, self._remote_error):
             if warning:
                 self.bus.publish(Notice(level="warning", message=warning))
+        if self.engine is not None:
+            self.bus.publish(Notice(level="info", message=self.engine.describe()))
 
     def stop(self) -> None:
         """Stop the watcher, the queue and the workers; a ladder under way ends at once (its result is not stored).
@@ -149,6 +171,7 @@ class Session:
                 close()
             return
         self._started = False
+        self._stopping = True
         if self.watcher:
             self.watcher.stop()
         if self._own_pool:
@@ -168,8 +191,11 @@ class Session:
         """The candidate worker's device description (waits for its hello).
 
         Raises:
-            WorkerStartError: the worker could not start (no GPU for ``cuda``, torch missing...).
+            WorkerStartError: the worker could not start (no GPU for ``cuda``, torch missing...); with an engine,
+                ``EngineError`` (no actor could start).
         """
+        if self.engine is not None:
+            return self.engine.device_info()
         return self.pool.device_info()
 
     # -- the ladder ----------------------------------------------------------------------------------------------
@@ -180,7 +206,9 @@ class Session:
 
     def _run_ladder(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> LadderResult:
         """The scheduler's runner: ``Ladder.run`` with this run's time limits, then the judge's seconds for the
-        reference's share of each rung kept for the next runs' limits."""
+        reference's share of each rung kept for the next runs' limits. With an engine, the run goes there."""
+        if self.engine is not None:
+            return self._on_engine(kernel, rungs).result()
         self.limits = self.limits_for(kernel)
         self.ladder.options = replace(self.options, timeouts=self.limits)
         judge = self.pool.judge
@@ -189,6 +217,66 @@ class Session:
         if not is_cancelled(result) and not self.pool.stopping:
             self.reference_times.record(self.device, kernel.problem, judge.timings_since(mark))
         return result
+
+    def _cancel_running(self, reason: str) -> list[str]:
+        """The scheduler's cancel: the local pool's (``WorkerPool.cancel_run``), or the engine's run of the version
+        the scheduler runs."""
+        if self.engine is None:
+            return self.pool.cancel_run(reason)
+        key = self.scheduler.running
+        return self.engine.cancel(key, reason) if key else []
+
+    def _after_cancel(self) -> None:
+        if self.engine is None:
+            self.pool.end_cancel()  # (an engine's actor ends its own cancel with the run)
+
+    # -- the engine ----------------------------------------------------------------------------------------------
+    def _on_engine(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> Future[LadderResult]:
+        """A future of ``kernel``'s result (this run's own) on the engine: the run of the same content under way
+        when there is one with these rungs, else a new run (its limits from the session's policy). The result is
+        stored (merged), published (``LadderFinished``) and remembered by the scheduler before the future is set."""
+        assert self.engine is not None
+        content = content_of(kernel)
+        want = frozenset(expand_rungs(rungs or self.options.rungs))
+        done: Future[LadderResult] = Future()
+        with self._lock:  # (checked and taken at once: two callers of one content never both send it)
+            held = self._inflight.get(kernel.key)
+            if held is not None and not held[2].done() and held[0] == content and want <= held[1]:
+                return held[2]
+            self._inflight[kernel.key] = (content, want, done)
+        limits = self.limits = self.limits_for(kernel)
+        sent = self.engine.submit(kernel, rungs, limits, self.bus.publish)
+        sent.add_done_callback(lambda f: self._engine_done(kernel, f, done))
+        return done
+
+    def _engine_done(self, kernel: KernelRef, sent: Future[Outcome], done: Future[LadderResult]) -> None:
+        """An engine run ended: store it merged with the stored result (unless it says nothing about the kernel:
+        cancelled, broken, or the session stopping), keep the judge's seconds for the next limits, publish
+        ``LadderFinished``, then set ``done``."""
+        with self._lock:
+            if self._inflight.get(kernel.key, (None, None, None))[2] is done:
+                del self._inflight[kernel.key]
+        try:
+            outcome = sent.result()
+        except CancelledError:
+            done.cancel()
+            return
+        except Exception as exc:  # the engine failed (every actor gone): the caller gets why
+            done.set_exception(exc)
+            return
+        result = outcome.result
+        broken = bool(outcome.broken) or is_broken(result) or self._stopping
+        merged = result
+        if not broken:
+            merged = merge(self.store.load(result.problem, result.version), result)
+            try:
+                self.store.save(merged)
+            except OSError:
+                pass  # the result is still published; a full disk must not stop the session
+            self.reference_times.record(self.device, kernel.problem, outcome.judge_timings)
+            self.scheduler.remember(kernel.key, result)
+        self.bus.publish(LadderFinished(key=kernel.key, run_id=outcome.run_id, result=merged))
+        done.set_result(result)
 
     def cancel(self, reason: str = "cancelled") -> str | None:
         """Cancel the run under way (its worker calls end now, the busy workers restart; it is a ``Notice``, not a
@@ -260,6 +348,48 @@ class Session:
         with self._lock:
             merged = self._latest.get(kernel.key)
         return merged if merged is not None and merged.source_sha256 == own.source_sha256 else own
+
+    def results_for(
+        self, kernels: Sequence[KernelRef], rungs: tuple[str, ...] | None = None, timeout_s: float = 1800.0
+    ) -> Iterator[tuple[KernelRef, LadderResult]]:
+        """``result_for`` of several versions at once, each ``(kernel, result)`` as it finishes: every version
+        whose current content this session has not run yet is sent before the first is awaited, so with an engine
+        they run in parallel, each on its own actor (on the local pool, one after another). A version deleted
+        before its turn, or whose run was cancelled, gives nothing.
+
+        Raises:
+            TimeoutError: not every result came within ``timeout_s``.
+            concurrent.futures.CancelledError: never (a cancelled run is left out).
+        """
+        ready: list[tuple[KernelRef, LadderResult]] = []
+        waiting: dict[Future[Any], KernelRef] = {}
+        for k in dict.fromkeys(kernels):
+            sha = content_of(k)
+            with self._lock:
+                r = self._latest.get(k.key)
+            if (
+                r is not None
+                and sha is not None
+                and r.source_sha256 == sha[0]
+                and all(r.rung(n) is not None for n in rungs or ())
+            ):
+                ready.append((k, r))
+            elif self.engine is not None:
+                waiting[self._on_engine(k, rungs)] = k
+            else:
+                waiting[self.submit(k, rungs)] = k
+        yield from ready
+        for fut in as_completed(waiting, timeout=timeout_s):
+            k = waiting[fut]
+            try:
+                own = fut.result()
+            except CancelledError:
+                continue
+            if own is None:
+                continue
+            with self._lock:
+                merged = self._latest.get(k.key)
+            yield k, merged if merged is not None and merged.source_sha256 == own.source_sha256 else own
 
     def new_version(self, source: KernelRef) -> KernelRef:
         """Copy ``source`` to the next free ``vN.py`` (the watcher then runs it)."""

@@ -6,6 +6,7 @@
     ktui export gpumode|kernelbench PROBLEM VERSION [--workspace W] [--out FILE]
     ktui eval [PROBLEMS...] [--workspace W] [--json] [--device auto|cpu|cuda] [--all-versions] [--p P] [--rerun]
               [--rungs compile,run,correctness] [--budget S]
+              [--engine local|ray [--address ADDR] [--actors N]]
 
 Each ``*_cli`` returns the exit code; bad input raises ``ImporterError`` or ``ValueError`` (``ktui.cli`` prints
 them as usage errors, exit 2). ``ktui eval`` exits 0 when every row passed, 1 otherwise, 3 when no worker starts
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 
 from ktui.core import envelope
+from ktui.core.engines import add_engine_args
 from ktui.importers import gpumode, kernelbench
 from ktui.importers.common import ImporterError, read_meta
 
@@ -184,6 +186,7 @@ def eval_parser() -> argparse.ArgumentParser:
         help="comma-separated rungs to run, with what they need first (default: compile, run, correctness, "
         "benchmark, dumps); correctness is always among them",
     )
+    add_engine_args(p)
     return p
 
 
@@ -191,6 +194,7 @@ def eval_cli(argv: list[str]) -> int:
     """``ktui eval``: progress on stderr (with ``--json``) or stdout, then the table."""
     args = eval_parser().parse_args(argv)
     from ktui.core.device import resolve_device
+    from ktui.core.engines import Engine, EngineError, make_engine
     from ktui.core.ladder import LadderOptions
     from ktui.core.results import DEFAULT_RUNGS, expand_rungs
     from ktui.core.session import Session
@@ -216,6 +220,11 @@ def eval_cli(argv: list[str]) -> int:
         remote = load_remote(ws.root, args.remote, args.local)
     except RemoteConfigError as exc:
         raise ImporterError(str(exc)) from None
+    if remote is not None and args.engine != "local":
+        raise ImporterError(
+            f"--engine {args.engine} and a remote host ({remote.host}) exclude each other: Ray places its actors "
+            "on its cluster's GPUs itself (use --local, or drop --engine)"
+        )
     if remote is None:
         device = resolve_device(args.device)
     else:  # the device is the remote's: resolved there
@@ -230,16 +239,40 @@ def eval_cli(argv: list[str]) -> int:
             probe.close()
     out = sys.stderr if args.json else sys.stdout
     sessions = []
+    # the benchmark also times torch eager and torch.compile of the reference (the judge's baselines)
+    options = LadderOptions(seeds=2, seed=args.seed, rungs=rungs, baselines=True)
+    engines: list[Engine | None] = []
+
+    # a cluster's kind of device is known once joined (--address with --device auto); else the remote's or this
+    # machine's (resolved above)
+    want = args.device if args.engine == "ray" and args.address else device
+
+    def engine() -> Engine | None:
+        if not engines:
+            try:
+                engines.append(make_engine(args.engine, ws, want, options, args.address, args.actors))
+            except ValueError as exc:
+                raise ImporterError(str(exc)) from None
+            except EngineError as exc:
+                raise envelope.EnvironmentFailure(str(exc)) from None
+        return engines[0]
+
+    device = want  # the kind of device for which stored results stand
+    if args.engine == "local":
+        engine()  # (checks that --address and --actors are not given)
+    elif want == "auto":
+        joined = engine()
+        device = joined.device if joined is not None else device
 
     def start() -> Session:
         s = Session(
             ws,
             device,
-            # the benchmark also times torch eager and torch.compile of the reference (the judge's baselines)
-            options=LadderOptions(seeds=2, seed=args.seed, rungs=rungs, baselines=True),
+            options=options,
             watch=False,
             timeouts=load_policy(ws.root, None),
             remote=remote,
+            engine=engine(),
         )
         sessions.append(s)
         s.start()
@@ -248,6 +281,8 @@ def eval_cli(argv: list[str]) -> int:
         except WorkerStartError as exc:
             raise envelope.EnvironmentFailure(str(exc)) from None
         print(f"ktui eval: device {info.get('name') or info.get('type', device)}", file=out, flush=True)
+        if s.engine is not None:
+            print(f"ktui eval: {s.engine.describe()}", file=out, flush=True)
         return s
 
     try:
@@ -266,6 +301,9 @@ def eval_cli(argv: list[str]) -> int:
     finally:
         for s in sessions:
             s.stop()
+        for e in engines:
+            if e is not None:
+                e.stop()
     code = envelope.OK if all(r.ok for r in table.rows) else envelope.FAILED
     if args.json:
         return envelope.emit("eval", table.to_json(), code)

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ktui.core import report, upstream
-from ktui.core.results import LadderResult, RungResult, Status
+from ktui.core.results import LadderResult, RungResult, Status, placement_label
+from ktui.core.scheduler import is_broken
 from ktui.core.status import staleness
 from ktui.core.store import ResultStore
 from ktui.core.workspace import KernelRef, Workspace
@@ -60,6 +61,7 @@ class Row:
             none, or correctness did not run).
         upstream_message: its first failing case's message.
         differs: ``upstream: pass, ktui: fail (dtype)`` where the upstream checker and ktui disagree, else ''.
+        ran_on: where an engine ran it (``results.placement_label``: host, GPU and its UUID), '' on the local pool.
     """
 
     problem: str
@@ -79,6 +81,7 @@ class Row:
     upstream: str = ""
     upstream_message: str = ""
     differs: str = ""
+    ran_on: str = ""
 
 
 class EvalJson(TypedDict):
@@ -250,6 +253,7 @@ def row_of(result: LadderResult, kernel: KernelRef, cached: bool) -> Row:
         upstream=str(up["verdict"]) if up else "",
         upstream_message=str(up.get("message", "")) if up else "",
         differs=upstream.differs(str(up["verdict"]), result.ok, kind) if up else "",
+        ran_on=placement_label(result.device),
     )
 
 
@@ -304,9 +308,11 @@ def evaluate(
     """Run (or reuse) every selected version's ladder and summarize.
 
     ``start()`` returns a started ``core.Session`` (called once, and only when something must run); its
-    ``device_info()["type"]`` must be ``device_type``. ``say`` gets one progress line per version. A stored result
-    is reused only when it has each of ``rungs`` (the session's; ``fresh``). Past ``deadline`` (``time.monotonic()``)
-    no version starts: those left are listed in ``Table.not_run`` (a later eval resumes with them).
+    ``device_info()["type"]`` must be ``device_type``. The versions to run go to it together
+    (``Session.results_for``): with the Ray engine they run in parallel, each on its own GPU. ``say`` gets a line
+    per version when it starts and when it ends, in the order they end. A stored result is reused only when it has
+    each of ``rungs`` (the session's; ``fresh``). With ``deadline`` (``time.monotonic()``) the versions go one at a
+    time and none starts past it: those left are listed in ``Table.not_run`` (a later eval resumes with them).
 
     Raises:
         ValueError: a problem that the workspace does not have.
@@ -332,29 +338,54 @@ def evaluate(
         Row(prob, "-", "· no version", False, False, None, None, "", False, "no version to run", device_type)
         for prob in missing
     ]
-    session = None
-    not_run: list[str] = []
-    for n, kernel in enumerate(todo, 1):
+    done: dict[str, Row] = {}
+    to_run: list[tuple[KernelRef, str]] = []  # (version, why it runs again)
+    number = {k.key: n for n, k in enumerate(todo, 1)}
+    for kernel in todo:
         stored = store.load(kernel.problem, kernel.version)
         if not rerun and stored is not None and fresh(ws, kernel, stored, device_type, rungs):
-            row = row_of(stored, kernel, cached=True)
-            say(f"[{n}/{len(todo)}] {kernel.key}: {row.verdict} (stored result)")
-        elif deadline is not None and time.monotonic() > deadline:
-            not_run.append(kernel.key)
-            continue
+            done[kernel.key] = row_of(stored, kernel, cached=True)
+            say(f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: {done[kernel.key].verdict} (stored result)")
         else:
-            why = (
-                " (the stored result has no torch baselines)"
-                if stored is not None and not has_baselines(stored)
-                else ""
+            why = " (the stored result has no torch baselines)" if stored and not has_baselines(stored) else ""
+            to_run.append((kernel, why))
+    not_run: list[str] = []
+    if to_run:
+        session = start()
+        # all at once (the Ray engine runs them in parallel); one at a time when a deadline may stop the rest
+        groups = [to_run] if deadline is None else [[x] for x in to_run]
+        for group in groups:
+            if deadline is not None and time.monotonic() > deadline:
+                not_run += [kernel.key for kernel, _ in group]
+                continue
+            for kernel, why in group:
+                say(f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: running{why}")
+            for kernel, result in session.results_for([kernel for kernel, _ in group]):
+                ran = result if is_broken(result) else store.load(kernel.problem, kernel.version) or result
+                row = done[kernel.key] = row_of(ran, kernel, cached=False)
+                say(
+                    f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: {row.verdict}"
+                    + (f" ({row.reason})" if row.reason else "")
+                )
+    for kernel in todo:
+        if kernel.key in not_run:
+            continue
+        rows.append(
+            done.get(kernel.key)
+            or Row(
+                kernel.problem,
+                kernel.version,
+                "· not run",
+                False,
+                False,
+                None,
+                None,
+                "",
+                False,
+                "no result: the run was cancelled or the file deleted",
+                device_type,
             )
-            say(f"[{n}/{len(todo)}] {kernel.key}: running{why}")
-            if session is None:
-                session = start()
-            result = session.run(kernel)
-            row = row_of(store.load(kernel.problem, kernel.version) or result, kernel, cached=False)
-            say(f"[{n}/{len(todo)}] {kernel.key}: {row.verdict}" + (f" ({row.reason})" if row.reason else ""))
-        rows.append(row)
+        )
     table = summarize(rows, p, device_type, timed=device_type == "cuda")
     table.not_run = not_run
     return table
@@ -374,8 +405,10 @@ def render(table: Table) -> list[str]:
     where the upstream checker and ktui disagree, the note says so first."""
     has_expected = any(r.expected for r in table.rows)
     has_upstream = any(r.upstream for r in table.rows)
+    has_place = any(r.ran_on for r in table.rows)
     head = ["version", "verdict", "vs ref", "vs eager", "vs compile", "roofline"]
-    head += (["upstream label"] if has_expected else []) + (["upstream check"] if has_upstream else []) + ["note"]
+    head += (["upstream label"] if has_expected else []) + (["upstream check"] if has_upstream else [])
+    head += (["ran on"] if has_place else []) + ["note"]
     body = []
     for r in table.rows:
         cells = [
@@ -390,6 +423,8 @@ def render(table: Table) -> list[str]:
             cells.append(r.expected or "-")
         if has_upstream:
             cells.append(r.upstream or "-")
+        if has_place:
+            cells.append(r.ran_on or "-")
         notes = [r.differs, "stored" if r.cached else "", r.reason]
         if r.compile_error:
             notes.append(f"torch.compile failed: {r.compile_error[:80]}")

@@ -198,6 +198,7 @@ class DeviceInfo(TypedDict, total=False):
     cuda: str | None  # torch.version.cuda: the CUDA torch was built with (None for a CPU build)
     cutedsl: str | None  # the installed nvidia-cutlass-dsl's version (None when not installed)
     driver: str  # the NVIDIA driver, as NVML reports it (``580.159.04``); absent when NVML cannot be read
+    uuid: str  # the GPU's UUID (NVML, ``GPU-8f3c1a2b-...``): which physical GPU; absent when NVML cannot be read
     sm_clock_mhz: int  # the SM clock now, MHz (NVML); absent when NVML cannot be read
     sm_clock_max_mhz: int  # the highest SM clock, MHz (NVML)
     mem_clock_max_mhz: int  # the highest memory clock, MHz (NVML)

@@ -34,6 +34,7 @@ from textual.worker import WorkerState as TaskState
 
 from ktui.agent.config import AgentConfig
 from ktui.agent.events import AGENT_EVENTS, ApprovalDecided, ApprovalRequest
+from ktui.core.engines import Engine
 from ktui.core.events import (
     Event,
     FileChanged,
@@ -128,8 +129,10 @@ class KtuiApp(App[None]):
         record: bool = False,
         resume: ResumePlan | None = None,
         owns_session: bool = False,
+        engine: Engine | None = None,
     ):
         super().__init__()
+        self._engine = engine  # where the session's ladders run (``ktui.core.engines``); None: the local pool
         self.resume = resume
         self.handle_signals = handle_signals
         self.record = record
@@ -250,7 +253,7 @@ class KtuiApp(App[None]):
 
     def _start_session(self) -> None:
         if self.session is None:
-            self.session = Session(self.ws, self._device_choice)
+            self.session = Session(self.ws, self._device_choice, engine=self._engine)
             self.store = self.session.store
             self._owns_session = True
         self._unsubscribe = self.session.bus.subscribe(self._post_core_event)

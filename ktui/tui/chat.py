@@ -221,6 +221,7 @@ class ChatPane(Vertical):
                 session.bus,
                 run_ladder=session.result_for,
                 results=session.results,
+                run_many=session.results_for,
                 base_of=selected_of(self.app),
             )
         )

@@ -76,10 +76,11 @@ def _dist_version(name: str) -> str | None:
 
 
 def nvml_facts(index: int) -> DeviceInfo:
-    """The driver version and the SM and memory clocks (MHz) of GPU ``index`` from NVML (``libnvidia-ml.so.1``, which
-    the driver installs), read through ctypes: ``{}`` where NVML is missing or a call fails (the fingerprint then
-    lacks them; nothing else depends on them). NVML numbers devices as the driver does: with CUDA_VISIBLE_DEVICES set,
-    the CUDA index is mapped through it. API: NVML reference, nvmlSystemGetDriverVersion, nvmlDeviceGetClockInfo
+    """The driver version, the GPU's UUID (which of several identical GPUs it is: the Ray engine's results name it)
+    and the SM and memory clocks (MHz) of GPU ``index`` from NVML (``libnvidia-ml.so.1``, which the driver installs),
+    read through ctypes: ``{}`` where NVML is missing or a call fails (the fingerprint then lacks them; nothing else
+    depends on them). NVML numbers devices as the driver does: with CUDA_VISIBLE_DEVICES set, the CUDA index is
+    mapped through it. API: NVML reference, nvmlSystemGetDriverVersion, nvmlDeviceGetUUID, nvmlDeviceGetClockInfo
     and nvmlDeviceGetMaxClockInfo (nvmlClockType_t: 0 graphics, 1 SM, 2 memory)."""
     import ctypes
 
@@ -99,6 +100,8 @@ def nvml_facts(index: int) -> DeviceInfo:
         physical = int(ids[index]) if index < len(ids) and ids[index].isdigit() else index
         handle = ctypes.c_void_p()
         if nvml.nvmlDeviceGetHandleByIndex_v2(physical, ctypes.byref(handle)) == 0:
+            if nvml.nvmlDeviceGetUUID(handle, buf, 96) == 0:
+                out["uuid"] = buf.value.decode(errors="replace")
             mhz = ctypes.c_uint()
             if nvml.nvmlDeviceGetClockInfo(handle, 1, ctypes.byref(mhz)) == 0:
                 out["sm_clock_mhz"] = int(mhz.value)

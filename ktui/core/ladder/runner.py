@@ -153,8 +153,9 @@ class Ladder:
             for fut in (ctx.prepare, *ctx.prepare_rest, ctx.first_verdict):
                 if fut is not None:
                     fut.cancel()
+            ran_on = self.pool.candidate.last_hello  # the device of the worker that ran it (its spare may not be up)
             self.pool.recycle()  # candidate code ran there: no later check runs in that process
-        hello = self.pool.candidate.last_hello
+        hello = ran_on or self.pool.candidate.last_hello
         if hello:
             result.device = dict(hello.get("device", result.device))
         return self._finish(result, t0, run_id)

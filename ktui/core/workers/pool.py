@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ktui.core.events import EventBus, WorkerState
@@ -37,6 +38,9 @@ class WorkerPool:
 
     ``cancel_run`` ends the ladder under way: every worker call fails at once with ``RunCancelled`` and the busy
     workers are killed and restarted, until ``end_cancel`` (the scheduler calls both).
+
+    The workers write ``<role>.log`` under ``log_dir`` (default ``.ktui/logs``): several pools on one workspace (the
+    Ray engine's actors, ``ktui.core.engine``) each take a folder of their own, or their logs would interleave.
     """
 
     def __init__(
@@ -46,11 +50,12 @@ class WorkerPool:
         bus: EventBus | None = None,
         spares: bool = True,
         transport: Transport | None = None,
+        log_dir: Path | None = None,
     ):
         self.device = device
         self.transport: Transport = transport or LocalTransport()  # where every worker of the pool runs
         self.bus = bus or EventBus()
-        self._log_dir = workspace.state_dir / "logs"
+        self._log_dir = log_dir or workspace.state_dir / "logs"  # each pool of one workspace needs its own
         self.cancel_token = CancelToken()  # shared by every worker of the pool, spares included
         self._in_service: tuple[WorkerProcess, ...] = ()  # the workers whose states reach the bus
         self.candidate = self._make("candidate")
