@@ -4,7 +4,6 @@ Ray. ``ray`` is in the dev extra: this runs in CI."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -13,6 +12,7 @@ import sys
 import time
 
 from .conftest import BAD, ROOT
+from .jsonout import data_of
 from .test_ray_engine import HONEST, TINY
 
 
@@ -34,7 +34,7 @@ def test_ktui_eval_on_ray_runs_the_versions_on_actors_and_says_where(tmp_path):
 
     r = ktui_eval("--engine", "ray", "--actors", actors)
     assert r.returncode == 0, r.stderr[-3000:]
-    table = json.loads(r.stdout)  # stdout is the JSON alone: the actors' output stays in Ray's logs
+    table = data_of(r.stdout, "eval")  # stdout is the envelope alone: the actors' output stays in Ray's logs
     rows = {row["version"]: row for row in table["rows"]}
     assert set(rows) == {"v1", "v2"} and all(row["ok"] and row["verdict"] == "✓ ok" for row in rows.values())
     assert all(" CPU actor " in row["ran_on"] for row in rows.values()), rows
@@ -43,7 +43,7 @@ def test_ktui_eval_on_ray_runs_the_versions_on_actors_and_says_where(tmp_path):
     assert f"ktui eval: ray: {actors} actor" in r.stderr and "a local Ray instance" in r.stderr
     t0 = time.monotonic()
     again = ktui_eval("--engine", "ray")  # everything stored: nothing runs, Ray never starts
-    assert again.returncode == 0 and all(row["cached"] for row in json.loads(again.stdout)["rows"])
+    assert again.returncode == 0 and all(row["cached"] for row in data_of(again.stdout, "eval")["rows"])
     assert "ray:" not in again.stderr and time.monotonic() - t0 < 60
 
 

@@ -350,23 +350,24 @@ def evaluate(
             why = " (the stored result has no torch baselines)" if stored and not has_baselines(stored) else ""
             to_run.append((kernel, why))
     not_run: list[str] = []
-    if to_run:
-        session = start()
-        # all at once (the Ray engine runs them in parallel); one at a time when a deadline may stop the rest
-        groups = [to_run] if deadline is None else [[x] for x in to_run]
-        for group in groups:
-            if deadline is not None and time.monotonic() > deadline:
-                not_run += [kernel.key for kernel, _ in group]
-                continue
-            for kernel, why in group:
-                say(f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: running{why}")
-            for kernel, result in session.results_for([kernel for kernel, _ in group]):
-                ran = result if is_broken(result) else store.load(kernel.problem, kernel.version) or result
-                row = done[kernel.key] = row_of(ran, kernel, cached=False)
-                say(
-                    f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: {row.verdict}"
-                    + (f" ({row.reason})" if row.reason else "")
-                )
+    session = None  # started for the first version that runs (never when none does)
+    # all at once (the Ray engine runs them in parallel); one at a time when a deadline may stop the rest
+    groups = [[x] for x in to_run] if deadline is not None else [to_run] if to_run else []
+    for group in groups:
+        if deadline is not None and time.monotonic() > deadline:
+            not_run += [kernel.key for kernel, _ in group]
+            continue
+        if session is None:
+            session = start()
+        for kernel, why in group:
+            say(f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: running{why}")
+        for kernel, result in session.results_for([kernel for kernel, _ in group]):
+            ran = result if is_broken(result) else store.load(kernel.problem, kernel.version) or result
+            row = done[kernel.key] = row_of(ran, kernel, cached=False)
+            say(
+                f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: {row.verdict}"
+                + (f" ({row.reason})" if row.reason else "")
+            )
     for kernel in todo:
         if kernel.key in not_run:
             continue
