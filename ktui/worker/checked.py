@@ -192,6 +192,7 @@ class CheckedCalls:
         # (entry, an output or the inputs, its hash when the call returned, the entry's key to set if it changes)
         kept: list[tuple[Any, Any, str, str]] = []
         expected = params.get("expected") or []  # the reference's output leaves per case, from the judge's prepare
+        base = int(params.get("first_index", 0))  # folders continue a run's numbering (cases in place of refused ones)
         threads_before = threading.active_count()
         for i, case in enumerate(cases):
             if case.get("fresh"):
@@ -206,7 +207,7 @@ class CheckedCalls:
                     progress({"done": i, "total": len(cases)})
                     progress({"done": i, "total": len(cases), "case": call})
 
-                self._burst(fn, problem, case, entry, out_dir / f"case{i}", fold, kept, step)
+                self._burst(fn, problem, case, entry, out_dir / f"case{base + i}", fold, kept, step)
                 results.append(entry)
                 progress({"done": i + 1, "total": len(cases), "entry": entry})  # streamed as every case is
                 continue
@@ -249,7 +250,7 @@ class CheckedCalls:
                     guards.close()
                 if out_of_bounds:
                     raise CaseFailed(_out_of_bounds(label, out_of_bounds, out, inputs))
-                folder = out_dir / f"case{i}" / (f"repeat{rep}" if rep else "")
+                folder = out_dir / f"case{base + i}" / (f"repeat{rep}" if rep else "")
                 out_digests: list[str] = []
                 in_digests: list[str] = []
                 try:
