@@ -31,6 +31,7 @@ a mechanism with a bad kernel and its honest twin (or a unit check of the mechan
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -59,6 +60,7 @@ def test_a_kernel_refusing_strided_layouts_meets_the_pairs_its_refused_cases_hel
     bad = run(make_ws, ladder_for, "softmax", K / "softmax_aligned_pad_refuses_bad.py", seed=1)
     r = bad.rung("run")
     assert "contiguous cases in place of the" in r.summary and "the kernel refused" in r.summary, r.summary
+    assert r.figures["refilled"] > 0 and r.figures["calls"] == corr(bad).figures["cases"]
     c = corr(bad)
     assert c.status is Status.FAILED, c.summary
     failed = [f for s in c.figures["specs"] for f in s["failed_cases"]]
@@ -242,7 +244,7 @@ def test_an_honest_gauss_complex_multiply_passes_and_an_imprecise_one_fails_unle
     assert bad.status is Status.FAILED and "outside atol=1e-05 rtol=1e-05 of |z|" in bad.summary, bad.summary
     loose = R / "cmul_wide_loose.py"
     said = good(run(make_ws, ladder_for, "cmul_wide_loose", K / "cmul_gauss_bf16_bad.py", reference=loose, seed=3))
-    assert all(s["tolerance"] == "atol=0.01 rtol=0.01 of |z|" for s in said.rung("correctness").figures["specs"])
+    assert all(s["tolerance"] == "atol=0.01 rtol=0.05 of |z|" for s in said.rung("correctness").figures["specs"])
 
 
 def test_a_complex_part_is_allowed_rtol_times_the_magnitude_not_its_own_size():
@@ -278,7 +280,10 @@ def replace_pairs(tol):
 def test_a_write_hidden_behind_a_rebound_dataclass_field_fails(make_ws, ladder_for):
     ref = CASES / "references" / "scaled_add.py"
     bad = corr(run(make_ws, ladder_for, "scaled_add", K / "dataclass_rebind_bad.py", reference=ref, layouts=False))
-    assert bad.status is Status.FAILED and "input modified: in.y:" in bad.summary, bad.summary
+    assert bad.status is Status.FAILED and "input modified: in.y" in bad.summary, bad.summary
+    reasons = [s["reason"] for s in bad.figures["specs"]]
+    assert all("input modified: in.y" in r for r in reasons), reasons  # rebound on every spec
+    assert any(re.search(r"in\.y: \d+ of \d+ elements changed during the call", r) for r in reasons), reasons  # written
     good(run(make_ws, ladder_for, "scaled_add", K / "dataclass_scratch_good.py", reference=ref, layouts=False))
 
 

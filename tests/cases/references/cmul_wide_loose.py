@@ -14,7 +14,7 @@ def ref_kernel(data):
     return a * b
 
 
-tolerance = {"complex64": {"atol": 1e-2, "rtol": 1e-2, "max_rel_l2": 1e-2}}  # a filter that needs 2 digits
+tolerance = {"complex64": {"atol": 1e-2, "rtol": 5e-2, "max_rel_l2": 2e-2}}  # a filter that needs 1.5 digits
 
 tests = [{"n": n} for n in (1, 127, 129, 1025, 4099)]
 benchmarks = [{"n": 1 << 26}]

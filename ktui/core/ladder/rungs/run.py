@@ -74,6 +74,7 @@ def run(ctx: RunContext) -> RungResult:
     if refilled:
         refused = sum(bool(c.get("unsupported")) for c in res["cases"])
         rr.summary += f"; {refilled} contiguous cases in place of the {refused} the kernel refused"
+        rr.figures["refilled"] = refilled
     seen = seen_launches(res, ctx.problem)
     if seen:
         compile_seen(ctx, res, seen, rr)
