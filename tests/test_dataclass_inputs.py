@@ -55,7 +55,8 @@ def test_an_output_dataclass_is_a_container_with_its_field_names():
 def test_a_tensor_hidden_in_an_object_is_named():
     assert opaque_tensors((torch.zeros(2), Frozen(torch.zeros(1)))) == ""
     why = opaque_tensors((torch.zeros(2), SimpleNamespace(w=torch.zeros(3), k=2)))
-    assert why == "an object of class types.SimpleNamespace at in[1] holding a tensor in its attribute .w"
+    assert why.startswith("an object of class types.SimpleNamespace at in[1] holding a tensor in its attribute .w: ")
+    assert "put it in one of those" in why
 
 
 def test_a_kernel_writing_a_tensor_inside_the_dataclass_fails_and_its_twin_passes(make_ws, ladder_for):

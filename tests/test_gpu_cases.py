@@ -270,3 +270,18 @@ def test_the_autotuners_own_choice_and_independent_configs_on_the_gpu(tmp_path, 
             assert re.search(r"config=(?:auto\()?partial_sums:\d,reduce_partials:\d", c.summary), c.summary
         twin = run(tmp_path, gpu_pool, problem, K / f"{stem}_good.py", reference, seed=seed, rungs=rungs)
         assert twin.ok, (stem, [r.line() for r in twin.rungs])
+
+
+def test_a_fresh_tensor_for_the_declared_buffer_on_the_timed_calls_fails(tmp_path, gpu_pool):
+    """The declared-output-buffer rule on the timed calls' kept outputs (issue 9, the last red team's finding 7): a
+    kernel that fills and returns ``out`` except at the benchmark's size, where it returns a tensor of its own."""
+    ref = CASES / "references" / "add_into_buffer_bench.py"
+    bad = run(tmp_path, gpu_pool, "add_into_buffer_bench", K / "buffer_bench_fresh_bad.py", ref)
+    failed = bad.failed_rung
+    assert failed is not None and failed.name in ("correctness", "benchmark"), [r.line() for r in bad.rungs]
+    assert "out is not the declared output buffer (outputs entry 2)" in failed.error.message, failed.error.message
+    if failed.name == "benchmark":  # no fuzzed spec reached 2**24: only the timed calls saw it
+        assert "timed call" in failed.error.message, failed.error.message
+    twin = run(tmp_path, gpu_pool, "add_into_buffer_bench", K / "buffer_filled_good.py", ref)
+    bench = twin.rung("benchmark")
+    assert bench.status is Status.OK, bench.line()

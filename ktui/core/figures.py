@@ -70,6 +70,8 @@ class RunFigures(TypedDict):
     total_s: float
     seeds: list[int]
     tampered: list[str]  # functions the version patched in its worker
+    # contiguous cases run in place of those the kernel refused (``core.ladder.cases.refill_refused``), in ``calls``
+    refilled: NotRequired[int]
     launches: NotRequired[list[SeenLaunch]]  # every distinct launch the calls made
     launches_compiled: NotRequired[int]  # of them, compiled again for the target after the calls (Triton ones)
     launch_compile_s: NotRequired[float]  # seconds that took

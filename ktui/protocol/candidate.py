@@ -109,6 +109,9 @@ class ExecuteRequest(Sources):
     cases: list[Case]
     out_dir: str
     expected: NotRequired[list[list[OutputLeaf] | None]]
+    # the folders are ``case<first_index + i>``: a later request of the same run (cases in place of refused ones,
+    # ``core.ladder.cases.refill_refused``) continues the numbering the judge's ``compare`` reads
+    first_index: NotRequired[int]
 
 
 class ExecuteReply(TypedDict):

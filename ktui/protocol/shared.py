@@ -94,7 +94,9 @@ class CallRecord(TypedDict, total=False):
     input_hash_before: str
     input_hash_after: str
     inputs_after: list[OutputLeaf]
+    inputs_replaced: list[str]  # as ``ExecutedCase``'s
     outputs: list[OutputLeaf]
+    inplace_outputs: list[OutputLeaf]  # the declared in-place inputs as the call left them (``ExecutedCase``)
     structure: list[Container]
     aliases: list[str]
     buffer_leaves: dict[str, int]
@@ -112,12 +114,18 @@ class ExecutedCase(Case, total=False):
     # The inputs as the call left them (``tensors.save_inputs``: files ``in<i>.bin``): the judge compares their
     # bytes with the inputs it builds itself, which decides whether an input changed (the hashes are hints)
     inputs_after: list[OutputLeaf]
+    # paths of input leaves that the call replaced (a dataclass field, a list or dict entry pointed at another tensor
+    # or value): a hint that can fail a case; the inputs' bytes above are the caller's original objects'
+    inputs_replaced: list[str]
     outputs: list[OutputLeaf]
     structure: list[Container]  # the output's containers (``ktui.worker.structure``): types and keys must match
     aliases: list[str]  # ``out[0] aliases in[1]``: outputs sharing storage with an input
     # output leaf path -> the index (in the reference's ``outputs``) of the declared output buffer it is
     # (``tensors.buffer_leaves``): the judge requires the leaves the reference returns as its buffers to be them
     buffer_leaves: dict[str, int]
+    # the declared in-place inputs (the reference's ``inplace``) as the call left them, judged as outputs: leaves of
+    # ``{key: tensor}`` (paths ``out[0]``, ``out['x']``) in the case's folder ``inplace/``
+    inplace_outputs: list[OutputLeaf]
     repeat_outputs: list[OutputLeaf]  # the second call's outputs (``repeat: 2``)
     repeat_dir: str  # their folder inside the case's folder
     changed_after: bool  # an output changed after its call returned
@@ -153,3 +161,6 @@ class TimedOutput(TypedDict):
     dir: str
     outputs: list[OutputLeaf]
     structure: list[Container]
+    # output leaf path -> the declared output buffer it is (``tensors.buffer_leaves``), as ``ExecutedCase``'s: the
+    # judge requires the leaves the reference returns as its buffers to be them on timed calls too
+    buffer_leaves: NotRequired[dict[str, int]]

@@ -62,6 +62,7 @@ class Sums:
         if to_float(badness[i]) > self.max_bad or s == 0:
             self.max_bad, self.max_bad_i = to_float(badness[i]), s + i
         ar = r.abs()
+        scale = pair_magnitude(r) if tol.pairs else ar  # what an element's allowance scales with
         nz = (ar > 0) & torch.isfinite(ar)
         if bool(nz.any()):
             rel = to_float((ad[nz] / ar[nz]).max())  # NaN propagates
@@ -91,7 +92,7 @@ class Sums:
             bad |= neq
         elif tol.mode == "allclose":
             # the fixed allowance, or the native-precision reference's error times the stated factor if larger
-            fixed = tol.elementwise(ar, self.tiny).clamp_min(tol.native_atol)
+            fixed = tol.elementwise(scale, self.tiny).clamp_min(tol.native_atol)
             allowance = torch.where(same, torch.ones_like(r), fixed).clamp_min(1e-300)
             inside = same | (ad <= allowance)
             self.outside += int((~inside).sum())
@@ -108,7 +109,7 @@ class Sums:
                 self.flushed_max = max(self.flushed_max, to_float(ar[flushed].max()))
             if tol.unit_roundoff > 0:  # elementwise, scaled to the dtype (cases.md mass-loss)
                 fin = torch.isfinite(r) & ~nonfinite
-                lim = tol.elementwise(ar, self.tiny)
+                lim = tol.elementwise(scale, self.tiny)
                 off = fin & (ad > lim)
                 n_off = int(off.sum())
                 self.off += n_off
@@ -126,6 +127,15 @@ class Sums:
             idx = torch.nonzero(bad)[:, 0]
             self.first_bad = s + int(idx[0]) if self.first_bad is None else self.first_bad
             self.last_bad = s + int(idx[-1])
+
+
+def pair_magnitude(r: torch.Tensor) -> torch.Tensor:
+    """Per element of ``r`` (flat float64, a complex tensor's interleaved (real, imaginary) parts), the magnitude |z|
+    of the complex number it is a part of; ``|r|`` when ``r`` has an odd length (no pairs)."""
+    if r.numel() % 2:
+        return r.abs()
+    mag: torch.Tensor = torch.linalg.vector_norm(r.reshape(-1, 2), dim=1).repeat_interleave(2)
+    return mag
 
 
 def poisoned_chunk(raw: torch.Tensor) -> torch.Tensor:

@@ -251,6 +251,8 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
             return t if lay == "contiguous" else _relayout(t, lay)
 
         data = _map_inputs(data, problem.outputs, alternate)
+    elif layout == "expanded":  # an in-place input is written: one memory location per element, never stride 0
+        data = _map_inputs(data, (*problem.outputs, *problem.inplace), lambda t, path: _relayout(t, layout))
     elif layout != "contiguous":
         data = _map_inputs(data, problem.outputs, lambda t, path: _relayout(t, layout))
     return data

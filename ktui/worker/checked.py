@@ -37,9 +37,11 @@ from ktui.worker.tensors import (
     decoy_,
     flatten,
     hash_data,
+    hash_flat,
     is_plain_tensor,
     poison_,
-    save_inputs,
+    replaced_leaves,
+    save_input_leaves,
     save_outputs,
 )
 
@@ -118,7 +120,8 @@ class CheckedCalls:
             for buf in bufs:
                 poison_(buf)
             inputs = inputs_only(problem, data)
-            h_before = hash_data(inputs)
+            before = flatten(inputs, "in")  # the caller's objects: checked after the call, whatever the fields hold
+            h_before = hash_flat(before)
             try:
                 out, seconds = self._call(fn, data, case, guards)  # recorded as the burst case's launches
                 guards.name_outputs(out)
@@ -135,21 +138,24 @@ class CheckedCalls:
                 out_digests: list[str] = []
                 in_digests: list[str] = []
                 leaves = save_outputs(out, folder / f"call{c}", expected, out_digests)
-                inputs_after = save_inputs(inputs, folder / f"call{c}", in_digests)
+                inputs_after = save_input_leaves(before, folder / f"call{c}", in_digests)
             except NestingError as exc:
                 raise KernelError(f"{label}: {exc}") from None
+            replaced = replaced_leaves(before, inputs)
             rec: CallRecord = {
                 "seed": sub["seed"],
                 "dir": f"call{c}",
                 "seconds": round(seconds, 6),
                 "input_hash_before": h_before,
-                "input_hash_after": hash_data(inputs, in_digests),
+                "input_hash_after": hash_flat(before, in_digests),
                 "inputs_after": inputs_after,
                 "outputs": leaves,
                 "structure": structure(out),
                 "aliases": aliases(out, inputs),
                 "buffer_leaves": buffer_leaves(out, bufs),
             }
+            if replaced:
+                rec["inputs_replaced"] = replaced
             mine: dict[int, str] = {}  # storage address -> the first output leaf in it
             for path, t in flatten(out):
                 if is_plain_tensor(t) and t.layout == torch.strided and not t.is_meta and t.numel():
@@ -162,9 +168,13 @@ class CheckedCalls:
             for ptr in mine:
                 owners.setdefault(ptr, c)
             records.append(rec)
+            in_place = problem.inplace_tensors(data)
+            if in_place:  # declared in-place inputs: judged as outputs (``do_execute``)
+                rec["inplace_outputs"] = save_outputs(in_place, folder / f"call{c}" / "inplace")
+                kept.append((rec, in_place, hash_data(in_place), "changed_after"))
             if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
                 kept.append((rec, out, hash_data(out, out_digests), "changed_after"))
-            kept.append((rec, inputs, rec["input_hash_after"], "inputs_changed_after"))
+            kept.append((rec, before, rec["input_hash_after"], "inputs_changed_after"))
             total += seconds
             del out, data
         entry["calls_out"] = records
@@ -192,6 +202,7 @@ class CheckedCalls:
         # (entry, an output or the inputs, its hash when the call returned, the entry's key to set if it changes)
         kept: list[tuple[Any, Any, str, str]] = []
         expected = params.get("expected") or []  # the reference's output leaves per case, from the judge's prepare
+        base = int(params.get("first_index", 0))  # folders continue a run's numbering (cases in place of refused ones)
         threads_before = threading.active_count()
         for i, case in enumerate(cases):
             if case.get("fresh"):
@@ -206,7 +217,7 @@ class CheckedCalls:
                     progress({"done": i, "total": len(cases)})
                     progress({"done": i, "total": len(cases), "case": call})
 
-                self._burst(fn, problem, case, entry, out_dir / f"case{i}", fold, kept, step)
+                self._burst(fn, problem, case, entry, out_dir / f"case{base + i}", fold, kept, step)
                 results.append(entry)
                 progress({"done": i + 1, "total": len(cases), "entry": entry})  # streamed as every case is
                 continue
@@ -220,7 +231,8 @@ class CheckedCalls:
                     else:
                         poison_(buf)
                 inputs = inputs_only(problem, data)
-                h_before = hash_data(inputs)
+                before = flatten(inputs, "in")  # the caller's objects: checked after the call, whatever fields hold
+                h_before = hash_flat(before)
                 try:
                     out, seconds = self._call(fn, data, case, guards)
                     if capture.configs_ran():  # the config each autotuned kernel launched: in the case's name
@@ -249,7 +261,7 @@ class CheckedCalls:
                     guards.close()
                 if out_of_bounds:
                     raise CaseFailed(_out_of_bounds(label, out_of_bounds, out, inputs))
-                folder = out_dir / f"case{i}" / (f"repeat{rep}" if rep else "")
+                folder = out_dir / f"case{base + i}" / (f"repeat{rep}" if rep else "")
                 out_digests: list[str] = []
                 in_digests: list[str] = []
                 try:
@@ -258,14 +270,21 @@ class CheckedCalls:
                     raise KernelError(f"{label}: {exc}") from None
                 if rep == 0:
                     try:  # the inputs as the call left them: the judge decides from these bytes (the hashes: hints)
-                        inputs_after = save_inputs(inputs, folder, in_digests)
+                        inputs_after = save_input_leaves(before, folder, in_digests)
                     except NestingError as exc:
                         raise KernelError(f"{label}: the inputs after the call: {exc}") from None
+                    in_place = problem.inplace_tensors(data)
+                    if in_place:  # declared in-place inputs: their contents after the call are judged as outputs
+                        try:
+                            entry["inplace_outputs"] = save_outputs(in_place, folder / "inplace")
+                        except NestingError as exc:  # (a dict of tensors: cannot nest)
+                            raise KernelError(f"{label}: {exc}") from None
+                        kept.append((entry, in_place, hash_data(in_place), "changed_after"))
                     entry.update(
                         {
                             "seconds": round(seconds, 6),
                             "input_hash_before": h_before,
-                            "input_hash_after": hash_data(inputs, in_digests),
+                            "input_hash_after": hash_flat(before, in_digests),
                             "inputs_after": inputs_after,
                             "outputs": leaves,
                             "structure": structure(out),
@@ -273,12 +292,15 @@ class CheckedCalls:
                             "buffer_leaves": buffer_leaves(out, bufs),
                         }
                     )
+                    replaced = replaced_leaves(before, inputs)  # a field or an entry the call pointed elsewhere
+                    if replaced:
+                        entry["inputs_replaced"] = replaced
                     patched = integrity.tampered(self.baseline, own_only=True)  # ktui's own code, after every case
                     if patched:
                         entry["tampered"] = patched
                     if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
                         kept.append((entry, out, hash_data(out, out_digests), "changed_after"))
-                    kept.append((entry, inputs, entry["input_hash_after"], "inputs_changed_after"))
+                    kept.append((entry, before, entry["input_hash_after"], "inputs_changed_after"))
                 else:
                     entry["repeat_outputs"] = leaves
                     entry["repeat_dir"] = f"repeat{rep}"
@@ -292,8 +314,8 @@ class CheckedCalls:
         # kept and reused across calls, which hands the caller memory the next call overwrites).
         self._sync()
         time.sleep(0.05)
-        for entry, obj, digest, key in kept:
-            if hash_data(obj) != digest:
+        for entry, obj, digest, key in kept:  # (the inputs as flattened before their call: the caller's objects)
+            if (hash_flat(obj) if key == "inputs_changed_after" else hash_data(obj)) != digest:
                 entry[key] = True
         del kept
         threads = threading.active_count() - threads_before

@@ -39,7 +39,7 @@ from ktui.protocol import (
 from ktui.worker import upstream
 from ktui.worker.baselines import time_baselines
 from ktui.worker.cases import build_input, layout_of, round_to_tf32
-from ktui.worker.compare import judge_burst, judge_case, judge_outputs
+from ktui.worker.compare import buffer_mismatch, judge_burst, judge_case, judge_outputs
 from ktui.worker.fuzz import describe_for_run
 from ktui.worker.native import native_errors, truncate_to_tf32
 from ktui.worker.problem import (
@@ -125,8 +125,10 @@ class Judge:
         # the output leaves that are the reference's declared buffers (the kernel's must be too), before the copy
         # the reference ran on is let go: the float64 run below makes its own
         buffers = buffer_leaves(expected, problem.output_buffers(ran_on[0])) if problem.outputs else None
+        inplace_native = problem.inplace_tensors(ran_on[0])  # declared in-place inputs as the reference left them
         del ran_on
-        ref, precision = problem.reference(data)
+        ran64: list[Any] = []
+        ref, precision = problem.reference(data, ran64 if problem.inplace else None)
         first = next((t for _, t in flatten(inputs) if isinstance(t, torch.Tensor) and t.numel() > 1), None)
         facts = input_facts(inputs)
         entry: dict[str, Any] = {
@@ -138,9 +140,17 @@ class Judge:
             "ref": _cpu(ref),
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
+            # the case's inputs built again, for what the verdict computes only when a kernel needs it (the rounding
+            # allowance of an integer output of float math: ``compare.integer_native_allowance``)
+            "inputs_of": functools.partial(build_input, problem, case, self.device),
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers
+        inplace_ref = problem.inplace_tensors(ran64[0]) if inplace_native else {}
+        del ran64
+        if inplace_native:  # judged as outputs (``compare.judge_outputs``): the same keys, in float64 where it ran
+            entry["inplace_expected"] = _cpu(inplace_native)
+            entry["inplace_ref"] = _cpu(inplace_ref)
         if case.get("dist") in SPECIAL:  # the describe trial let it through; this case's own reference may still not
             entry["skip"] = valid_reference(ref, expected, problem.allow_nan)
         if entry["policy_dtype"] == "float32" and precision == "float64":
@@ -174,6 +184,16 @@ class Judge:
             # tolerance allows a stated multiple of it (``ktui.worker.native``).
             entry["native_err"] = native_errors(  # on the judge's device, as the TF32 figures above
                 problem.reference_native, _map, data, expected, ref, case["seed"]
+            )
+        if inplace_native and precision == "float64":  # and of the in-place inputs, by the same rules
+
+            def run_inplace(d: Any) -> Any:
+                kept: list[Any] = []
+                problem.reference_native(d, kept)
+                return problem.inplace_tensors(kept[0])
+
+            entry["inplace_native_err"] = native_errors(
+                run_inplace, _map, data, inplace_native, inplace_ref, case["seed"]
             )
         if case.get("dist") in SPECIAL and not entry.get("skip"):  # nor where the native precision cannot compute it
             entry["skip"] = native_unusable(entry.get("native_err"))
@@ -275,7 +295,11 @@ class Judge:
         the correctness rung)."""
         data = problem.generate(seed, spec, self.device)
         inputs = inputs_only(problem, data)
-        expected = problem.reference_native(data)
+        ran_on: list[Any] = []
+        expected = problem.reference_native(data, ran_on)
+        # the leaves the reference returns as its declared buffers: a timed call's must be its buffers too
+        buffers = buffer_leaves(expected, problem.output_buffers(ran_on[0])) if problem.outputs else None
+        del ran_on
         ref, precision = problem.reference(data)
         entry: dict[str, Any] = {
             "structure": structure(expected),
@@ -283,9 +307,13 @@ class Judge:
             "ref": _cpu(ref),
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
+            "inputs_of": functools.partial(problem.generate, seed, spec, self.device),
         }
+        if buffers is not None:
+            entry["buffer_leaves"] = buffers
         if precision == "float64" and any(
             resolve(output_dtype(e, entry["policy_dtype"]), problem.tolerance).native_factor
+            or (isinstance(e, torch.Tensor) and not e.is_floating_point() and e.dtype != torch.bool)
             for _, e in flatten(entry["expected"])
         ):
             entry["native_err"] = native_errors(problem.reference_native, _map, data, expected, ref, seed)
@@ -319,7 +347,11 @@ class Judge:
             base = cast(CaseVerdict, {"spec_index": idx, "seed": kept["seed"], "label": label, "warnings": []})
             base.update({"precision": prep["precision"], "policy_dtype": prep["policy_dtype"]})
             executed = cast(ExecutedCase, {"spec_index": idx, "seed": kept["seed"], **kept})
-            v = judge_outputs(problem, prep, executed, folder / kept["dir"], self.device, base, large=TIMED_LARGE)
+            not_buffer = buffer_mismatch(problem, prep, kept.get("buffer_leaves") or {})
+            if not_buffer:  # the declared-buffer rule of a checked call (``judge_case``), on the timed calls too
+                v = cast(CaseVerdict, {**base, "ok": False, "reason": not_buffer, "score": math.inf})
+            else:
+                v = judge_outputs(problem, prep, executed, folder / kept["dir"], self.device, base, large=TIMED_LARGE)
             del prep
             reply["checked"] += 1
             if not v["ok"]:

@@ -113,3 +113,70 @@ def native_errors(
             max_abs, rel_l2 = max(max_abs, m2), max(rel_l2, r2)
         out[path] = {"max_abs": max_abs, "rel_l2": rel_l2}
     return out
+
+
+# ``rounding_allowance``: each distinct floating input value is moved by this many unit roundoffs of the inputs'
+# lowest precision, up or down (two values moved apart: 2 x this between them), in this many pairs of float64 runs.
+# An honest program in that precision computes the value it rounds to an integer within a few roundings of it (a
+# quotient and a product: ~3 u); the pairs are antithetic, so each value moved toward a boundary in half the draws.
+NEAR_ULPS = 2.0
+NEAR_PAIRS = 8
+_MIX = (0x9E3779B97F4A7C15, 0x5851F42D4C957F2D, 0x14057B7EF767814F)  # 64-bit mixing constants (splitmix64, PCG)
+
+
+def _s64(v: int) -> int:
+    """``v`` modulo 2**64 as a signed 64-bit integer (torch's int64 arithmetic wraps around)."""
+    return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
+def value_signs(t: torch.Tensor, key: int) -> torch.Tensor:
+    """+1.0 or -1.0 per element of ``t`` (float64), drawn from the element's value and ``key`` alone: equal values
+    get the same sign (a tie stays a tie, so an index of the largest value never moves between exact ties), distinct
+    values independent ones (a 64-bit mix of the value's bits, splitmix64's finalizer)."""
+    h = t.contiguous().view(torch.int64) ^ _s64(key * _MIX[0])
+    h = (h ^ (h >> 30)) * _s64(_MIX[1])
+    h = (h ^ (h >> 27)) * _s64(_MIX[2])
+    h = h ^ (h >> 31)
+    return ((h >> 17) & 1).to(torch.float64) * 2 - 1
+
+
+def rounding_allowance(
+    run_float64: Callable[[Any], Any],
+    map_data: Callable[[Any, Callable[[Any], Any]], Any],
+    data: Any,
+    truth: Any,
+    unit: float,
+    seed: int,
+) -> dict[str, torch.Tensor]:
+    """Per integer output path of ``truth`` (the float64 reference on ``data``), per element: how far the float64
+    truth moves when every floating input value moves by ``NEAR_ULPS`` unit roundoffs ``unit`` of the inputs'
+    precision (the largest ``|truth' - truth|`` over ``NEAR_PAIRS`` antithetic pairs of moves; 0 where it never
+    moves). Nonzero exactly where the truth is within a few roundings of that precision of a half-way point (a
+    quantization's ``x / s`` near k + 0.5), where a program computing in that precision may round either way: the
+    elements at which ``compare.integer_native_allowance`` accepts an integer output that differs from the truth.
+
+    ``run_float64(data)`` is the reference in float64 on ``data`` (floating tensors given in float64); ``map_data``
+    applies a function to every leaf (``ktui.worker.problem._map``). Each value's direction comes from the value
+    itself (``value_signs``, keyed by ``seed`` and the pair): exact ties stay ties, so an argmax between equal
+    values stays exact. Cost: ``2 * NEAR_PAIRS`` float64 reference runs (the judge computes it only for a kernel
+    whose integers differ from the truth where the native reference does not)."""
+    truths = {p: t for p, t in flatten(truth) if isinstance(t, torch.Tensor) and not t.is_floating_point()}
+    out = {p: torch.zeros(t.shape, dtype=torch.float64, device=t.device) for p, t in truths.items()}
+    if not truths:
+        return out
+    for j in range(NEAR_PAIRS):
+        for side in (1.0, -1.0):
+
+            def move(x: Any, j: int = j, side: float = side) -> Any:
+                if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() == 0:
+                    return x
+                x64 = x.to(torch.float64)
+                return x64 * (1 + side * NEAR_ULPS * unit * value_signs(x64, seed * NEAR_PAIRS + j + 1))
+
+            moved = dict(flatten(run_float64(map_data(data, move))))
+            for p, t in truths.items():
+                m = moved.get(p)
+                if isinstance(m, torch.Tensor) and tuple(m.shape) == tuple(t.shape):
+                    d = (m.to(t.device).double() - t.double()).abs()
+                    out[p] = torch.maximum(out[p], torch.where(torch.isfinite(d), d, torch.zeros_like(d)))
+    return out

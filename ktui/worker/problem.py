@@ -15,6 +15,9 @@ The module (``references/<problem>.py``) defines, with GPU MODE's names:
 - optionally ``input_distributions`` (default all of ``ktui.worker.cases.DISTRIBUTIONS``; ``["native"]`` when the
   op needs the inputs exactly as generated, e.g. probabilities or sorted keys), ``contiguous_only = True`` (skip the
   transposed/padded/offset/expanded layout cases) and ``allow_nan = True`` (NaN is a valid reference result);
+- optionally ``inplace``: indices or keys of inputs that ``ref_kernel`` reads and writes in place (GPU MODE's
+  read-modify-write, ``x += y``): such an input is judged as an output, its contents after the call against the
+  reference's after its own call; a write into any other input still fails "input modified";
 - optionally ``fuzz`` (``False``, or ``{field: (lo, hi)}``) and ``valid_spec(spec)``: bounds on the fuzzed specs
   drawn around the tests every run (``ktui.worker.fuzz``).
 """
@@ -36,7 +39,16 @@ from ktui.protocol import ProblemInfo, ReferenceSource
 from ktui.protocol.distributions import INPUT_DISTRIBUTIONS
 from ktui.worker.errors import ProblemError, snapshot_missing
 from ktui.worker.special import SPECIAL
-from ktui.worker.tensors import class_name, dataclass_fields, dtype_name, flatten, with_fields
+from ktui.worker.tensors import (
+    class_name,
+    dataclass_fields,
+    dtype_name,
+    flatten,
+    instance_attrs,
+    key_text,
+    unset_fields,
+    with_fields,
+)
 
 # Every distribution a case may draw, named in the wire's table (the agent's prompt lists the same ones); the
 # special values last, as ``special.SPECIAL`` orders them.
@@ -175,6 +187,13 @@ class Problem:
         self.tolerance: dict[str, Any] = dict(getattr(self.module, "tolerance", {}) or {})
         self.float64 = bool(getattr(self.module, "reference_float64", True))
         self.outputs = tuple(getattr(self.module, "outputs", ()) or ())
+        self.inplace = tuple(getattr(self.module, "inplace", ()) or ())
+        both = [k for k in self.inplace if k in self.outputs]
+        if both:
+            raise ProblemError(
+                f"references/{name}.py: {both[0]!r} is in both outputs and inplace: an output buffer's contents are "
+                "the kernel's to write (ktui fills it with NaN first), an in-place input's are read first"
+            )
         self.distributions = list(getattr(self.module, "input_distributions", None) or DISTRIBUTIONS)
         unknown = [d for d in self.distributions if d not in DISTRIBUTIONS]
         if unknown:
@@ -229,11 +248,7 @@ class Problem:
             seed_rngs(None, device)
         hidden = opaque_tensors(data)
         if hidden:
-            raise ProblemError(
-                f"references/{self.name}.py: generate_input returns {hidden}: ktui reaches tensors in tuples, lists, "
-                "dicts, named tuples and dataclasses only, and one it cannot reach it cannot guard or check for "
-                "writes; put it in one of those"
-            )
+            raise ProblemError(f"references/{self.name}.py: generate_input returns {hidden}")
         return data
 
     def output_buffers(self, data: Any) -> list[torch.Tensor]:
@@ -251,19 +266,45 @@ class Problem:
             bufs.append(t)
         return bufs
 
-    def reference(self, data: Any) -> tuple[Any, str]:
-        """The reference output, in float64 where the op allows it.
+    def inplace_tensors(self, data: Any) -> dict[Any, torch.Tensor]:
+        """The tensors inside ``data`` that the module declared as read and written in place (``inplace``), by key:
+        each is an input (refilled, laid out and guarded as one) whose contents after the call are judged as an
+        output, against the reference's after its own call.
+
+        Raises:
+            ProblemError: an ``inplace`` entry that ``data`` does not have, or that is not a tensor.
+        """
+        out: dict[Any, torch.Tensor] = {}
+        for key in self.inplace:
+            try:
+                t = data[key]
+            except (KeyError, IndexError, TypeError):
+                raise ProblemError(
+                    f"references/{self.name}.py: inplace names {key!r}, which data does not have"
+                ) from None
+            if not isinstance(t, torch.Tensor):
+                raise ProblemError(f"references/{self.name}.py: inplace entry {key!r} is not a tensor")
+            out[key] = t
+        return out
+
+    def reference(self, data: Any, keep: list[Any] | None = None) -> tuple[Any, str]:
+        """The reference output, in float64 where the op allows it; with ``keep`` (a list), the copy of ``data`` it
+        ran on is appended to it (its in-place inputs as the reference left them).
 
         Returns ``(output, precision)`` where precision is ``float64`` or ``native`` (with the reason appended when
         float64 was tried and raised). Inputs are cloned first: the reference never writes the caller's data.
         """
         if self.float64 and _has_float(data):
+            up = _map(data, _upcast)
             try:
-                return self.module.ref_kernel(_map(data, _upcast)), "float64"
+                out = self.module.ref_kernel(up)
             except Exception as exc:
                 note = f"native (float64 raised {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]})"
-                return self.reference_native(data), note
-        return self.reference_native(data), "native"
+                return self.reference_native(data, keep), note
+            if keep is not None:
+                keep.append(up)
+            return out, "float64"
+        return self.reference_native(data, keep), "native"
 
     def reference_native(self, data: Any, keep: list[Any] | None = None) -> Any:
         """``ref_kernel`` on a copy of ``data`` at its own precision (the expected dtypes and shapes); with ``keep``
@@ -310,11 +351,12 @@ def policy_dtype(data: Any, expected: Any) -> str:
 
 
 def output_dtype(leaf: Any, default: str) -> str:
-    """The dtype whose tolerance judges one expected output leaf: a floating tensor's own dtype (a complex one's
-    parts': complex64 is judged as float32 pairs), else ``default`` (the case's ``policy_dtype``: for numbers, and
-    integer tensors, which compare exactly anyway)."""
+    """The dtype whose tolerance judges one expected output leaf: a floating or complex tensor's own dtype
+    (``complex64``: ``tolerance.resolve`` gives it its parts' defaults and the reference's override under either
+    name), else ``default`` (the case's ``policy_dtype``: for numbers, and integer tensors, which compare exactly
+    anyway)."""
     if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex()):
-        return dtype_name(_part_dtype(leaf.dtype))
+        return dtype_name(leaf.dtype)
     return default
 
 
@@ -368,28 +410,76 @@ def _map(obj: Any, fn: Callable[[Any], Any]) -> Any:
 
 
 def opaque_tensors(data: Any) -> str:
-    """'' when every tensor of ``data`` is a leaf of ``flatten``, else where the first hidden one is: ``an object
-    of class ns.Config at in[1] holding a tensor in its attribute .w``. A tensor inside an object that is not a
-    tuple, list, dict, named tuple or dataclass (a ``SimpleNamespace``, a plain class) would escape every check of
-    the inputs: the guard bands, the poison, the refills and the judge's comparison of the inputs after the call."""
-    for path, leaf in flatten(data, "in"):
-        if isinstance(leaf, (torch.Tensor, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)):
+    """'' when every tensor of ``data`` is a leaf of ``flatten`` and every dataclass in it can be walked, else what
+    is wrong where, and what to do, as a phrase that follows ``generate_input returns``:
+
+    - a tensor inside an object that is not a tuple, list, dict, named tuple or dataclass (a ``SimpleNamespace``, a
+      plain class): ``an object of class ns.Config at in[1] holding a tensor in its attribute .w ...``;
+    - a tensor in an attribute of a dataclass that is not one of its fields (set in ``__post_init__``, say): every
+      walk over the inputs reaches a dataclass's fields only;
+    - a dataclass with a field that holds no value (a ``field(init=False)`` never assigned): ktui reads every field
+      of an input (and would otherwise see the record as an opaque object whose ``repr`` raises).
+
+    A tensor no walk reaches would escape every check of the inputs: the guard bands, the poison, the refills and
+    the judge's comparison of the inputs after the call."""
+    reach = (
+        "ktui reaches tensors in tuples, lists, dicts, named tuples and dataclasses only, and one it cannot reach "
+        "it cannot guard or check for writes; put it in one of those"
+    )
+    for path, node in _nodes(data, "in"):
+        unset = unset_fields(node)
+        if unset:
+            return (
+                f"a dataclass of class {class_name(node)} at {path} whose field .{unset[0]} holds no value (a "
+                "field(init=False) never assigned?): ktui reads every field of an input; assign it in __post_init__ "
+                "or make it a ClassVar"
+            )
+        fields = dataclass_fields(node)
+        if fields is not None:
+            names = {k for k, _ in fields}
+            for name, value in instance_attrs(node).items():
+                if name not in names and _holds_tensor(value):
+                    return (
+                        f"a dataclass of class {class_name(node)} at {path} holding a tensor in its attribute "
+                        f".{name}, which is not one of its fields: every check walks a dataclass's fields only; "
+                        "declare it as a field"
+                    )
             continue
-        try:
-            attrs = dict(object.__getattribute__(leaf, "__dict__"))
-        except (AttributeError, TypeError):
-            attrs = {}
-        for cls in type(leaf).__mro__:
-            slots = cls.__dict__.get("__slots__", ())
-            for name in (slots,) if isinstance(slots, str) else slots:
-                try:
-                    attrs.setdefault(name, object.__getattribute__(leaf, name))
-                except AttributeError:
-                    pass
-        for name, value in attrs.items():
-            if any(isinstance(t, torch.Tensor) for _, t in flatten(value)):
-                return f"an object of class {class_name(leaf)} at {path} holding a tensor in its attribute .{name}"
+        if isinstance(node, (tuple, list, dict)) or _plain(node):
+            continue
+        for name, value in instance_attrs(node).items():
+            if _holds_tensor(value):
+                where = f"an object of class {class_name(node)} at {path}"
+                return f"{where} holding a tensor in its attribute .{name}: {reach}"
     return ""
+
+
+def _plain(x: Any) -> bool:
+    return isinstance(x, (torch.Tensor, int, float, complex, str, bytes, type(None), torch.dtype, torch.device))
+
+
+def _holds_tensor(value: Any) -> bool:
+    return any(isinstance(t, torch.Tensor) for _, t in flatten(value))
+
+
+def _nodes(obj: Any, path: str, depth: int = 0) -> list[tuple[str, Any]]:
+    """Every node of ``obj`` with its path (``flatten``'s): the containers ``flatten`` walks (tuples, lists, dicts,
+    dataclasses) and the leaves, a container before what it holds; a dataclass with an unset field is a node whose
+    fields are not walked (``opaque_tensors`` names it)."""
+    out: list[tuple[str, Any]] = [(path, obj)]
+    if depth > 64:  # (``flatten`` raises on it: the reference's data nests too deep)
+        return out
+    cls = type(obj)
+    if issubclass(cls, (tuple, list)):
+        for i, v in enumerate(tuple.__iter__(obj) if issubclass(cls, tuple) else list.__iter__(obj)):
+            out += _nodes(v, f"{path}[{i}]", depth + 1)
+    elif issubclass(cls, dict):
+        for k, v in dict.items(obj):
+            out += _nodes(v, f"{path}[{key_text(k)}]", depth + 1)
+    else:
+        for k, v in dataclass_fields(obj) or []:
+            out += _nodes(v, f"{path}.{k}", depth + 1)
+    return out
 
 
 def clone_data(data: Any) -> Any:
@@ -398,15 +488,22 @@ def clone_data(data: Any) -> Any:
 
 
 def inputs_only(problem: Problem, data: Any) -> Any:
-    """``data`` without the declared output buffers (what must not change during a call)."""
-    if not problem.outputs:
+    """``data`` without the declared output buffers and in-place inputs (``outputs``, ``inplace``): what must not
+    change during a call. A dict loses those keys; a tuple or list keeps its length with None in their places (so
+    ``in[1]`` names the same input in every message), except output buffers at its end, which are dropped."""
+    declared = (*problem.outputs, *problem.inplace)
+    if not declared:
         return data
     if isinstance(data, dict):
-        return {k: v for k, v in data.items() if k not in problem.outputs}
+        return {k: v for k, v in data.items() if k not in declared}
     if isinstance(data, (tuple, list)):
         n = len(data)
-        drop = {k % n for k in problem.outputs if isinstance(k, int)}
-        return tuple(v for i, v in enumerate(data) if i not in drop)
+        drop = {k % n for k in declared if isinstance(k, int)}
+        kept = [None if i in drop else v for i, v in enumerate(data)]
+        while kept and len(kept) - 1 in drop and kept[-1] is None:  # trailing declared entries: dropped, as before
+            kept.pop()
+            drop.discard(len(kept))
+        return tuple(kept)
     return data
 
 

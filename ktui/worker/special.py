@@ -16,8 +16,9 @@ do, each from a generator seeded by the case:
 - ``extreme``: N(0, 1) with 0.5% of the elements at +-max/8 of the dtype and 5% subnormal (+-tiny * U(0.01, 1));
 - ``nonfinite``: N(0, 1) with 1% ``+inf`` and 1% ``-inf`` at the same positions and signs in every tensor of the
   same shape (so ``a + b`` meets ``inf + inf``, not ``inf - inf``), and 1% NaN where the problem allows NaN results;
-- ``intrange``: integer tensors refilled uniformly over their dtype's whole range (floats left as generated), so an
-  accumulator narrower than the reference's wraps.
+- ``intrange``: integer tensors refilled uniformly over their dtype's whole closed range, the minimum and the maximum
+  each planted somewhere (``int_range``; floats left as generated), so an accumulator narrower than the reference's
+  wraps, and so does one that overflows only at the dtype's edge.
 
 A special distribution is offered only where the reference stays valid on it (``valid_reference``, tried once per
 reference by the judge's ``describe``): the reference runs, gives no NaN (unless ``allow_nan``), and its native
@@ -61,6 +62,32 @@ def _band(n: int, width: int, g: torch.Generator) -> tuple[int, int]:
     return width * b, width * b + width
 
 
+def int_range(dtype: torch.dtype, shape: tuple[int, ...], g: torch.Generator, device: torch.device) -> torch.Tensor:
+    """Integers of ``dtype`` drawn uniformly over its whole closed range, ``iinfo.min`` to ``iinfo.max`` inclusive
+    (``torch.randint``'s bound is exclusive: ``max`` itself was never drawn), with the minimum and the maximum each
+    planted at a drawn position (two positions at least; one element gets one of them), so an accumulator or a
+    ``+ 1`` that overflows at the dtype's edge meets it in every case. 64-bit dtypes are drawn as two 32-bit halves
+    (no int64 holds ``max + 1``). A tensor of ``dtype`` on ``device``."""
+    info = torch.iinfo(dtype)
+    n = math.prod(shape)
+    if info.bits == 64:  # the values' bit patterns in an int64 carrier, viewed as the dtype at the end
+        hi = torch.randint(-(1 << 31), 1 << 31, shape, generator=g, device=device, dtype=torch.int64)
+        lo = torch.randint(0, 1 << 32, shape, generator=g, device=device, dtype=torch.int64)
+        carrier = (hi << 32) | lo  # every 64-bit pattern, uniformly
+        edges = [info.min, info.max] if info.min < 0 else [0, -1]  # uint64's 0 and 2**64 - 1 as int64 patterns
+    else:
+        carrier = torch.randint(info.min, info.max + 1, shape, generator=g, device=device, dtype=torch.int64)
+        edges = [info.min, info.max]
+    if n:
+        flat = carrier.reshape(-1)
+        order = torch.randperm(n, generator=g, device=device)
+        if n == 1:
+            edges = [edges[int(torch.randint(0, 2, (1,), generator=g, device=device))]]
+        flat[order[: len(edges)]] = torch.tensor(edges, dtype=torch.int64, device=device)
+        carrier = flat.reshape(shape)
+    return carrier.view(dtype) if info.bits == 64 else carrier.to(dtype)
+
+
 def refill_special(t: torch.Tensor, dist: str, g: torch.Generator, allow_nan: bool, g_shared: torch.Generator) -> None:
     """Refill ``t`` in place for the special distribution ``dist`` (one of ``SPECIAL``). ``g`` is the tensor's own
     generator, ``g_shared`` one that is the same for every tensor of the case (positions of non-finite values).
@@ -75,8 +102,7 @@ def refill_special(t: torch.Tensor, dist: str, g: torch.Generator, allow_nan: bo
         return
     if dist == "intrange":
         if not t.is_floating_point() and not t.is_complex():
-            info = torch.iinfo(t.dtype)
-            t.copy_(torch.randint(info.min, info.max, shape, generator=g, device=dev, dtype=torch.int64).to(t.dtype))
+            t.copy_(int_range(t.dtype, shape, g, dev))
         return
     if not t.is_floating_point():
         return

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ktui.protocol import Container
-from ktui.worker.tensors import MAX_DEPTH, NestingError, _key_text, class_name, dataclass_fields
+from ktui.worker.tensors import MAX_DEPTH, NestingError, class_name, dataclass_fields, key_text
 
 
 def _fields(cls: type) -> tuple[str, ...] | None:
@@ -58,7 +58,7 @@ def structure(obj: Any, prefix: str = "out", _depth: int = 0) -> list[Container]
         raise NestingError(f"the output nests tuples, lists or dicts more than {MAX_DEPTH} levels deep")
     name = class_name(obj)
     if issubclass(cls, dict):
-        items = [(_key_text(k), v) for k, v in dict.items(obj)]
+        items = [(key_text(k), v) for k, v in dict.items(obj)]
         node: Container = {"path": prefix, "kind": "dict", "name": name, "keys": sorted(k for k, _ in items)}
     else:
         values = list(tuple.__iter__(obj) if issubclass(cls, tuple) else list.__iter__(obj))

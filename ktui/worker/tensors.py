@@ -51,7 +51,10 @@ def _own_dict(obj: Any) -> dict[str, Any] | None:
         d = _class_dict(c)
         if "__dict__" in d:
             desc = d["__dict__"]
-            return desc.__get__(obj, type(obj)) if isinstance(desc, types.GetSetDescriptorType) else None
+            if isinstance(desc, (types.GetSetDescriptorType, types.MemberDescriptorType)):  # (C types: a member)
+                own = desc.__get__(obj, type(obj))
+                return own if type(own) is dict else None
+            return None
     return None
 
 
@@ -91,6 +94,40 @@ def dataclass_fields(obj: Any) -> list[tuple[str, Any]] | None:
         else:  # a property or another descriptor would run its class's code; or the field is unset
             return None
     return out
+
+
+def instance_attrs(obj: Any) -> dict[str, Any]:
+    """Every attribute ``obj`` holds itself: its own ``__dict__`` and its set slots (of every class of its MRO), read
+    through the standard descriptors, never its class's code (a property is not read)."""
+    attrs = dict(_own_dict(obj) or {})
+    for cls in _mro(type(obj)):
+        d = _class_dict(cls)
+        slots = d.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            desc = d.get(name)
+            if name in ("__dict__", "__weakref__") or not isinstance(desc, types.MemberDescriptorType):
+                continue
+            try:
+                attrs.setdefault(name, desc.__get__(obj, type(obj)))
+            except AttributeError:
+                pass  # an unset slot
+    return attrs
+
+
+def unset_fields(obj: Any) -> list[str]:
+    """The fields of the dataclass instance ``obj`` that hold no value (a ``field(init=False)`` never assigned, a
+    slot never set; a property standing for a field is not read), in declaration order; [] for anything else."""
+    cls = type(obj)
+    if isinstance(obj, type) or not dataclasses.is_dataclass(cls):
+        return []
+    attrs = instance_attrs(obj)
+    unset = []
+    for f in dataclasses.fields(cls):
+        static = _static(cls, f.name)
+        if f.name in attrs or (_data_descriptor(static) and not isinstance(static, types.MemberDescriptorType)):
+            continue  # set, or a property standing for the field (not read: the object stays opaque)
+        unset.append(f.name)
+    return unset
 
 
 def with_fields(obj: Any, values: dict[str, Any]) -> Any:
@@ -150,7 +187,7 @@ def flatten(obj: Any, prefix: str = "out", _depth: int = 0) -> list[tuple[str, A
     if issubclass(cls, list):
         return [p for i, v in enumerate(list.__iter__(obj)) for p in flatten(v, f"{prefix}[{i}]", _depth + 1)]
     if issubclass(cls, dict):
-        return [p for k, v in dict.items(obj) for p in flatten(v, f"{prefix}[{_key_text(k)}]", _depth + 1)]
+        return [p for k, v in dict.items(obj) for p in flatten(v, f"{prefix}[{key_text(k)}]", _depth + 1)]
     fields = dataclass_fields(obj)
     if fields is not None:
         if _depth >= MAX_DEPTH:
@@ -159,7 +196,9 @@ def flatten(obj: Any, prefix: str = "out", _depth: int = 0) -> list[tuple[str, A
     return [(prefix, obj)]
 
 
-def _key_text(key: Any) -> str:
+def key_text(key: Any) -> str:
+    """A dict key as paths show it: its ``repr`` for a builtin scalar, else ``<its class name>`` (never its own
+    ``__repr__``)."""
     return repr(key) if type(key) in _KEY_TYPES else f"<{class_name(key)}>"
 
 
@@ -228,8 +267,14 @@ def hash_data(data: Any, digests: list[str] | None = None) -> str:
     BLAKE2b: with the CPU's SHA extensions it hashes ~1.7 GB/s against BLAKE2b's ~0.9 GB/s (2**25 fp32 elements:
     0.075 s against 0.15 s, measured on the 2-core CPU machine); hashing a GPU run's large cases is host time on
     the loop's path (issue 11)."""
+    return hash_flat(flatten(data, "in"), digests)
+
+
+def hash_flat(flat: list[tuple[str, Any]], digests: list[str] | None = None) -> str:
+    """``hash_data`` of data already flattened (``flatten(data, "in")``): the leaves as they were when flattened,
+    whatever the containers hold now (a field the kernel reassigned after its original tensor was written)."""
     h = hashlib.sha256()
-    for i, (path, leaf) in enumerate(flatten(data, "in")):
+    for i, (path, leaf) in enumerate(flat):
         h.update(path.encode())
         if isinstance(leaf, torch.Tensor):
             h.update(f"{dtype_name(leaf.dtype)}{tuple(leaf.shape)}".encode())
@@ -478,9 +523,15 @@ def save_inputs(inputs: Any, folder: Path, digests: list[str] | None = None) -> 
     Raises:
         NestingError: ``inputs`` nests deeper than ``MAX_DEPTH`` (a kernel put a list into itself).
     """
+    return save_input_leaves(flatten(inputs, "in"), folder, digests)
+
+
+def save_input_leaves(flat: list[tuple[str, Any]], folder: Path, digests: list[str] | None = None) -> list[OutputLeaf]:
+    """``save_inputs`` of inputs already flattened (``flatten(inputs, "in")`` before the call): the caller's own
+    objects are written, not what the containers hold after the call (a kernel that writes into an input and then
+    points the field at a clean copy is seen writing)."""
     folder.mkdir(parents=True, exist_ok=True)
     leaves: list[OutputLeaf] = []
-    flat = flatten(inputs, "in")
     if digests is not None:
         digests[:] = [""] * len(flat)
     for i, (path, leaf) in enumerate(flat):
@@ -494,6 +545,31 @@ def save_inputs(inputs: Any, folder: Path, digests: list[str] | None = None) -> 
                 digests[i] = bytes_digest(buf)
         leaves.append(d)
     return leaves
+
+
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def replaced_leaves(before: list[tuple[str, Any]], data: Any) -> list[str]:
+    """The paths of ``before`` (``flatten(data, "in")`` before a call) whose leaf ``data`` no longer holds: a tensor
+    that is not the same object, a scalar of another type or value, or a path gone or added (a field or an entry
+    the call reassigned). Identity and builtin scalars only: nothing the kernel defined runs."""
+    try:
+        after = dict(flatten(data, "in"))
+    except NestingError:
+        return ["in (nested into itself)"]
+    out = [p for p in after if p not in dict(before)]
+    for path, old in before:
+        if path not in after:
+            out.append(path)
+            continue
+        new = after[path]
+        if new is old:
+            continue
+        if type(old) in _SCALARS and type(new) is type(old) and new == old:
+            continue
+        out.append(path)
+    return out
 
 
 def bytes_digest(data: bytes | memoryview) -> str:

@@ -11,10 +11,12 @@ the timed events) and the output itself stays alive until the timing ends. Then 
 copy changed after its call returned (a ring of output buffers reused, a thread or stream still writing), two kept
 outputs in one storage are one buffer handed out twice, and an output in an input's storage aliases it: each is
 reported in ``integrity``. The copies go to the judge, which verifies every element (``Judge.do_check_timed``).
-Outputs in the declared output buffers (``outputs`` of the reference: the same buffers every call, by design) are
-exempt from the storage checks; their copies are verified all the same. Every timed output not kept is filled with
-the poison before it is dropped, so the memory the next call gets from the caching allocator holds the poison, as
-in a checked call: an element a timed call never writes is found as unwritten.
+Outputs in the declared output buffers (``outputs`` of the reference: the same buffers every call, by design) and in
+declared in-place inputs (``inplace``) are exempt from the storage checks; their copies are verified all the same,
+and an output leaf the reference returns as its buffer must be that buffer on a timed call as on a checked one
+(``buffer_leaves``, judged by the judge). Every timed output not kept is filled with the poison before it is
+dropped, so the memory the next call gets from the caching allocator holds the poison, as in a checked call: an
+element a timed call never writes is found as unwritten.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from ktui.worker.tensors import (
     MAX_DEPTH,
     NestingError,
     aliases,
+    buffer_leaves,
     copy_into,
     dataclass_fields,
     flatten,
@@ -106,8 +109,11 @@ def _storage(t: Any) -> int | None:
 
 
 def declared_outputs(problem: Problem, data: Any) -> set[int]:
-    """The storage addresses of the declared output buffers of ``data`` (the reference's ``outputs``)."""
-    return {p for p in map(_storage, problem.output_buffers(data)) if p is not None}
+    """The storage addresses of the declared output buffers of ``data`` (the reference's ``outputs``) and of its
+    declared in-place inputs (``inplace``): the same memory every call by design, written by the call and refreshed
+    before the next."""
+    declared = [*problem.output_buffers(data), *problem.inplace_tensors(data).values()]
+    return {p for p in map(_storage, declared) if p is not None}
 
 
 def poison_dropped(out: Any, exempt: set[int]) -> None:
@@ -183,10 +189,20 @@ class TimedCalls:
         self._sync()  # the output as the caller has it once the call's work is done: outside the timed events
         return copy_tree(out)
 
-    def _keep(self, idx: int, source: str, kept: list[Kept], base: int, calls: int) -> list[KeptCall]:
-        """Store the copies of ``kept`` (drops the outputs themselves); returns what the reply says of them."""
+    def _keep(
+        self, idx: int, source: str, kept: list[Kept], base: int, calls: int, buffers: list[torch.Tensor]
+    ) -> list[KeptCall]:
+        """Store the copies of ``kept`` (drops the outputs themselves), with which of each output's leaves are the
+        declared output buffers ``buffers`` (``tensors.buffer_leaves``: the judge holds timed calls to the rule of
+        checked ones); returns what the reply says of them."""
         entries = [
-            {"call": k.index + 1, "seed": base + 1 + k.rep, "copy": k.copy, "structure": structure(k.out)}
+            {
+                "call": k.index + 1,
+                "seed": base + 1 + k.rep,
+                "copy": k.copy,
+                "structure": structure(k.out),
+                "buffer_leaves": buffer_leaves(k.out, buffers),
+            }
             for k in sorted(kept, key=lambda k: k.index)
         ]
         self.bench_last.setdefault(idx, {})[source] = {"kept": entries, "calls": calls}
@@ -230,7 +246,7 @@ class TimedCalls:
                 reraise_as_case(exc, label)
             self._sync()
             lines = integrity_of(kept, exempt, inputs_only(problem, data), stats["reps"], "timed call")
-            calls = self._keep(idx, "bench", kept, base, stats["reps"])
+            calls = self._keep(idx, "bench", kept, base, stats["reps"], problem.output_buffers(data))
             results.append({"spec_index": idx, **stats, "kept": calls, "integrity": lines})
             del data, kept, keep
             progress({"done": n + 1, "total": len(params["spec_indices"])})
@@ -264,6 +280,7 @@ class TimedCalls:
                     "dir": folder.name,
                     "outputs": leaves,
                     "structure": k["structure"],
+                    "buffer_leaves": k["buffer_leaves"],
                 }
             )
         calls = entry["calls"]
@@ -313,4 +330,5 @@ class TimedCalls:
         if keep is None or not keep.kept:
             return reply
         lines = integrity_of(keep.kept, exempt, inputs_only(problem, data), calls, "host-loop call")
-        return {**reply, "kept": self._keep(idx, "host", keep.kept, base, calls), "integrity": lines}
+        kept = self._keep(idx, "host", keep.kept, base, calls, problem.output_buffers(data))
+        return {**reply, "kept": kept, "integrity": lines}

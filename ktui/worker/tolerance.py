@@ -105,6 +105,10 @@ class Tolerance:
     native_rel_l2: float = 0.0  # its relative L2 error
     native_dtype: str = ""  # the native precision, for messages (``float32``)
     explicit: bool = False  # the reference's ``tolerance`` set it (taken exactly as written), not ktui's default
+    # Set by the judge for a complex output judged as its (real, imaginary) pairs: each part's allowance scales with
+    # the element's magnitude |z| (``torch.isclose`` on complex numbers: |a - b| <= atol + rtol |b|), not with the
+    # part's own size, which cancellation can make tiny against the rounding of the products it is made of.
+    pairs: bool = False
 
     def elementwise(self, abs_ref: Tensor, tiny: float) -> Tensor:
         """The allowance of each element (``abs_ref``: ``|ref|``, float64): ``atol + rtol |ref|`` in allclose mode,
@@ -172,7 +176,7 @@ class Tolerance:
                     f"atol={self.atol:g} rtol={self.rtol:g} or {self.native_factor:g}x {self.native_dtype}'s own "
                     f"error ({self.native_atol:.2g})"
                 )
-            return f"atol={self.atol:g} rtol={self.rtol:g}"
+            return f"atol={self.atol:g} rtol={self.rtol:g}" + (" of |z|" if self.pairs else "")
         if self.mode == "psnr":
             return f"psnr_db>={self.min_psnr_db:g} cosine>={self.min_cosine:g}"
         return "exact"
@@ -228,30 +232,35 @@ DEFAULTS: dict[str, Tolerance] = {
     ),
 }
 EXACT = Tolerance("exact")
+# A complex dtype's parts: a complex output takes its parts' defaults, and a reference's override under the complex
+# dtype's own name (``tolerance = {"complex64": {...}}``), else under its parts' (``"float32"``)
+COMPLEX_PARTS = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
 
 
 def resolve(policy_dtype: str, overrides: dict[str, Any] | None) -> Tolerance:
     """The tolerance for an output of dtype ``policy_dtype`` (a torch dtype name without ``torch.``).
 
     Integer and bool data compare exactly. A float dtype with no default falls back to float32's or bfloat16's
-    thresholds by its precision class.
+    thresholds by its precision class. A complex dtype (``complex64``) takes its parts' defaults (``float32``) and
+    the reference's override under its own name, else under its parts' dtype.
 
     Raises:
         ValueError: an override names a field that does not exist, or gives one for the wrong mode.
     """
     if policy_dtype.startswith(("int", "uint", "bool")):
         return EXACT
-    base = DEFAULTS.get(policy_dtype) or (
-        DEFAULTS["bfloat16"] if policy_dtype in LOW_PRECISION else DEFAULTS["float32"]
-    )
-    over = dict((overrides or {}).get(policy_dtype, {}))
+    part = COMPLEX_PARTS.get(policy_dtype, policy_dtype)  # a complex dtype: its parts' defaults
+    base = DEFAULTS.get(part) or (DEFAULTS["bfloat16"] if part in LOW_PRECISION else DEFAULTS["float32"])
+    given = overrides or {}
+    over = dict(given.get(policy_dtype) or given.get(part) or {})
     if not over:
         return base
     over.setdefault("native_factor", 0.0)  # an override is taken exactly as written
-    names = {f.name for f in fields(Tolerance)} - {"mode", "native_err", "native_rel_l2", "native_dtype"}
+    names = {f.name for f in fields(Tolerance)} - {"mode", "native_err", "native_rel_l2", "native_dtype", "pairs"}
     unknown = set(over) - names
     if unknown:
-        raise ValueError(f"tolerance[{policy_dtype!r}] has unknown field(s) {sorted(unknown)}; known: {sorted(names)}")
+        key = policy_dtype if policy_dtype in given else part
+        raise ValueError(f"tolerance[{key!r}] has unknown field(s) {sorted(unknown)}; known: {sorted(names)}")
     mode = over.pop("mode", None) or base.mode
     if "min_psnr_db" in over or "min_cosine" in over:
         mode = "psnr"

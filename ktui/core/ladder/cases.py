@@ -8,12 +8,15 @@ on every spec, the special values and layouts on a few) is completed per run by 
 x spec class x spec variant (the dtype) appears in at least one case, so a kernel wrong only for one combination
 (flat offsets only on narrow rows, a decoy fill only with shifted values, a bf16 path only when strided) meets it in
 every run, while the case count grows by about the number of (layout, distribution) pairs the fixed part leaves out.
+A case the kernel refuses (an unsupported layout) checks nothing: the run rung puts contiguous cases in its place
+(``refill_refused``) so that every pair the kernel supports is still in a case it ran.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ktui.core.ladder.context import LadderOptions
@@ -21,7 +24,7 @@ from ktui.protocol import Case, mixed_variants, spec_size
 from ktui.protocol.distributions import SPECIAL_DISTRIBUTIONS
 
 if TYPE_CHECKING:
-    from ktui.protocol import ProblemInfo, Spec
+    from ktui.protocol import ExecutedCase, ProblemInfo, Spec
 
 # The memory layouts: on the two largest specs, and with every distribution, fill and spec class by the covering design;
 # ``mixed`` (inputs laid out differently from each other) only for problems with two input tensors or more,
@@ -239,70 +242,156 @@ def covering_cases(describe: ProblemInfo, options: LadderOptions, seed: int, pla
     ``spec_cost``), drawn from ``random.Random(seed + 401)``: the values tied, the spec within the class and variant
     (weighted by 1 / ``spec_cost``). Case n gets seed ``seed + 401 + n``; larger specs first.
     """
-    tests = describe["tests"]
-    if not tests:
+    if not describe["tests"]:
         return []
-    fuzzed = set(describe.get("fuzzed", []))
-    layouts = ["contiguous"]
-    if options.layouts and not describe.get("contiguous_only"):
-        layouts += layouts_of(describe)
-    dists = ["native"]
-    if options.distributions:
-        dists += [d for d in describe.get("distributions", ["native"]) if d != "native"]
-    classes = spec_classes(tests)
-    variants = spec_variants(tests)
-    members: dict[tuple[str, str], list[int]] = {}
-    for i, (cls, var) in enumerate(zip(classes, variants, strict=True)):
-        members.setdefault((cls, var), []).append(i)
-    domains = [layouts, dists, list(FILLS), sorted(set(classes)), sorted(set(variants))]
-    # On ties the cheaper class, and within a class the cheaper spec (``spec_cost``): the pairs are covered all the
-    # same, and the CPU interpreter's time goes by the programs a call runs.
-    by_class: dict[str, list[int]] = {}
-    for i, cls in enumerate(classes):
-        by_class.setdefault(cls, []).append(i)
-    cost = {cls: sorted(spec_cost(tests[i]) for i in ms)[len(ms) // 2] for cls, ms in by_class.items()}
-    uncovered = {
-        ((a, va), (b, vb))
-        for a in range(len(domains))
-        for b in range(a + 1, len(domains))
-        for va in domains[a]
-        for vb in domains[b]
-        if (a, b) != (3, 4) or (va, vb) in members  # a class and a variant no spec has: nothing to cover
-    }
-    for planned_case in planned:
-        i = planned_case["spec_index"]
-        uncovered -= _pairs(
-            (
-                planned_case.get("layout", "contiguous"),
-                planned_case.get("dist", "native"),
-                planned_case.get("fill", "poison"),
-                classes[i],
-                variants[i],
-            )
-        )
+    design = _Design(describe, options)
     rng = random.Random(seed + 401)
-    rows: list[tuple[str, ...]] = []
-    while uncovered:
-        todo = sorted(uncovered)
-        drawn = [_complete(rng.choice(todo), domains, uncovered, cost, set(members), rng) for _ in range(CANDIDATES)]
-        best = max(drawn, key=lambda r: (len(_pairs(r) & uncovered), -cost[r[3]]))  # the first of the best
-        rows.append(best)
-        uncovered -= _pairs(best)
-    out: list[Case] = []
-    for n, (layout, dist, fill, cls, var) in enumerate(rows):
-        ms = members[(cls, var)]
-        i = rng.choices(ms, weights=[1 / spec_cost(tests[j]) for j in ms])[0]
-        c: Case = {"spec_index": i, "seed": seed + 401 + n}
-        if i in fuzzed:
-            c["spec"] = dict(tests[i])
-        if dist != "native":
-            c["dist"] = dist
-        if layout != "contiguous":
-            c["layout"] = layout
-        if fill == "decoy":
-            c["fill"] = "decoy"
-        out.append(c)
-    return sorted(out, key=lambda c: -spec_size(tests[c["spec_index"]]))
+    rows = design.cover(design.uncovered(planned), rng)
+    return design.cases(rows, seed + 401, rng)
+
+
+REFILL_SEED = 701  # ``refill_refused``: the n-th case put in place of refused ones gets seed + 701 + n
+
+
+def refused_values(executed: Sequence[ExecutedCase]) -> dict[int, set[str]]:
+    """What the kernel refused (``ExecutedCase.unsupported``), as values of the covering design's dimensions
+    (0: layout, 1: distribution): the distribution of a refused contiguous case (``scalars``: another value of a
+    float argument; a contiguous case is refused for nothing else), and the layout of a refused strided case unless
+    its distribution is one of those (a kernel refuses a layout, not the values laid out in it)."""
+    refused = [c for c in executed if c.get("unsupported")]
+    dists = {c.get("dist", "native") for c in refused if c.get("layout", "contiguous") == "contiguous"}
+    layouts = {
+        c["layout"]
+        for c in refused
+        if c.get("layout", "contiguous") != "contiguous" and c.get("dist", "native") not in dists
+    }
+    return {0: layouts, 1: dists}
+
+
+def refill_refused(
+    describe: ProblemInfo,
+    options: LadderOptions,
+    seed: int,
+    planned: Sequence[Case],
+    executed: Sequence[ExecutedCase],
+    start: int = 0,
+) -> list[Case]:
+    """The cases to run in place of those the kernel refused (cases.md uncovered, refused): a refused case checked
+    nothing, so the pairs of the covering design (``covering_cases``) that only it held are uncovered again, and a
+    kernel that refuses strided layouts would otherwise also escape every distribution x fill x spec class pair
+    its strided cases carried (a softmax wrong on its cols % 4 == 0 path with shifted rows passed 3 runs of 4).
+
+    ``planned``: every case of the run so far (``executed`` is their reply, in order, with ``unsupported`` on those
+    refused). The pairs to cover again are those of the design that no case the kernel ran holds, less those with a
+    value it refused (``refused_values``: the layout of a refused layout case, else its distribution), which cannot
+    be covered; the new cases are contiguous, with no refused distribution, chosen as ``covering_cases`` chooses
+    (seeds ``seed + REFILL_SEED + start + n``, drawn from ``random.Random(seed + REFILL_SEED + start)``), so that
+    with them every pair the kernel supports is in a case it ran. A contiguous case is refused only for a
+    distribution (``scalars``): refilling after such a round excludes it too, so two rounds at most refuse anything.
+    Empty when nothing was refused, or every pair is still covered.
+    """
+    refused = refused_values(executed)
+    if not describe["tests"] or not (refused[0] or refused[1]):
+        return []
+    design = _Design(describe, options)
+    ran = [c for c, e in zip(planned, executed, strict=True) if not e.get("unsupported")]
+    todo = {pair for pair in design.uncovered(ran) if not any(value in refused.get(dim, set()) for dim, value in pair)}
+    if not todo:
+        return []
+    design.domains[0] = ["contiguous"]
+    design.domains[1] = [d for d in design.domains[1] if d not in refused[1]]
+    rng = random.Random(seed + REFILL_SEED + start)
+    rows = design.cover(todo, rng)
+    return design.cases(rows, seed + REFILL_SEED + start, rng)
+
+
+class _Design:
+    """The dimensions of one problem's covering design (``covering_cases``): ``domains`` (layout, distribution,
+    fill, spec class, spec variant), each spec's class and variant, the specs of each (class, variant) and the cost
+    of each class (the median ``spec_cost`` of its specs)."""
+
+    def __init__(self, describe: ProblemInfo, options: LadderOptions):
+        tests = self.tests = describe["tests"]
+        self.fuzzed = set(describe.get("fuzzed", []))
+        layouts = ["contiguous"]
+        if options.layouts and not describe.get("contiguous_only"):
+            layouts += layouts_of(describe)
+        dists = ["native"]
+        if options.distributions:
+            dists += [d for d in describe.get("distributions", ["native"]) if d != "native"]
+        self.classes = spec_classes(tests)
+        self.variants = spec_variants(tests)
+        self.members: dict[tuple[str, str], list[int]] = {}
+        for i, (cls, var) in enumerate(zip(self.classes, self.variants, strict=True)):
+            self.members.setdefault((cls, var), []).append(i)
+        self.domains = [layouts, dists, list(FILLS), sorted(set(self.classes)), sorted(set(self.variants))]
+        # On ties the cheaper class, and within a class the cheaper spec (``spec_cost``): the pairs are covered all
+        # the same, and the CPU interpreter's time goes by the programs a call runs.
+        by_class: dict[str, list[int]] = {}
+        for i, cls in enumerate(self.classes):
+            by_class.setdefault(cls, []).append(i)
+        self.cost = {cls: sorted(spec_cost(tests[i]) for i in ms)[len(ms) // 2] for cls, ms in by_class.items()}
+
+    def row(self, case: Case) -> tuple[str, ...]:
+        """A case's value in each dimension."""
+        i = case["spec_index"]
+        return (
+            case.get("layout", "contiguous"),
+            case.get("dist", "native"),
+            case.get("fill", "poison"),
+            self.classes[i],
+            self.variants[i],
+        )
+
+    def uncovered(self, cases: Sequence[Case]) -> set[Pair]:
+        """The pairs of the design that none of ``cases`` holds (a class and a variant only as some spec has them)."""
+        domains = self.domains
+        todo = {
+            ((a, va), (b, vb))
+            for a in range(len(domains))
+            for b in range(a + 1, len(domains))
+            for va in domains[a]
+            for vb in domains[b]
+            if (a, b) != (3, 4) or (va, vb) in self.members  # a class and a variant no spec has: nothing to cover
+        }
+        for case in cases:
+            todo -= _pairs(self.row(case))
+        return todo
+
+    def cover(self, uncovered: set[Pair], rng: random.Random) -> list[tuple[str, ...]]:
+        """Rows (one value per dimension) that together hold every pair of ``uncovered``, greedily (AETG)."""
+        uncovered = set(uncovered)
+        rows: list[tuple[str, ...]] = []
+        while uncovered:
+            todo = sorted(uncovered)
+            drawn = [
+                _complete(rng.choice(todo), self.domains, uncovered, self.cost, set(self.members), rng)
+                for _ in range(CANDIDATES)
+            ]
+            best = max(drawn, key=lambda r: (len(_pairs(r) & uncovered), -self.cost[r[3]]))  # the first of the best
+            rows.append(best)
+            uncovered -= _pairs(best)
+        return rows
+
+    def cases(self, rows: list[tuple[str, ...]], seed: int, rng: random.Random) -> list[Case]:
+        """A case per row, its spec drawn within the row's class and variant (weighted by 1 / ``spec_cost``), case n
+        with seed ``seed + n``; larger specs first."""
+        tests = self.tests
+        out: list[Case] = []
+        for n, (layout, dist, fill, cls, var) in enumerate(rows):
+            ms = self.members[(cls, var)]
+            i = rng.choices(ms, weights=[1 / spec_cost(tests[j]) for j in ms])[0]
+            c: Case = {"spec_index": i, "seed": seed + n}
+            if i in self.fuzzed:
+                c["spec"] = dict(tests[i])
+            if dist != "native":
+                c["dist"] = dist
+            if layout != "contiguous":
+                c["layout"] = layout
+            if fill == "decoy":
+                c["fill"] = "decoy"
+            out.append(c)
+        return sorted(out, key=lambda c: -spec_size(tests[c["spec_index"]]))
 
 
 def _complete(

@@ -11,7 +11,8 @@ exception (``RemoteError``); one that crashes or hangs the worker fails it with 
 (``WorkerCrashed``, ``WorkerTimeout``). A failure here stops the ladder. A version whose calls reach a compiled
 CuTeDSL function on a machine without a GPU is skipped, not failed (``needs a GPU: ...``, the worker's own record of
 it, ``ExecuteReply.needs_gpu`` / ``RemoteError.needs_gpu``): it compiled for sm_90a and nothing here can run it; the
-runner then skips correctness, benchmark and profile with that reason and still climbs dumps.
+runner then skips correctness, benchmark and profile with that reason and still climbs dumps. Cases the kernel
+refused (an unsupported layout) are replaced by contiguous ones after the planned cases ran (``refill``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ktui.core.figures import RunFigures, SeenLaunch
 from ktui.core.inspect.scan import TORCH_COMPUTE_KINDS, scan_source
-from ktui.core.ladder.cases import first_sweep
+from ktui.core.ladder.cases import first_sweep, refill_refused
 from ktui.core.ladder.context import RunContext, RungFailed, needs_gpu_skipped, patched_names
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
 from ktui.core.workers.client import RemoteError, WorkerError
@@ -55,6 +56,7 @@ def run(ctx: RunContext) -> RungResult:
         "cases": ctx.cases,
         "out_dir": str(ctx.out_dir),
         "expected": expected_outputs(ctx) or [],
+        "first_index": 0,
     }
     t, on_progress = ctx.options.timeouts["run"], ctx.progress("run")
     try:
@@ -65,13 +67,58 @@ def run(ctx: RunContext) -> RungResult:
         return needs_gpu(ctx, exc.needs_gpu)
     if res.get("needs_gpu") and ctx.pool.device != "cuda":  # the kernel caught NeedsGPU: not its kernel's outputs
         return needs_gpu(ctx, f"{res['needs_gpu']}; custom_kernel caught that error and returned anyway")
+    res, refilled = refill(ctx, res)
     ctx.executed = res["cases"]
     ctx.tampered = patched_names(res)  # the runner fails every rung this worker served when it is not empty
     rr = run_result(res, ctx.cases, len(ctx.problem["tests"]))
+    if refilled:
+        refused = sum(bool(c.get("unsupported")) for c in res["cases"])
+        rr.summary += f"; {refilled} contiguous cases in place of the {refused} the kernel refused"
+        rr.figures["refilled"] = refilled
     seen = seen_launches(res, ctx.problem)
     if seen:
         compile_seen(ctx, res, seen, rr)
     return rr
+
+
+REFILL_ROUNDS = 2  # ``refill``: a contiguous case is refused only for its distribution, which the next round drops
+
+
+def refill(ctx: RunContext, res: ExecuteReply) -> tuple[ExecuteReply, int]:
+    """The run's reply with the cases put in place of those the kernel refused (cases.md uncovered, refused): a
+    refused case checked nothing, so the covering design's pairs only it held are run again on contiguous cases
+    (``cases.refill_refused``), in one more ``execute`` of the candidate per round (at most ``REFILL_ROUNDS``),
+    after every planned case (the first verdict does not wait for them). The new cases are appended to
+    ``ctx.cases`` and their entries to the reply (folders numbered on, ``ExecuteRequest.first_index``; threads left
+    running and launches merged). Returns the reply and how many cases were added.
+
+    Raises:
+        RemoteError, WorkerError: a refilled case failed as any case fails the rung (its exception, the crash).
+    """
+    assert ctx.cases is not None and ctx.problem is not None
+    added = 0
+    for _ in range(REFILL_ROUNDS):
+        extra = refill_refused(ctx.problem, ctx.options, ctx.seed, ctx.cases, res["cases"], start=added)
+        if not extra:
+            break
+        params: ExecuteRequest = {
+            **ctx.sources(),
+            "cases": extra,
+            "out_dir": str(ctx.out_dir),
+            "expected": borrowed_outputs(expected_outputs(ctx) or [], ctx.cases, extra),
+            "first_index": len(ctx.cases),
+        }
+        more = ctx.candidate.execute(params, timeout_s=ctx.options.timeouts["run"], on_progress=ctx.progress("run"))
+        ctx.cases.extend(extra)
+        res = {
+            **res,
+            "cases": [*res["cases"], *more["cases"]],
+            "tampered": sorted({*res["tampered"], *more["tampered"]}),
+            "threads_left": res["threads_left"] + more["threads_left"],
+            "launch_table": {**(res.get("launch_table") or {}), **(more.get("launch_table") or {})},
+        }
+        added += len(extra)
+    return res, added
 
 
 STREAM_CHUNK = 16  # executed cases per comparison the judge makes while the others run
@@ -228,14 +275,23 @@ def expected_outputs(ctx: RunContext) -> list[list[OutputLeaf] | None] | None:
     except Exception:
         return None
     known: list[list[OutputLeaf] | None] = [c["expected"] for c in reply["cases"]]
+    return known[: len(ctx.cases)] + borrowed_outputs(known, ctx.cases, ctx.cases[len(known) :])
+
+
+def borrowed_outputs(
+    known: Sequence[list[OutputLeaf] | None], planned: Sequence[Case], cases: Sequence[Case]
+) -> list[list[OutputLeaf] | None]:
+    """Per case of ``cases``, the expected output leaves of the first case of ``planned`` of the same test spec
+    whose leaves are ``known`` (in ``planned``'s order), marked ``hint``; None for a fuzzed spec or one none has."""
     by_spec: dict[int, list[OutputLeaf]] = {}
-    for case, leaves in zip(ctx.cases, known, strict=False):
-        if "spec" not in case and leaves is not None:
+    for case, leaves in zip(planned, known, strict=False):
+        if "spec" not in case and leaves is not None and not any(leaf.get("hint") for leaf in leaves):
             by_spec.setdefault(case["spec_index"], leaves)
-    for case in ctx.cases[len(known) :]:
+    out: list[list[OutputLeaf] | None] = []
+    for case in cases:
         borrowed = by_spec.get(case["spec_index"]) if "spec" not in case else None
-        known.append([{**leaf, "hint": True} for leaf in borrowed] if borrowed is not None else None)
-    return known
+        out.append([{**leaf, "hint": True} for leaf in borrowed] if borrowed is not None else None)
+    return out
 
 
 def run_result(res: ExecuteReply, planned: list[Case], n_specs: int) -> RungResult:

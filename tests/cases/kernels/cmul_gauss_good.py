@@ -1,0 +1,31 @@
+"""GOOD (complex outputs, normwise): the complex multiply by Gauss's three real products (k1 = br (ar + ai), k2 =
+ar (bi - br), k3 = ai (br + bi); re = k1 - k3, im = k1 + k2), in fp32. Normwise as accurate as the four-product
+formula (each part within a few u |a| |b|), but not partwise: where a part cancels to far below |z| its error is
+still ~u |z|. It failed when each part was judged against rtol times its own size; the allowance is now rtol |z|."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def cmul_kernel(a_ptr, b_ptr, out_ptr, n, sa, sb, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    ar = tl.load(a_ptr + offs * sa, mask=m)
+    ai = tl.load(a_ptr + offs * sa + 1, mask=m)
+    br = tl.load(b_ptr + offs * sb, mask=m)
+    bi = tl.load(b_ptr + offs * sb + 1, mask=m)
+    k1 = br * (ar + ai)
+    k2 = ar * (bi - br)
+    k3 = ai * (br + bi)
+    tl.store(out_ptr + 2 * offs, k1 - k3, mask=m)
+    tl.store(out_ptr + 2 * offs + 1, k1 + k2, mask=m)
+
+
+def custom_kernel(data):
+    a, b = data
+    n = a.numel()
+    out = torch.empty(n, dtype=torch.complex64, device=a.device)
+    ar, br, o = torch.view_as_real(a), torch.view_as_real(b), torch.view_as_real(out)
+    cmul_kernel[(triton.cdiv(n, 256),)](ar, br, o, n, ar.stride(0), br.stride(0), BLOCK=256)
+    return out

@@ -1,0 +1,20 @@
+"""BAD (in place, an undeclared write): x += y into x (declared ``inplace = (0,)``), and y used as scratch for the
+sum too: y is not declared, so the write into it fails "input modified"."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, n, sx, sy, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    s = tl.load(x_ptr + offs * sx, mask=mask) + tl.load(y_ptr + offs * sy, mask=mask)
+    tl.store(y_ptr + offs * sy, s, mask=mask)  # the bug: y is the caller's input
+    tl.store(x_ptr + offs * sx, s, mask=mask)
+
+
+def custom_kernel(data):
+    x, y = data
+    add_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), x.stride(0), y.stride(0), BLOCK=1024)
+    return x
