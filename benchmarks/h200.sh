@@ -2,7 +2,7 @@
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
-#                                        issue9-open
+#                                        issue9-open context
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -88,6 +88,16 @@ PY
       "${T[@]}" python3 -m pytest -v -rA -m gpu tests/test_robustness.py tests/test_gpu_cases.py -k "int32_overflow or 2_31 or stride0" \
         -p no:cacheprovider --durations=10 2>&1 \
         | tee "$OUT/gpu-huge.log" | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|s call" | tail -45 ;;
+    context)  # red team round 10 (issue 9.3): a guarded buffer on CUDA reads as a plain allocation, the three kernels
+      # that told a check from real use fail against the timed calls (their twins pass), timed calls through
+      # invoke.calls on the main thread keep three calls and print the allocator's medians; then the examples'
+      # medians and IQRs with every timed call handed to the main thread by phase (compare softmax/v2 with 133 us,
+      # IQR 1.7 us, the 2026-12-03 run)
+      "${T[@]}" python3 -m pytest -v -rA -s -m gpu tests/test_redteam_round10_context.py tests/test_gpu_cases.py \
+        -k "round10 or cuda_a_guarded or three_kernels or bench_through or skips_one_element or tuner_that_switches" \
+        -p no:cacheprovider --durations=10 2>&1 | tee "$OUT/context.log" \
+        | grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|median us of|s call" | tail -30
+      python3 benchmarks/examples_table.py --device cuda --out "$OUT/context-examples" 2>&1 | tee "$OUT/context-examples.log" | tail -15 ;;
     profile)  # ktui's sections + the source page (SourceCounters): the hottest Python line; source.csv kept as a fixture
       for k in vector_add/v1 vector_add/v2 vector_add/v3 softmax/v1 softmax/v2 matmul/v1 matmul/v2; do
         python3 -m ktui run kernels/$k.py --device cuda --rungs dumps,profile --json --no-record > "$OUT/profile_${k/\//_}.json" 2>"$OUT/profile_${k/\//_}.err"

@@ -16,7 +16,7 @@ import torch
 from ktui.core.results import Status
 from ktui.worker.allocation import poisoned_allocations
 from ktui.worker.guards import GUARD_BYTES, Guards, payload_of
-from ktui.worker.timing import host_loop
+from ktui.worker.timing import direct, host_loop
 
 from .test_cases import good, run
 
@@ -59,9 +59,12 @@ def test_a_missing_load_mask_fails_on_the_last_row_and_the_masked_twin_passes(ma
 
 
 # -- the guard bands themselves (plain tensor compares: the same code runs on a GPU) -------------------------------
-def raw_storage(t: torch.Tensor) -> torch.Tensor:
-    """The whole guarded allocation behind ``t`` as float32 elements, canaries included."""
-    s = t.untyped_storage()
+def raw_storage(g: Guards, t: torch.Tensor) -> torch.Tensor:
+    """The whole guarded allocation behind ``t`` as float32 elements, canaries included (``t``'s own storage is the
+    payload alone: the band's buffer holds the canaries around it)."""
+    ptr = t.untyped_storage().data_ptr()
+    band = next(b for b in g.bands if b.payload.untyped_storage().data_ptr() == ptr)
+    s = band.buf.untyped_storage()
     return torch.empty(0).set_(s, 0, (s.nbytes() // 4,), (1,))
 
 
@@ -72,7 +75,8 @@ def test_inputs_keep_their_values_layouts_and_shared_storage_inside_the_guards()
     wrapped = g.wrap_data(data)
     for old, new in zip(data[:5], wrapped[:5]):
         assert torch.equal(old, new) and old.stride() == new.stride()
-        assert new.storage_offset() == old.storage_offset() + GUARD_BYTES // 4
+        assert new.storage_offset() == old.storage_offset()  # as without guards (red team round 10, W2)
+        assert new.untyped_storage().nbytes() == old.untyped_storage().nbytes()
         assert new.untyped_storage().data_ptr() == wrapped[0].untyped_storage().data_ptr()  # still one storage
     assert wrapped[5]["k"] == 3 and torch.equal(wrapped[5]["i"], torch.arange(4))
     assert g.violations() == []
@@ -89,11 +93,11 @@ def test_writes_past_either_end_are_named_with_their_offsets():
         out = torch.empty(129)
         scratch = torch.empty_like(out)
     g.name_outputs({"y": out})
-    raw = raw_storage(out)
+    raw = raw_storage(g, out)
     n0 = GUARD_BYTES // 4
     raw[n0 + 129] = 1.0  # one past the end
     raw[n0 - 2] = 1.0  # two before the start
-    raw_storage(x)[n0 + 10 : n0 + 13] = 7.0
+    raw_storage(g, x)[n0 + 10 : n0 + 13] = 7.0
     found = g.violations()
     assert "wrote 1 element before the start of out['y'] (element -2 of 129, float32)" in found
     assert "wrote 1 element past the end of out['y'] (element 129 of 129, float32)" in found
@@ -128,10 +132,10 @@ def test_the_host_loop_refreshes_inputs_before_every_call_and_keeps_the_last_out
         events.append(f"refresh{i}")
         x.fill_(float(i + 1))
 
-    reply, last = host_loop(fn, refresh, 3, True, lambda: events.append("sync"))
+    reply, last = host_loop(direct(fn), refresh, 3, True, lambda: events.append("sync"))
     assert events == ["refresh0", "call", "sync", "refresh1", "call", "sync", "refresh2", "call", "sync"]
     assert reply["calls"] == 3 and reply["enqueue_s"] <= reply["inner_s"]
     assert torch.equal(last, torch.full((3,), 2.0))  # the memo's stale answer: the re-check sees 2, expects 6
     events.clear()
-    reply, last = host_loop(fn, refresh, 2, False, lambda: events.append("sync"))
+    reply, last = host_loop(direct(lambda: None), refresh, 2, False, lambda: events.append("sync"))
     assert last is None and events == ["refresh0", "sync", "refresh1", "sync"]

@@ -194,10 +194,12 @@ def test_a_tuner_that_switches_to_a_wrong_kernel_after_16_calls_fails_on_its_tim
     assert all(r["ok"] and r["checked"] == 3 for r in tb.figures["recheck"]), tb.figures["recheck"]
 
 
-def test_bench_through_the_kernel_thread_keeps_three_calls_and_the_allocator_costs_nothing_visible():
-    """In-process on the GPU: ``bench`` through ``invoke`` sees the same stack as a checked call, keeps three calls
-    chosen after the fact, and the median of a call that allocates through ktui's ``torch.empty`` matches one that
-    allocates through torch's own (printed: the lead records them)."""
+def test_bench_through_the_kernels_calls_keeps_three_calls_and_the_allocator_costs_nothing_visible():
+    """In-process on the GPU: ``bench`` through ``invoke.calls`` (each phase one stretch, the path of the checked
+    calls) sees the same stack as a checked call, keeps three calls chosen after the fact, and the median of a call
+    that allocates through ktui's ``torch.empty`` matches one that allocates through torch's own (printed: the lead
+    records them)."""
+    import functools
     import inspect
     import statistics
 
@@ -212,14 +214,14 @@ def test_bench_through_the_kernel_thread_keeps_three_calls_and_the_allocator_cos
     stacks = []
 
     def kernel(data):
-        stacks.append([f.function for f in inspect.stack(context=0)])
+        stacks.append([f.function for f in inspect.stack(context=0)][:3])
         return data * 2
 
     with allocation.poisoned_allocations(None, Guards()):
         invoke.call(kernel, x, "cuda")
     keep = Reservoir(3, lambda out: (torch.cuda.synchronize(), copy_tree(out))[1])
-    stats, kept = bench(lambda: None, "cuda", call=lambda s, e: invoke.call(kernel, x, "cuda", s, e)[0], keep=keep)
-    assert all(s == stacks[0] for s in stacks) and stacks[0][:2] == ["kernel", "run"], stacks[0]
+    stats, kept = bench(None, "cuda", calls=functools.partial(invoke.calls, kernel, x, "cuda"), keep=keep)
+    assert all(s == stacks[0] for s in stacks) and stacks[0] == ["kernel", "_run_job", "calls"], stacks[0]
     assert len({k.index for k in kept}) == 3 and all(torch.equal(k.copy, x * 2) for k in kept)
     calls = {}
     for name, alloc in (("ktui", torch.empty), ("torch", allocation.ORIGINALS["empty"])):
@@ -228,13 +230,11 @@ def test_bench_through_the_kernel_thread_keeps_three_calls_and_the_allocator_cos
             out = alloc(data.shape, dtype=data.dtype, device=data.device)
             return torch.mul(data, 2, out=out)
 
-        calls[name] = lambda s, e, allocating=allocating: invoke.call(allocating, x, "cuda", s, e)[0]
+        calls[name] = functools.partial(invoke.calls, allocating, x, "cuda")
     # Side by side, A B A B: a launch-bound 2**20-element multiply measures the host's time to issue it, which drifts
     # with the GPU's clock ramp and the host's load (run one after the other, 3 each, the first set read 40.5 us
     # against 35.5 us on the H200, 2026-12-03); the paired ratio's median is what the allocator costs.
-    pairs = [
-        {name: bench(lambda: None, "cuda", call=call)[0]["median_us"] for name, call in calls.items()} for _ in range(7)
-    ]
+    pairs = [{name: bench(None, "cuda", calls=c)[0]["median_us"] for name, c in calls.items()} for _ in range(7)]
     ratio = statistics.median(p["ktui"] / p["torch"] for p in pairs)
     print("median us of a 2**20-element multiply through each allocator:", pairs, "ratio", ratio, "reps", stats["reps"])
     assert abs(ratio - 1) < 0.03, (ratio, pairs)

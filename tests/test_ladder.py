@@ -44,6 +44,8 @@ def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
     # The CPU never pretends to time anything, and every result says where it ran.
     assert by["benchmark"].status is Status.SKIPPED
     assert "not meaningful" in by["benchmark"].summary
+    stretch = by["benchmark"].figures["stretch"]  # but it verified 200-300 calls in a row as a script makes them
+    assert stretch["ok"] and stretch["checked"] == 16 and 200 <= stretch["calls"] <= 300, stretch
     assert res.device["type"] == "cpu" and res.device["interpreter"] is True
     # every rung's figures are those its schema names (ktui.core.figures: the --json, TUI and agent contract)
     for r in res.rungs:

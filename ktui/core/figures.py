@@ -21,12 +21,34 @@ from ktui.core.typeschema import SchemaBuilder, describe, fields_of
 from ktui.protocol import Launch
 
 
+class StretchFigures(TypedDict, total=False):
+    """benchmark without a GPU: the verified stretch, calls in a row on one test spec as a script makes them (main
+    thread, plain inputs, unguarded), some kept at random and verified in full by the judge."""
+
+    spec_index: int  # into the reference's tests
+    source: str  # stretch
+    label: str  # the spec's label
+    ok: bool
+    reason: str  # the failing call's verdict ('' when ok)
+    checked: int  # outputs verified, every element each
+    calls: int  # calls in the stretch
+    call: int  # the failing call, or the worst one, from 1
+    seed: int  # its inputs' seed
+    score: float
+    max_abs_err: float
+    rel_l2_err: float
+    unwritten: int
+    integrity: bool  # the kept outputs' storage failed it (changed after return, one buffer twice, an alias)
+
+
 class SkippedFigures(TypedDict):
     """A skipped rung: why (``interpreter``, ``no benchmarks``, ``no GPU``, ``no ncu``, ``needs a GPU``: a CuTeDSL
     version on a machine without one, its run and the rungs that call it; the trace rung's ``no regions``,
-    ``proton: Triton only`` and ``remote``; ``no tool host``: a transport that cannot run ncu beside the workers)."""
+    ``proton: Triton only`` and ``remote``; ``no tool host``: a transport that cannot run ncu beside the workers).
+    The benchmark rung without a GPU (``interpreter``) reports its verified stretch."""
 
     reason: str
+    stretch: NotRequired[StretchFigures]
 
 
 class ScanFinding(TypedDict, total=False):
@@ -206,6 +228,7 @@ class BenchmarkFigures(TypedDict, total=False):
     recheck: list[dict[str, Any]]  # per spec: label, ok, reason
     host_recheck: list[dict[str, Any]]  # per spec: the re-check of the host loop's last call (label, ok, reason)
     tampered: list[str]
+    stretch: StretchFigures  # without a GPU: the verified stretch that failed (when it passes the rung is skipped)
 
 
 class DumpsKernel(TypedDict, total=False):

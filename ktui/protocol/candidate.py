@@ -11,6 +11,7 @@ from ktui.protocol.shared import (
     Sources,
     Spec,
     TimedOutput,
+    TimedSource,
     TimingStats,
 )
 
@@ -126,10 +127,14 @@ class ExecuteReply(TypedDict):
 
 
 class BenchmarkRequest(Sources):
-    """Time the kernel on the benchmark specs ``spec_indices``, inputs from ``seed`` (then fresh per call)."""
+    """Time the kernel on the benchmark specs ``spec_indices``, inputs from ``seed`` (then fresh per call). With
+    ``untimed_calls`` (the CPU, where the interpreter's times mean nothing) nothing is timed: ``spec_indices`` are
+    test specs, each called exactly that many times in a row on fresh inputs as timed calls are (the verified
+    stretch), and the reply's ``untimed`` has them."""
 
     spec_indices: list[int]
     seed: int
+    untimed_calls: NotRequired[int]
 
 
 class KeptCall(TypedDict):
@@ -139,8 +144,8 @@ class KeptCall(TypedDict):
     seed: int  # the seed of its inputs
 
 
-class BenchSpecTiming(TimingStats):
-    """One timed benchmark spec, with the calls kept for ``bench_outputs`` and what their outputs showed."""
+class BenchSpecCalls(TypedDict):
+    """One spec's calls: which of them were kept for ``bench_outputs`` and what their outputs showed."""
 
     spec_index: int
     kept: list[KeptCall]  # in call order
@@ -149,18 +154,30 @@ class BenchSpecTiming(TimingStats):
     integrity: list[str]
 
 
+class BenchSpecTiming(TimingStats, BenchSpecCalls):
+    """One timed benchmark spec: its times, and the calls kept for ``bench_outputs``."""
+
+
+class BenchSpecUntimed(BenchSpecCalls):
+    """One test spec's verified stretch (``untimed_calls``): nothing timed."""
+
+    calls: int
+
+
 class BenchmarkReply(TypedDict):
-    """One entry per requested spec, in order."""
+    """One entry per requested spec, in order: in ``specs`` when timed, in ``untimed`` (and ``specs`` empty) for
+    ``untimed_calls``."""
 
     specs: list[BenchSpecTiming]
+    untimed: NotRequired[list[BenchSpecUntimed]]
 
 
 class BenchOutputsRequest(TypedDict):
-    """Write the kept outputs of one spec's last ``benchmark`` (``source: "bench"``) or last ``host_loop``
-    (``"host"``) under ``out_dir``, one folder per kept call."""
+    """Write the kept outputs of one spec's last ``benchmark`` (``source: "bench"``; ``"stretch"`` for its
+    ``untimed_calls``) or last ``host_loop`` (``"host"``) under ``out_dir``, one folder per kept call."""
 
     spec_index: int
-    source: Literal["bench", "host"]
+    source: TimedSource
     out_dir: str
 
 
@@ -168,7 +185,7 @@ class BenchOutputsReply(TypedDict):
     """The kept outputs of one spec and source, in call order; ``calls``: how many calls there were."""
 
     spec_index: int
-    source: Literal["bench", "host"]
+    source: TimedSource
     calls: int
     outputs: list[TimedOutput]
 

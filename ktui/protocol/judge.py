@@ -10,6 +10,7 @@ from ktui.protocol.shared import (
     Sources,
     Spec,
     TimedOutput,
+    TimedSource,
     TimingStats,
 )
 
@@ -169,11 +170,12 @@ class TimeReferenceReply(TypedDict):
 
 
 class CheckTimedRequest(Sources):
-    """Verify every element of the kept outputs of one benchmark spec's timed calls (``source``: ``bench`` for the
-    event-timed calls, ``host`` for the host loop's), written under ``out_dir`` (the ``bench_outputs`` reply)."""
+    """Verify every element of the kept outputs of one spec's calls (``source``: ``bench`` for a benchmark spec's
+    event-timed calls, ``host`` for its host loop's, ``stretch`` for a test spec's verified stretch of untimed
+    calls), written under ``out_dir`` (the ``bench_outputs`` reply)."""
 
     spec_index: int
-    source: Literal["bench", "host"]
+    source: TimedSource
     calls: int  # how many timed calls there were
     outputs: list[TimedOutput]
     out_dir: str
@@ -184,7 +186,7 @@ class TimedVerdict(TypedDict):
     worst call's when all pass (``score``, ``max_abs_err``, ``rel_l2_err`` and ``unwritten`` are that call's)."""
 
     spec_index: int
-    source: Literal["bench", "host"]
+    source: TimedSource
     label: str  # the spec's label
     ok: bool
     reason: str  # the failing call's verdict ('' when ok)

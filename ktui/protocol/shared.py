@@ -152,6 +152,11 @@ class TimingStats(TypedDict):
     reps: int
 
 
+# Which calls' kept outputs: ``bench`` the event-timed calls of a benchmark spec, ``host`` the host loop's, ``stretch``
+# the verified stretch of untimed calls on a test spec (the CPU, where nothing is timed)
+TimedSource = Literal["bench", "host", "stretch"]
+
+
 class TimedOutput(TypedDict):
     """One kept timed call's output as the candidate wrote it (``tensors.save_outputs``) in the folder ``dir`` under
     the request's ``out_dir``: the ``bench_outputs`` reply, the ``check_timed`` request."""

@@ -1,7 +1,9 @@
 """Entry point of a worker process: ``python -m ktui.worker --role candidate|judge --device cpu|cuda``.
 
 Order matters here: the protocol channel is taken off stdout before anything else can print, the Triton interpreter
-is switched on before triton is imported, and torch is imported once, before the hello.
+is switched on before triton is imported, and torch is imported once, before the hello. In the candidate and the
+compiler, the main thread then runs the kernel's code (``ktui.worker.invoke.serve``) and a second thread the
+requests; the judge, which runs no kernel code, serves its requests on the main thread.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import argparse
 import os
 import sys
 import tempfile
+import threading
 import time
 from typing import BinaryIO
 
@@ -65,7 +68,27 @@ def main() -> None:
 
     server = Server(args.role, args.device, proto_in, proto_out)
     server.hello(startup_s=time.perf_counter() - t0)
-    server.serve()
+    if args.role == "judge":  # runs no kernel code: its requests on this thread
+        server.serve()
+        return
+    # The kernel's code runs on this, the main thread, as a user's script runs it (ktui.worker.invoke); requests are
+    # read on a second thread, which hands each stretch of calls over and waits for it.
+    from ktui.worker import invoke
+
+    failed: list[BaseException] = []
+
+    def requests() -> None:
+        try:
+            server.serve()
+        except BaseException as exc:
+            failed.append(exc)
+            raise
+        finally:
+            invoke.stop()
+
+    invoke.serve(then=threading.Thread(target=requests, name="ktui-requests", daemon=True).start)
+    if failed:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ names the ``reference`` snapshot (``ReferenceSource``) and the ``kernel`` snapsh
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +31,7 @@ from ktui.protocol import (
     Sources,
     spec_size,
 )
-from ktui.worker import allocation, capture, integrity
+from ktui.worker import allocation, capture, integrity, invoke
 from ktui.worker.artifacts import launch_label, public_launch, write_artifacts
 from ktui.worker.checked import CheckedCalls
 from ktui.worker.errors import KernelError, reraise_as_case
@@ -81,7 +82,9 @@ class Candidate(CheckedCalls, TimedCalls):
         if b"cutlass" in read_snapshot(Path(k["path"]), "the kernel version"):
             capture.install_cute(has_gpu=self.device == "cuda")
         search = Path(k["search_dir"]) if k.get("search_dir") else None
-        self.module = load_module(Path(k["path"]), f"ktui_candidate_{k['sha'][:16]}", search, "the kernel version")
+        # imported where its calls run (the main thread, ``invoke``): its top-level code sees what they see
+        name = f"ktui_candidate_{k['sha'][:16]}"
+        self.module = invoke.run(functools.partial(load_module, Path(k["path"]), name, search, "the kernel version"))
         self.kernel_sha = k["sha"]
         fn: object = getattr(self.module, "custom_kernel", None)
         if not callable(fn):
@@ -121,7 +124,7 @@ class Candidate(CheckedCalls, TimedCalls):
         progress({"done": 0, "total": 1, "case": f"the dry call on spec={spec_label(spec)}"})
         try:
             with capture.capturing(cap):
-                fn(data)
+                invoke.call(fn, data, self.device)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -174,8 +177,8 @@ class Candidate(CheckedCalls, TimedCalls):
                 warnings.append(f"{rec['kernel']}: not compiled again ({exc})")
                 continue
             try:
-                with capture.capturing(cap):
-                    kernel.run(*args, grid=(1,), warmup=True, **rec["options"])
+                with capture.capturing(cap):  # on the main thread: an autotuner's prune runs the kernel's code
+                    invoke.run(functools.partial(kernel.run, *args, grid=(1,), warmup=True, **rec["options"]))
             except BaseException as exc:
                 reraise_as_case(exc, label)
         progress({"done": len(launches), "total": len(launches)})
@@ -205,7 +208,7 @@ class Candidate(CheckedCalls, TimedCalls):
         progress({"done": 0, "total": 1, "case": f"the dry call on spec={spec_label(spec)}"})
         try:
             with capture.capturing(cap):
-                fn(data)
+                invoke.call(fn, data, self.device)
         except BaseException as exc:
             reraise_as_case(exc, f"spec={spec_label(spec)}")
         self._sync()

@@ -38,9 +38,8 @@ class CaseFailed(Exception):
 
 
 class KernelThreadEnded(RuntimeError):
-    """The thread ``custom_kernel`` runs on ended without handing back a result or an exception: the kernel replaced
-    ``threading.excepthook`` (through which ktui receives a kernel's exception) and then raised, or called
-    ``sys.exit``, on that thread (``ktui.worker.invoke.call``)."""
+    """The loop that runs ``custom_kernel`` (``ktui.worker.invoke.serve``, on the worker's main thread) ended without
+    handing back a result or an exception: the kernel stopped it through ktui's own queue (``invoke.calls``)."""
 
 
 def reraise_as_case(exc: BaseException, label: str) -> NoReturn:

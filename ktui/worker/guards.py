@@ -9,10 +9,19 @@ While ktui checks a call, every buffer it hands the kernel, and every buffer the
 
 The canary is random bytes drawn per call (a kernel cannot know it). After the call every band is compared with
 what was written (plain tensor compares: the same on the CPU and on a GPU); a changed canary is a write out of
-bounds, reported as ``wrote 1 element past the end of out (element 129 of 129, float32)``. The view a kernel gets
-has the same shape, strides and storage offset as without guards, and ``GUARD_BYTES`` is a multiple of 128 B, so
-its alignment (what Triton specializes on) is unchanged. Reads out of bounds change no canary: under the
-interpreter ``ktui.worker.interp_bounds`` checks every access instead.
+bounds, reported as ``wrote 1 element past the end of out (element 129 of 129, float32)``.
+
+The band is not visible in the tensor a kernel gets (red team round 10, W2: a kernel right only while its
+``torch.empty`` output sat inside a band): its storage is a storage of its own that starts at the payload and is
+exactly as long (``torch.from_dlpack`` of the payload's bytes: a zero-copy alias on the CPU and on CUDA that keeps
+the larger allocation alive), so ``storage_offset()``, ``untyped_storage().nbytes()`` and
+``untyped_storage().data_ptr()`` read as for a plain allocation of that tensor, and its shape and strides are the
+same as without guards. ``GUARD_BYTES`` is a multiple of 128 B, so the alignment (what Triton specializes on) is
+unchanged. What still differs: the storage does not own its memory, so ``untyped_storage().resizable()`` is False
+and a ``resize_`` past its size raises; reading the bytes around a tensor shows the canaries. A kernel that tells
+a checked call that way gains nothing: timed calls, and on the CPU the verified stretch (``ktui.worker.timed``), run
+unguarded and are verified in full. Reads out of bounds change no canary: under the interpreter
+``ktui.worker.interp_bounds`` checks every access instead.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch.utils.dlpack
 
 from ktui.worker.allocation import ORIGINALS
 from ktui.worker.tensors import dataclass_fields, with_fields
@@ -32,19 +42,29 @@ GUARD_BYTES = 4096  # per side: a multiple of every element size (<= 16 B) and o
 _EMPTY: Callable[..., torch.Tensor] = ORIGINALS[
     "empty"
 ]  # torch's allocator itself, not the wrapper ``allocation.install`` puts in its place
-# storage address -> (the guarded buffer, its payload's [lo, hi) addresses), for the interpreter's bounds checks
+# payload storage address -> (the payload tensor, its [lo, hi) addresses): which storages are guarded ones
 _PAYLOADS: dict[int, tuple[weakref.ref[torch.Tensor], int, int]] = {}
 
 
 def payload_of(storage: torch.UntypedStorage) -> tuple[int, int] | None:
-    """The addresses ``[lo, hi)`` of the payload when ``storage`` is a live guarded allocation, else None."""
+    """The addresses ``[lo, hi)`` of the payload when ``storage`` is the storage of a live guarded allocation (the
+    payload's own: it starts at ``lo`` and ends at ``hi``), else None."""
     entry = _PAYLOADS.get(storage.data_ptr())
     if entry is None:
         return None
-    buf = entry[0]()
-    if buf is None or buf.untyped_storage().data_ptr() != storage.data_ptr():
+    payload = entry[0]()
+    if payload is None or payload.untyped_storage().data_ptr() != storage.data_ptr():
         return None
     return entry[1], entry[2]
+
+
+def alias_of(buf: torch.Tensor, start: int, nbytes: int) -> torch.Tensor:
+    """Bytes ``[start, start + nbytes)`` of the uint8 tensor ``buf`` as a tensor with a storage of its own: its
+    ``untyped_storage()`` starts at ``buf.data_ptr() + start`` and is ``nbytes`` long, its storage offset is 0, and
+    it shares the memory (no copy; on the CPU and on CUDA alike) and keeps ``buf``'s allocation alive for as long as
+    it or a view of it lives. Made by a DLPack round trip (``Tensor.__dlpack__`` then ``torch.from_dlpack`` of the
+    capsule: the DLPack standard's zero-copy exchange, which builds a new storage on the data pointer it is given)."""
+    return torch.utils.dlpack.from_dlpack(buf[start : start + nbytes].__dlpack__())
 
 
 @dataclass
@@ -53,6 +73,7 @@ class Band:
 
     name: str
     buf: torch.Tensor
+    payload: torch.Tensor  # uint8, the bytes between the canaries with a storage of their own (``alias_of``)
     nbytes: int  # bytes of the guarded storage, between the two canaries
     elsize: int  # bytes per element of the first tensor placed in it (offsets are counted in its elements)
     offset: int  # that tensor's storage offset, in elements (offsets are reported from its first element)
@@ -108,18 +129,20 @@ class Guards:
         pat = self._canary(t.device)
         buf[:GUARD_BYTES].copy_(pat[:GUARD_BYTES])
         buf[GUARD_BYTES + nbytes :].copy_(pat[GUARD_BYTES:])
+        payload = alias_of(buf, GUARD_BYTES, nbytes)
         if copy:
             src = _EMPTY(0, dtype=torch.uint8, device=t.device).set_(storage)
-            buf[GUARD_BYTES : GUARD_BYTES + nbytes].copy_(src)
+            payload.copy_(src)
         dtype = str(t.dtype).removeprefix("torch.")
-        band = Band(name, buf, nbytes, t.element_size(), int(t.storage_offset()), dtype, allocated)
+        band = Band(name, buf, payload, nbytes, t.element_size(), int(t.storage_offset()), dtype, allocated)
         self.bands.append(band)
-        lo = buf.data_ptr() + GUARD_BYTES
-        _PAYLOADS[buf.untyped_storage().data_ptr()] = (weakref.ref(buf), lo, lo + nbytes)
+        lo = payload.untyped_storage().data_ptr()
+        _PAYLOADS[lo] = (weakref.ref(payload), lo, lo + nbytes)
+        # the view's storage is the payload's own: storage offset, storage size and addresses as without guards
         view = _EMPTY(0, dtype=t.dtype, device=t.device)
-        view.set_(buf.untyped_storage(), GUARD_BYTES // t.element_size() + t.storage_offset(), t.shape, t.stride())
+        view.set_(payload.untyped_storage(), t.storage_offset(), t.shape, t.stride())
         if copy:
-            self._by_storage[storage.data_ptr()] = (buf, band)
+            self._by_storage[storage.data_ptr()] = (payload, band)
             self._note_view(band, src, t)
         return view
 
@@ -140,11 +163,10 @@ class Guards:
         seen = self._by_storage.get(t.untyped_storage().data_ptr())
         if seen is not None:
             view = _EMPTY(0, dtype=t.dtype, device=t.device)
-            offset = GUARD_BYTES // t.element_size() + t.storage_offset()
             band = seen[1]
             if band.views is not None:  # another view of a storage its views do not cover: this one covers more
                 band.views.append(_view_of(t))
-            return view.set_(seen[0].untyped_storage(), offset, t.shape, t.stride())
+            return view.set_(seen[0].untyped_storage(), t.storage_offset(), t.shape, t.stride())
         return self._place(t, name, allocated=False, copy=True)
 
     def wrap_new(self, t: Any) -> Any:
@@ -167,7 +189,7 @@ class Guards:
             leaves = flatten(out, prefix)
         except NestingError:
             return  # the case fails on it when its outputs are saved (the message names the case)
-        by_ptr = {b.buf.untyped_storage().data_ptr(): b for b in self.bands if b.allocated}
+        by_ptr = {b.payload.untyped_storage().data_ptr(): b for b in self.bands if b.allocated}
         for path, leaf in leaves:
             # a subclass is never read (its methods are the kernel's code: ktui refuses it unread)
             if is_plain_tensor(leaf) and leaf.layout == torch.strided:
@@ -204,7 +226,7 @@ class Guards:
     def close(self) -> None:
         """Forget the bands: their buffers may be freed and the addresses reused by other allocations."""
         for b in self.bands:
-            _PAYLOADS.pop(b.buf.untyped_storage().data_ptr(), None)
+            _PAYLOADS.pop(b.payload.untyped_storage().data_ptr(), None)
         self.bands.clear()
         self._by_storage.clear()
 

@@ -321,14 +321,15 @@ class Judge:
         return entry
 
     def do_check_timed(self, params: CheckTimedRequest, progress: OnProgress) -> TimedVerdict:
-        """Verify the kept outputs of one benchmark spec's timed calls (``bench_outputs``) completely: every element
+        """Verify the kept outputs of one spec's calls (``bench_outputs``: a benchmark spec's timed calls, or a test
+        spec's verified stretch, ``source: "stretch"``) completely: every element
         of every output, with the verdict of the correctness rung (``compare.judge_outputs``: structure, then each
         leaf against the reference computed on the judge's device on that call's inputs, unwritten elements found
         from the poison), outputs over 2**22 elements chunked on the device. Returns the first failing call's
         verdict, or the worst call's when all pass."""
         problem = self.problems.get(params["reference"])
         idx = params["spec_index"]
-        spec = problem.benchmarks[idx]
+        spec = problem.tests[idx] if params["source"] == "stretch" else problem.benchmarks[idx]
         label = spec_label(spec)
         folder = Path(params["out_dir"])
         reply: TimedVerdict = {

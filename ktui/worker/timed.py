@@ -1,28 +1,29 @@
-"""The candidate's timed calls: ``do_benchmark`` (CUDA events), ``do_host_loop`` (a device-synchronized loop timed
-from ktui's process) and ``do_bench_outputs`` (the kept timed outputs, written for the judge), a mixin of
-``ktui.worker.candidate.Candidate``.
+"""The candidate's timed calls: ``do_benchmark`` (CUDA events; on the CPU, with ``untimed_calls``, the verified
+stretch: the same calls with nothing timed), ``do_host_loop`` (a device-synchronized loop timed from ktui's process)
+and ``do_bench_outputs`` (the kept outputs, written for the judge), a mixin of ``ktui.worker.candidate.Candidate``.
 
-Timed calls run on the worker's own thread (the checked calls run on ``ktui.worker.invoke``'s kernel thread: handing
-every timed call over to it starved the GPU between calls, see ``do_benchmark``); a kernel that tells the two apart
-gains nothing, since timed outputs are verified as checked ones are. Of every spec's timed calls, a
-few (``KEEP_TIMED``; one of a host loop's) are kept, chosen at random after each call returned
-(``timing.Reservoir``): each kept output is copied right after its call (the device synchronized first, outside
-the timed events) and the output itself stays alive until the timing ends. Then an output that no longer equals its
-copy changed after its call returned (a ring of output buffers reused, a thread or stream still writing), two kept
-outputs in one storage are one buffer handed out twice, and an output in an input's storage aliases it: each is
-reported in ``integrity``. The copies go to the judge, which verifies every element (``Judge.do_check_timed``).
-Outputs in the declared output buffers (``outputs`` of the reference: the same buffers every call, by design) and in
-declared in-place inputs (``inplace``) are exempt from the storage checks; their copies are verified all the same,
-and an output leaf the reference returns as its buffer must be that buffer on a timed call as on a checked one
-(``buffer_leaves``, judged by the judge). Every timed output not kept is filled with the poison before it is
-dropped, so the memory the next call gets from the caching allocator holds the poison, as in a checked call: an
-element a timed call never writes is found as unwritten.
+Every call runs through ``ktui.worker.invoke.calls``, on the main thread, as the checked calls do (one path: a
+kernel that tells the two apart by its thread or its stack sees nothing to tell), each phase of calls handed over
+whole. Unlike checked calls, these run as a user's do: on the inputs ``generate_input`` made (no layouts or special
+values), without guard bands or poison, many in a row on one shape. A kernel that tells a checked call some other
+way gains nothing, since their outputs are verified as checked ones are. Of every spec's calls, a few
+(``KEEP_TIMED``; ``KEEP_STRETCH`` of a stretch; one of a host loop's) are kept, chosen at random after each call
+returned (``timing.Reservoir``): each kept output is copied right after its call (the device synchronized first,
+outside the timed events) and the output itself stays alive until the calls end. Then an output that no longer
+equals its copy changed after its call returned (a ring of output buffers reused, a thread or stream still writing),
+two kept outputs in one storage are one buffer handed out twice, and an output in an input's storage aliases it:
+each is reported in ``integrity``. The copies go to the judge, which verifies every element
+(``Judge.do_check_timed``). Outputs in the declared output buffers (``outputs`` of the reference: the same buffers
+every call, by design) and in declared in-place inputs (``inplace``) are exempt from the storage checks; their copies
+are verified all the same, and an output leaf the reference returns as its buffer must be that buffer on a timed call
+as on a checked one (``buffer_leaves``, judged by the judge). Every output not
+kept is filled with the poison before it is dropped, so the memory the next call gets from the caching allocator
+holds the poison, as in a checked call: an element a call never writes is found as unwritten.
 """
 
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from ktui.protocol import (
     BenchOutputsReply,
     BenchOutputsRequest,
     BenchSpecTiming,
+    BenchSpecUntimed,
     HostLoopReply,
     HostLoopRequest,
     KeptCall,
@@ -43,6 +45,7 @@ from ktui.protocol import (
     Sources,
     TimedOutput,
 )
+from ktui.worker import invoke
 from ktui.worker.errors import KernelError, reraise_as_case
 from ktui.worker.problem import Problem, ProblemCache, inputs_only, spec_label
 from ktui.worker.structure import structure
@@ -61,9 +64,12 @@ from ktui.worker.tensors import (
     save_outputs,
     with_fields,
 )
-from ktui.worker.timing import Kept, Reservoir, bench, host_loop
+from ktui.worker.timing import Kept, Reservoir, bench, host_loop, stretch
 
 KEEP_TIMED = 3  # event-timed calls kept per spec and verified in full (each costs the judge one full reference)
+# calls of a verified stretch kept and verified in full: a stretch runs on a small test spec, where a full check costs
+# little; a kernel wrong after its first quarter of the calls escapes all of them with probability 0.25**16 = 2e-10
+KEEP_STRETCH = 16
 
 
 def copy_tree(obj: Any, _depth: int = 0) -> Any:
@@ -210,22 +216,28 @@ class TimedCalls:
 
     # -- benchmark -----------------------------------------------------------------------------------------------
     def do_benchmark(self, params: BenchmarkRequest, progress: OnProgress) -> BenchmarkReply:
-        """Time ``custom_kernel`` on each benchmark spec (CUDA only): see ``ktui.worker.timing.bench``.
+        """Time ``custom_kernel`` on each benchmark spec (CUDA only): see ``ktui.worker.timing.bench``; with
+        ``untimed_calls`` (the CPU), call it that many times on each test spec instead, timing nothing
+        (``timing.stretch``, the verified stretch).
 
-        Every timed call gets fresh input contents, generated outside the timed region from a new seed (``seed + 1
-        + rep``) and copied into the same buffers (a kernel that caches its output by input pointer or content
-        cannot replay it); ``KEEP_TIMED`` timed calls are kept (see the module's docstring) for ``bench_outputs``.
+        Every call gets fresh input contents, generated outside the call from a new seed (``seed + 1 + rep``) and
+        copied into the same buffers (a kernel that caches its output by input pointer or content cannot replay it);
+        every call runs through ``invoke.calls`` on the main thread, unguarded and unpoisoned, as a user's calls
+        run; ``KEEP_TIMED`` timed calls (``KEEP_STRETCH`` of a stretch) are kept (see the module's docstring) for
+        ``bench_outputs``.
 
         Raises:
             KernelError: an output nests too deep to copy.
         """
         problem = self.problems.get(params["reference"])
         fn = self._fn(params)
+        untimed = params.get("untimed_calls")
         results: list[BenchSpecTiming] = []
+        stretches: list[BenchSpecUntimed] = []
         self.bench_last.clear()
         for n, idx in enumerate(params["spec_indices"]):
-            spec = problem.benchmarks[idx]
-            label = f"benchmark spec={spec_label(spec)}"
+            spec = problem.tests[idx] if untimed is not None else problem.benchmarks[idx]
+            label = f"{'verified stretch' if untimed is not None else 'benchmark'} spec={spec_label(spec)}"
             progress({"done": n, "total": len(params["spec_indices"]), "case": label})
             base = params["seed"]
             data = problem.generate(base, spec, self.device)
@@ -234,22 +246,37 @@ class TimedCalls:
             def refresh(rep: int, spec: dict[str, Any] = spec, data: Any = data, base: int = base) -> None:
                 copy_into(data, problem.generate(base + 1 + rep, spec, self.device))
 
-            keep = Reservoir(KEEP_TIMED, self._snapshot, functools.partial(poison_dropped, exempt=exempt))
+            # the kernel's calls: one stretch per phase, handed to the main thread whole (``invoke.calls``)
+            calls = functools.partial(invoke.calls, fn, data, self.device)
+            keep = Reservoir(
+                KEEP_TIMED if untimed is None else KEEP_STRETCH,
+                self._snapshot,
+                functools.partial(poison_dropped, exempt=exempt),
+            )
             try:
-                # Timed calls run on this thread, not through ``invoke``: the hand-over to the kernel thread (two
-                # thread wake-ups per call) starved the GPU between calls on an H200 (softmax/v2's median 133 ->
-                # 188 us, IQR 1.7 -> 92 us). Detection stays worthless: kept timed calls are verified in full.
-                stats, kept = bench(functools.partial(fn, data), self.device, before=refresh, keep=keep)
+                if untimed is None:
+                    stats, kept = bench(None, self.device, before=refresh, calls=calls, keep=keep)
+                    reps = stats["reps"]
+                else:
+                    kept, reps = stretch(calls, untimed, before=refresh, keep=keep), untimed
             except NestingError as exc:
                 raise KernelError(f"{label}: {exc}") from None
             except BaseException as exc:
                 reraise_as_case(exc, label)
             self._sync()
-            lines = integrity_of(kept, exempt, inputs_only(problem, data), stats["reps"], "timed call")
-            calls = self._keep(idx, "bench", kept, base, stats["reps"], problem.output_buffers(data))
-            results.append({"spec_index": idx, **stats, "kept": calls, "integrity": lines})
+            what = "timed call" if untimed is None else "call"
+            lines = integrity_of(kept, exempt, inputs_only(problem, data), reps, what)
+            kept_calls = self._keep(
+                idx, "bench" if untimed is None else "stretch", kept, base, reps, problem.output_buffers(data)
+            )
+            if untimed is None:
+                results.append({"spec_index": idx, **stats, "kept": kept_calls, "integrity": lines})
+            else:
+                stretches.append({"spec_index": idx, "calls": reps, "kept": kept_calls, "integrity": lines})
             del data, kept, keep
             progress({"done": n + 1, "total": len(params["spec_indices"])})
+        if untimed is not None:
+            return {"specs": [], "untimed": stretches}
         return {"specs": results}
 
     def do_bench_outputs(self, params: BenchOutputsRequest, progress: OnProgress) -> BenchOutputsReply:
@@ -291,42 +318,29 @@ class TimedCalls:
 
     def do_host_loop(self, params: HostLoopRequest, progress: OnProgress) -> HostLoopReply:
         """``calls`` iterations of fresh inputs (``seed + 1 + i``, copied into the same buffers), a call and a device
-        synchronize (``timing.host_loop``); ``run_kernel: False`` runs the same loop with the same hand-over to the
-        call (a loop of fresh inputs and synchronizes). ktui's own process times both requests from outside and takes
-        the difference, so neither events on the wrong stream, nor a patched timer, nor a memo of the last call's
-        output (every call has new inputs) can hide the work. One call, chosen at random after each returned, is
-        kept for ``bench_outputs`` (``kept``, with the storage checks in ``integrity``)."""
+        synchronize (``timing.host_loop``), the calls one stretch of ``invoke.calls`` as the timed calls are;
+        ``run_kernel: False`` runs the same loop with the same hand-over and a call of nothing (a loop of fresh
+        inputs and synchronizes). ktui's own process times both requests from outside and takes the difference, so
+        neither events on the wrong stream, nor a patched timer, nor a memo of the last call's output (every call
+        has new inputs) can hide the work. One call, chosen at random after each returned, is kept for
+        ``bench_outputs`` (``kept``, with the storage checks in ``integrity``)."""
         problem = self.problems.get(params["reference"])
         fn = self._fn(params)
         idx, calls, base = params["spec_index"], params["calls"], params["seed"]
         spec = problem.benchmarks[idx]
         data = problem.generate(base, spec, self.device)
         exempt = declared_outputs(problem, data)
-        fn(data)
+        invoke.call(fn, data, self.device)
         self._sync()
 
         def refresh(i: int) -> None:
             copy_into(data, problem.generate(base + 1 + i, spec, self.device))
 
-        spent = {"s": 0.0}
-
-        def once() -> Any:
-            t0 = time.perf_counter()
-            out = fn(data)
-            spent["s"] = time.perf_counter() - t0
-            return out
-
         run_kernel = params.get("run_kernel", True)
         keep = Reservoir(1, self._snapshot) if run_kernel and calls else None
-        reply, _ = host_loop(
-            once,
-            refresh,
-            calls,
-            run_kernel,
-            self._sync,
-            keep=keep,
-            inside=lambda: spent["s"],
-        )
+        kernel = fn if run_kernel else id  # the baseline: the same stretch, calling nothing of the kernel's
+        loop = functools.partial(invoke.calls, kernel, data, self.device)
+        reply, _ = host_loop(loop, refresh, calls, run_kernel, self._sync, keep=keep)
         if keep is None or not keep.kept:
             return reply
         lines = integrity_of(keep.kept, exempt, inputs_only(problem, data), calls, "host-loop call")

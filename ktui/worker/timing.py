@@ -14,7 +14,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -108,12 +108,57 @@ class Reservoir:
             self.discard(old.out)
 
 
+class Calls(Protocol):
+    """``n`` calls in a row, each between the events ``events(i)`` on CUDA, ``before(i)`` ahead of call ``i`` and
+    ``after(i, output, host_seconds)`` behind it: ``ktui.worker.invoke.calls`` with its kernel bound (the candidate's
+    calls, on the thread that runs the kernel's code), or ``direct`` (the judge's reference, the measurements)."""
+
+    def __call__(
+        self,
+        n: int,
+        *,
+        before: Callable[[int], Any] | None = None,
+        after: Callable[[int, Any, float], Any] | None = None,
+        events: Callable[[int], tuple[Any, Any]] | None = None,
+    ) -> Any: ...
+
+
+def direct(fn: Callable[[], Any]) -> Calls:
+    """``Calls`` of ``fn()`` on this thread, with the steps ``invoke.calls`` makes (events recorded around each call
+    when ``events`` is given): for code that is not the kernel's (the reference in the judge, ktui's own
+    measurements)."""
+
+    def calls(
+        n: int,
+        *,
+        before: Callable[[int], Any] | None = None,
+        after: Callable[[int, Any, float], Any] | None = None,
+        events: Callable[[int], tuple[Any, Any]] | None = None,
+    ) -> None:
+        for i in range(n):
+            if before is not None:
+                before(i)
+            start, end = events(i) if events is not None else (None, None)
+            if start is not None:
+                start.record()
+            t0 = time.perf_counter()
+            out = fn()
+            t1 = time.perf_counter()
+            if end is not None:
+                end.record()
+            if after is not None:
+                after(i, out, t1 - t0)
+            del out
+
+    return calls
+
+
 def bench(
-    fn: Callable[[], Any],
+    fn: Callable[[], Any] | None,
     device: str = "cuda",
     *,
     before: Callable[[int], None] | None = None,
-    call: Callable[[Any, Any], Any] | None = None,
+    calls: Calls | None = None,
     keep: Reservoir | None = None,
     target_ms: float = 300.0,
     warmup_ms: float = 30.0,
@@ -126,91 +171,97 @@ def bench(
     One untimed call first (compilation, allocator warm-up); three calls estimate the time per call; then
     ``warmup_ms`` of untimed calls and ``clamp(target_ms / estimate, min_reps, max_reps)`` timed ones, each between
     its own pair of CUDA events recorded on the current stream, each preceded by ``before(rep)`` (fresh inputs,
-    untimed) and a write of ``flush_buffer`` so that inputs come from HBM, not L2. With ``call``, each call is
-    ``call(start, end)`` instead, which records the two events around the call itself (the candidate's calls go
-    through ``ktui.worker.invoke``, the same path as its checked calls); ``fn`` is then unused. Each timed call's
-    output is offered to ``keep`` (outside the events) once the call returned. Statistics are ``summarize``'s of the
+    untimed) and a write of ``flush_buffer`` so that inputs come from HBM, not L2. With ``calls`` (the candidate's:
+    ``invoke.calls`` with its kernel bound, on the thread that runs the kernel's code, the path of its checked calls)
+    each phase is one stretch of ``calls`` and ``fn`` is unused; without, ``direct(fn)``. Each timed call's output
+    is offered to ``keep`` (outside the events) once the call returned. Statistics are ``summarize``'s of the
     per-call times in microseconds.
     """
     if not device.startswith("cuda"):
         raise ValueError("bench() times CUDA work; timing under the Triton interpreter is not meaningful")
+    if calls is None:
+        assert fn is not None, "bench() needs fn or calls"
+        calls = direct(fn)
     buf = flush_buffer(device) if flush_l2 else None
     counter = {"rep": 0}
-
-    def direct(start: Any, end: Any) -> Any:
-        start.record()
-        out = fn()
-        end.record()
-        return out
-
-    once = call or direct
+    # torch.cuda.Event.__new__ has no annotations in torch's sources (a stub gap, not an untyped call of ours).
     spare = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))  # type: ignore[no-untyped-call]
 
+    def untimed(n: int) -> None:
+        calls(n, events=lambda i: spare)
+
     def one(n: int, offer: Reservoir | None) -> list[float]:
-        # torch.cuda.Event.__new__ has no annotations in torch's sources (a stub gap, not an untyped call of ours).
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]  # type: ignore[no-untyped-call]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]  # type: ignore[no-untyped-call]
-        for i in range(n):
-            rep = counter["rep"]
+        reps: list[int] = []
+
+        def prepare(i: int) -> None:
+            reps.append(counter["rep"])
             if before is not None:
-                before(rep)
+                before(counter["rep"])
                 counter["rep"] += 1
             if buf is not None:
                 buf.zero_()
-            out = once(starts[i], ends[i])
+
+        def done(i: int, out: Any, seconds: float) -> None:
             if offer is not None:
-                offer.offer(i, rep, out)
-            del out
+                offer.offer(i, reps[i], out)
+
+        calls(n, before=prepare, after=done, events=lambda i: (starts[i], ends[i]))
         torch.cuda.synchronize(device)
         return [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)]
 
-    once(*spare)
+    untimed(1)
     torch.cuda.synchronize(device)
     est_us = max(statistics.median(one(3, None)), 1.0)
-    for _ in range(max(1, min(200, int(warmup_ms * 1e3 / est_us)))):
-        once(*spare)
+    untimed(max(1, min(200, int(warmup_ms * 1e3 / est_us))))
     reps = max(min_reps, min(max_reps, int(target_ms * 1e3 / est_us)))
     torch.cuda.synchronize(device)
     times = one(reps, keep)
     return summarize(times), keep.kept if keep is not None else []
 
 
+def stretch(calls: Calls, n: int, *, before: Callable[[int], None], keep: Reservoir) -> list[Kept]:
+    """``n`` calls in a row with nothing timed (the CPU, where the Triton interpreter's times mean nothing): the
+    loop of ``bench``'s timed phase without its events and L2 flush, each call after ``before(i)`` (fresh inputs)
+    and offered to ``keep`` once it returned. Returns the calls ``keep`` kept."""
+    calls(n, before=before, after=lambda i, out, seconds: keep.offer(i, i, out))
+    return keep.kept
+
+
 def host_loop(
-    fn: Callable[[], Any],
+    calls: Calls,
     refresh: Callable[[int], None],
-    calls: int,
+    n: int,
     run_kernel: bool,
     sync: Callable[[], None],
     *,
-    idle: Callable[[], Any] | None = None,
     keep: Reservoir | None = None,
-    inside: Callable[[], float] | None = None,
 ) -> tuple[HostLoopReply, Any]:
-    """``calls`` iterations of ``refresh(i)`` (fresh inputs), ``fn()`` (or, when not ``run_kernel``, the baseline:
-    ``idle()`` when given, which makes the same hand-over as a call without calling anything, else nothing) and
-    ``sync()`` (a device synchronize: work on every stream, a side stream's too, ends inside the iteration that
-    launched it, and none overlaps the next refresh); each call's output is then offered to ``keep``.
+    """``n`` iterations of ``refresh(i)`` (fresh inputs), a call through ``calls`` (the kernel's, or when not
+    ``run_kernel`` the baseline's: the same stretch with a call of nothing, the same hand-over) and ``sync()`` (a
+    device synchronize: work on every stream, a side stream's too, ends inside the iteration that launched it, and
+    none overlaps the next refresh); each call's output is then offered to ``keep``.
 
-    Returns the reply (``inner_s``: the loop's wall seconds; ``enqueue_s``: host seconds inside ``fn``, summed, or
-    the sum of ``inside()`` read after each call when given: the host's own cost of issuing the calls) and the last
-    call's output (None without calls). The caller times the request from outside; the difference of a loop with
-    calls and one without is the calls' own time.
+    Returns the reply (``inner_s``: the loop's wall seconds; ``enqueue_s``: the host seconds inside the kernel's
+    calls, summed as ``calls`` measured them: the host's own cost of issuing the calls; 0 for the baseline) and the
+    last call's output (None without calls). The caller times the request from outside; the difference of a loop
+    with calls and one without is the calls' own time.
     """
-    out = None
-    spent = 0.0
-    t_ready = time.perf_counter()
-    for i in range(calls):
-        refresh(i)
-        if run_kernel:
-            t0 = time.perf_counter()
-            out = fn()
-            spent += inside() if inside is not None else time.perf_counter() - t0
-        elif idle is not None:
-            idle()
+    last: list[Any] = [None]
+    spent = [0.0]
+
+    def done(i: int, out: Any, seconds: float) -> None:
         sync()
-        if run_kernel and keep is not None:
-            keep.offer(i, i, out)
-    return {"calls": calls, "inner_s": time.perf_counter() - t_ready, "enqueue_s": spent}, out
+        if run_kernel:
+            spent[0] += seconds
+            last[0] = out
+            if keep is not None:
+                keep.offer(i, i, out)
+
+    t_ready = time.perf_counter()
+    calls(n, before=refresh, after=done)
+    return {"calls": n, "inner_s": time.perf_counter() - t_ready, "enqueue_s": spent[0]}, last[0]
 
 
 def measure_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:

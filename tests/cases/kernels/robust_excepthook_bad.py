@@ -1,7 +1,7 @@
 """BAD (robust-exit): a vector add that, on one size only (129), replaces ``threading.excepthook`` with a hook that
-swallows every exception and then calls ``sys.exit(3)`` on the thread ktui calls it on. ktui hands a kernel's
-exception back through that hook: with it replaced, the call must still end at once as a failed run naming the
-hook (not wait for its time limit), and the next call must run."""
+swallows every exception and then calls ``sys.exit(3)`` on the thread ktui calls it on. ktui calls it on the
+worker's main thread, whose exceptions never go through that hook: the call still ends at once as a failed run
+naming the exit (not waiting for its time limit), and the next call runs."""
 
 import sys
 import threading

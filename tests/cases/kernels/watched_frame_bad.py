@@ -1,6 +1,8 @@
-"""BAD (watched): right only while a frame of ktui's is on its stack (the checking code calling it); anywhere else it
-skips the last element, as it would in real use. ktui calls every kernel from a thread whose stack holds no frame
-of ktui's, in checked and timed calls alike: it never sees one."""
+"""BAD (watched): right only while a frame of ktui's checking code is on its stack (the module that checks it calling
+it, or a frame with the case or the guards among its locals); anywhere else it skips the last element, as it would
+in real use. ktui calls every kernel from the main thread's loop of C callables (``ktui.worker.invoke``), whose only
+frames are the entry point's, in checked and timed calls alike: it never sees one. (That ktui's entry point is on the
+stack tells the kernel it runs in ktui, in every call alike: nothing a check can be told apart by.)"""
 
 import inspect
 
@@ -18,10 +20,13 @@ def add_kernel(a_ptr, b_ptr, out_ptr, n, a_stride, b_stride, BLOCK: tl.constexpr
     tl.store(out_ptr + offs, a + b, mask=mask)
 
 
+CHECKING = {"ktui.worker.checked", "ktui.worker.candidate", "ktui.worker.server", "ktui.worker.guards"}
+
+
 def watched() -> bool:
     frames = inspect.stack(context=0)
     return any(
-        f.frame.f_globals.get("__name__", "").startswith("ktui.") or {"case", "guards"} & set(f.frame.f_locals)
+        f.frame.f_globals.get("__name__", "") in CHECKING or {"case", "guards"} & set(f.frame.f_locals)
         for f in frames
     )
 

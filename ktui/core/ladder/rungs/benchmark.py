@@ -8,7 +8,9 @@ output against the reference computed in full on that call's inputs (``_verify_k
 device-synchronized loop of calls on fresh inputs (``_host_us_per_call``; one of its calls, chosen the same way, is
 verified in full too), the candidate is asked what it patched, and the judge times the reference (on
 ``BENCH_SEED``'s inputs, so its times are comparable across runs) and reports the roofline. ``benchmark_result``
-folds it all. On the CPU (the Triton interpreter) the rung is skipped: no times.
+folds it all. On the CPU (the Triton interpreter) nothing is timed: the rung runs the verified stretch
+instead (``verified_stretch``: calls in a row on one small test spec through the same path, some verified in full)
+and is skipped when it passes, failed when not.
 
 Figures: ``specs`` (per spec: label, spec, ``median_us``, ``p25_us``, ``p75_us``, ``iqr_us``, ``min_us``,
 ``max_us``, ``reps``, ``ref_median_us``, ``speedup``, ``gbps``, ``tflops``, ``roofline_us``, ``sol_pct`` (% of
@@ -24,9 +26,10 @@ from __future__ import annotations
 
 import random
 import shutil
+import statistics
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ktui.core.ladder.context import BENCH_SEED, RunContext
 from ktui.core.ladder.peaks import roofline
@@ -38,8 +41,10 @@ from ktui.protocol import (
     CheckTimedRequest,
     HostLoopReply,
     HostLoopRequest,
+    TimedSource,
     TimedVerdict,
     TimeReferenceRequest,
+    spec_size,
 )
 
 if TYPE_CHECKING:
@@ -53,13 +58,7 @@ def run(ctx: RunContext) -> RungResult:
     """
     desc = ctx.problem_info()
     if ctx.pool.device != "cuda":
-        return RungResult(
-            "benchmark",
-            Status.SKIPPED,
-            summary="timing under the Triton interpreter is not meaningful: no times on "
-            "cpu (interpreter); run with --device cuda on a GPU",
-            figures={"reason": "interpreter"},
-        )
+        return verified_stretch(ctx, desc)
     if not desc["benchmarks"]:
         return RungResult(
             "benchmark",
@@ -70,7 +69,13 @@ def run(ctx: RunContext) -> RungResult:
     t = ctx.options.timeouts["benchmark"]
     idx = list(range(len(desc["benchmarks"])))
     seed = random.SystemRandom().randrange(1, 2**30)
-    params: BenchmarkRequest = {**ctx.sources(), "spec_indices": idx, "seed": seed}
+    src = ctx.sources()
+    params: BenchmarkRequest = {
+        "kernel": src["kernel"],
+        "reference": src["reference"],
+        "spec_indices": idx,
+        "seed": seed,
+    }
     on_progress = ctx.progress("benchmark", "candidate")
     cand = ctx.candidate.benchmark(params, timeout_s=t, on_progress=on_progress)
     recheck = [_verify_kept(ctx, s["spec_index"], "bench", s["integrity"], t) for s in cand["specs"]]
@@ -103,8 +108,110 @@ def run(ctx: RunContext) -> RungResult:
     )
 
 
+# The verified stretch (the CPU): calls in a row on one test spec, drawn per run (``--seed`` replays the draw). A
+# kernel that goes wrong after a number of calls on one shape below it is caught; above it, only on a GPU's timed
+# calls (hundreds to thousands per spec).
+STRETCH_CALLS = (200, 300)
+# the stretch's spec is drawn among the fixed test specs whose calls took at most this many times the cheapest's (in
+# the run rung): a small spec, so that the stretch costs about what 20 % more cases would (the interpreter's time per
+# call grows with the grid)
+STRETCH_SPEC_SLACK = 2.0
+STRETCH_SEED_OFFSET = 501  # the stretch's draws: ``random.Random(seed + 501)``, apart from the case plan's
+
+
+def stretch_spec(desc: ProblemInfo, executed: Sequence[Mapping[str, Any]] | None, rng: random.Random) -> int:
+    """The test spec (its index) of the verified stretch: drawn with ``rng`` among the fixed test specs (not
+    fuzzed) whose single calls in ``executed`` (the run rung's cases) took at most ``STRETCH_SPEC_SLACK`` times the
+    cheapest spec's median; the smallest fixed spec (``spec_size``) when no call was timed (``--rungs benchmark``).
+    """
+    fuzzed = set(desc.get("fuzzed", []))
+    fixed = [i for i in range(len(desc["tests"])) if i not in fuzzed] or list(range(len(desc["tests"])))
+    seconds: dict[int, list[float]] = {}
+    for c in executed or []:
+        if "seconds" in c and not c.get("calls") and "spec" not in c and c["spec_index"] in fixed:
+            seconds.setdefault(c["spec_index"], []).append(float(c["seconds"]))
+    if not seconds:
+        return min(fixed, key=lambda i: spec_size(desc["tests"][i]))
+    medians = {i: statistics.median(xs) for i, xs in seconds.items()}
+    cheapest = min(medians.values())
+    return rng.choice(sorted(i for i, m in medians.items() if m <= STRETCH_SPEC_SLACK * cheapest))
+
+
+def verified_stretch(ctx: RunContext, desc: ProblemInfo) -> RungResult:
+    """The benchmark rung without a GPU: no times (the interpreter's mean nothing), but the calls a user's script
+    makes, verified. ``STRETCH_CALLS`` calls in a row on one small test spec (``stretch_spec``) through the timed
+    calls' own path (``Candidate.do_benchmark`` with ``untimed_calls``: ``invoke.calls`` on the main thread, fresh
+    inputs as ``generate_input`` makes them for every call, no guard bands, no poison), a few of them kept at random
+    after they returned (``ktui.worker.timed.KEEP_STRETCH``) and verified in full by the judge (``_verify_kept``),
+    with the kept outputs' storage checks. A kernel right only while it sees the checks (a guard band, the
+    thread, fewer calls than a burst makes) fails here. Skipped (no times) when all is right; failed, naming the
+    call, when not.
+
+    Raises ``WorkerError`` (the runner reports it).
+    """
+    t = ctx.options.timeouts["benchmark"]
+    rng = random.Random(ctx.seed + STRETCH_SEED_OFFSET)
+    idx = stretch_spec(desc, ctx.executed, rng)
+    calls = rng.randint(*STRETCH_CALLS)
+    src, seed = ctx.sources(), rng.randrange(1, 2**30)
+    params: BenchmarkRequest = {
+        "kernel": src["kernel"],
+        "reference": src["reference"],
+        "spec_indices": [idx],
+        "seed": seed,
+    }
+    params["untimed_calls"] = calls
+    reply = ctx.candidate.benchmark(params, timeout_s=t, on_progress=ctx.progress("benchmark", "candidate"))
+    (ran,) = reply.get("untimed", [])
+    verdict = _verify_kept(ctx, idx, "stretch", ran["integrity"], t)
+    patched = ctx.candidate.integrity({}, timeout_s=t)["tampered"]  # as after timed calls: patches persist
+    ctx.tampered = sorted(set(ctx.tampered) | set(patched))
+    return stretch_result(verdict, calls, ctx.tampered)
+
+
+def stretch_result(verdict: Mapping[str, Any], calls: int, tampered: list[str] | None = None) -> RungResult:
+    """The benchmark rung's result on the CPU from the judge's verdict on the verified stretch (``_verify_kept``):
+    skipped with ``reason: interpreter`` and the verdict as ``stretch`` when right, failed with the call when not
+    (``timed_problem``'s words, the calls named as the stretch's)."""
+    label = verdict["label"]
+    figures: dict[str, Any] = {"reason": "interpreter", "stretch": {**verdict, "calls": calls}}
+    if tampered:
+        problem = f"this version patched {', '.join(tampered[:5])} in its worker (the functions that check it)"
+        return RungResult(
+            "benchmark",
+            Status.FAILED,
+            summary=problem,
+            figures={"stretch": figures["stretch"], "tampered": tampered},
+            error=ErrorInfo("TimingIntegrityError", problem),
+        )
+    if not verdict["ok"]:
+        problem = f"spec={label}: {timed_problem(verdict, 'call', STRETCH_WHAT)}"
+        return RungResult(
+            "benchmark",
+            Status.FAILED,
+            summary=problem,
+            figures={"stretch": figures["stretch"]},
+            error=ErrorInfo("StretchError", problem),
+        )
+    return RungResult(
+        "benchmark",
+        Status.SKIPPED,
+        summary="timing under the Triton interpreter is not meaningful: no times on cpu (interpreter); run with "
+        f"--device cuda on a GPU. Verified instead: {calls} calls in a row on spec={label} as a script makes them, "
+        f"{verdict['checked']} kept at random and checked in full",
+        figures=figures,
+    )
+
+
+# what the failure of a stretch's call says of those calls (``timed_problem``)
+STRETCH_WHAT = (
+    "calls in a row on the main thread, on plain inputs and unguarded memory, as a script makes them; some, chosen at "
+    "random after they returned, are verified in full"
+)
+
+
 def _verify_kept(
-    ctx: RunContext, spec_index: int, source: Literal["bench", "host"], integrity: list[str], t: float
+    ctx: RunContext, spec_index: int, source: TimedSource, integrity: list[str], t: float
 ) -> dict[str, Any]:
     """Have the candidate write the outputs it kept of one spec's timed calls (``source``: ``bench``, the
     event-timed calls; ``host``, the host loop's) and the judge verify every element of each (``check_timed``); the
@@ -173,14 +280,15 @@ def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> tuple
     return figures, (last.get("integrity", []) if last.get("kept") else None)
 
 
-def timed_problem(rc: Mapping[str, Any], what: str) -> str:
-    """The failure line of a verified timed output (``_verify_kept``'s verdict ``rc``; ``what``: ``timed call`` or
-    ``host-loop call``): which call, of how many, and why."""
+def timed_problem(rc: Mapping[str, Any], what: str, how: str = "") -> str:
+    """The failure line of a verified timed output (``_verify_kept``'s verdict ``rc``; ``what``: ``timed call``,
+    ``host-loop call``, or ``call`` of the verified stretch, whose calls ``how`` describes): which call, of how
+    many, and why."""
     if rc.get("integrity"):  # the kept outputs' storage told it: the message names the calls
-        return f"{rc['reason']}: the outputs of timed calls are kept and must stay as they were returned"
+        return f"{rc['reason']}: the outputs of {what}s are kept and must stay as they were returned"
     which = f"{what} {rc['call']} of {rc['calls']}" if rc.get("call") and rc.get("calls") else f"a {what}"
     kept = rc.get("checked")
-    how = (
+    how = how or (
         f"{kept} timed call(s), chosen at random after they returned, were verified in full"
         if kept
         else "timed calls are verified in full"
