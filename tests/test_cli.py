@@ -91,7 +91,10 @@ def test_the_readme_example_passes_as_written(tmp_path):
     import re
 
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    reference, kernel = re.findall(r"```python\n(.*?)```", text, re.S)[:2]
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    # the quick start's two files: the first block that defines the reference and the first that defines a kernel
+    reference = next(b for b in blocks if "def ref_kernel" in b)
+    kernel = next(b for b in blocks if "def custom_kernel" in b)
     (tmp_path / "references").mkdir()
     (tmp_path / "kernels/scale").mkdir(parents=True)
     (tmp_path / "references/scale.py").write_text(reference)

@@ -30,7 +30,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from ktui.core.ladder.rungs.benchmark import STRETCH_CALLS, stretch_result, stretch_spec
+from ktui.core.ladder.rungs.benchmark import (
+    STRETCH_BUDGET_S,
+    STRETCH_CALLS,
+    STRETCH_FLOOR,
+    stretch_calls,
+    stretch_result,
+    stretch_spec,
+)
 from ktui.core.results import Status
 from ktui.worker import allocation
 from ktui.worker.guards import GUARD_BYTES, Guards, alias_of, payload_of
@@ -53,8 +60,9 @@ def stretch_passed(res) -> dict:
     b = res.rung("benchmark")
     assert b.status is Status.SKIPPED and b.figures["reason"] == "interpreter", b.line()
     s = b.figures["stretch"]
-    assert s["ok"] and s["checked"] == KEEP_STRETCH and STRETCH_CALLS[0] <= s["calls"] <= STRETCH_CALLS[1], s
-    assert f"Verified instead: {s['calls']} calls in a row on spec={s['label']} as a script makes them" in b.summary
+    assert s["ok"] and s["checked"] == KEEP_STRETCH and STRETCH_FLOOR <= s["calls"] <= STRETCH_CALLS[1], s
+    assert f"Verified instead: {s['calls']} calls in a row" in b.summary
+    assert f"on spec={s['label']} as a script makes them" in b.summary
     return s
 
 
@@ -66,7 +74,7 @@ def stretch_failed(res) -> re.Match:
     assert (
         "calls in a row on the main thread, on plain inputs and unguarded memory, as a script makes them" in b.summary
     )
-    assert STRETCH_CALLS[0] <= int(m.group(3)) <= STRETCH_CALLS[1] and not b.figures["stretch"]["ok"]
+    assert STRETCH_FLOOR <= int(m.group(3)) <= STRETCH_CALLS[1] and not b.figures["stretch"]["ok"]
     return m
 
 
@@ -232,8 +240,27 @@ def test_the_stretch_spec_is_drawn_among_the_cheap_fixed_specs_or_is_the_smalles
     executed = [{"spec_index": i, "seed": 1, "seconds": s} for i, s in times]
     executed.append({"spec_index": 0, "seed": 301, "calls": 30, "seconds": 0.3})  # the burst: 30 calls, summed
     drawn = {stretch_spec(desc, executed, random.Random(s)) for s in range(200)}
-    assert drawn == {0, 1, 2}  # within 2x the cheapest median (0.010 s); the burst's summed seconds do not count
-    assert stretch_spec(desc, None, random.Random(0)) == 0  # no calls timed (--rungs benchmark): the smallest spec
+    # within 2x the cheapest median (0.010 s), each with its median seconds; the burst's summed seconds do not count
+    assert drawn == {(0, 0.010), (1, 0.012), (2, 0.019)}
+    assert stretch_spec(desc, None, random.Random(0)) == (0, None)  # no calls timed (--rungs benchmark): the smallest
+
+
+def test_the_stretch_is_cut_to_its_time_budget_but_not_below_its_floor():
+    draws = [stretch_calls(random.Random(s), None) for s in range(50)]
+    assert all(c == d and STRETCH_CALLS[0] <= c <= STRETCH_CALLS[1] for c, d in draws)  # no time known: uncut
+    assert all(c == d for c, d in (stretch_calls(random.Random(s), 0.01) for s in range(50)))  # 0.01 s: all fit
+    c, d = stretch_calls(random.Random(3), STRETCH_BUDGET_S / 100)  # 100 calls fit
+    assert c == 100 and STRETCH_CALLS[0] <= d <= STRETCH_CALLS[1]
+    c, d = stretch_calls(random.Random(3), 1.4)  # a row sum with a chunk of one under the interpreter
+    assert c == STRETCH_FLOOR and d >= STRETCH_CALLS[0]
+    ok = {"spec_index": 0, "source": "stretch", "label": "(2, 512)", "ok": True, "reason": "", "checked": 16}
+    r = stretch_result({**ok, "calls": c}, c, drawn=d, per_call_s=1.4)
+    assert r.status is Status.SKIPPED and r.figures["stretch"]["drawn_calls"] == d, r.figures
+    assert r.figures["stretch"]["seconds_per_call"] == 1.4 and r.figures["stretch"]["calls"] == STRETCH_FLOOR
+    assert (
+        f"Verified instead: {STRETCH_FLOOR} calls in a row ({d} drawn, cut to fit {STRETCH_BUDGET_S:g} s at 1.4 s a "
+        "call) on spec=(2, 512)" in r.summary
+    ), r.summary
 
 
 def test_the_stretch_verdict_skips_the_rung_when_right_and_fails_it_naming_the_call():

@@ -22,8 +22,15 @@ from ktui.tui.keys import TABS
 
 from .conftest import ROOT
 
-LOAD_A = 13  # kernels/vector_add/v1.py: `a = tl.load(a_ptr + offs * a_stride, mask=mask)`
-STORE = 15  # `tl.store(out_ptr + offs, a + b, mask=mask)`
+
+def _line_of(path, text: str) -> int:
+    """The 1-based number of the first line of ``path`` containing ``text`` (the tests follow the example's edits)."""
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+LOAD_A = _line_of(ROOT / "kernels/vector_add/v1.py", "a = tl.load(a_ptr")
+STORE = _line_of(ROOT / "kernels/vector_add/v1.py", "tl.store(out_ptr + offs, a + b")
+JIT = _line_of(ROOT / "kernels/vector_add/v1.py", "@triton.jit")
 
 
 @pytest.fixture
@@ -221,7 +228,7 @@ def test_every_stage_of_a_real_dump_links_the_loads_line_to_its_loads(dumped_ws)
         linked = [lines[r] for r, line in enumerate(per_line) if line == LOAD_A]
         assert any(load[stage] in ln for ln in linked), (stage, linked)
         assert not any(load[stage] in ln for r, ln in enumerate(lines) if per_line[r] == STORE), stage
-        assert set(filter(None, per_line)) <= set(range(9, 16)), stage  # add_kernel is lines 9-15
+        assert set(filter(None, per_line)) <= set(range(JIT, STORE + 1)), stage  # add_kernel's lines
 
 
 def test_mlir_locations_resolve_through_names_and_callsites():

@@ -32,6 +32,8 @@ class StretchFigures(TypedDict, total=False):
     reason: str  # the failing call's verdict ('' when ok)
     checked: int  # outputs verified, every element each
     calls: int  # calls in the stretch
+    drawn_calls: int  # the count drawn, when the time budget cut it to ``calls``
+    seconds_per_call: float  # the run rung's median seconds per call on the spec, when the budget cut the stretch
     call: int  # the failing call, or the worst one, from 1
     seed: int  # its inputs' seed
     score: float

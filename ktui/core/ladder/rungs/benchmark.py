@@ -112,6 +112,13 @@ def run(ctx: RunContext) -> RungResult:
 # kernel that goes wrong after a number of calls on one shape below it is caught; above it, only on a GPU's timed
 # calls (hundreds to thousands per spec).
 STRETCH_CALLS = (200, 300)
+# ... within a time budget: the interpreter runs a kernel's loops element by element (a row sum with a chunk of one
+# takes 1.4 s a call on the 2-core CI machine: 292 calls took 415 s), so the drawn count is cut to what fits in
+# STRETCH_BUDGET_S at the run rung's median time per call on the stretch's spec, never below STRETCH_FLOOR (above
+# the correctness rung's 12 calls per shape and three times a 16-buffer ring); the cut is stated in the rung's line
+# and figures. A kernel that goes wrong only after more calls than the stretch made is caught on a GPU's timed calls
+STRETCH_BUDGET_S = 45.0
+STRETCH_FLOOR = 48
 # the stretch's spec is drawn among the fixed test specs whose calls took at most this many times the cheapest's (in
 # the run rung): a small spec, so that the stretch costs about what 20 % more cases would (the interpreter's time per
 # call grows with the grid)
@@ -119,10 +126,13 @@ STRETCH_SPEC_SLACK = 2.0
 STRETCH_SEED_OFFSET = 501  # the stretch's draws: ``random.Random(seed + 501)``, apart from the case plan's
 
 
-def stretch_spec(desc: ProblemInfo, executed: Sequence[Mapping[str, Any]] | None, rng: random.Random) -> int:
-    """The test spec (its index) of the verified stretch: drawn with ``rng`` among the fixed test specs (not
-    fuzzed) whose single calls in ``executed`` (the run rung's cases) took at most ``STRETCH_SPEC_SLACK`` times the
-    cheapest spec's median; the smallest fixed spec (``spec_size``) when no call was timed (``--rungs benchmark``).
+def stretch_spec(
+    desc: ProblemInfo, executed: Sequence[Mapping[str, Any]] | None, rng: random.Random
+) -> tuple[int, float | None]:
+    """The test spec (its index) of the verified stretch and the median seconds of one call on it (None when no
+    call was timed): drawn with ``rng`` among the fixed test specs (not fuzzed) whose single calls in ``executed``
+    (the run rung's cases) took at most ``STRETCH_SPEC_SLACK`` times the cheapest spec's median; the smallest fixed
+    spec (``spec_size``) when no call was timed (``--rungs benchmark``).
     """
     fuzzed = set(desc.get("fuzzed", []))
     fixed = [i for i in range(len(desc["tests"])) if i not in fuzzed] or list(range(len(desc["tests"])))
@@ -131,10 +141,21 @@ def stretch_spec(desc: ProblemInfo, executed: Sequence[Mapping[str, Any]] | None
         if "seconds" in c and not c.get("calls") and "spec" not in c and c["spec_index"] in fixed:
             seconds.setdefault(c["spec_index"], []).append(float(c["seconds"]))
     if not seconds:
-        return min(fixed, key=lambda i: spec_size(desc["tests"][i]))
+        return min(fixed, key=lambda i: spec_size(desc["tests"][i])), None
     medians = {i: statistics.median(xs) for i, xs in seconds.items()}
     cheapest = min(medians.values())
-    return rng.choice(sorted(i for i, m in medians.items() if m <= STRETCH_SPEC_SLACK * cheapest))
+    idx = rng.choice(sorted(i for i, m in medians.items() if m <= STRETCH_SPEC_SLACK * cheapest))
+    return idx, medians[idx]
+
+
+def stretch_calls(rng: random.Random, per_call_s: float | None) -> tuple[int, int]:
+    """The verified stretch's number of calls and the number drawn: drawn with ``rng`` in ``STRETCH_CALLS``, cut to
+    ``STRETCH_BUDGET_S / per_call_s`` (seconds per call, the run rung's median on the stretch's spec) but never below
+    ``STRETCH_FLOOR``; uncut when ``per_call_s`` is None (no call timed)."""
+    drawn = rng.randint(*STRETCH_CALLS)
+    if per_call_s is None or per_call_s <= 0:
+        return drawn, drawn
+    return min(drawn, max(STRETCH_FLOOR, int(STRETCH_BUDGET_S / per_call_s))), drawn
 
 
 def verified_stretch(ctx: RunContext, desc: ProblemInfo) -> RungResult:
@@ -151,8 +172,8 @@ def verified_stretch(ctx: RunContext, desc: ProblemInfo) -> RungResult:
     """
     t = ctx.options.timeouts["benchmark"]
     rng = random.Random(ctx.seed + STRETCH_SEED_OFFSET)
-    idx = stretch_spec(desc, ctx.executed, rng)
-    calls = rng.randint(*STRETCH_CALLS)
+    idx, per_call = stretch_spec(desc, ctx.executed, rng)
+    calls, drawn = stretch_calls(rng, per_call)
     src, seed = ctx.sources(), rng.randrange(1, 2**30)
     params: BenchmarkRequest = {
         "kernel": src["kernel"],
@@ -166,15 +187,30 @@ def verified_stretch(ctx: RunContext, desc: ProblemInfo) -> RungResult:
     verdict = _verify_kept(ctx, idx, "stretch", ran["integrity"], t)
     patched = ctx.candidate.integrity({}, timeout_s=t)["tampered"]  # as after timed calls: patches persist
     ctx.tampered = sorted(set(ctx.tampered) | set(patched))
-    return stretch_result(verdict, calls, ctx.tampered)
+    return stretch_result(verdict, calls, ctx.tampered, drawn=drawn, per_call_s=per_call)
 
 
-def stretch_result(verdict: Mapping[str, Any], calls: int, tampered: list[str] | None = None) -> RungResult:
+def stretch_result(
+    verdict: Mapping[str, Any],
+    calls: int,
+    tampered: list[str] | None = None,
+    *,
+    drawn: int | None = None,
+    per_call_s: float | None = None,
+) -> RungResult:
     """The benchmark rung's result on the CPU from the judge's verdict on the verified stretch (``_verify_kept``):
     skipped with ``reason: interpreter`` and the verdict as ``stretch`` when right, failed with the call when not
-    (``timed_problem``'s words, the calls named as the stretch's)."""
+    (``timed_problem``'s words, the calls named as the stretch's). ``drawn`` (the count drawn before the time
+    budget cut it to ``calls``) and ``per_call_s`` (seconds per call) go into the figures and the line when the
+    budget cut the stretch."""
     label = verdict["label"]
-    figures: dict[str, Any] = {"reason": "interpreter", "stretch": {**verdict, "calls": calls}}
+    stretch: dict[str, Any] = {**verdict, "calls": calls}
+    cut = ""
+    if drawn is not None and drawn > calls:
+        stretch["drawn_calls"] = drawn
+        stretch["seconds_per_call"] = per_call_s
+        cut = f" ({drawn} drawn, cut to fit {STRETCH_BUDGET_S:g} s at {per_call_s:.2g} s a call)"
+    figures: dict[str, Any] = {"reason": "interpreter", "stretch": stretch}
     if tampered:
         problem = f"this version patched {', '.join(tampered[:5])} in its worker (the functions that check it)"
         return RungResult(
@@ -197,7 +233,8 @@ def stretch_result(verdict: Mapping[str, Any], calls: int, tampered: list[str] |
         "benchmark",
         Status.SKIPPED,
         summary="timing under the Triton interpreter is not meaningful: no times on cpu (interpreter); run with "
-        f"--device cuda on a GPU. Verified instead: {calls} calls in a row on spec={label} as a script makes them, "
+        f"--device cuda on a GPU. Verified instead: {calls} calls in a row{cut} on spec={label} as a script makes "
+        "them, "
         f"{verdict['checked']} kept at random and checked in full",
         figures=figures,
     )
