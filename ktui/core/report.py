@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ktui.core import inside
 from ktui.core.figures import compile_of, correctness_of
-from ktui.core.results import RUNG_ORDER, ErrorInfo, LadderResult, RungResult, Status, device_label, placement_label
+from ktui.core.results import (
+    RUNG_ORDER,
+    ErrorInfo,
+    LadderResult,
+    RungResult,
+    Status,
+    device_label,
+    placement_label,
+    standing,
+)
 from ktui.core.workspace import KernelRef
 from ktui.protocol import REFERENCE_ERROR
 
@@ -209,14 +218,15 @@ def for_model(result: LadderResult) -> str:
 
 
 def rank(results: Sequence[LadderResult]) -> list[LadderResult]:
-    """Versions best first: those that passed, by their worst-spec speedup (``LadderResult.worst_speedup``; none, on
-    the CPU, counts as 0), then the failed ones by how far up the ladder they got; ties keep the given order. A fast
-    wrong kernel never ranks above a correct one."""
+    """Versions best first: those whose correctness passed, by their worst-spec speedup
+    (``LadderResult.worst_speedup``; none, on the CPU, counts as 0), then those not verified here (they need a GPU:
+    ``results.standing``), then the failed ones by how far up the ladder they got; ties keep the given order. A fast
+    wrong kernel, or one never checked, never ranks above a correct one."""
 
     def score(r: LadderResult) -> tuple[int, float, int]:
         failed = r.failed_rung
         reached = RUNG_ORDER.index(failed.name) if failed is not None and failed.name in RUNG_ORDER else len(RUNG_ORDER)
-        return (1 if r.ok else 0, r.worst_speedup or 0.0, reached)
+        return (standing(r), r.worst_speedup or 0.0, reached)
 
     return sorted(results, key=score, reverse=True)
 

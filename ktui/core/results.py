@@ -277,7 +277,22 @@ class LadderResult:
 
     @property
     def ok(self) -> bool:
+        """No rung failed (a skipped rung is not a failure: a version that needs a GPU, on the CPU, is ``ok``)."""
         return bool(self.rungs) and all(r.ok for r in self.rungs)
+
+    @property
+    def verified(self) -> bool:
+        """Correct as checked: no rung failed and the correctness rung ran and passed (not skipped). A version that
+        needs a GPU on a machine without one, or one only compiled (``ktui diff``), is ``ok`` but not verified."""
+        corr = self.rung("correctness")
+        return self.ok and corr is not None and corr.status is Status.OK
+
+    @property
+    def needs_gpu(self) -> bool:
+        """Its run was skipped because it needs a GPU this machine lacks (a CuTeDSL version on the CPU): compiled
+        and dumped, not run, no correctness verdict."""
+        run = self.rung("run")
+        return run is not None and run.status is Status.SKIPPED
 
     @property
     def key(self) -> str:
@@ -330,6 +345,15 @@ class LadderResult:
             started_at=d.get("started_at", 0.0),
             seconds=d.get("seconds", 0.0),
         )
+
+
+def standing(result: LadderResult | None) -> int:
+    """How far a result vouches for its version, for choosing or ranking versions: 2 verified (correctness ran and
+    passed: ``LadderResult.verified``), 1 ok but not verified (it needs a GPU this machine lacks, or was only
+    compiled), 0 failed or never run. A version that was never checked never outranks one that passed."""
+    if result is None or not result.ok:
+        return 0
+    return 2 if result.verified else 1
 
 
 def device_label(device: dict[str, Any]) -> str:

@@ -9,7 +9,8 @@
               [--engine local|ray [--address ADDR] [--actors N]]
 
 Each ``*_cli`` returns the exit code; bad input raises ``ImporterError`` or ``ValueError`` (``ktui.cli`` prints
-them as usage errors, exit 2). ``ktui eval`` exits 0 when every row passed, 1 otherwise, 3 when no worker starts
+them as usage errors, exit 2). ``ktui eval`` exits 0 when no row failed (a row that needs a GPU, on a machine
+without one, is neither failed nor correct), 1 otherwise, 3 when no worker starts
 (``ktui.core.envelope.EnvironmentFailure``); ``--json`` prints the envelope (``ktui.core.envelope``).
 """
 
@@ -158,7 +159,8 @@ def eval_parser() -> argparse.ArgumentParser:
         "% of roofline, fast_p and the geometric mean speedups, and the upstream checker's verdict beside ktui's "
         "(GPU MODE's check_implementation). Stored results of unchanged files on the same kind of device are reused, "
         "so an interrupted eval resumes.",
-        epilog="exit codes: 0 every row passed, 1 a row failed, 2 usage, 3 no worker could start",
+        epilog="exit codes: 0 no row failed (a row that needs a GPU, on a machine without one, is not run: not "
+        "failed, not counted correct), 1 a row failed or has no result, 2 usage, 3 no worker could start",
     )
     p.add_argument("problems", nargs="*", metavar="PROBLEM", help="problems to evaluate (default: all)")
     _workspace_arg(p)
