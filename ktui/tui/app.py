@@ -676,13 +676,15 @@ class KtuiApp(App[None]):
         open_in_editor(self, self.selected.path, os.environ)
 
     def action_run_stale(self) -> None:
-        """Run every version whose result is stale: its kernel or its reference changed since it ran (u; at
-        start-up too unless ktui.toml says ``[tui] stale = "mark"``)."""
+        """Run every version whose result is stale (its kernel or its reference changed since it ran) or unverified
+        (only compiled since its last verdict, by ``ktui diff``) (u; at start-up too unless ktui.toml says
+        ``[tui] stale = "mark"``)."""
         keys = stale_keys(self.states)
         if keys and self.session and self.start_session:
             for key in keys:
                 self.session.submit(self._ref(key))
-            self.notify(f"{len(keys)} stale version{'s' if len(keys) != 1 else ''} queued: {', '.join(keys)}")
+            what = " or ".join(w for w in ("stale", "unverified") if any(getattr(self.states[k], w) for k in keys))
+            self.notify(f"{len(keys)} {what} version{'s' if len(keys) != 1 else ''} queued: {', '.join(keys)}")
 
     def action_run_problem(self) -> None:
         """Run every version of the selected problem."""
@@ -726,5 +728,7 @@ class KtuiApp(App[None]):
         yield from super().get_system_commands(screen)
         yield from palette_commands(self)
         yield SystemCommand(
-            "Run stale versions", "Run every version whose kernel or reference changed (u)", self.action_run_stale
+            "Run stale versions",
+            "Run every version whose kernel or reference changed, or only compiled since its verdict (u)",
+            self.action_run_stale,
         )

@@ -400,7 +400,9 @@ def details_text(k: KernelRef | None, st: VersionState | None) -> Text:
     from ktui.core import report
 
     t = Text()
-    for text, style in report.details(k, st.result if st else None, st.stale if st else ""):
+    for text, style in report.details(
+        k, st.result if st else None, st.stale if st else "", st.unverified if st else ""
+    ):
         t.append(text, style=style or None)
     return t
 
