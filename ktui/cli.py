@@ -374,7 +374,7 @@ class RunningRung:
     ``FIRST_NOTE_S`` and then every ``NOTE_EVERY_S``. Finished rungs print their ``report.rung_lines`` in its place.
 
     Args:
-        out: where to write (stdout).
+        out: where to write (stdout; with ``--json``, stderr: stdout is the envelope alone).
         limit_of: the time limit of a rung's calls, seconds (``Session.limits`` through ``timeouts.LIMIT_OF``).
     """
 
@@ -439,7 +439,9 @@ class RunningRung:
     def line(self, rung: str, seconds: float) -> str:
         """``[compile] running 12 s (limit 30 s)``."""
         limit = self.limit_of(rung)
-        return f"[{rung}] running {seconds:.0f} s" + (f" (limit {limit:g} s)" if limit else "")
+        from ktui.core.results import fmt_seconds
+
+        return f"[{rung}] running {seconds:.0f} s" + (f" (limit {fmt_seconds(limit)} s)" if limit else "")
 
     def _tick(self) -> None:
         while not self._stop.wait(self.TICK_S):
@@ -535,7 +537,9 @@ def cmd_run(argv: list[str]) -> int:
         )
     except WorkerStartError as exc:  # the remote cannot be reached or used (ktui.core.remote.link.LinkError)
         raise EnvironmentFailure(str(exc)) from None
-    progress = RunningRung(sys.stdout, lambda rung: session.limits.get(LIMIT_OF.get(rung, rung)))
+    # with --json stdout is the envelope alone: the same lines (header, rungs, running notes) go to stderr
+    shown = sys.stderr if args.json else sys.stdout
+    progress = RunningRung(shown, lambda rung: session.limits.get(LIMIT_OF.get(rung, rung)))
     recorder = _start_recorder(session, "run", argv, args.no_record)
     end = "error"  # the end record's reason, unless the run ends or a signal stops it
     session.start()
@@ -548,11 +552,10 @@ def cmd_run(argv: list[str]) -> int:
         if recorder is not None:
             recorder.note_device(info)
             print(f"ktui: recording session {recorder.id}", file=sys.stderr, flush=True)
-        if not args.json:
-            host = f" on {session.remote}" if session.remote else ""  # the workers' host, when not here
-            print(report.run_header(kernel.key, info) + host, flush=True)
-            session.bus.subscribe(progress.on_event)
-            progress.start()
+        host = f" on {session.remote}" if session.remote else ""  # the workers' host, when not here
+        print(report.run_header(kernel.key, info) + host, file=shown, flush=True)
+        session.bus.subscribe(progress.on_event)
+        progress.start()
         result = session.run(kernel)
         end = "done"
     except (KeyboardInterrupt, Signalled) as exc:

@@ -240,6 +240,38 @@ def test_ktui_run_reports_a_hang_in_seconds_with_the_timeout_flag(make_ws):
     assert bad.returncode == 2 and "the dumps rung has no limit of its own" in bad.stderr
 
 
+def test_ktui_run_json_prints_its_progress_on_stderr_and_only_the_envelope_on_stdout(make_ws):
+    """``ktui run --json`` on a hanging kernel: stdout is the one envelope (the failed compile rung), stderr has the
+    same lines as the plain run: the header, ``[compile] running 5 s (limit 8 s)`` while it runs, the rung's line."""
+    from .jsonout import data_of
+
+    ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "hangs.py"})
+    exe = shutil.which("ktui") or str(ROOT / ".venv/bin/ktui")
+    p = subprocess.run(
+        [exe, "run", str(ws.root / "kernels/vector_add/v1.py"), "--device", "cpu", "--timeout", "compile=8", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "KTUI_FORCE_CPU": "1"},
+    )
+    assert p.returncode == 1, p.stderr
+    data = data_of(p.stdout, "run", exit_code=1)  # the whole of stdout is one envelope
+    assert [(r["name"], r["status"]) for r in data["rungs"]] == [("compile", "FAILED")]
+    err = p.stderr.splitlines()
+    assert "vector_add/v1  device: cpu (interpreter)" in err, err
+    assert "[compile] running 5 s (limit 8 s)" in err, err
+    assert any(line.startswith("[compile] FAILED WorkerTimeout: timed out after 8 s") for line in err), err
+
+
+def test_limits_are_printed_in_whole_seconds_from_ten_up():
+    from ktui.cli import RunningRung
+    from ktui.core.results import fmt_seconds
+
+    line = RunningRung(sys.stdout, lambda rung: {"run": Limit(141.534, "derived")}.get(rung))
+    assert line.line("run", 5.2) == "[run] running 5 s (limit 142 s)"
+    assert [fmt_seconds(x) for x in (809.981, 30.0, 9.96, 4.0, 2.5, 0.25)] == ["810", "30", "10", "4", "2.5", "0.2"]
+
+
 def test_the_running_rung_line_shows_elapsed_seconds_and_the_limit():
     import io
 

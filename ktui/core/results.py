@@ -483,3 +483,11 @@ def fmt(x: Any, digits: int = 3) -> str:
     if 1e-3 <= abs(x) < 1e5:
         return f"{x:.{digits}g}" if abs(x) < 1 else f"{x:.{max(digits - 2, 1)}f}".rstrip("0").rstrip(".")
     return f"{x:.{digits - 1}e}"
+
+
+def fmt_seconds(seconds: float) -> str:
+    """A time limit or a duration for a message, without false precision: whole seconds from 10 s up (``142``, not
+    ``141.534``), one decimal below (``2.5``, ``3``)."""
+    if seconds >= 10 or not math.isfinite(seconds):
+        return f"{seconds:.0f}"
+    return f"{seconds:.1f}".removesuffix(".0")

@@ -50,7 +50,7 @@ from ktui.core.events import (
     WorkerState,
 )
 from ktui.core.log import close_log, get_logger, open_log
-from ktui.core.results import LadderResult, device_label
+from ktui.core.results import LadderResult, device_label, fmt_seconds
 from ktui.core.scheduler import is_cancelled
 from ktui.core.session import Session
 from ktui.core.status import stale_policy
@@ -367,7 +367,9 @@ class KtuiApp(App[None]):
         clock = self._clock(st)
         elapsed = ""
         if clock is not None:
-            elapsed = f"{clock[0]:.0f}s" + (f"/{clock[1]:g}s" if clock[1] else "")  # 12s/30s: so far, the limit
+            elapsed = f"{clock[0]:.0f}s" + (
+                f"/{fmt_seconds(clock[1])}s" if clock[1] else ""
+            )  # 12s/30s: so far, the limit
         progress = st.progress_text() if st else ""
         seconds = clock[0] if clock is not None else None
         self.query_one(QueuePanel).render_state(running, rung, waiting, self.worker_states, progress, elapsed, seconds)

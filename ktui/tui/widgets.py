@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ktui.core.figures import CorrectnessSpec, benchmark_of, correctness_of
-from ktui.core.results import LadderResult, Status, fmt
+from ktui.core.results import LadderResult, Status, fmt, fmt_seconds
 from ktui.core.store import Baselines
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.state import VersionState, problem_badge, rung_names
@@ -172,7 +172,7 @@ class LadderTable(DataTable[str | Text]):
             if progress and state and state.progress:
                 line = state.progress[2]
             elif running and not line and limit:
-                line = f"running, limit {limit:g} s per call"
+                line = f"running, limit {fmt_seconds(limit)} s per call"
             first = state.first_text() if state and n == "correctness" and st in ("waiting", "running") else ""
             if first:  # the first verdict while the other cases run (issue 11)
                 line = first + (f" · {progress} judged" if progress else " · the rest running")
