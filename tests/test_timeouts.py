@@ -156,12 +156,21 @@ def test_the_references_seconds_raise_a_limit(make_ws):
     assert limits["correctness"] == pytest.approx(FACTOR * 30.0)
 
 
-def test_a_new_problem_takes_the_scale_of_the_workspaces_other_problems(make_ws):
+def test_a_new_problem_gets_the_first_run_limits_not_another_problems(make_ws):
+    """A problem never run here gets FIRST_RUN_S, whatever the others took (a CPU matmul's 162 s run made a new
+    elementwise problem's run limit 810 s); once its own v1 ran, its versions' limits scale with that run."""
     ws = make_ws(["vector_add", "softmax"])
-    _stored(ws, "v1", compile=9.0, run=20.0)
+    _stored(ws, "v1", compile=9.0, run=162.0, correctness=80.0)  # vector_add: a slow problem
+    ReferenceTimes(ws).record("cpu", "vector_add", [("prepare", 150.0)])
     limits = TimeoutPolicy().limits(ws, KernelRef("softmax", "v1", ws.root), "cpu")
-    assert limits["compile"] == pytest.approx(FACTOR * 9.0) and "vector_add/v1" in limits["compile"].why
-    assert limits["run"] == pytest.approx(FACTOR * 20.0)
+    assert dict(limits) == FIRST_RUN_S
+    assert limits["run"].why.startswith("ktui's default for a first run of softmax on this device; set it with")
+    assert "vector_add" not in limits["run"].why
+    res = LadderResult("softmax", "v1", "kernels/softmax/v1.py", {"type": "cpu"}, [RungResult("run", Status.OK, 4.0)])
+    ResultStore(ws).save(res)
+    limits = TimeoutPolicy().limits(ws, KernelRef("softmax", "v2", ws.root), "cpu")
+    assert limits["run"] == FLOOR_S["run"] and "the run rung of softmax/v1" in limits["run"].why  # 5 x 4 s < 30 s
+    assert limits["compile"] == FIRST_RUN_S["compile"]  # softmax never compiled here: still its first
 
 
 def test_the_callers_options_fix_every_limit_and_the_default_options_are_marked_unset():
