@@ -197,6 +197,7 @@ def eval_cli(argv: list[str]) -> int:
     args = eval_parser().parse_args(argv)
     from ktui.core.device import resolve_device
     from ktui.core.engines import Engine, EngineError, make_engine
+    from ktui.core.engines import require as require_engine
     from ktui.core.ladder import LadderOptions
     from ktui.core.results import DEFAULT_RUNGS, expand_rungs
     from ktui.core.session import Session
@@ -239,6 +240,10 @@ def eval_cli(argv: list[str]) -> int:
             raise envelope.EnvironmentFailure(str(exc)) from None
         finally:
             probe.close()
+    try:  # Ray (--engine ray) must be there whether or not something runs: exit 3 now, not a table
+        require_engine(args.engine)
+    except EngineError as exc:
+        raise envelope.EnvironmentFailure(str(exc)) from None
     out = sys.stderr if args.json else sys.stdout
     sessions = []
     # the benchmark also times torch eager and torch.compile of the reference (the judge's baselines)
