@@ -111,7 +111,12 @@ def run_parser() -> argparse.ArgumentParser:
         "benchmark) on one kernel version and print one line per rung.",
         epilog=EXIT_CODES,
     )
-    p.add_argument("kernel", metavar="KERNEL_FILE", help="kernels/<problem>/<version>.py inside a workspace")
+    p.add_argument(
+        "kernel",
+        metavar="KERNEL_FILE",
+        help="kernels/<problem>/<version>.py inside a workspace, or problem/version (softmax/v2) of the workspace "
+        "above the current folder",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -169,8 +174,8 @@ def diff_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok, 1 the dumps of a version could "
         "not be made, 2 usage, 3 environment (a worker could not start)",
     )
-    p.add_argument("a", metavar="A", help="a kernel file")
-    p.add_argument("b", metavar="B", help="another kernel file")
+    p.add_argument("a", metavar="A", help="a kernel file, or problem/version (softmax/v1)")
+    p.add_argument("b", metavar="B", help="another kernel file, or problem/version (softmax/v2)")
     p.add_argument(
         "--json",
         action="store_true",
@@ -490,13 +495,8 @@ def cmd_run(argv: list[str]) -> int:
     from ktui.core.session import Session
     from ktui.core.timeouts import LIMIT_OF, TimeoutConfigError, load_policy, parse_timeout_arg
     from ktui.core.workers.client import WorkerStartError
-    from ktui.core.workspace import Workspace, WorkspaceError
+    from ktui.core.workspace import WorkspaceError, resolve_kernel
 
-    path = Path(args.kernel)
-    if path.is_dir():
-        raise UsageError(f"{args.kernel} is a folder: name a version file, e.g. {path / 'v1.py'}")
-    if not path.is_file():
-        raise UsageError(f"no such kernel file: {args.kernel}")
     if args.seeds < 1:
         raise UsageError("--seeds must be at least 1")
     names = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs is not None else None
@@ -507,8 +507,7 @@ def cmd_run(argv: list[str]) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        ws = Workspace.find(path)
-        kernel = ws.kernel(path)
+        ws, kernel = resolve_kernel(args.kernel)
     except WorkspaceError as exc:
         raise UsageError(str(exc)) from None
     if args.baseline:
@@ -611,16 +610,12 @@ def cmd_diff(argv: list[str]) -> int:
     from ktui.core.session import Session
     from ktui.core.store import ResultStore
     from ktui.core.workers.client import WorkerStartError
-    from ktui.core.workspace import Workspace, WorkspaceError
+    from ktui.core.workspace import WorkspaceError, resolve_kernel
 
     refs = []
     for f in (args.a, args.b):
-        p = Path(f)
-        if not p.is_file():
-            raise UsageError(f"no such kernel file: {f}")
         try:
-            ws = Workspace.find(p)
-            refs.append((ws, ws.kernel(p)))
+            refs.append(resolve_kernel(f))
         except WorkspaceError as exc:
             raise UsageError(str(exc)) from None
     sessions: dict[Path, Session] = {}  # one per workspace, only when a side has no current dumps

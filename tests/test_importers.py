@@ -770,3 +770,28 @@ def test_eval_best_version_is_a_verified_one_never_one_that_needs_a_gpu(make_ws,
     _store_verdict(ws, "v2", "ok", speedup=1.5, device="cuda")
     _store_verdict(ws, "v3", "failed", device="cuda")
     assert evaluate.best_version(ws, "vector_add", store, "cuda").version == "v1"
+
+
+def test_export_takes_a_problem_version_name_too(tmp_path, capsys):
+    folder = write_gm(tmp_path / "gm")
+    ws_root = new_ws(tmp_path / "ws")
+    code, out, _ = cli(["import", "gpumode", str(folder), "--workspace", str(ws_root), "--no-check"], capsys)
+    assert code == 0, out
+    base = ["--workspace", str(ws_root)]
+    code, by_args, _ = cli(["export", "gpumode", "gm_toy_silu_py", "v1", *base], capsys)
+    assert code == 0 and "#!POPCORN leaderboard silu_py" in by_args
+    code, by_name, _ = cli(["export", "gpumode", "gm_toy_silu_py/v1", *base], capsys)
+    assert (code, by_name) == (0, by_args)
+    code, _, err = cli(["export", "gpumode", "gm_toy_silu_py/v9", *base], capsys)
+    assert code == 2 and "no such kernel file: gm_toy_silu_py/v9 (nor a version: gm_toy_silu_py has v1, v2" in err
+    code, _, err = cli(["export", "gpumode", "gm_toy_silu_py", "v9", *base], capsys)
+    assert code == 2 and "no version v9 of gm_toy_silu_py (kernels/gm_toy_silu_py/v9.py; versions: v1, v2)" in err
+    code, _, err = cli(["export", "gpumode", "gm_toy_silu_py", *base], capsys)
+    assert code == 2 and "gm_toy_silu_py is a problem: name one of its versions, e.g. gm_toy_silu_py/v2" in err
+    code, by_file, _ = cli(["export", "gpumode", str(ws_root / "kernels/gm_toy_silu_py/v1.py"), *base], capsys)
+    assert (code, by_file) == (0, by_args)
+    other = new_ws(tmp_path / "other")
+    code, _, err = cli(
+        ["export", "gpumode", str(ws_root / "kernels/gm_toy_silu_py/v1.py"), "--workspace", str(other)], capsys
+    )
+    assert code == 2 and f"is in the workspace {ws_root.resolve()}, not in {other.resolve()} (--workspace)" in err

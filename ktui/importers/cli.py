@@ -3,7 +3,7 @@
     ktui import kernelbench PATH [--level N] [--problems 1,19,23 | --all] [--workspace W] [--force] [--no-check]
     ktui import gpumode PATH/problems/<set>/<problem> [--workspace W] [--force] [--no-check] [--allow-torch]
     ktui import modelnew FILE --problem P [--version vN] [--workspace W] [--force]
-    ktui export gpumode|kernelbench PROBLEM VERSION [--workspace W] [--out FILE]
+    ktui export gpumode|kernelbench PROBLEM VERSION | PROBLEM/VERSION [--workspace W] [--out FILE]
     ktui eval [PROBLEMS...] [--workspace W] [--json] [--device auto|cpu|cuda] [--all-versions] [--p P] [--rerun]
               [--rungs compile,run,correctness] [--budget S]
               [--engine local|ray [--address ADDR] [--actors N]]
@@ -116,24 +116,41 @@ def export_parser() -> argparse.ArgumentParser:
         "submission.py (custom_kernel) or a KernelBench ModelNew module.",
     )
     p.add_argument("format", choices=("gpumode", "kernelbench"))
-    p.add_argument("problem", metavar="PROBLEM")
-    p.add_argument("version", metavar="VERSION", help="v3, or kernels/<problem>/v3.py")
+    p.add_argument("problem", metavar="PROBLEM", help="the problem, or problem/version (then no VERSION)")
+    p.add_argument("version", metavar="VERSION", nargs="?", default=None, help="v3, or kernels/<problem>/v3.py")
     _workspace_arg(p)
     p.add_argument("--out", default=None, help="the file to write (default: stdout)")
     return p
 
 
 def export_cli(argv: list[str]) -> int:
-    """``ktui export gpumode|kernelbench PROBLEM VERSION``."""
+    """``ktui export gpumode|kernelbench PROBLEM VERSION``, or ``PROBLEM/VERSION`` (or a kernel file) alone."""
     args = export_parser().parse_args(argv)
     root = Path(args.workspace).resolve()
+    if args.version is None:  # PROBLEM is problem/version (or a kernel file)
+        from ktui.core.workspace import WorkspaceError, resolve_kernel
+
+        try:
+            ws, kernel = resolve_kernel(args.problem, root)
+        except WorkspaceError as exc:
+            raise ImporterError(f"{exc}; or give PROBLEM VERSION") from None
+        if ws.root != root:
+            raise ImporterError(f"{args.problem} is in the workspace {ws.root}, not in {root} (--workspace)")
+        args.problem, args.version = kernel.problem, kernel.version
     ref = root / "references" / f"{args.problem}.py"
     if not ref.is_file():
         raise ImporterError(f"no problem {args.problem} in {root} (no references/{args.problem}.py)")
     version = Path(args.version).stem
     vpath = root / "kernels" / args.problem / f"{version}.py"
     if not vpath.is_file():
-        raise ImporterError(f"no version {version} of {args.problem} ({vpath.relative_to(root)})")
+        from ktui.core.workspace import version_sort_key
+
+        stems = sorted(
+            (p.stem for p in (root / "kernels" / args.problem).glob("*.py") if not p.name.startswith("_")),
+            key=version_sort_key,
+        )
+        have = ", ".join(stems) or "none"
+        raise ImporterError(f"no version {version} of {args.problem} ({vpath.relative_to(root)}; versions: {have})")
     meta = read_meta(ref) or {}
     if meta.get("format") != args.format:
         origin = meta.get("format") or "ktui itself"
