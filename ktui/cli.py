@@ -111,7 +111,12 @@ def run_parser() -> argparse.ArgumentParser:
         "benchmark) on one kernel version and print one line per rung.",
         epilog=EXIT_CODES,
     )
-    p.add_argument("kernel", metavar="KERNEL_FILE", help="kernels/<problem>/<version>.py inside a workspace")
+    p.add_argument(
+        "kernel",
+        metavar="KERNEL_FILE",
+        help="kernels/<problem>/<version>.py inside a workspace, or problem/version (softmax/v2) of the workspace "
+        "above the current folder",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -169,8 +174,8 @@ def diff_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok, 1 the dumps of a version could "
         "not be made, 2 usage, 3 environment (a worker could not start)",
     )
-    p.add_argument("a", metavar="A", help="a kernel file")
-    p.add_argument("b", metavar="B", help="another kernel file")
+    p.add_argument("a", metavar="A", help="a kernel file, or problem/version (softmax/v1)")
+    p.add_argument("b", metavar="B", help="another kernel file, or problem/version (softmax/v2)")
     p.add_argument(
         "--json",
         action="store_true",
@@ -374,7 +379,7 @@ class RunningRung:
     ``FIRST_NOTE_S`` and then every ``NOTE_EVERY_S``. Finished rungs print their ``report.rung_lines`` in its place.
 
     Args:
-        out: where to write (stdout).
+        out: where to write (stdout; with ``--json``, stderr: stdout is the envelope alone).
         limit_of: the time limit of a rung's calls, seconds (``Session.limits`` through ``timeouts.LIMIT_OF``).
     """
 
@@ -439,7 +444,9 @@ class RunningRung:
     def line(self, rung: str, seconds: float) -> str:
         """``[compile] running 12 s (limit 30 s)``."""
         limit = self.limit_of(rung)
-        return f"[{rung}] running {seconds:.0f} s" + (f" (limit {limit:g} s)" if limit else "")
+        from ktui.core.results import fmt_seconds
+
+        return f"[{rung}] running {seconds:.0f} s" + (f" (limit {fmt_seconds(limit)} s)" if limit else "")
 
     def _tick(self) -> None:
         while not self._stop.wait(self.TICK_S):
@@ -488,13 +495,8 @@ def cmd_run(argv: list[str]) -> int:
     from ktui.core.session import Session
     from ktui.core.timeouts import LIMIT_OF, TimeoutConfigError, load_policy, parse_timeout_arg
     from ktui.core.workers.client import WorkerStartError
-    from ktui.core.workspace import Workspace, WorkspaceError
+    from ktui.core.workspace import WorkspaceError, resolve_kernel
 
-    path = Path(args.kernel)
-    if path.is_dir():
-        raise UsageError(f"{args.kernel} is a folder: name a version file, e.g. {path / 'v1.py'}")
-    if not path.is_file():
-        raise UsageError(f"no such kernel file: {args.kernel}")
     if args.seeds < 1:
         raise UsageError("--seeds must be at least 1")
     names = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs is not None else None
@@ -505,8 +507,7 @@ def cmd_run(argv: list[str]) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        ws = Workspace.find(path)
-        kernel = ws.kernel(path)
+        ws, kernel = resolve_kernel(args.kernel)
     except WorkspaceError as exc:
         raise UsageError(str(exc)) from None
     if args.baseline:
@@ -535,7 +536,9 @@ def cmd_run(argv: list[str]) -> int:
         )
     except WorkerStartError as exc:  # the remote cannot be reached or used (ktui.core.remote.link.LinkError)
         raise EnvironmentFailure(str(exc)) from None
-    progress = RunningRung(sys.stdout, lambda rung: session.limits.get(LIMIT_OF.get(rung, rung)))
+    # with --json stdout is the envelope alone: the same lines (header, rungs, running notes) go to stderr
+    shown = sys.stderr if args.json else sys.stdout
+    progress = RunningRung(shown, lambda rung: session.limits.get(LIMIT_OF.get(rung, rung)))
     recorder = _start_recorder(session, "run", argv, args.no_record)
     end = "error"  # the end record's reason, unless the run ends or a signal stops it
     session.start()
@@ -548,11 +551,10 @@ def cmd_run(argv: list[str]) -> int:
         if recorder is not None:
             recorder.note_device(info)
             print(f"ktui: recording session {recorder.id}", file=sys.stderr, flush=True)
-        if not args.json:
-            host = f" on {session.remote}" if session.remote else ""  # the workers' host, when not here
-            print(report.run_header(kernel.key, info) + host, flush=True)
-            session.bus.subscribe(progress.on_event)
-            progress.start()
+        host = f" on {session.remote}" if session.remote else ""  # the workers' host, when not here
+        print(report.run_header(kernel.key, info) + host, file=shown, flush=True)
+        session.bus.subscribe(progress.on_event)
+        progress.start()
         result = session.run(kernel)
         end = "done"
     except (KeyboardInterrupt, Signalled) as exc:
@@ -608,16 +610,12 @@ def cmd_diff(argv: list[str]) -> int:
     from ktui.core.session import Session
     from ktui.core.store import ResultStore
     from ktui.core.workers.client import WorkerStartError
-    from ktui.core.workspace import Workspace, WorkspaceError
+    from ktui.core.workspace import WorkspaceError, resolve_kernel
 
     refs = []
     for f in (args.a, args.b):
-        p = Path(f)
-        if not p.is_file():
-            raise UsageError(f"no such kernel file: {f}")
         try:
-            ws = Workspace.find(p)
-            refs.append((ws, ws.kernel(p)))
+            refs.append(resolve_kernel(f))
         except WorkspaceError as exc:
             raise UsageError(str(exc)) from None
     sessions: dict[Path, Session] = {}  # one per workspace, only when a side has no current dumps

@@ -115,7 +115,11 @@ COMMANDS: tuple[CommandSchema, ...] = (
         "ktui eval [PROBLEMS...] --json",
         "The ladder over a problem set: one row per version, fast_p and the geometric mean speedup.",
         EvalJson,
-        {envelope.OK: "every row passed", envelope.FAILED: "a row failed"},
+        {
+            envelope.OK: "no row failed (a row that needs a GPU, on a machine without one, is neither failed nor "
+            "correct: `needs_gpu` counts it)",
+            envelope.FAILED: "a row failed or has no result",
+        },
         {**USAGE, **ENVIRONMENT},
     ),
     CommandSchema(

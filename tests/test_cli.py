@@ -147,3 +147,26 @@ def test_help_lists_the_exit_codes():
         assert p.returncode == 0 and "exit codes: 0 ok, 1 a rung failed, 2 usage, 3 environment" in " ".join(
             p.stdout.split()
         )
+
+
+def test_run_takes_a_problem_version_name_and_names_the_versions_when_none_resolves(make_ws):
+    ws = make_ws(["vector_add"])
+    p = ktui("run", "vector_add/v1", "--rungs", "compile", "--device", "cpu", "--no-record", cwd=ws.root)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == "vector_add/v1  device: cpu (interpreter)"
+    assert p.stdout.splitlines()[1].startswith("[compile] ok  triton: add_kernel")
+    bad = ktui("run", "vector_add/v7", cwd=ws.root)
+    assert bad.returncode == 2 and bad.stderr.strip() == (
+        "ktui: error: no such kernel file: vector_add/v7 (nor a version: vector_add has v1, v2, v3; give "
+        "kernels/<problem>/<version>.py or problem/version)"
+    )
+    other = ktui("run", "softmax/v1", cwd=ws.root)
+    assert other.returncode == 2 and (
+        f"(nor a version: versions in {ws.root}: vector_add/v1, vector_add/v2, vector_add/v3;" in other.stderr
+    ), other.stderr
+    folder = ktui("run", "kernels/vector_add", cwd=ws.root)
+    assert folder.returncode == 2 and "kernels/vector_add is a folder: name a version file" in folder.stderr
+    problem = ktui("run", "vector_add", cwd=ws.root)
+    assert problem.returncode == 2 and problem.stderr.strip() == (
+        "ktui: error: vector_add is a problem: name one of its versions, e.g. vector_add/v3 (vector_add has v1, v2, v3)"
+    )

@@ -746,6 +746,40 @@ def test_search_json_output_shape(ws, repo, capsys):
     assert {x["kind"] for x in data_of(capsys.readouterr().out, "context search")["hits"]} == {"docs"}
 
 
+def test_a_kind_with_nothing_indexed_says_so_and_how_to_add_a_source(ws, repo, tmp_path, capsys):
+    """context/README.md's example, ``search "cp.async.bulk" --kind ptx``, before any PTX ISA was added: no hit, and
+    a line that says nothing of kind ptx is indexed and how to add the ISA (``--json``: ``notes``); once it is
+    added, a query it lacks is a plain no hit."""
+    from ktui.context.cli import parser
+
+    (ws / "context").mkdir()
+    (ws / "context" / "minicute").symlink_to(repo)
+    assert cli(["--workspace", str(ws), "search", "cp.async.bulk", "--kind", "ptx"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    hint = (
+        "nothing of kind ptx is indexed (no PTX ISA document was added): save NVIDIA's one-page PTX ISA "
+        '(docs.nvidia.com/cuda/parallel-thread-execution/index.html, "Save page as") and add it: '
+        "ktui context add-docs ptx-isa.html"
+    )
+    assert out == ["(no hit for 'cp.async.bulk')", hint]
+    assert cli(["--workspace", str(ws), "search", "cp.async.bulk", "--kind", "ptx", "--json"]) == 0
+    data = data_of(capsys.readouterr().out, "context search")
+    assert (data["hits"], data["notes"][:1]) == ([], [hint])
+    assert cli(["--workspace", str(ws), "search", "nosuchnamezz", "--kind", "code"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["(no hit for 'nosuchnamezz')"]  # code is indexed: no hint
+    page = tmp_path / "ptx-isa.html"
+    page.write_text(ptx_page())
+    assert cli(["--workspace", str(ws), "add-docs", str(page)]) == 0
+    capsys.readouterr()
+    assert cli(["--workspace", str(ws), "search", "nosuchnamezz", "--kind", "ptx"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["(no hit for 'nosuchnamezz')"]
+    assert cli(["--workspace", str(ws), "search", "cp.async.bulk", "--kind", "ptx"]) == 0
+    assert capsys.readouterr().out.startswith("1. context/docs/ptx-isa.html:")
+    search = parser()._subparsers._group_actions[0].choices["search"]
+    helps = {a.dest: a.help for a in search._actions}
+    assert "ptx: the PTX ISA, one hit per instruction" in helps["kind"] and "not a regex" in helps["query"]
+
+
 def test_the_workspace_its_dumps_and_packages_are_sources(ws, tmp_path, monkeypatch):
     d = ws / ".ktui" / "dumps" / "softmax" / "v1-abc"
     d.mkdir(parents=True)

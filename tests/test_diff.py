@@ -156,3 +156,50 @@ def test_has_current_dumps_checks_the_source_and_the_files(sides):
     assert not diff.has_current_dumps(ws, k, res)
     k.path.write_text("# changed\n")
     assert not diff.has_current_dumps(ws, k, res)
+
+
+def test_ktui_diff_takes_problem_version_names_and_keeps_the_failed_verdict_it_replaces(make_ws):
+    """``ktui diff vector_add/v1 vector_add/v2`` (names, as the rest of ktui takes them) compiles and dumps both;
+    v2 had failed its run and was edited since: its stored result is now compile+dumps of the new source, and
+    ``ktui status`` says it is unverified with ``✗ run`` as its last verdict, stale. A name that is no version is
+    a usage error naming the versions that exist."""
+    from ktui.core.results import ErrorInfo
+    from ktui.core.status import STALE_KERNEL, UNVERIFIED
+    from ktui.core.store import ResultStore
+
+    from .jsonout import data_of
+    from .test_cli import ktui
+
+    ws = make_ws(["vector_add"])
+    v2 = ws.root / "kernels/vector_add/v2.py"
+    failed = RungResult("run", Status.FAILED, 0.1, "RuntimeError: boom", error=ErrorInfo("RuntimeError", "boom"))
+    old = LadderResult(
+        "vector_add",
+        "v2",
+        "kernels/vector_add/v2.py",
+        {"type": "cpu", "interpreter": True},
+        [RungResult("compile", Status.OK, 0.1), failed],
+        source_sha256=sha256(v2.read_bytes()),
+        reference_sha256=sha256(ws.reference_path("vector_add").read_bytes()),
+        started_at=1.0,
+    )
+    ResultStore(ws).save(old)
+    v2.write_text(v2.read_text() + "\n# edited since its run failed\n")
+    st = data_of(ktui("status", "--json", cwd=ws.root).stdout, "status")["problems"][0]["versions"][1]
+    assert (st["verdict"], st["stale"]) == ("✗ run", STALE_KERNEL)
+
+    p = ktui("diff", "vector_add/v1", "vector_add/v2", "--device", "cpu", cwd=ws.root)
+    assert p.returncode == 0, p.stderr
+    assert "vector_add/v1" in p.stdout and "vector_add/v2" in p.stdout
+    st = data_of(ktui("status", "--json", cwd=ws.root).stdout, "status")["problems"][0]["versions"][1]
+    assert (st["verdict"], st["stale"], st["unverified"]) == ("◦ compiled", "", UNVERIFIED)
+    assert (st["last_verdict"], st["last_verdict_stale"]) == ("✗ run", STALE_KERNEL)
+    text = ktui("status", cwd=ws.root).stdout.splitlines()
+    assert text[2].startswith("  v2   ◦ compiled") and "UNVERIFIED" in text[2] and "last verdict ✗ run" in text[2]
+
+    bad = ktui("diff", "vector_add/v1", "vector_add/v9", cwd=ws.root)
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == (
+        "ktui: error: no such kernel file: vector_add/v9 (nor a version: vector_add has v1, v2, v3; give "
+        "kernels/<problem>/<version>.py or problem/version)"
+    )

@@ -298,5 +298,43 @@ def test_ktui_eval_engine_ray_without_ray_exits_3_and_a_local_address_is_a_usage
     r = ktui("eval", "--engine", "ray", "--device", "cpu", "--rerun")
     assert r.returncode == 3, r.stderr
     assert r.stderr.strip().splitlines()[-1] == f"ktui: error: {RAY_MISSING}"
+    from .test_importers import _store_verdict
+
+    _store_verdict(ws, "v1", "ok")  # v1's result is stored and fresh: this eval has nothing to run
+    assert ktui("eval", "--device", "cpu").returncode == 0  # the local pool: the stored table, exit 0
+    r = ktui("eval", "--engine", "ray", "--device", "cpu")
+    assert (r.returncode, r.stdout) == (3, ""), r.stdout  # checked up front: no table, the same message
+    assert r.stderr.strip().splitlines()[-1] == f"ktui: error: {RAY_MISSING}"
     r = ktui("eval", "--address", "auto", "--device", "cpu")
     assert r.returncode == 2 and "--address and --actors go with --engine ray" in r.stderr, r.stderr
+
+
+def test_rays_own_log_lines_go_to_the_workspaces_log_not_to_ktuis_output(make_ws, capfd):
+    """Ray's driver logger prints ``WARNING authentication_token_setup.py:85 -- Token authentication is enabled``
+    on stderr at ``ray.init``; the Ray engine routes the ``ray`` logger to ``.ktui/logs/ray.log`` instead."""
+    import logging
+
+    import ray  # noqa: F401  (installs Ray's stderr handler on the "ray" logger)
+
+    from ktui.core.engines.ray_ladders import route_ray_logs
+
+    logger = logging.getLogger("ray")
+    saved = (list(logger.handlers), logger.propagate)
+    assert any(isinstance(h, logging.StreamHandler) for h in logger.handlers)
+    ws = make_ws(["vector_add"])
+    try:
+        path = route_ray_logs(ws)
+        route_ray_logs(ws)  # twice: one file handler
+        logging.getLogger("ray._private.authentication.authentication_token_setup").warning(
+            "Token authentication is enabled for this Ray cluster."
+        )
+        out, err = capfd.readouterr()
+        assert "Token authentication" not in out + err
+        assert path == ws.root / ".ktui/logs/ray.log"
+        assert path.read_text().count("WARNING test_engines.py:") == 1
+        assert "-- Token authentication is enabled for this Ray cluster." in path.read_text()
+    finally:
+        for h in logger.handlers:
+            if h not in saved[0]:
+                h.close()
+        logger.handlers[:], logger.propagate = saved

@@ -703,3 +703,95 @@ def test_gpumode_torch_compile_solution_is_not_taken_for_tampering(tmp_path, cap
     assert result.rung("run").figures["tampered"] == [], result.rung("run").summary
     assert result.ok, [(r.name, r.summary) for r in result.rungs]
     assert result.rung("correctness").figures["upstream"]["verdict"] == "pass"
+
+
+def _store_verdict(ws: Workspace, version: str, verdict: str, speedup: float | None = None, device: str = "cpu"):
+    """Store a fresh result of ``vector_add/<version>`` (its files' hashes): ``verdict`` ``ok`` (correctness passed;
+    with ``speedup``, a timed benchmark), ``needs_gpu`` (run, correctness and benchmark skipped, as a CuTeDSL version
+    on the CPU) or ``failed`` (correctness failed)."""
+    from ktui.core.results import LadderResult, RungResult, Status
+    from ktui.core.store import sha256
+
+    skip = RungResult("run", Status.SKIPPED, summary="needs a GPU: CuTeDSL kernel compiled for sm_90a")
+    rungs = [RungResult("compile", Status.OK)]
+    if verdict == "needs_gpu":
+        rungs += [skip, RungResult("correctness", Status.SKIPPED), RungResult("benchmark", Status.SKIPPED)]
+    else:
+        rungs += [RungResult("run", Status.OK)]
+        rungs += [RungResult("correctness", Status.OK if verdict == "ok" else Status.FAILED, summary="spec (129,)")]
+        specs = [{"speedup": speedup, "eager_median_us": 1.0, "compiled_median_us": 1.0}] if speedup else []
+        bench = Status.OK if speedup else Status.SKIPPED
+        rungs += [RungResult("benchmark", bench, figures={"specs": specs})]
+    rungs += [RungResult("dumps", Status.OK)]
+    k = ws.versions("vector_add")[[v.version for v in ws.versions("vector_add")].index(version)]
+    res = LadderResult("vector_add", version, f"kernels/vector_add/{version}.py", {"type": device}, rungs)
+    res.source_sha256 = sha256(k.path.read_bytes())
+    res.reference_sha256 = sha256(ws.reference_path("vector_add").read_bytes())
+    res.started_at = float(version[1:])
+    ResultStore(ws).save(res)
+    return res
+
+
+def test_eval_best_version_is_a_verified_one_never_one_that_needs_a_gpu(make_ws, capsys):
+    """On the CPU v1 and v2 passed correctness and v3 (CuTeDSL) was only compiled ("◌ needs a GPU"): the best
+    version is v2 (the newest verified), not v3; v3 is chosen only when nothing was verified. A needs-GPU row is
+    neither correct nor failed: ``correct`` leaves it out, ``needs_gpu`` counts it, and the exit code is 0."""
+    from ktui.agent.agent import best_version as agent_best
+    from ktui.core import report
+
+    ws = make_ws(["vector_add"])
+    assert [v.version for v in ws.versions("vector_add")] == ["v1", "v2", "v3"]
+    store = ResultStore(ws)
+    only_v3 = _store_verdict(ws, "v3", "needs_gpu")
+    assert only_v3.ok and not only_v3.verified and only_v3.needs_gpu
+    assert evaluate.best_version(ws, "vector_add", store, "cpu").version == "v3"  # nothing verified: v3
+    results = {"vector_add/v1": _store_verdict(ws, "v1", "ok"), "vector_add/v2": _store_verdict(ws, "v2", "ok")}
+    results["vector_add/v3"] = only_v3
+    assert evaluate.best_version(ws, "vector_add", store, "cpu").version == "v2"
+    assert agent_best(ws, "vector_add", results).version == "v2"
+    assert [r.version for r in report.rank([only_v3, results["vector_add/v1"]])] == ["v1", "v3"]
+    table = evaluate.evaluate(ws, [], lambda: pytest.fail("nothing should run"), "cpu")
+    assert [(r.version, r.correct, r.needs_gpu, r.cached) for r in table.rows] == [("v2", True, False, True)]
+    every = evaluate.evaluate(ws, [], lambda: pytest.fail("nothing should run"), "cpu", all_versions=True)
+    assert [(r.version, r.ok, r.correct, r.needs_gpu) for r in every.rows] == [
+        ("v1", True, True, False),
+        ("v2", True, True, False),
+        ("v3", True, False, True),
+    ]
+    assert (every.correct, every.to_json()["needs_gpu"], every.to_json()["total"]) == (2, 1, 3)
+    assert "correct: 2/3 (1 not run here: it needs a GPU)  device: cpu" in evaluate.render(every)
+    import json
+
+    code, out, _ = cli(["eval", "--workspace", str(ws.root), "--device", "cpu", "--all-versions", "--json"], capsys)
+    data = json.loads(out)
+    assert (code, data["exit_code"], data["data"]["correct"], data["data"]["needs_gpu"]) == (0, 0, 2, 1)
+    # on a GPU the fastest verified version wins, a slower newer one does not
+    _store_verdict(ws, "v1", "ok", speedup=2.0, device="cuda")
+    _store_verdict(ws, "v2", "ok", speedup=1.5, device="cuda")
+    _store_verdict(ws, "v3", "failed", device="cuda")
+    assert evaluate.best_version(ws, "vector_add", store, "cuda").version == "v1"
+
+
+def test_export_takes_a_problem_version_name_too(tmp_path, capsys):
+    folder = write_gm(tmp_path / "gm")
+    ws_root = new_ws(tmp_path / "ws")
+    code, out, _ = cli(["import", "gpumode", str(folder), "--workspace", str(ws_root), "--no-check"], capsys)
+    assert code == 0, out
+    base = ["--workspace", str(ws_root)]
+    code, by_args, _ = cli(["export", "gpumode", "gm_toy_silu_py", "v1", *base], capsys)
+    assert code == 0 and "#!POPCORN leaderboard silu_py" in by_args
+    code, by_name, _ = cli(["export", "gpumode", "gm_toy_silu_py/v1", *base], capsys)
+    assert (code, by_name) == (0, by_args)
+    code, _, err = cli(["export", "gpumode", "gm_toy_silu_py/v9", *base], capsys)
+    assert code == 2 and "no such kernel file: gm_toy_silu_py/v9 (nor a version: gm_toy_silu_py has v1, v2" in err
+    code, _, err = cli(["export", "gpumode", "gm_toy_silu_py", "v9", *base], capsys)
+    assert code == 2 and "no version v9 of gm_toy_silu_py (kernels/gm_toy_silu_py/v9.py; versions: v1, v2)" in err
+    code, _, err = cli(["export", "gpumode", "gm_toy_silu_py", *base], capsys)
+    assert code == 2 and "gm_toy_silu_py is a problem: name one of its versions, e.g. gm_toy_silu_py/v2" in err
+    code, by_file, _ = cli(["export", "gpumode", str(ws_root / "kernels/gm_toy_silu_py/v1.py"), *base], capsys)
+    assert (code, by_file) == (0, by_args)
+    other = new_ws(tmp_path / "other")
+    code, _, err = cli(
+        ["export", "gpumode", str(ws_root / "kernels/gm_toy_silu_py/v1.py"), "--workspace", str(other)], capsys
+    )
+    assert code == 2 and f"is in the workspace {ws_root.resolve()}, not in {other.resolve()} (--workspace)" in err

@@ -204,7 +204,15 @@ def test_a_different_source_device_or_a_full_run_replaces():
         result(["compile", "run", "correctness", "benchmark", "dumps"], summary="new"),
         result(["compile"], summary="new"),
     ):
-        assert merge(old, new) is new
+        merged = merge(old, new)
+        assert merged.rungs == new.rungs and merged.source_sha256 == new.source_sha256
+        # a result without a verdict of its own keeps old's as its last verdict (it needs a run: core.status)
+        kept = merged.last_verdict
+        if new.has_verdict:
+            assert kept is None
+        else:
+            assert (kept.verdict, kept.source_sha256) == ("✓ ok", "a" * 64)
+    assert merge(old, result(["compile", "run", "correctness"], sha="b" * 64)).last_verdict is None
     assert merge(None, old) is old
 
 

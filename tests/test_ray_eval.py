@@ -41,6 +41,9 @@ def test_ktui_eval_on_ray_runs_the_versions_on_actors_and_says_where(tmp_path):
     if actors == "2":  # in parallel, one on each actor
         assert sorted(row["ran_on"].rsplit(" ", 1)[1] for row in rows.values()) == ["0", "1"]
     assert f"ktui eval: ray: {actors} actor" in r.stderr and "a local Ray instance" in r.stderr
+    # Ray's own log lines (WARNING authentication_token_setup.py:85 -- ...) go to .ktui/logs/ray.log, not stderr
+    assert not re.search(r"^\S+ \S+\s+(DEBUG|INFO|WARNING|ERROR) \S+\.py:\d+ -- ", r.stderr, re.M), r.stderr
+    assert "authentication_token_setup" not in r.stderr and (root / ".ktui/logs/ray.log").is_file()
     t0 = time.monotonic()
     again = ktui_eval("--engine", "ray")  # everything stored: nothing runs, Ray never starts
     assert again.returncode == 0 and all(row["cached"] for row in data_of(again.stdout, "eval")["rows"])

@@ -11,11 +11,19 @@ from ktui.core.ladder import LadderOptions
 from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status
 from ktui.core.scaffold import TAIL_SIZES
 from ktui.core.session import Session
-from ktui.core.status import STALE_BOTH, STALE_KERNEL, STALE_REFERENCE, stale_policy, staleness
+from ktui.core.status import (
+    STALE_BOTH,
+    STALE_KERNEL,
+    STALE_REFERENCE,
+    UNVERIFIED,
+    stale_policy,
+    staleness,
+    workspace_status,
+)
 from ktui.core.store import ResultStore, sha256
 from ktui.core.workspace import Workspace
 from ktui.tui.app import KtuiApp
-from ktui.tui.state import VersionState
+from ktui.tui.state import VersionState, stale_keys
 from ktui.tui.widgets import KernelTree
 
 from .conftest import ROOT
@@ -174,10 +182,17 @@ async def test_a_stale_result_is_marked_in_the_tree_and_queued_at_start_up(stale
             await wait_for(pilot, lambda: st.result is not None and st.result.rung("correctness") is None, 180, "v2")
             await pilot.pause(0.2)
             assert started == ["vector_add/v2"]  # only the stale version ran
-            assert st.stale == "" and app.query_one(KernelTree).label_of("vector_add/v2") == "v2   ◦ compiled"
             assert st.result.source_sha256 == sha256((ws.root / "kernels/vector_add/v2.py").read_bytes())
+            # that run (this session climbs compile alone) gave no verdict: the one before stays, as the last
+            # verdict, stale, and the version still needs a run
+            assert st.stale == "" and st.unverified == UNVERIFIED
+            assert app.query_one(KernelTree).label_of("vector_add/v2") == "v2   ✓ ok (stale)"
     finally:
         session.stop()
+    app = KtuiApp(ws, start_session=False)  # the next start-up queues it again
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.1)
+        assert stale_keys(app.states) == ["vector_add/v2"]
 
 
 @pytest.mark.anyio
@@ -198,7 +213,7 @@ async def test_with_stale_mark_nothing_runs_at_start_up_and_u_runs_the_stale(sta
             await pilot.press("u")
             st = app.states["vector_add/v2"]
             await wait_for(pilot, lambda: st.result is not None and st.result.rung("correctness") is None, 180, "v2")
-            assert started == ["vector_add/v2"] and st.stale == ""
+            assert started == ["vector_add/v2"] and st.stale == "" and st.unverified == UNVERIFIED
     finally:
         session.stop()
 
@@ -233,3 +248,76 @@ def test_version_state_badges(stale_ws):
     assert st.badge() == ("✓ ok (stale)", "dim italic")
     st.queued = True
     assert st.badge() == ("… queued", "yellow")  # what happens next outranks the old verdict
+
+
+# -- a verdict followed by a run without one (ktui diff) ----------------------------------------------------
+def _compiled_only(ws: Workspace, version: str) -> LadderResult:
+    """What ``ktui diff`` stores for ``version`` as it is on disk: compile and dumps, no verdict."""
+    k = ws.versions("vector_add")[[v.version for v in ws.versions("vector_add")].index(version)]
+    return LadderResult(
+        "vector_add",
+        version,
+        f"kernels/vector_add/{version}.py",
+        {"type": "cpu", "interpreter": True},
+        [RungResult("compile", Status.OK, 0.1), RungResult("dumps", Status.OK, 0.2, "add_kernel: 16 regs")],
+        source_sha256=sha256(k.path.read_bytes()),
+        reference_sha256=sha256(ws.reference_path("vector_add").read_bytes()),
+        started_at=50.0,
+    )
+
+
+def test_a_run_without_a_verdict_keeps_the_last_verdict_and_leaves_the_version_to_run(stale_ws):
+    """v2 failed its run, was edited, then only compiled (``ktui diff``): the stored result keeps ``✗ run`` as its
+    last verdict (about the old source: stale), ``ktui status`` says UNVERIFIED with that verdict, the tree shows
+    ``✗ run (stale)`` and start-up queues v2. Compiled again, the last verdict is carried on; a run with a verdict
+    drops it; compiled on the very source its verdict judged, that verdict stands (nothing to run)."""
+    from ktui.core import report
+    from ktui.core.ladder.runner import merge
+
+    ws = stale_ws  # v2's file changed since the results were stored
+    old = _result(ws, "v2", error=ErrorInfo("RuntimeError", "boom"))
+    old.rungs[1] = RungResult("run", Status.FAILED, 0.1, "RuntimeError: boom", error=ErrorInfo("RuntimeError", "boom"))
+    old.source_sha256 = "1" * 64  # the source before the edit
+    assert report.verdict(old)[0] == "✗ run" and old.has_verdict
+    merged = merge(old, _compiled_only(ws, "v2"))
+    assert not merged.has_verdict and report.verdict(merged)[0] == "◦ compiled"
+    last = merged.last_verdict
+    assert (last.verdict, last.ok, last.failed_rung, last.source_sha256) == ("✗ run", False, "run", "1" * 64)
+    store = ResultStore(ws)
+    store.save(merged)
+    assert store.load("vector_add", "v2").last_verdict == last  # stored and read back
+
+    v2 = workspace_status(ws)[0].versions[1]
+    assert (v2.verdict, v2.stale, v2.unverified) == ("◦ compiled", "", UNVERIFIED)
+    assert (v2.last_verdict, v2.last_verdict_stale, v2.last_verdict_at) == ("✗ run", STALE_KERNEL, 1.0)
+    lines = report.status_lines(workspace_status(ws), now=61.0)
+    assert lines[2] == (
+        f"  v2   ◦ compiled  cpu (interpreter), 11 s ago  UNVERIFIED: {UNVERIFIED}; last verdict ✗ run, 1 min ago, "
+        f"STALE: {STALE_KERNEL}"
+    ), lines
+    assert lines[-1] == (
+        "2 versions: 1 ok, 1 unverified; 1 unverified (ktui runs them at start-up; or ktui run KERNEL_FILE)"
+    )
+    js = data_of(ktui("status", "--json", cwd=ws.root).stdout, "status")["problems"][0]["versions"][1]
+    assert (js["unverified"], js["last_verdict"], js["last_verdict_stale"]) == (UNVERIFIED, "✗ run", STALE_KERNEL)
+
+    st = VersionState("vector_add/v2", result=store.load("vector_add", "v2"))
+    assert st.refresh_stale(ws) and st.unverified == UNVERIFIED
+    assert st.badge() == ("✗ run (stale)", "dim italic")
+    assert stale_keys({"vector_add/v2": st}) == ["vector_add/v2"]
+    details = "".join(t for t, _ in report.details(ws.versions("vector_add")[1], st.result, "", st.unverified))
+    assert f"UNVERIFIED: {UNVERIFIED}" in details and "last verdict: ✗ run run: RuntimeError: boom" in details
+
+    again = merge(merged, _compiled_only(ws, "v2"))
+    assert again.last_verdict == last  # carried through another compile
+    judged = merge(again, _result(ws, "v2"))
+    assert judged.has_verdict and judged.last_verdict is None
+    dumped = merge(judged, _compiled_only(ws, "v2"))  # compile and dumps on the source judged: rungs merged
+    assert [r.name for r in dumped.rungs] == ["compile", "correctness", "dumps"] and dumped.last_verdict is None
+    compiled = _compiled_only(ws, "v2")
+    compiled.rungs = compiled.rungs[:1]
+    same = merge(judged, compiled)  # compile alone (not merged) on the source just judged
+    assert same.last_verdict.verdict == "✓ ok" and same.last_verdict.source_sha256 == judged.source_sha256
+    st = VersionState("vector_add/v2", result=same)
+    st.refresh_stale(ws)
+    assert (st.stale, st.unverified, st.badge()) == ("", "", ("✓ ok", "green"))

@@ -156,12 +156,21 @@ def test_the_references_seconds_raise_a_limit(make_ws):
     assert limits["correctness"] == pytest.approx(FACTOR * 30.0)
 
 
-def test_a_new_problem_takes_the_scale_of_the_workspaces_other_problems(make_ws):
+def test_a_new_problem_gets_the_first_run_limits_not_another_problems(make_ws):
+    """A problem never run here gets FIRST_RUN_S, whatever the others took (a CPU matmul's 162 s run made a new
+    elementwise problem's run limit 810 s); once its own v1 ran, its versions' limits scale with that run."""
     ws = make_ws(["vector_add", "softmax"])
-    _stored(ws, "v1", compile=9.0, run=20.0)
+    _stored(ws, "v1", compile=9.0, run=162.0, correctness=80.0)  # vector_add: a slow problem
+    ReferenceTimes(ws).record("cpu", "vector_add", [("prepare", 150.0)])
     limits = TimeoutPolicy().limits(ws, KernelRef("softmax", "v1", ws.root), "cpu")
-    assert limits["compile"] == pytest.approx(FACTOR * 9.0) and "vector_add/v1" in limits["compile"].why
-    assert limits["run"] == pytest.approx(FACTOR * 20.0)
+    assert dict(limits) == FIRST_RUN_S
+    assert limits["run"].why.startswith("ktui's default for a first run of softmax on this device; set it with")
+    assert "vector_add" not in limits["run"].why
+    res = LadderResult("softmax", "v1", "kernels/softmax/v1.py", {"type": "cpu"}, [RungResult("run", Status.OK, 4.0)])
+    ResultStore(ws).save(res)
+    limits = TimeoutPolicy().limits(ws, KernelRef("softmax", "v2", ws.root), "cpu")
+    assert limits["run"] == FLOOR_S["run"] and "the run rung of softmax/v1" in limits["run"].why  # 5 x 4 s < 30 s
+    assert limits["compile"] == FIRST_RUN_S["compile"]  # softmax never compiled here: still its first
 
 
 def test_the_callers_options_fix_every_limit_and_the_default_options_are_marked_unset():
@@ -238,6 +247,38 @@ def test_ktui_run_reports_a_hang_in_seconds_with_the_timeout_flag(make_ws):
         timeout=60,
     )
     assert bad.returncode == 2 and "the dumps rung has no limit of its own" in bad.stderr
+
+
+def test_ktui_run_json_prints_its_progress_on_stderr_and_only_the_envelope_on_stdout(make_ws):
+    """``ktui run --json`` on a hanging kernel: stdout is the one envelope (the failed compile rung), stderr has the
+    same lines as the plain run: the header, ``[compile] running 5 s (limit 8 s)`` while it runs, the rung's line."""
+    from .jsonout import data_of
+
+    ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "hangs.py"})
+    exe = shutil.which("ktui") or str(ROOT / ".venv/bin/ktui")
+    p = subprocess.run(
+        [exe, "run", str(ws.root / "kernels/vector_add/v1.py"), "--device", "cpu", "--timeout", "compile=8", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "KTUI_FORCE_CPU": "1"},
+    )
+    assert p.returncode == 1, p.stderr
+    data = data_of(p.stdout, "run", exit_code=1)  # the whole of stdout is one envelope
+    assert [(r["name"], r["status"]) for r in data["rungs"]] == [("compile", "FAILED")]
+    err = p.stderr.splitlines()
+    assert "vector_add/v1  device: cpu (interpreter)" in err, err
+    assert "[compile] running 5 s (limit 8 s)" in err, err
+    assert any(line.startswith("[compile] FAILED WorkerTimeout: timed out after 8 s") for line in err), err
+
+
+def test_limits_are_printed_in_whole_seconds_from_ten_up():
+    from ktui.cli import RunningRung
+    from ktui.core.results import fmt_seconds
+
+    line = RunningRung(sys.stdout, lambda rung: {"run": Limit(141.534, "derived")}.get(rung))
+    assert line.line("run", 5.2) == "[run] running 5 s (limit 142 s)"
+    assert [fmt_seconds(x) for x in (809.981, 30.0, 9.96, 4.0, 2.5, 0.25)] == ["810", "30", "10", "4", "2.5", "0.2"]
 
 
 def test_the_running_rung_line_shows_elapsed_seconds_and_the_limit():

@@ -33,7 +33,7 @@ from ktui.agent.prompts import system_prompt
 from ktui.agent.tools import TOOLS, PendingWrite, ToolError, Workbench, results_for_model, tool_names
 from ktui.core import report
 from ktui.core.events import EventBus
-from ktui.core.results import RUNG_ORDER, LadderResult, expand_rungs
+from ktui.core.results import RUNG_ORDER, LadderResult, expand_rungs, standing
 from ktui.core.workspace import KERNELS, KernelRef, Workspace, WorkspaceError
 
 MAX_TOOL_CALLS_PER_EXCHANGE = 40
@@ -79,13 +79,15 @@ def trim(
 
 
 def best_version(ws: Workspace, problem: str, results: dict[str, LadderResult]) -> KernelRef | None:
-    """The best version of ``problem`` by ``results`` (``problem/version`` -> latest result): the passing one with
-    the highest worst benchmark speedup (a pass without a speedup, as on the CPU, counts as 0; the later version
-    wins a tie); with none passing, the latest version; None when the problem has no version."""
+    """The best version of ``problem`` by ``results`` (``problem/version`` -> latest result): the one whose
+    correctness passed with the highest worst benchmark speedup (a pass without a speedup, as on the CPU, counts as
+    0; the later version wins a tie); one not verified here (it needs a GPU, ``results.standing``) only when none
+    passed; with none of either, the latest version; None when the problem has no version."""
     versions = ws.versions(problem)
-    passing = [(i, k) for i, k in enumerate(versions) if (r := results.get(k.key)) is not None and r.ok]
+    passing = [(standing(r), r.worst_speedup or 0.0, i, k) for i, k in enumerate(versions) if (r := results.get(k.key))]
+    passing = [t for t in passing if t[0] > 0]
     if passing:
-        return max(passing, key=lambda ik: ((results[ik[1].key].worst_speedup or 0.0), ik[0]))[1]
+        return max(passing, key=lambda t: t[:3])[3]
     return versions[-1] if versions else None
 
 

@@ -259,7 +259,7 @@ class Workbench:
 
         from ktui.context.background import BackgroundIndex
         from ktui.context.cli import render_hits
-        from ktui.context.index import KINDS, ContextError
+        from ktui.context.index import KINDS, ContextError, no_source_of
 
         if not isinstance(query, str) or not query.strip():
             raise ToolError("give a query: a symbol or words")
@@ -282,6 +282,8 @@ class Workbench:
         if bg.error and not res.hits:
             raise ToolError(f"the context index failed: {bg.error}")
         text = render_hits(query, res.hits) + ("\n(cite what you use as path:line)" if res.hits else "")
+        if kind and not res.hits and res.partial is None and not bg.has_kind(kind):
+            text += "\n" + no_source_of(kind)  # (say so to the user: only they can add the source)
         if res.partial is not None:
             text = f"({res.label()}; search again later for complete results)\n{text}"
         return text

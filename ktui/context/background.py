@@ -144,6 +144,13 @@ class BackgroundIndex:
                 partial = ix.indexing()
             return SearchResult(hits, partial)
 
+    def has_kind(self, kind: str) -> bool:
+        """Whether any chunk of ``kind`` is committed now (``ContextIndex.has_kind``)."""
+        with self._reader_lock:
+            if self._reader is None:
+                self._reader = ContextIndex.for_workspace(self.root, self.packages)
+            return self._reader.has_kind(kind)
+
     def notes(self) -> list[str]:
         """The index's notes (no trigram tokenizer, the fallback C++ chunker)."""
         with self._reader_lock:

@@ -29,6 +29,7 @@ from typing import Any, TypedDict
 
 from ktui.context import cpp
 from ktui.context.index import (
+    KIND_HELP,
     KINDS,
     ContextError,
     ContextIndex,
@@ -38,6 +39,7 @@ from ktui.context.index import (
     SourceStatsJson,
     UpdateJson,
     UpdateStats,
+    no_source_of,
 )
 from ktui.core import envelope
 from ktui.core.workspace import Workspace, WorkspaceError
@@ -54,11 +56,14 @@ class SearchJson(TypedDict):
         query: the query as given.
         kind: the kind searched (``--kind``), null for every kind.
         hits: best first.
+        notes: why a search can find nothing (``nothing of kind ptx is indexed (...): save NVIDIA's PTX ISA ... and
+            add it: ktui context add-docs ptx-isa.html``) and what the index cannot do here; [] when nothing to say.
     """
 
     query: str
     kind: str | None
     hits: list[HitJson]
+    notes: list[str]
 
 
 class ReindexJson(UpdateJson):
@@ -134,15 +139,24 @@ def parser() -> argparse.ArgumentParser:
     ri = sub.add_parser("reindex", help="update the index (unchanged files are not re-read)")
     ri.add_argument("--json", action="store_true", help="one JSON object: the envelope (`ktui schema context reindex`)")
     s = sub.add_parser("search", help="ranked hits with path:line and a snippet")
-    s.add_argument("query")
-    s.add_argument("--kind", choices=KINDS)
+    s.add_argument(
+        "query",
+        help="a name or words, not a regex: a symbol (cute.local_tile, cp.async.bulk, tl.dot) ranks its definition "
+        "first, then full-text hits",
+    )
+    s.add_argument(
+        "--kind",
+        choices=KINDS,
+        help="search one kind only: " + "; ".join(f"{k}: {what}" for k, what in KIND_HELP.items()),
+    )
     s.add_argument("--json", action="store_true", help="one JSON object: the envelope (`ktui schema context search`)")
     s.add_argument("-n", type=int, default=10, help="how many hits (default 10)")
     return p
 
 
 def cli(argv: list[str]) -> int:
-    """Run ``ktui context ARGV``; 0 on success (``search``: also with no hit).
+    """Run ``ktui context ARGV``; 0 on success (``search``: also with no hit; a ``--kind`` of which nothing is
+    indexed says so and how to add a source of it).
 
     Raises:
         ContextError: bad input (unknown source, a clone that failed, not a workspace).
@@ -181,13 +195,20 @@ def _run(ws_root: Path, args: argparse.Namespace) -> int:
             print("building the context index (first use; later searches update it incrementally)", file=sys.stderr)
         ix.update(progress=None if args.json else StderrProgress())
         hits = ix.search(args.query, kind=args.kind, n=args.n)
+        missing = no_source_of(args.kind) if args.kind and not hits and not ix.has_kind(args.kind) else ""
         if args.json:
-            found: SearchJson = {"query": args.query, "kind": args.kind, "hits": [h.as_dict() for h in hits]}
+            found: SearchJson = {
+                "query": args.query,
+                "kind": args.kind,
+                "hits": [h.as_dict() for h in hits],
+                "notes": ([missing] if missing else []) + list(ix.notes),
+            }
             return envelope.emit("context search", found)
-        else:
-            print(render_hits(args.query, hits))
-            for note in ix.notes:
-                print(f"note: {note}", file=sys.stderr)
+        print(render_hits(args.query, hits))
+        if missing:
+            print(missing)
+        for note in ix.notes:
+            print(f"note: {note}", file=sys.stderr)
         return 0
     finally:
         ix.close()

@@ -48,6 +48,31 @@ HTML_SIZE_CAP = 32 * 1024 * 1024  # the PTX ISA is one HTML page of ~10 MB
 DEFAULT_PACKAGES = ("triton", "cutlass")
 SKIP_DIRS = {"__pycache__", "node_modules", "test", "tests", "_sources", "_static", "_modules", "site-packages"}
 KINDS = ("code", "docs", "ptx", "dumps")
+KIND_HELP = {
+    "code": "Python, C++ and CUDA sources (the installed triton and cutlass packages, context/, your kernels)",
+    "docs": "documents: Markdown, RST, HTML and text (ktui context add-docs)",
+    "ptx": "the PTX ISA, one hit per instruction (NVIDIA's PTX ISA page, added with ktui context add-docs)",
+    "dumps": "the PTX and SASS of your versions' dumps rung (.ktui/dumps/)",
+}
+"""What each kind of chunk holds (``ktui context search --kind``'s help)."""
+ADD_KIND = {
+    "code": "add a repository or folder: ktui context add URL|FOLDER (the installed packages are indexed when "
+    "importable: KTUI_CONTEXT_PACKAGES)",
+    "docs": "add documents: ktui context add-docs FILE|FOLDER (HTML, Markdown, RST, text)",
+    "ptx": "save NVIDIA's one-page PTX ISA (docs.nvidia.com/cuda/parallel-thread-execution/index.html, "
+    '"Save page as") and add it: ktui context add-docs ptx-isa.html',
+    "dumps": "the dumps rung writes them: ktui run KERNEL_FILE (or --rungs dumps), then search again",
+}
+"""How to give the index a source of each kind, for a search of a kind it has none of."""
+
+
+def no_source_of(kind: str) -> str:
+    """``nothing of kind ptx is indexed: no PTX ISA document was added; save ...``: why a search of ``kind`` can find
+    nothing, and how to add a source of it."""
+    what = {"ptx": "no PTX ISA document was added", "docs": "no document was added"}.get(kind, "no source has any")
+    return f"nothing of kind {kind} is indexed ({what}): {ADD_KIND[kind]}"
+
+
 SCHEMA_VERSION = "1"
 COMMIT_FILES = 200  # an update commits after this many files read ...
 COMMIT_SECONDS = 0.5  # ... or this long after its last commit: searches meanwhile see what is indexed so far
@@ -812,6 +837,10 @@ class ContextIndex:
 
     def chunk_count(self) -> int:
         return int(self.con.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+
+    def has_kind(self, kind: str) -> bool:
+        """Whether any chunk of ``kind`` (one of KINDS) is indexed (a search of another kind finds nothing)."""
+        return self.con.execute("SELECT 1 FROM chunks WHERE kind=? LIMIT 1", (kind,)).fetchone() is not None
 
     # -- search --------------------------------------------------------------------------------------------------
     def search(self, query: str, kind: str | None = None, n: int = 10) -> list[Hit]:

@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ktui.core import inside
 from ktui.core.figures import compile_of, correctness_of
-from ktui.core.results import RUNG_ORDER, ErrorInfo, LadderResult, RungResult, Status, device_label, placement_label
+from ktui.core.results import (
+    RUNG_ORDER,
+    ErrorInfo,
+    LadderResult,
+    RungResult,
+    Status,
+    device_label,
+    placement_label,
+    standing,
+)
 from ktui.core.workspace import KernelRef
 from ktui.protocol import REFERENCE_ERROR
 
@@ -96,6 +105,16 @@ def verdict(result: LadderResult | None) -> tuple[str, str]:
     return "✓ ok", "green"
 
 
+VERDICT_STYLES = {"✓": "green", "✗": "bold red", "!": "bold magenta", "◌": "yellow", "◦": "dim", "·": "dim"}
+"""The style of a verdict by its mark (``verdict``'s styles; ``✓ 1.23x`` is bold there)."""
+
+
+def verdict_style(text: str) -> str:
+    """The style of a verdict's text as ``verdict`` wrote it (``✗ run`` bold red), for one kept as text (a
+    ``LastVerdict``)."""
+    return VERDICT_STYLES.get(text[:1], "")
+
+
 # -- ktui run ----------------------------------------------------------------------------------------------------
 def run_header(key: str, device: dict[str, Any]) -> str:
     """The first line of ``ktui run``: ``softmax/v2  device: cpu (interpreter)``."""
@@ -150,11 +169,14 @@ def ago(seconds: float) -> str:
 
 def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) -> list[str]:
     """``ktui status``: per problem its reference (and the reference's error, when one blames the file on disk),
-    per version its verdict, where and how long ago it ran, and ``STALE: <why>`` when the result is not about the
-    files on disk; then one line of totals. ``now`` (seconds since the epoch) is for the ages; default: now."""
+    per version its verdict, where and how long ago it ran, ``STALE: <why>`` when the result is not about the
+    files on disk, and ``UNVERIFIED: <why>; last verdict ✗ run (5 min ago, STALE: ...)`` when it has no verdict
+    (only compiled since); then one line of totals. ``now`` (seconds since the epoch) is for the ages; default:
+    now."""
     now = time.time() if now is None else now
     out: list[str] = []
-    counts = {"ok": 0, "failed": 0, "reference": 0, "needs a GPU": 0, "not run": 0, "stale": 0}
+    counts = {"ok": 0, "failed": 0, "reference": 0, "needs a GPU": 0, "unverified": 0, "not run": 0, "stale": 0}
+    kinds: set[str] = set()  # stale, unverified: why versions need a run
     width = max((len(v.verdict) for p in problems for v in p.versions), default=0)
     for p in problems:
         head = f"{p.problem}  ({p.reference})"
@@ -166,18 +188,27 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
             line = f"  {v.version:<4} {v.verdict:<{width}}  {where}".rstrip()
             if v.stale:
                 line += f"  STALE: {v.stale}"
+            if v.unverified:
+                line += f"  UNVERIFIED: {v.unverified}"
+            if v.last_verdict:
+                when = f", {ago(now - v.last_verdict_at)}" if v.last_verdict_at else ""
+                stale = f", STALE: {v.last_verdict_stale}" if v.last_verdict_stale else ""
+                line += f"; last verdict {v.last_verdict}{when}{stale}"
             out.append(line)
             kind = "not run" if v.ok is None else "reference" if v.reference_error else "ok" if v.ok else "failed"
             kind = "needs a GPU" if v.needs_gpu and v.ok else kind
+            kind = "unverified" if v.unverified and v.ok else kind
             counts[kind] += 1
-            counts["stale"] += bool(v.stale)
-    n = sum(counts[k] for k in ("ok", "failed", "reference", "needs a GPU", "not run"))
-    parts = [f"{counts[k]} {k}" for k in ("ok", "failed", "needs a GPU", "not run") if counts[k]]
+            counts["stale"] += bool(v.stale or v.unverified)
+            kinds.update(k for k, on in (("stale", v.stale), ("unverified", v.unverified)) if on)
+    n = sum(counts[k] for k in ("ok", "failed", "reference", "needs a GPU", "unverified", "not run"))
+    parts = [f"{counts[k]} {k}" for k in ("ok", "failed", "needs a GPU", "unverified", "not run") if counts[k]]
     if counts["reference"]:
         parts.append(f"{counts['reference']} stopped by a reference error")
     total = f"{n} version{'s' if n != 1 else ''}" + (f": {', '.join(parts)}" if parts else "")
     if counts["stale"]:
-        total += f"; {counts['stale']} stale (ktui runs them at start-up; or ktui run KERNEL_FILE)"
+        why = " or ".join(k for k in ("stale", "unverified") if k in kinds)
+        total += f"; {counts['stale']} {why} (ktui runs them at start-up; or ktui run KERNEL_FILE)"
     out.append(total)
     return out
 
@@ -209,14 +240,15 @@ def for_model(result: LadderResult) -> str:
 
 
 def rank(results: Sequence[LadderResult]) -> list[LadderResult]:
-    """Versions best first: those that passed, by their worst-spec speedup (``LadderResult.worst_speedup``; none, on
-    the CPU, counts as 0), then the failed ones by how far up the ladder they got; ties keep the given order. A fast
-    wrong kernel never ranks above a correct one."""
+    """Versions best first: those whose correctness passed, by their worst-spec speedup
+    (``LadderResult.worst_speedup``; none, on the CPU, counts as 0), then those not verified here (they need a GPU:
+    ``results.standing``), then the failed ones by how far up the ladder they got; ties keep the given order. A fast
+    wrong kernel, or one never checked, never ranks above a correct one."""
 
     def score(r: LadderResult) -> tuple[int, float, int]:
         failed = r.failed_rung
         reached = RUNG_ORDER.index(failed.name) if failed is not None and failed.name in RUNG_ORDER else len(RUNG_ORDER)
-        return (1 if r.ok else 0, r.worst_speedup or 0.0, reached)
+        return (standing(r), r.worst_speedup or 0.0, reached)
 
     return sorted(results, key=score, reverse=True)
 
@@ -248,10 +280,11 @@ def _model_verdict(result: LadderResult) -> str:
 Segment = tuple[str, str]  # (text, style name: "" for plain, else a Rich style such as "bold red")
 
 
-def details(kernel: KernelRef, result: LadderResult | None, stale: str = "") -> list[Segment]:
+def details(kernel: KernelRef, result: LadderResult | None, stale: str = "", unverified: str = "") -> list[Segment]:
     """The Details tab of ``kernel``: its key and file, then (once it ran) why the result is stale (``stale``, from
-    ``core.status.staleness``), device, source and reference hashes and the run's time, each compile launch, every
-    warning, and the failed rung with its whole message and traceback.
+    ``core.status.staleness``) or unverified (``unverified``, ``core.status.unverified``) with the last verdict it
+    kept, device, source and reference hashes and the run's time, each compile launch, every warning, and the
+    failed rung with its whole message and traceback.
 
     Returns:
         (text, style) pieces in order; each ends with a newline where a line ends.
@@ -262,6 +295,12 @@ def details(kernel: KernelRef, result: LadderResult | None, stale: str = "") -> 
         return out
     if stale:
         out.append((f"STALE: {stale}: this result is about code no longer on disk (r runs it again)\n", "bold yellow"))
+    if unverified:
+        out.append((f"UNVERIFIED: {unverified} (r runs it)\n", "bold yellow"))
+    last = result.last_verdict if not result.has_verdict else None
+    if last is not None:
+        what = f" {last.failed_rung}: {last.summary}" if last.failed_rung and last.summary else ""
+        out.append((f"last verdict: {last.verdict}{what} (source {last.source_sha256[:12]})\n", "yellow"))
     out.append(
         (
             f"device: {device_label(result.device)}   source sha256: {result.source_sha256[:12]}   "

@@ -154,6 +154,8 @@ class LadderJson(TypedDict):
         started_at: when the run began, seconds since the epoch.
         seconds: the whole ladder, s.
         rungs: the rungs that ran, in ladder order (a failed compile or run is the last).
+        last_verdict: only on a result without a correctness verdict (only compiled: ``ktui diff``, ``--rungs
+            dumps``) that followed one with a verdict: that earlier verdict, kept (absent otherwise).
     """
 
     problem: str
@@ -166,6 +168,73 @@ class LadderJson(TypedDict):
     started_at: float
     seconds: float
     rungs: list[RungJson]
+    last_verdict: NotRequired[LastVerdictJson]
+
+
+class LastVerdictJson(TypedDict):
+    """The verdict of an earlier run, kept on a result that has none of its own.
+
+    Attributes:
+        verdict: as it was shown (``✗ run``, ``✓ ok``, ``◌ needs a GPU``, ``! reference``).
+        ok: no rung of that run failed.
+        failed_rung: the first rung that failed, null when none did.
+        summary: the failed rung's summary (its first line), '' when none failed.
+        source_sha256: the hash of the version's source that run judged.
+        reference_sha256: the hash of the reference it ran with.
+        started_at: when that run began, seconds since the epoch.
+        device: where it ran (``LadderJson``'s ``device``).
+    """
+
+    verdict: str
+    ok: bool
+    failed_rung: str | None
+    summary: str
+    source_sha256: str
+    reference_sha256: str
+    started_at: float
+    device: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LastVerdict:
+    """The verdict of an earlier run of a version, kept on a later result that has no correctness verdict (the
+    version was only compiled since, by ``ktui diff`` or ``--rungs dumps``), so that verdict does not vanish: shown
+    as the last verdict, stale when its ``source_sha256`` or ``reference_sha256`` is not the files' on disk. Fields
+    as ``LastVerdictJson``."""
+
+    verdict: str
+    ok: bool
+    failed_rung: str | None
+    summary: str
+    source_sha256: str
+    reference_sha256: str
+    started_at: float
+    device: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> LastVerdictJson:
+        return {
+            "verdict": self.verdict,
+            "ok": self.ok,
+            "failed_rung": self.failed_rung,
+            "summary": self.summary,
+            "source_sha256": self.source_sha256,
+            "reference_sha256": self.reference_sha256,
+            "started_at": self.started_at,
+            "device": self.device,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> LastVerdict:
+        return cls(
+            verdict=str(d.get("verdict", "")),
+            ok=bool(d.get("ok", False)),
+            failed_rung=d.get("failed_rung"),
+            summary=str(d.get("summary", "")),
+            source_sha256=str(d.get("source_sha256", "")),
+            reference_sha256=str(d.get("reference_sha256", "")),
+            started_at=float(d.get("started_at", 0.0)),
+            device=dict(d.get("device") or {}),
+        )
 
 
 @dataclass
@@ -263,6 +332,8 @@ class LadderResult:
         reference_sha256: the hash of the reference as it ran.
         started_at: when the run began (``time.time()``).
         seconds: how long the whole ladder took.
+        last_verdict: on a result without a verdict (``has_verdict`` False: only compiled), the verdict of the
+            version's last run that had one (``ktui.core.ladder.runner.merge`` keeps it), else None.
     """
 
     problem: str
@@ -274,10 +345,33 @@ class LadderResult:
     reference_sha256: str = ""
     started_at: float = 0.0
     seconds: float = 0.0
+    last_verdict: LastVerdict | None = None
 
     @property
     def ok(self) -> bool:
+        """No rung failed (a skipped rung is not a failure: a version that needs a GPU, on the CPU, is ``ok``)."""
         return bool(self.rungs) and all(r.ok for r in self.rungs)
+
+    @property
+    def verified(self) -> bool:
+        """Correct as checked: no rung failed and the correctness rung ran and passed (not skipped). A version that
+        needs a GPU on a machine without one, or one only compiled (``ktui diff``), is ``ok`` but not verified."""
+        corr = self.rung("correctness")
+        return self.ok and corr is not None and corr.status is Status.OK
+
+    @property
+    def has_verdict(self) -> bool:
+        """The run decided something about this source: a rung failed, or the correctness rung ran (passed, failed,
+        or skipped because the version needs a GPU). A result of compile and dumps alone (``ktui diff``,
+        ``--rungs dumps``) has none: the version still needs a run."""
+        return self.failed_rung is not None or self.rung("correctness") is not None
+
+    @property
+    def needs_gpu(self) -> bool:
+        """Its run was skipped because it needs a GPU this machine lacks (a CuTeDSL version on the CPU): compiled
+        and dumped, not run, no correctness verdict."""
+        run = self.rung("run")
+        return run is not None and run.status is Status.SKIPPED
 
     @property
     def key(self) -> str:
@@ -304,7 +398,7 @@ class LadderResult:
 
     def to_json(self) -> LadderJson:
         """The result as ``ktui run --json`` (its ``data``) and the result store write it."""
-        return {
+        out: LadderJson = {
             "problem": self.problem,
             "version": self.version,
             "kernel": self.kernel,
@@ -316,9 +410,13 @@ class LadderResult:
             "seconds": round(self.seconds, 4),
             "rungs": [r.to_json() for r in self.rungs],
         }
+        if self.last_verdict is not None:
+            out["last_verdict"] = self.last_verdict.to_json()
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> LadderResult:
+        last = d.get("last_verdict")
         return cls(
             problem=d["problem"],
             version=d["version"],
@@ -329,7 +427,17 @@ class LadderResult:
             reference_sha256=d.get("reference_sha256", ""),
             started_at=d.get("started_at", 0.0),
             seconds=d.get("seconds", 0.0),
+            last_verdict=LastVerdict.from_json(last) if isinstance(last, Mapping) else None,
         )
+
+
+def standing(result: LadderResult | None) -> int:
+    """How far a result vouches for its version, for choosing or ranking versions: 2 verified (correctness ran and
+    passed: ``LadderResult.verified``), 1 ok but not verified (it needs a GPU this machine lacks, or was only
+    compiled), 0 failed or never run. A version that was never checked never outranks one that passed."""
+    if result is None or not result.ok:
+        return 0
+    return 2 if result.verified else 1
 
 
 def device_label(device: dict[str, Any]) -> str:
@@ -375,3 +483,11 @@ def fmt(x: Any, digits: int = 3) -> str:
     if 1e-3 <= abs(x) < 1e5:
         return f"{x:.{digits}g}" if abs(x) < 1 else f"{x:.{max(digits - 2, 1)}f}".rstrip("0").rstrip(".")
     return f"{x:.{digits - 1}e}"
+
+
+def fmt_seconds(seconds: float) -> str:
+    """A time limit or a duration for a message, without false precision: whole seconds from 10 s up (``142``, not
+    ``141.534``), one decimal below (``2.5``, ``3``)."""
+    if seconds >= 10 or not math.isfinite(seconds):
+        return f"{seconds:.0f}"
+    return f"{seconds:.1f}".removesuffix(".0")

@@ -257,12 +257,13 @@ class Scheduler:
             return self._last.get(key)
 
     def _already_ran(self, kernel: KernelRef, whys: set[str], content: tuple[str, str] | None) -> LadderResult | None:
-        """The last result when only saves asked for this run and the content it would run already ran."""
+        """The last result when only saves asked for this run and the content it would run already ran to a verdict
+        (a run of compile and dumps alone, ``LadderResult.has_verdict`` False, does not count)."""
         if whys != {"save"}:
             return None
         with self._cv:
             last = self._last.get(kernel.key)
-        if last is None:
+        if last is None or not last.has_verdict:
             return None
         return last if content == (last.source_sha256, last.reference_sha256) else None
 

@@ -6,6 +6,10 @@ A stored result names the sha256 of the version's source and of the reference it
 it is about code that is no longer there (the file was edited while ktui was closed, say), and it must not read as
 a verdict on the code that is.
 
+A result with no correctness verdict (``LadderResult.has_verdict`` False: only compiled, by ``ktui diff`` or
+``--rungs dumps``) is *unverified*: the version needs a run as a stale one does (``needs_run``; queued at start-up),
+and the verdict it followed is kept as its ``last_verdict`` and shown, stale when it judged other files.
+
 Nothing here runs a worker: it reads ``.ktui/results/`` and hashes the sources (a few kB each).
 """
 
@@ -24,6 +28,8 @@ from ktui.core.workspace import KernelRef, Workspace
 STALE_KERNEL = "the kernel changed since this result"
 STALE_REFERENCE = "the reference changed since this result"
 STALE_BOTH = "the kernel and the reference changed since this result"
+
+UNVERIFIED = "no correctness verdict for this source: only compiled since (ktui diff, --rungs dumps)"
 
 STALE_POLICIES = ("run", "mark")  # ``[tui] stale`` in ktui.toml: queue stale versions at start-up, or only mark them
 
@@ -45,10 +51,14 @@ def staleness(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> 
     """
     if result is None:
         return ""
-    kernel_changed = bool(result.source_sha256) and file_sha(kernel.path) != result.source_sha256
-    ref_changed = bool(result.reference_sha256) and (
-        file_sha(ws.reference_path(kernel.problem)) != result.reference_sha256
-    )
+    return _changed(ws, kernel, result.source_sha256, result.reference_sha256)
+
+
+def _changed(ws: Workspace, kernel: KernelRef, source_sha256: str, reference_sha256: str) -> str:
+    """``STALE_KERNEL``, ``STALE_REFERENCE``, ``STALE_BOTH`` or '': which of the files on disk no longer has the
+    hash given ('' for a hash not given)."""
+    kernel_changed = bool(source_sha256) and file_sha(kernel.path) != source_sha256
+    ref_changed = bool(reference_sha256) and file_sha(ws.reference_path(kernel.problem)) != reference_sha256
     if kernel_changed and ref_changed:
         return STALE_BOTH
     if kernel_changed:
@@ -56,6 +66,30 @@ def staleness(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> 
     if ref_changed:
         return STALE_REFERENCE
     return ""
+
+
+def last_verdict_staleness(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> str:
+    """Why ``result``'s ``last_verdict`` (the verdict kept on a result that has none) is not about the files on
+    disk (``STALE_KERNEL``...), '' when it is or there is none."""
+    last = result.last_verdict if result is not None else None
+    return _changed(ws, kernel, last.source_sha256, last.reference_sha256) if last is not None else ""
+
+
+def unverified(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> str:
+    """``UNVERIFIED`` when ``result`` has no correctness verdict on the files on disk (``LadderResult.has_verdict``
+    False: it was only compiled, and the verdict it kept, if any, judged other files), else ''. A version never
+    run is not unverified: it is not run."""
+    if result is None or result.has_verdict:
+        return ""
+    if result.last_verdict is not None and not last_verdict_staleness(ws, kernel, result):
+        return ""  # only compiled again, on the very files its last verdict judged: that verdict stands
+    return UNVERIFIED
+
+
+def needs_run(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> str:
+    """Why ``kernel`` needs a run although it has a result: the result is stale (``staleness``) or unverified
+    (``unverified``); '' when it stands (or it never ran). What the TUI queues at start-up and ``u`` runs."""
+    return staleness(ws, kernel, result) or unverified(ws, kernel, result)
 
 
 @dataclass(frozen=True)
@@ -76,6 +110,12 @@ class VersionStatus:
         device: ``cpu (interpreter)`` or ``cuda: NVIDIA H200 (sm_90)``, '' when it never ran.
         needs_gpu: why its run was skipped (``needs a GPU: CuTeDSL kernel add compiled for sm_90a, ...``: a CuTeDSL
             version on a machine without a GPU, compiled and dumped but not run; ``ok`` is True), else ''.
+        unverified: why its latest result is no verdict on its files (``UNVERIFIED``: only compiled since, by
+            ``ktui diff``), else ''; like a stale one, it needs a run (the TUI queues it at start-up).
+        last_verdict: the verdict its latest result kept from the run before (``✗ run``), when that result has
+            none of its own; else ''.
+        last_verdict_stale: why that last verdict is not about the files on disk (``STALE_KERNEL``...), else ''.
+        last_verdict_at: when the run of that verdict started (seconds since the epoch), else None.
     """
 
     key: str
@@ -91,6 +131,10 @@ class VersionStatus:
     ran_at: float | None
     device: str
     needs_gpu: str = ""
+    unverified: str = ""
+    last_verdict: str = ""
+    last_verdict_stale: str = ""
+    last_verdict_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +157,7 @@ def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None
     """``kernel``'s status from its latest ``result`` (None: never run) and the files on disk."""
     failed = result.failed_rung if result else None
     ref_fail = report.reference_failure(result)
+    last = result.last_verdict if result is not None and not result.has_verdict else None
     return VersionStatus(
         key=kernel.key,
         problem=kernel.problem,
@@ -127,6 +172,10 @@ def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None
         ran_at=result.started_at if result else None,
         device=device_label(result.device) if result else "",
         needs_gpu=needs_gpu_reason(result),
+        unverified=unverified(ws, kernel, result),
+        last_verdict=last.verdict if last is not None else "",
+        last_verdict_stale=last_verdict_staleness(ws, kernel, result),
+        last_verdict_at=last.started_at if last is not None else None,
     )
 
 

@@ -20,10 +20,13 @@ Where each key's limit comes from, first match wins:
    - the seconds the judge took for the reference's share of the rung in the problem's last run
      (``REFERENCE_METHODS``, kept in ``.ktui/timings.json``);
 
-   with neither (a problem never run on this device), the same rung of the other problems of the workspace;
-5. nothing ran on this device yet: ``FIRST_RUN_S`` (the fixed limits of earlier ktui versions).
+5. a problem never run on this device: ``FIRST_RUN_S`` (240 / 120 / 300 / 600 s), whatever other problems took.
+   Another problem's seconds say nothing about this one's: borrowing the largest made a new elementwise problem
+   wait 810 s (5 x a CPU matmul's 162 s run) to call a hang one; borrowing a small one would kill an honest first
+   run of a heavy problem. Its own first run then sets its limits.
 
-So after one run, a ``while True`` in ``custom_kernel`` is reported after ``FLOOR_S["compile"]`` (30 s), not 240 s.
+So after one run, a ``while True`` in ``custom_kernel`` is reported after ``FLOOR_S["compile"]`` (30 s), not 240 s;
+on a first run, after 240 s of compile or 120 s of a run rung without a finished case.
 Each limit is a ``Limit``: a float that says where it came from, which the timeout message quotes.
 """
 
@@ -80,8 +83,9 @@ may add autotune configs (measured on the CPU, 2 cores at load 10: the compile r
 more cases and the reference's float64 work."""
 
 FIRST_RUN_S: dict[str, float] = {"compile": 240.0, "run": 120.0, "correctness": 300.0, "benchmark": 600.0}
-"""The limits when nothing has run on this device in the workspace (the fixed limits ktui used before it derived
-them): a first CuTeDSL compile or a large autotune sweep on a GPU fits."""
+"""The limits of a problem's first run on a device (the fixed limits ktui used before it derived them): a first
+CuTeDSL compile or a large autotune sweep on a GPU fits, and as every limit is on time without progress (a finished
+case starts it again), so does a long run of many cases (the CPU matmul's 162 s run rung: about 1 s a case)."""
 
 TIMINGS_FILE = "timings.json"
 
@@ -169,7 +173,7 @@ class TimeoutPolicy:
         fixed: limits set by ``--timeout`` or ``ktui.toml``, per key (each a ``Limit`` naming its source).
         factor: the derived limit's multiple of the rung's previous seconds.
         floors: the smallest derived limit per key, seconds.
-        first_run: the limits when nothing ran on this device yet, seconds.
+        first_run: the limits of a problem's first run on this device, seconds.
     """
 
     fixed: Mapping[str, Limit] = field(default_factory=dict)
@@ -209,7 +213,8 @@ class TimeoutPolicy:
         basis = history.basis(key)
         if basis is None:
             first = self.first_run.get(key, FIRST_RUN_S[key])
-            return Limit(first, f"ktui's default for a first run on this device; set it with {hint(key)}")
+            why = f"ktui's default for a first run of {history.kernel.problem} on this device"
+            return Limit(first, f"{why}; set it with {hint(key)}")
         seconds, what = basis
         derived = self.factor * seconds
         if derived <= floor:
@@ -319,13 +324,13 @@ def rung_seconds(result: LadderResult, key: str) -> tuple[float, str] | None:
 
 
 class _History:
-    """What earlier runs of ``kernel``'s problem (and, without any, of the workspace) took on ``device``."""
+    """What earlier runs of ``kernel``'s problem took on ``device`` (never another problem's: see the module's
+    docstring)."""
 
     def __init__(self, ws: Workspace, kernel: KernelRef, device: str, store: ResultStore):
         self.ws, self.kernel, self.device, self.store = ws, kernel, device, store
         self._mine = self._previous(kernel.problem, own=kernel.version)
         self._ref = ReferenceTimes(ws).get(device, kernel.problem)
-        self._others: list[tuple[LadderResult, dict[str, float]]] | None = None
 
     def _results(self, problem: str) -> list[LadderResult]:
         out = []
@@ -343,32 +348,13 @@ class _History:
         return mine + others[-1:]
 
     def basis(self, key: str) -> tuple[float, str] | None:
-        """The seconds a derived limit of ``key`` scales, and what they are, or None when nothing ran."""
-        found = self._best(self._mine, self._ref, key)
-        if found is not None:
-            return found
-        if self._others is None:
-            self._others = []
-            for problem in self.ws.problems():
-                if problem != self.kernel.problem:
-                    for r in self._previous(problem):
-                        self._others.append((r, ReferenceTimes(self.ws).get(self.device, problem)))
+        """The seconds a derived limit of ``key`` scales, and what they are, or None when the problem never ran
+        this key's rungs on this device."""
         best: tuple[float, str] | None = None
-        for r, ref in self._others:
-            got = self._best([r], ref, key, problem=r.problem)
-            if got is not None and (best is None or got[0] > best[0]):
-                best = got
-        return best
-
-    @staticmethod
-    def _best(
-        results: list[LadderResult], ref: Mapping[str, float], key: str, problem: str | None = None
-    ) -> tuple[float, str] | None:
-        best: tuple[float, str] | None = None
-        for r in results:
+        for r in self._mine:
             got = rung_seconds(r, key)
             if got is not None and (best is None or got[0] > best[0]):
                 best = (got[0], f"the {got[1]} rung of {r.key}")
-        if key in ref and (best is None or ref[key] > best[0]):
-            best = (ref[key], f"the reference's {'/'.join(REFERENCE_METHODS[key])} of {problem or 'this problem'}")
+        if key in self._ref and (best is None or self._ref[key] > best[0]):
+            best = (self._ref[key], f"the reference's {'/'.join(REFERENCE_METHODS[key])} of this problem")
         return best

@@ -149,3 +149,48 @@ class Workspace:
         shutil.copyfile(source.path, tmp)
         tmp.replace(target.path)
         return target
+
+
+def _listed(names: list[str], cap: int = 12) -> str:
+    return ", ".join(names[:cap]) + (f" and {len(names) - cap} more" if len(names) > cap else "") if names else "none"
+
+
+def resolve_kernel(spec: str, cwd: Path | str = ".") -> tuple[Workspace, KernelRef]:
+    """The version ``spec`` names, as every command that takes a kernel accepts it: a kernel file (any path to
+    ``kernels/<problem>/<version>.py``) or a ``problem/version`` name (``softmax/v2``, also ``softmax/v2.py``) of
+    the workspace at or above ``cwd``. A file wins over a name.
+
+    Raises:
+        WorkspaceError: a folder; a problem's name without a version (naming its versions); neither a file nor a
+            version: ``no such kernel file: X (...)``, naming the versions of its problem (or every version) in the
+            workspace it would be in, when there is one.
+    """
+    p = Path(spec)
+    if p.is_dir():
+        raise WorkspaceError(f"{spec} is a folder: name a version file, e.g. {p / 'v1.py'}, or problem/version")
+    if p.is_file():
+        ws = Workspace.find(p)
+        return ws, ws.kernel(p)
+    named = len(p.parts) == 2 and p.suffix in ("", ".py") and not p.is_absolute()
+    bare = len(p.parts) == 1 and not p.suffix  # perhaps a problem's name, without its version
+    try:  # a name is looked up from the current folder; a path, from where it points
+        ws = Workspace.find(Path(cwd) if named or bare else Path(cwd) / p)
+    except WorkspaceError:
+        raise WorkspaceError(f"no such kernel file: {spec}") from None
+    if bare and p.name in ws.problems():
+        versions = [k.version for k in ws.versions(p.name)]
+        example = f"e.g. {p.name}/{versions[-1]} " if versions else ""
+        raise WorkspaceError(
+            f"{spec} is a problem: name one of its versions, {example}({p.name} has {_listed(versions)})"
+        )
+    problem, version = (p.parts[-2], p.stem) if len(p.parts) >= 2 else ("", "")
+    if problem in ws.problems():
+        versions = [k.version for k in ws.versions(problem)]
+        if named and version in versions:
+            return ws, KernelRef(problem, version, ws.root)
+        have = f"{problem} has {_listed(versions)}"
+    else:
+        have = f"versions in {ws.root}: {_listed([k.key for k in ws.all_versions()])}"
+    raise WorkspaceError(
+        f"no such kernel file: {spec} (nor a version: {have}; give kernels/<problem>/<version>.py or problem/version)"
+    )

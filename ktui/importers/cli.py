@@ -3,13 +3,14 @@
     ktui import kernelbench PATH [--level N] [--problems 1,19,23 | --all] [--workspace W] [--force] [--no-check]
     ktui import gpumode PATH/problems/<set>/<problem> [--workspace W] [--force] [--no-check] [--allow-torch]
     ktui import modelnew FILE --problem P [--version vN] [--workspace W] [--force]
-    ktui export gpumode|kernelbench PROBLEM VERSION [--workspace W] [--out FILE]
+    ktui export gpumode|kernelbench PROBLEM VERSION | PROBLEM/VERSION [--workspace W] [--out FILE]
     ktui eval [PROBLEMS...] [--workspace W] [--json] [--device auto|cpu|cuda] [--all-versions] [--p P] [--rerun]
               [--rungs compile,run,correctness] [--budget S]
               [--engine local|ray [--address ADDR] [--actors N]]
 
 Each ``*_cli`` returns the exit code; bad input raises ``ImporterError`` or ``ValueError`` (``ktui.cli`` prints
-them as usage errors, exit 2). ``ktui eval`` exits 0 when every row passed, 1 otherwise, 3 when no worker starts
+them as usage errors, exit 2). ``ktui eval`` exits 0 when no row failed (a row that needs a GPU, on a machine
+without one, is neither failed nor correct), 1 otherwise, 3 when no worker starts
 (``ktui.core.envelope.EnvironmentFailure``); ``--json`` prints the envelope (``ktui.core.envelope``).
 """
 
@@ -115,24 +116,41 @@ def export_parser() -> argparse.ArgumentParser:
         "submission.py (custom_kernel) or a KernelBench ModelNew module.",
     )
     p.add_argument("format", choices=("gpumode", "kernelbench"))
-    p.add_argument("problem", metavar="PROBLEM")
-    p.add_argument("version", metavar="VERSION", help="v3, or kernels/<problem>/v3.py")
+    p.add_argument("problem", metavar="PROBLEM", help="the problem, or problem/version (then no VERSION)")
+    p.add_argument("version", metavar="VERSION", nargs="?", default=None, help="v3, or kernels/<problem>/v3.py")
     _workspace_arg(p)
     p.add_argument("--out", default=None, help="the file to write (default: stdout)")
     return p
 
 
 def export_cli(argv: list[str]) -> int:
-    """``ktui export gpumode|kernelbench PROBLEM VERSION``."""
+    """``ktui export gpumode|kernelbench PROBLEM VERSION``, or ``PROBLEM/VERSION`` (or a kernel file) alone."""
     args = export_parser().parse_args(argv)
     root = Path(args.workspace).resolve()
+    if args.version is None:  # PROBLEM is problem/version (or a kernel file)
+        from ktui.core.workspace import WorkspaceError, resolve_kernel
+
+        try:
+            ws, kernel = resolve_kernel(args.problem, root)
+        except WorkspaceError as exc:
+            raise ImporterError(f"{exc}; or give PROBLEM VERSION") from None
+        if ws.root != root:
+            raise ImporterError(f"{args.problem} is in the workspace {ws.root}, not in {root} (--workspace)")
+        args.problem, args.version = kernel.problem, kernel.version
     ref = root / "references" / f"{args.problem}.py"
     if not ref.is_file():
         raise ImporterError(f"no problem {args.problem} in {root} (no references/{args.problem}.py)")
     version = Path(args.version).stem
     vpath = root / "kernels" / args.problem / f"{version}.py"
     if not vpath.is_file():
-        raise ImporterError(f"no version {version} of {args.problem} ({vpath.relative_to(root)})")
+        from ktui.core.workspace import version_sort_key
+
+        stems = sorted(
+            (p.stem for p in (root / "kernels" / args.problem).glob("*.py") if not p.name.startswith("_")),
+            key=version_sort_key,
+        )
+        have = ", ".join(stems) or "none"
+        raise ImporterError(f"no version {version} of {args.problem} ({vpath.relative_to(root)}; versions: {have})")
     meta = read_meta(ref) or {}
     if meta.get("format") != args.format:
         origin = meta.get("format") or "ktui itself"
@@ -158,7 +176,8 @@ def eval_parser() -> argparse.ArgumentParser:
         "% of roofline, fast_p and the geometric mean speedups, and the upstream checker's verdict beside ktui's "
         "(GPU MODE's check_implementation). Stored results of unchanged files on the same kind of device are reused, "
         "so an interrupted eval resumes.",
-        epilog="exit codes: 0 every row passed, 1 a row failed, 2 usage, 3 no worker could start",
+        epilog="exit codes: 0 no row failed (a row that needs a GPU, on a machine without one, is not run: not "
+        "failed, not counted correct), 1 a row failed or has no result, 2 usage, 3 no worker could start",
     )
     p.add_argument("problems", nargs="*", metavar="PROBLEM", help="problems to evaluate (default: all)")
     _workspace_arg(p)
@@ -195,6 +214,7 @@ def eval_cli(argv: list[str]) -> int:
     args = eval_parser().parse_args(argv)
     from ktui.core.device import resolve_device
     from ktui.core.engines import Engine, EngineError, make_engine
+    from ktui.core.engines import require as require_engine
     from ktui.core.ladder import LadderOptions
     from ktui.core.results import DEFAULT_RUNGS, expand_rungs
     from ktui.core.session import Session
@@ -237,6 +257,10 @@ def eval_cli(argv: list[str]) -> int:
             raise envelope.EnvironmentFailure(str(exc)) from None
         finally:
             probe.close()
+    try:  # Ray (--engine ray) must be there whether or not something runs: exit 3 now, not a table
+        require_engine(args.engine)
+    except EngineError as exc:
+        raise envelope.EnvironmentFailure(str(exc)) from None
     out = sys.stderr if args.json else sys.stdout
     sessions = []
     # the benchmark also times torch eager and torch.compile of the reference (the judge's baselines)

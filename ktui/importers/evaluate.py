@@ -5,8 +5,13 @@ goes through the same ``core.Session`` ladder as ``ktui run``. A stored result (
 it ran on the same kind of device and neither the version's source nor the reference changed since
 (``core.status.staleness``): an interrupted ``ktui eval`` resumes where it stopped, and a second one runs nothing.
 
-The best version of a problem is, among its fresh stored results on this kind of device, the one that passed with the
-highest worst-spec speedup (else the newest that passed); with no fresh result, its newest version.
+The best version of a problem is, among its fresh stored results on this kind of device, the one whose correctness
+passed with the highest worst-spec speedup (on the CPU, where nothing is timed, the newest that passed); a version
+that was not verified here (``◌ needs a GPU``: a CuTeDSL version on the CPU) only when none passed; with no fresh
+result, its newest version.
+
+A row that needs a GPU is not correct (it has no correctness verdict) and not failed: ``correct`` does not count it,
+``needs_gpu`` does, and ``ktui eval``'s exit code is 0 when no row failed (as ``ktui run``'s for such a version).
 
 Figures (KernelBench's, ``scripts/benchmark_eval_analysis.py``), each against three baselines timed by the judge
 on the same inputs: the reference (``ref_kernel`` as ktui times it), torch eager (the reference module's
@@ -33,7 +38,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ktui.core import report, upstream
-from ktui.core.results import LadderResult, RungResult, Status, placement_label
+from ktui.core.results import LadderResult, RungResult, Status, placement_label, standing
 from ktui.core.scheduler import is_broken
 from ktui.core.status import staleness
 from ktui.core.store import ResultStore
@@ -62,6 +67,8 @@ class Row:
         upstream_message: its first failing case's message.
         differs: ``upstream: pass, ktui: fail (dtype)`` where the upstream checker and ktui disagree, else ''.
         ran_on: where an engine ran it (``results.placement_label``: host, GPU and its UUID), '' on the local pool.
+        needs_gpu: it was not run here because it needs a GPU this machine lacks (``◌ needs a GPU``: compiled and
+            dumped only): ``ok`` (not failed) but not ``correct``.
     """
 
     problem: str
@@ -82,6 +89,7 @@ class Row:
     upstream_message: str = ""
     differs: str = ""
     ran_on: str = ""
+    needs_gpu: bool = False
 
 
 class EvalJson(TypedDict):
@@ -101,6 +109,7 @@ class EvalJson(TypedDict):
         compiled_rows: the rows that have a compiled baseline (the reference compiled).
         not_run: versions left for a later ``ktui eval`` (``--budget`` ran out): they have no row.
         correct: how many rows passed correctness.
+        needs_gpu: how many rows were not run here because they need a GPU (neither correct nor failed).
         total: how many rows.
         rows: one per version evaluated.
     """
@@ -117,6 +126,7 @@ class EvalJson(TypedDict):
     compiled_rows: int
     not_run: list[str]
     correct: int
+    needs_gpu: int
     total: int
     rows: list[Row]
 
@@ -156,6 +166,7 @@ class Table:
             "compiled_rows": self.compiled_rows,
             "not_run": self.not_run,
             "correct": self.correct,
+            "needs_gpu": sum(1 for r in self.rows if r.needs_gpu),
             "total": len(self.rows),
             "rows": self.rows,
         }
@@ -209,12 +220,12 @@ def best_version(ws: Workspace, problem: str, store: ResultStore, device_type: s
     if not versions:
         return None
     scored = []
-    for k in versions:
+    for i, k in enumerate(versions):
         r = store.load(k.problem, k.version)
         if fresh(ws, k, r, device_type) and r is not None and r.ok:
-            scored.append((r.worst_speedup or 0.0, versions.index(k), k))
-    if scored:
-        return max(scored, key=lambda t: (t[0], t[1]))[2]
+            scored.append((standing(r), r.worst_speedup or 0.0, i, k))
+    if scored:  # verified before not verified here (needs a GPU), then the fastest, then the newest
+        return max(scored, key=lambda t: t[:3])[3]
     return versions[-1]
 
 
@@ -254,6 +265,7 @@ def row_of(result: LadderResult, kernel: KernelRef, cached: bool) -> Row:
         upstream_message=str(up.get("message", "")) if up else "",
         differs=upstream.differs(str(up["verdict"]), result.ok, kind) if up else "",
         ran_on=placement_label(result.device),
+        needs_gpu=result.ok and result.needs_gpu,
     )
 
 
@@ -438,7 +450,9 @@ def render(table: Table) -> list[str]:
 
     lines = [fmt(head), fmt(["-" * w for w in widths])] + [fmt(c) for c in body]
     lines.append("")
-    lines.append(f"correct: {table.correct}/{len(table.rows)}  device: {table.device or '?'}")
+    gpu = sum(1 for r in table.rows if r.needs_gpu)
+    unverified = f" ({gpu} not run here: {'it needs' if gpu == 1 else 'they need'} a GPU)" if gpu else ""
+    lines.append(f"correct: {table.correct}/{len(table.rows)}{unverified}  device: {table.device or '?'}")
     if table.timed:
 
         def pair(fast: float | None, geo: float | None) -> str:

@@ -50,7 +50,7 @@ from ktui.core.events import (
     WorkerState,
 )
 from ktui.core.log import close_log, get_logger, open_log
-from ktui.core.results import LadderResult, device_label
+from ktui.core.results import LadderResult, device_label, fmt_seconds
 from ktui.core.scheduler import is_cancelled
 from ktui.core.session import Session
 from ktui.core.status import stale_policy
@@ -367,7 +367,9 @@ class KtuiApp(App[None]):
         clock = self._clock(st)
         elapsed = ""
         if clock is not None:
-            elapsed = f"{clock[0]:.0f}s" + (f"/{clock[1]:g}s" if clock[1] else "")  # 12s/30s: so far, the limit
+            elapsed = f"{clock[0]:.0f}s" + (
+                f"/{fmt_seconds(clock[1])}s" if clock[1] else ""
+            )  # 12s/30s: so far, the limit
         progress = st.progress_text() if st else ""
         seconds = clock[0] if clock is not None else None
         self.query_one(QueuePanel).render_state(running, rung, waiting, self.worker_states, progress, elapsed, seconds)
@@ -676,13 +678,15 @@ class KtuiApp(App[None]):
         open_in_editor(self, self.selected.path, os.environ)
 
     def action_run_stale(self) -> None:
-        """Run every version whose result is stale: its kernel or its reference changed since it ran (u; at
-        start-up too unless ktui.toml says ``[tui] stale = "mark"``)."""
+        """Run every version whose result is stale (its kernel or its reference changed since it ran) or unverified
+        (only compiled since its last verdict, by ``ktui diff``) (u; at start-up too unless ktui.toml says
+        ``[tui] stale = "mark"``)."""
         keys = stale_keys(self.states)
         if keys and self.session and self.start_session:
             for key in keys:
                 self.session.submit(self._ref(key))
-            self.notify(f"{len(keys)} stale version{'s' if len(keys) != 1 else ''} queued: {', '.join(keys)}")
+            what = " or ".join(w for w in ("stale", "unverified") if any(getattr(self.states[k], w) for k in keys))
+            self.notify(f"{len(keys)} {what} version{'s' if len(keys) != 1 else ''} queued: {', '.join(keys)}")
 
     def action_run_problem(self) -> None:
         """Run every version of the selected problem."""
@@ -726,5 +730,7 @@ class KtuiApp(App[None]):
         yield from super().get_system_commands(screen)
         yield from palette_commands(self)
         yield SystemCommand(
-            "Run stale versions", "Run every version whose kernel or reference changed (u)", self.action_run_stale
+            "Run stale versions",
+            "Run every version whose kernel or reference changed, or only compiled since its verdict (u)",
+            self.action_run_stale,
         )

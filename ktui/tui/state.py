@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ktui.core import report
+from ktui.core import report, status
 from ktui.core.events import (
     Event,
     FirstVerdict,
@@ -38,6 +38,9 @@ class VersionState:
         queued: a run waits in the queue.
         stale: why ``result`` is not about the files on disk (``core.status.staleness``), '' when it is; set by
             ``refresh_stale``.
+        unverified: why ``result`` is no verdict on the files on disk (``core.status.unverified``: only compiled
+            since, by ``ktui diff``), '' when it is one; set by ``refresh_stale``. Such a version needs a run, as a
+            stale one does.
         first: the run under way's first verdict (``FirstVerdict``): its status, cases and summary, until the run
             ends.
     """
@@ -53,12 +56,16 @@ class VersionState:
     queued: bool = False
     stale: str = ""
     first: tuple[Status, int, str] | None = None
+    unverified: str = ""
 
     def refresh_stale(self, ws: Workspace) -> bool:
-        """Compare the result's hashes with the files on disk again; True when ``stale`` changed."""
+        """Compare the result's hashes (and its last verdict's) with the files on disk again; True when ``stale``
+        or ``unverified`` changed."""
         problem, version = self.key.split("/", 1)
-        stale = staleness(ws, KernelRef(problem, version, ws.root), self.result)
-        changed, self.stale = stale != self.stale, stale
+        k = KernelRef(problem, version, ws.root)
+        stale, unverified = staleness(ws, k, self.result), status.unverified(ws, k, self.result)
+        changed = (stale, unverified) != (self.stale, self.unverified)
+        self.stale, self.unverified = stale, unverified
         return changed
 
     def start(self, rungs: tuple[str, ...], run_id: int | None = None) -> None:
@@ -136,8 +143,15 @@ class VersionState:
         if self.queued:
             return "… queued", "yellow"
         text, style = report.verdict(self.result)  # ✓ 1.23x, ✗ correctness, ! reference, ◦ compiled, · not run
+        last = self.result.last_verdict if self.result is not None and not self.result.has_verdict else None
+        if last is not None and self.unverified:  # only compiled since its last verdict, on other code: that one
+            return f"{last.verdict} (stale)", "dim italic"
+        if last is not None:  # only compiled again, on the code its last verdict judged: that verdict stands
+            return last.verdict, report.verdict_style(last.verdict)
         if self.stale and self.result is not None:  # a verdict on code that is no longer on disk
             return f"{text} (stale)", "dim italic"
+        if self.unverified:
+            return f"{text} (unverified)", "dim italic"
         return text, style
 
     @property
@@ -166,8 +180,9 @@ def problem_badge(states: list[VersionState]) -> tuple[str, str] | None:
 
 
 def stale_keys(states: dict[str, VersionState]) -> list[str]:
-    """The versions whose result is stale and that neither run nor wait: what start-up (or ``u``) queues."""
-    return [key for key, st in states.items() if st.stale and not (st.running or st.queued)]
+    """The versions whose result is stale or unverified (only compiled since its last verdict) and that neither run
+    nor wait: what start-up (or ``u``) queues."""
+    return [key for key, st in states.items() if (st.stale or st.unverified) and not (st.running or st.queued)]
 
 
 def rung_names(state: VersionState | None) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ktui.core.figures import CorrectnessSpec, benchmark_of, correctness_of
-from ktui.core.results import LadderResult, Status, fmt
+from ktui.core.results import LadderResult, Status, fmt, fmt_seconds
 from ktui.core.store import Baselines
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.state import VersionState, problem_badge, rung_names
@@ -172,7 +172,7 @@ class LadderTable(DataTable[str | Text]):
             if progress and state and state.progress:
                 line = state.progress[2]
             elif running and not line and limit:
-                line = f"running, limit {limit:g} s per call"
+                line = f"running, limit {fmt_seconds(limit)} s per call"
             first = state.first_text() if state and n == "correctness" and st in ("waiting", "running") else ""
             if first:  # the first verdict while the other cases run (issue 11)
                 line = first + (f" · {progress} judged" if progress else " · the rest running")
@@ -400,7 +400,9 @@ def details_text(k: KernelRef | None, st: VersionState | None) -> Text:
     from ktui.core import report
 
     t = Text()
-    for text, style in report.details(k, st.result if st else None, st.stale if st else ""):
+    for text, style in report.details(
+        k, st.result if st else None, st.stale if st else "", st.unverified if st else ""
+    ):
         t.append(text, style=style or None)
     return t
 

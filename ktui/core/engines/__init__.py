@@ -123,6 +123,20 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def require(kind: str) -> None:
+    """Check, before anything runs, that the engine ``kind`` can be made here: for ``ray``, that Ray imports (so
+    ``ktui eval --engine ray`` without Ray fails at once, also when every result is stored and nothing would run).
+
+    Raises:
+        EngineError: ``RAY_MISSING``.
+    """
+    if kind == "ray":
+        try:
+            import ray  # noqa: F401  (the extra's one import)
+        except ImportError:
+            raise EngineError(RAY_MISSING) from None
+
+
 def make_engine(
     kind: str,
     ws: Workspace,

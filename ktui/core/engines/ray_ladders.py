@@ -88,6 +88,35 @@ class _Slot:
     restarts: int = 0
 
 
+RAY_LOG = "ray.log"
+"""Ray's own Python log lines in this process (its ``ray`` logger), under ``.ktui/logs/``."""
+
+
+def route_ray_logs(ws: Workspace) -> Path:
+    """Send the driver's Ray log lines (the ``ray`` logger, whose stderr handler prints ``WARNING
+    authentication_token_setup.py:85 -- Token authentication is enabled ...`` on ``ray.init``) to
+    ``.ktui/logs/ray.log`` instead of ktui's stdout and stderr; ktui's own notices and errors are untouched (Ray's
+    failures reach ktui as exceptions, which it reports). The actors' output already stays in Ray's session logs
+    (``log_to_driver=False``). Returns the log's path (a workspace where it cannot be written drops those lines
+    rather than print them)."""
+    logger = logging.getLogger("ray")
+    for handler in list(logger.handlers):
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            logger.removeHandler(handler)  # Ray's PlainRayHandler on stderr
+    logger.propagate = False
+    path = ws.state_dir / "logs" / RAY_LOG
+    if not any(isinstance(h, logging.FileHandler) and h.baseFilename == str(path) for h in logger.handlers):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handler = logging.FileHandler(path, encoding="utf-8")
+        except OSError:
+            logger.addHandler(logging.NullHandler())
+            return path
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(filename)s:%(lineno)d -- %(message)s"))
+        logger.addHandler(handler)
+    return path
+
+
 class RayLadders:
     """The Ray engine (``ktui.core.engines.Engine``).
 
@@ -123,6 +152,7 @@ class RayLadders:
         except ImportError:
             raise EngineError(RAY_MISSING) from None
         self._ray = ray
+        route_ray_logs(ws)
         self.ws = ws
         self.address = address
         self._own_ray = False

@@ -15,8 +15,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
+from ktui.core import report
 from ktui.core.events import EventBus, LadderFinished, LadderStarted, RungFinished, RungStarted
 from ktui.core.ladder import rungs as rung_modules
 from ktui.core.ladder.context import (
@@ -30,7 +32,16 @@ from ktui.core.ladder.context import (
     untimed_benchmark,
 )
 from ktui.core.ladder.judge_queue import JudgeQueue
-from ktui.core.results import RUNG_ORDER, RUNG_SPECS, ErrorInfo, LadderResult, RungResult, Status, expand_rungs
+from ktui.core.results import (
+    RUNG_ORDER,
+    RUNG_SPECS,
+    ErrorInfo,
+    LadderResult,
+    LastVerdict,
+    RungResult,
+    Status,
+    expand_rungs,
+)
 from ktui.core.store import ResultStore, Snapshots
 from ktui.core.workers.client import WorkerError
 from ktui.core.workers.logs import LOG_CAP_BYTES
@@ -271,7 +282,36 @@ class Ladder:
 
 def merge(old: LadderResult | None, new: LadderResult) -> LadderResult:
     """What the store keeps after ``new``: ``new`` itself, or, when ``new`` ran only some rungs on the same sources
-    and device as ``old`` (``--rungs profile``, say), ``old``'s other rungs with ``new``'s in their place."""
+    and device as ``old`` (``--rungs profile``, say), ``old``'s other rungs with ``new``'s in their place. A result
+    that still has no verdict (``LadderResult.has_verdict``: only compiled, by ``ktui diff`` on an edited version)
+    carries ``old``'s verdict as its ``last_verdict`` (or the one ``old`` carried), so the stored verdict does not
+    vanish: it shows as the last verdict, stale, and the version counts as needing a run
+    (``ktui.core.status.needs_run``)."""
+    merged = _merge_rungs(old, new)
+    if merged.has_verdict or old is None:
+        return merged
+    last = last_verdict_of(old) if old.has_verdict else old.last_verdict
+    return replace(merged, last_verdict=last) if last is not None else merged
+
+
+def last_verdict_of(result: LadderResult) -> LastVerdict:
+    """``result``'s verdict in brief (``report.verdict``'s text, the failed rung and its summary, the hashes it
+    judged), to keep on a later result that has none."""
+    failed = result.failed_rung
+    summary = (failed.summary or (failed.error.one_line() if failed.error else "")) if failed else ""
+    return LastVerdict(
+        verdict=report.verdict(result)[0],
+        ok=result.ok,
+        failed_rung=failed.name if failed else None,
+        summary=(summary.splitlines() or [""])[0][:200],
+        source_sha256=result.source_sha256,
+        reference_sha256=result.reference_sha256,
+        started_at=result.started_at,
+        device=dict(result.device),
+    )
+
+
+def _merge_rungs(old: LadderResult | None, new: LadderResult) -> LadderResult:
     if old is None or (old.source_sha256, old.reference_sha256, old.device.get("type")) != (
         new.source_sha256,
         new.reference_sha256,

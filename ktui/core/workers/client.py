@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from ktui.core.results import ErrorInfo
+from ktui.core.results import ErrorInfo, fmt_seconds
 from ktui.core.workers import orphans
 from ktui.core.workers.crash import crash_message, lost_message
 from ktui.core.workers.logs import LogSink, RotatingLog, open_pipe
@@ -408,16 +408,17 @@ class WorkerProcess:
                 msg = self._read_message(min(deadline, backstop))
             except WorkerTimeout:
                 doing = self._doing
-                self.restart(f"{method} timed out after {timeout_s:g} s")
+                self.restart(f"{method} timed out after {fmt_seconds(timeout_s)} s")
                 why = getattr(timeout_s, "why", "")  # a ktui.core.timeouts.Limit says where it came from
                 total = time.monotonic() - started
                 what = (
-                    f"timed out after {timeout_s:g} s"
+                    f"timed out after {fmt_seconds(timeout_s)} s"
                     if total < timeout_s * 1.5
-                    else f"timed out: nothing finished for {timeout_s:g} s ({total:.0f} s in all)"
+                    else f"timed out: nothing finished for {fmt_seconds(timeout_s)} s ({total:.0f} s in all)"
                 )
                 if time.monotonic() >= backstop:
-                    what = f"timed out after {total:.0f} s in all ({IDLE_STEPS_CAP} times the limit of {timeout_s:g} s)"
+                    limit = fmt_seconds(timeout_s)
+                    what = f"timed out after {total:.0f} s in all ({IDLE_STEPS_CAP} times the limit of {limit} s)"
                 raise WorkerTimeout(
                     f"{what} while running {doing} (the kernel may hang); the "
                     f"{self.role} worker was restarted" + (f"\nthe limit: {why}" if why else "")
