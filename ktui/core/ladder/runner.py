@@ -152,6 +152,8 @@ class Ladder:
             for name in rungs:
                 self.bus.publish(RungStarted(key=kernel.key, run_id=run_id, rung=name))
                 rr = self._rung(name, ctx)
+                if rr.status is Status.FAILED:
+                    ctx.failed_rungs.append(name)
                 own.append(rr)
                 result.rungs.append(rr)
                 self._fail_tampered(ctx, result, own)

@@ -166,10 +166,18 @@ def verified_stretch(ctx: RunContext, desc: ProblemInfo) -> RungResult:
     after they returned (``ktui.worker.timed.KEEP_STRETCH``) and verified in full by the judge (``_verify_kept``),
     with the kept outputs' storage checks. A kernel right only while it sees the checks (a guard band, the
     thread, fewer calls than a burst makes) fails here. Skipped (no times) when all is right; failed, naming the
-    call, when not.
+    call, when not; skipped without calls when this run's correctness rung failed (the version is wrong already).
 
     Raises ``WorkerError`` (the runner reports it).
     """
+    if "correctness" in ctx.failed_rungs:  # the version is wrong already: calls in a row would not say more
+        return RungResult(
+            "benchmark",
+            Status.SKIPPED,
+            summary="timing under the Triton interpreter is not meaningful: no times on cpu (interpreter); the "
+            "verified stretch is not run: correctness failed",
+            figures={"reason": "interpreter"},
+        )
     t = ctx.options.timeouts["benchmark"]
     rng = random.Random(ctx.seed + STRETCH_SEED_OFFSET)
     idx, per_call = stretch_spec(desc, ctx.executed, rng)
