@@ -80,7 +80,7 @@ def _key(problem: Problem, case: Case) -> CaseKey:
         case.get("dist", "native"),
         case.get("layout", "contiguous"),
         bool(case.get("near_dup")),
-        repr(case.get("spec")),
+        repr(case.get("spec")) + (repr(case["vary"]) if case.get("vary") else ""),
     )
 
 
