@@ -46,6 +46,7 @@ import torch
 
 from ktui.protocol import ProblemInfo, spec_size
 from ktui.worker.errors import ProblemError
+from ktui.worker.indices import declared as declared_indices
 from ktui.worker.problem import Problem, spec_label
 from ktui.worker.special import SPECIAL, valid_reference
 
@@ -465,6 +466,7 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
         ProblemError: a bad ``fuzz`` declaration.
     """
     info = problem.describe()
+    declared_indices(problem.module)  # a bad index_outputs is the reference's error, said before any case runs
     trials = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
     info["tensor_inputs"], info["input_ndim"] = _tensor_inputs(problem, device)

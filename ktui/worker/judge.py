@@ -133,6 +133,8 @@ class Judge:
             "ref": _cpu(ref),
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
+            # the case's inputs built again, for a verdict that reads them (index outputs: ``worker.indices``)
+            "inputs_of": functools.partial(build_input, problem, dict(case), self.device),
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers
@@ -266,6 +268,7 @@ class Judge:
             "ref": _cpu(ref),
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
+            "inputs_of": functools.partial(problem.generate, seed, spec, self.device),  # (``worker.indices``)
         }
         if precision == "float64" and any(
             resolve(output_dtype(e, entry["policy_dtype"]), problem.tolerance).native_factor
