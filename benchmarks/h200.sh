@@ -2,7 +2,7 @@
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
-#                                        issue9-open context
+#                                        issue9-open context round10a round10b
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -184,6 +184,12 @@ cell = lambda n: f"{r.get(n, {}).get('status', '-')}: {(r.get(n, {}).get('summar
 print(f"| {sys.argv[2]} | {cell('correctness')} | {cell('benchmark')} |")
 PY
       done ;;
+    round10a)  # the round 10 red team's bad kernels fail and their twins pass on the GPU, 2 seeds (16 runs)
+      python3 benchmarks/round10_table.py --device cuda --seeds 11,12 --only powi,vadd,chunk --out "$OUT/round10a" \
+        2>&1 | tee "$OUT/round10a.log" | tail -22 ;;
+    round10b)  # top-k with ties, and honest bf16/fp16 examples under the gross bound (gross_ratio < 1), 2 seeds (12)
+      python3 benchmarks/round10_table.py --device cuda --seeds 11,12 --only topk,softmax,matmul,rowsum16 \
+        --out "$OUT/round10b" 2>&1 | tee "$OUT/round10b.log" | tail -18 ;;
     *) echo "unknown step $step" ;;
   esac
 done

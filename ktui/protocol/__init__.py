@@ -97,6 +97,7 @@ __all__ = [
     "decode",
     "json_safe",
     "json_float",
+    "spec_ints",
     "spec_size",
     "Spec",
     "KernelSource",
@@ -299,11 +300,22 @@ def mixed_variants(tensors: int) -> int:
     return 2 * max(1, math.ceil(math.log2(max(tensors, 2))))
 
 
-def spec_size(spec: Mapping[str, Any]) -> int:
-    """The product of a spec's integer values: a proxy for its size that needs no input data (the largest test
-    spec is the one compiled by the compile rung; layouts run on the two largest)."""
-    size = 1
+def spec_ints(spec: Mapping[str, Any]) -> list[int]:
+    """A spec's integer values in order, those inside a tuple or list field included (``{"shape": (3, 129)}``: 3,
+    129); bools are not integers here. The sizes ktui fuzzes (``ktui.worker.fuzz``) and ranks specs by."""
+    out: list[int] = []
     for v in spec.values():
-        if isinstance(v, int) and not isinstance(v, bool):
-            size *= max(v, 1)
+        for x in v if isinstance(v, (tuple, list)) else (v,):
+            if isinstance(x, int) and not isinstance(x, bool):
+                out.append(x)
+    return out
+
+
+def spec_size(spec: Mapping[str, Any]) -> int:
+    """The product of a spec's integer values (``spec_ints``: a ``shape`` tuple's too): a proxy for its size that
+    needs no input data (the largest test spec is the one compiled by the compile rung; layouts run on the two
+    largest)."""
+    size = 1
+    for v in spec_ints(spec):
+        size *= max(v, 1)
     return size

@@ -19,7 +19,8 @@ INPUT_DISTRIBUTIONS: dict[str, str] = {
     "extreme": "values near the dtype's max, and subnormals",
     "nonfinite": "+-inf (NaN where the reference allows it)",
     "intrange": "integer inputs over their dtype's whole range",
-    "scalars": "the Python float arguments (a scale, an eps) times a random factor in 0.5..2, the tensors as made",
+    "scalars": "the Python number arguments: floats (a scale, an eps) times a random factor in 0.5..2, ints (an "
+    "exponent, a k) moved by +1, -1 or x2 and bools flipped where the reference takes it, the tensors as made",
 }
 # The special values: drawn on a few specs each, only where the reference's output stays valid on them.
 SPECIAL_DISTRIBUTIONS: tuple[str, ...] = ("zeros", "masked", "large", "extreme", "nonfinite", "intrange", "scalars")

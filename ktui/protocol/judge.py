@@ -30,6 +30,11 @@ class ProblemInfo(TypedDict):
     allow_torch: NotRequired[bool]  # the reference allows versions that launch no Triton/CuTeDSL kernel
     fuzzed: NotRequired[list[int]]  # indices into ``tests`` of this run's fuzzed specs (appended after the module's)
     fuzz_seed: NotRequired[int]  # the seed they were drawn from (the run's first correctness seed)
+    fuzz_note: NotRequired[str]  # why fewer fuzzed specs than usual were drawn (``ktui.worker.fuzz.fuzz_note``)
+    # the int and bool arguments the ``scalars`` cases move: combinations of {path: move} the reference takes, one
+    # per ``scalars`` case (``Case.vary``), and a note per argument never moved (``ktui.worker.arguments``)
+    scalar_moves: NotRequired[list[dict[str, str]]]
+    scalar_notes: NotRequired[list[str]]
     tensor_inputs: NotRequired[int]  # input tensors of one dimension or more (the smallest test spec's inputs)
     input_ndim: NotRequired[int]  # the most dimensions of one of them
     upstream_check: NotRequired[bool]  # the module defines GPU MODE's check_implementation (run beside the verdict)

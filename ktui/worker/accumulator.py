@@ -23,8 +23,23 @@ def to_float(x: torch.Tensor | float) -> float:
 class Sums:
     """What the verdict needs of an output, accumulated chunk by chunk (flat indices, float64 on the device)."""
 
-    def __init__(self, tol: Tolerance, tiny: float, keep_mask: bool):
+    def __init__(
+        self,
+        tol: Tolerance,
+        tiny: float,
+        keep_mask: bool,
+        rms_ref: float = 0.0,
+        gross_slack: torch.Tensor | None = None,
+    ):
         self.tol, self.tiny, self.keep_mask = tol, tiny, keep_mask
+        self.rms_ref = rms_ref  # the reference's RMS over its finite elements (the gross bound's floor)
+        # flat, float64: per element what the gross bound grows by (an ill-conditioned truth: ``worker.conditioning``)
+        self.gross_slack = gross_slack
+        self.slacked = 0  # elements past the plain gross bound that the slack let through
+        self.gross, self.gross_ratio, self.gross_ratio_i = 0, 0.0, 0  # psnr mode: elements grossly off, worst ratio
+        self.first_gross: int | None = None
+        self.last_gross: int | None = None
+        self.gross_mask: torch.Tensor | None = None
         self.sq = self.dot = self.no2 = self.nr2 = self.peak = 0.0
         self.nan_o = self.inf_o = self.nan_r = self.nonfinite = self.unwritten = self.outside = self.flushed = 0
         self.max_bad, self.max_bad_i, self.nan_d = 0.0, 0, False
@@ -121,6 +136,26 @@ class Sums:
                     self.last_off = s + int(idx[-1])
                 if self.keep_mask:
                     self.off_mask = off
+            gross_lim = tol.gross_allowance(ar, self.rms_ref, self.tiny)
+            if gross_lim is not None:  # no element grossly off (``tolerance.gross_allowance``)
+                fin = torch.isfinite(r) & ~nonfinite
+                if self.gross_slack is not None:
+                    plain = gross_lim
+                    gross_lim = plain + self.gross_slack[s : s + r.numel()].to(r.device)
+                    self.slacked += int((fin & (ad > plain) & (ad <= gross_lim)).sum())
+                ratio = torch.where(fin, ad / gross_lim, torch.zeros_like(ad))
+                j = int(torch.argmax(ratio))
+                if to_float(ratio[j]) > self.gross_ratio:
+                    self.gross_ratio, self.gross_ratio_i = to_float(ratio[j]), s + j
+                gross = ratio > 1
+                n_gross = int(gross.sum())
+                self.gross += n_gross
+                if n_gross:
+                    idx = torch.nonzero(gross)[:, 0]
+                    self.first_gross = s + int(idx[0]) if self.first_gross is None else self.first_gross
+                    self.last_gross = s + int(idx[-1])
+                if self.keep_mask:
+                    self.gross_mask = gross
         if self.keep_mask:
             self.bad_mask = bad
         if bool(bad.any()):

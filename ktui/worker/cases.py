@@ -59,6 +59,9 @@ def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
     or the case's own ``config`` before the call has run (``config=1``, ``config=auto``)."""
     parts = [f"spec={spec_label}", f"seed={case['seed']}"]
     for key in ("dist", "layout", "config", "fill"):
+        if key == "dist" and case.get("vary"):  # the int and bool arguments the scalars case moved
+            parts.append(f"dist={case.get('dist')} vary={','.join(p + m for p, m in case['vary'].items())}")
+            continue
         if key == "config":
             shown = _configs_label(case)
             if shown:
@@ -82,7 +85,11 @@ def _configs_label(case: Mapping[str, Any]) -> str:
 def spec_of(problem: Problem, case: Mapping[str, Any]) -> dict[str, Any]:
     """The spec a case runs: its own ``spec`` (a fuzzed one) or the reference's ``tests[spec_index]``."""
     spec = case.get("spec")
-    return dict(spec) if spec is not None else problem.tests[case["spec_index"]]
+    if spec is None:
+        return dict(problem.tests[case["spec_index"]])
+    # a fuzzed spec crossed JSON, which makes tuples lists: a field the tests give as a tuple is one again
+    tuples = {k for s in problem.tests for k, v in s.items() if isinstance(v, tuple)}
+    return {k: tuple(v) if k in tuples and isinstance(v, list) else v for k, v in spec.items()}
 
 
 def label_of(problem: Problem, case: Mapping[str, Any]) -> str:
@@ -203,7 +210,7 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
     data = problem.generate(seed, spec, device)
     dist = case.get("dist", "native")
     if dist == "scalars":
-        data = scale_scalars(data, problem.outputs, seed)
+        data = move_ints(scale_scalars(data, problem.outputs, seed), problem.outputs, case.get("vary") or {})
     elif dist in SPECIAL:
 
         def special(t: torch.Tensor, path: str) -> torch.Tensor:
@@ -276,6 +283,38 @@ def scale_scalars(data: Any, outputs: tuple[Any, ...], seed: int) -> Any:
         return x * (lo + (hi - lo) * random.Random(f"{seed}:scalars:{path}").random())
 
     return _map_inputs(data, outputs, scaled, leaf=_is_float)
+
+
+INT_MOVES = ("+1", "-1", "x2")  # ``scalars``: how a Python int argument may move (``ktui.worker.arguments``)
+BOOL_MOVES = ("flip",)  # and a bool
+
+
+def is_int_arg(leaf: Any) -> bool:
+    """A Python int or bool leaf (not a tensor, not an int subclass such as an enum): what ``move_ints`` moves."""
+    return type(leaf) is int or type(leaf) is bool
+
+
+def moved(value: int | bool, move: str) -> int | bool:
+    """``value`` moved by ``move`` (``INT_MOVES``: ``+1``, ``-1``, ``x2``; ``BOOL_MOVES``: ``flip``).
+
+    Raises:
+        ValueError: an unknown move, or one that does not apply to the value's type.
+    """
+    if type(value) is bool and move == "flip":
+        return not value
+    if type(value) is int and move in INT_MOVES:
+        return value + 1 if move == "+1" else value - 1 if move == "-1" else 2 * value
+    raise ValueError(f"cannot move {type(value).__name__} {value!r} by {move!r}")
+
+
+def move_ints(data: Any, outputs: tuple[Any, ...], vary: Mapping[str, str]) -> Any:
+    """``data`` with each Python int or bool leaf whose path (``[1]``, ``['k']``) is in ``vary`` moved by its move
+    (``moved``): the ``scalars`` case's other values of an int exponent or a flag (red team round 10: a kernel that
+    folds ``p = 3`` into ``x * x * x`` passed). Which moves the reference accepts is the judge's
+    (``ktui.worker.arguments``); the case carries them (``Case.vary``). Other leaves as they are."""
+    if not vary:
+        return data
+    return _map_inputs(data, outputs, lambda x, path: moved(x, vary[path]) if path in vary else x, leaf=is_int_arg)
 
 
 def float_scalars(data: Any) -> int:

@@ -25,6 +25,8 @@ from ktui.protocol import Case, CaseVerdict, ExecutedCase, OutputLeaf
 from ktui.worker import metrics
 from ktui.worker.accumulator import pair_magnitude
 from ktui.worker.cases import build_input, case_label, label_of
+from ktui.worker.conditioning import GROSS_SLACK, truth_slack
+from ktui.worker.indices import index_allowance
 from ktui.worker.native import rounding_allowance as truth_moves
 from ktui.worker.problem import Problem, _map, inputs_only, output_dtype
 from ktui.worker.structure import mismatch
@@ -364,8 +366,13 @@ def judge_leaf(
     m["tolerance"] = tol.describe()
     if tol.native_dtype:
         m["native_max_abs_err"] = tol.native_err
-    if tol.mode == "exact" and not m["ok"] and (prep.get("native_err") or {}).get(path) is not None:
-        integer_native_allowance(m, out, exp, ref, lambda: rounding_allowance(problem, prep, case["seed"], path))
+    if tol.mode == "exact" and not m["ok"]:
+        if (prep.get("native_err") or {}).get(path) is not None:
+            integer_native_allowance(m, out, exp, ref, lambda: rounding_allowance(problem, prep, case["seed"], path))
+        if not m["ok"] and exp_tensor and g["kind"] == "tensor":  # indices: judged by what they select (ties)
+            index_allowance(problem.module, path, m, out, ref, prep["ref"], prep.get("inputs_of"))
+    if not m["ok"] and float(m.get("gross_ratio", 0.0)) > 1 and exp_tensor and g["kind"] == "tensor":
+        m = ill_conditioned_allowance(problem, prep, m, out, ref, tol, path, unwritten_mask(out, exp), device, large)
     if not m["ok"] and tol.mode != "exact" and exp_tensor and g["kind"] == "tensor" and out.numel() <= large:
         native_fails_too(m, out, exp, ref, tol, problem.allow_nan)
     if path and not m["ok"]:
@@ -376,6 +383,44 @@ def judge_leaf(
             folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m, problem.allow_nan, device
         )
     return m
+
+
+def ill_conditioned_allowance(
+    problem: Problem,
+    prep: dict[str, Any],
+    m: dict[str, Any],
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    tol: Tolerance,
+    path: str,
+    unwritten: torch.Tensor | None,
+    device: str,
+    large: int,
+) -> dict[str, Any]:
+    """The verdict ``m`` of a leaf that failed low precision's gross bound, judged again with the bound grown at
+    each element by ``GROSS_SLACK`` times how far the float64 truth moves there when the inputs move by u relative
+    (``ktui.worker.conditioning``: a step of the inputs, such as a rounding, moves it by a whole step); ``m`` itself
+    when nothing could be measured. A warning says how many elements past the plain bound were let through."""
+    inputs_of = prep.get("inputs_of")
+    slack = truth_slack(problem, inputs_of, path, ref, tol) if inputs_of is not None else None
+    if slack is None or not bool((slack > 0).any()):
+        return m
+    slack = slack * GROSS_SLACK
+    if out.numel() > large:
+        again = metrics.verdict_large(out, ref, tol, allow_nan=problem.allow_nan, device=device, gross_slack=slack)
+    else:
+        again = metrics.verdict(out, ref, tol, unwritten=unwritten, allow_nan=problem.allow_nan, gross_slack=slack)
+    let = int(again.pop("gross_slacked", 0))
+    again.update({k: v for k, v in m.items() if k not in again})  # what judge_leaf added (path, tolerance...)
+    if m.get("warnings"):  # its type note among them
+        again["warnings"] = m["warnings"] + [w for w in again.get("warnings", []) if w not in m["warnings"]]
+    if let:
+        again.setdefault("warnings", []).append(
+            f"{let} element{'s' * (let != 1)} past the gross bound (32 u max(|ref|, rms(ref))) where the float64 "
+            f"truth itself moves that far when the inputs move by u = {tol.unit_roundoff:.3g} relative (a step of "
+            f"the inputs, such as a rounding): allowed {GROSS_SLACK:g}x that move beyond the bound"
+        )
+    return again
 
 
 def unwritten_mask(out: torch.Tensor, native: Any) -> torch.Tensor:

@@ -25,19 +25,28 @@ reproducible from ``seed`` (the run's first correctness seed, so ``--seed N`` re
 A reference bounds or opts out: ``fuzz = False`` (no fuzzed specs), ``fuzz = {"n": (1, 1 << 20)}`` (only the listed
 fields, within inclusive bounds), ``valid_spec(spec) -> bool`` (drawn specs it rejects are redrawn). A draw whose
 ``generate_input`` or native ``ref_kernel`` raises is redrawn too (ops constrain sizes: matching k, powers of two).
+
+The integers inside a tuple or list field are fields too (red team round 10: a ``"shape": (n,)`` reference got no
+fuzzed spec at all): ``{"shape": (3, 129)}`` is drawn as the fields ``shape[-2]`` and ``shape[-1]`` (counted from
+the end: the innermost dimension is ``shape[-1]`` whatever the rank) and handed to ``generate_input`` as a tuple
+again (``flat_spec``, ``nested_spec``); a ``fuzz`` bound on ``"shape"`` bounds each of its integers, one on
+``"shape[-1]"`` that one. Where a run draws no fuzzed spec, ``fuzz_note`` says why (the run
+rung shows it): the reference opted out, its specs hold no integer ktui can change, or every draw was refused.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 
 from ktui.protocol import ProblemInfo, spec_size
 from ktui.worker.errors import ProblemError
+from ktui.worker.indices import declared as declared_indices
 from ktui.worker.problem import Problem, spec_label
 from ktui.worker.special import SPECIAL, valid_reference
 
@@ -95,6 +104,92 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+_ITEM = re.compile(r"^(.*)\[(-\d+)\]$")
+
+
+def _nested(v: Any) -> bool:
+    """A tuple or list field holding an integer: its integers are fuzzed one by one (``flat_spec``)."""
+    return isinstance(v, (tuple, list)) and any(_is_int(x) for x in v)
+
+
+def flat_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``spec`` with each element of a tuple or list field that holds an integer as a field of its own, named by
+    its place from the end, ``field[-i]`` (``{"shape": (3, 129), "dtype": "float32"}`` -> ``{"shape[-2]": 3,
+    "shape[-1]": 129, "dtype": "float32"}``), in the field's place: what ``draw_specs`` changes. Counted from the
+    end as shapes broadcast, so ``shape[-1]`` is the innermost dimension of a 1-D and a 2-D spec alike (and of the
+    benchmark's). ``nested_spec`` undoes it."""
+    out: dict[str, Any] = {}
+    for k, v in spec.items():
+        if _nested(v):
+            out.update({f"{k}[{i - len(v)}]": x for i, x in enumerate(v)})
+        else:
+            out[k] = v
+    return out
+
+
+def nested_spec(flat: Mapping[str, Any], kinds: Mapping[str, type]) -> dict[str, Any]:
+    """The spec of ``flat`` (``flat_spec``'s form) with the ``field[i]`` entries of each field in ``kinds`` (its
+    container type: ``tuple`` or ``list``) put back into one container, in order."""
+    out: dict[str, Any] = {}
+    for k, v in flat.items():
+        m = _ITEM.match(k)
+        if m and m.group(1) in kinds:
+            out.setdefault(m.group(1), []).append(v)
+        else:
+            out[k] = v
+    return {k: kinds[k](v) if k in kinds and isinstance(v, list) else v for k, v in out.items()}
+
+
+def _containers(specs: list[dict[str, Any]]) -> dict[str, type]:
+    """The container type of each tuple or list field holding integers in ``specs`` (the first one seen)."""
+    kinds: dict[str, type] = {}
+    for spec in specs:
+        for k, v in spec.items():
+            if _nested(v):
+                kinds.setdefault(k, type(v))
+    return kinds
+
+
+def _flat_bounds(policy: Mapping[str, Any], flat_tests: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """``fuzz`` bounds by flat field: a bound on a tuple field (``"shape"``) bounds each of its integers
+    (``shape[-1]``, ...), one on ``"shape[-1]"`` only that one (it wins)."""
+    bounds = {str(k): (int(b[0]), int(b[1])) for k, b in policy.items()}
+    for spec in flat_tests:
+        for k in spec:
+            m = _ITEM.match(k)
+            if m and m.group(1) in bounds and k not in bounds:
+                bounds[k] = bounds[m.group(1)]
+    return bounds
+
+
+def fuzz_note(module: Any, tests: list[dict[str, Any]], drawn: int, count: int = FUZZ_COUNT) -> str:
+    """Why a run drew fewer than ``count`` fuzzed specs ('' when it drew them all, or more): the reference opted out
+    (``fuzz = False``), its specs hold no integer ktui can change (or none that ``fuzz`` lists), or the draws were
+    refused (``valid_spec``, or ``generate_input`` / ``ref_kernel`` raised on every one tried). For the run rung:
+    shapes a kernel is never tried on are said, not left silent (red team round 10)."""
+    if drawn >= count:
+        return ""
+    policy = getattr(module, "fuzz", True)
+    if policy is False or policy is None:
+        return "no fuzzed specs: the reference sets fuzz = False (only its own test sizes are checked)"
+    flat = [flat_spec(s) for s in tests]
+    ints = {k for s in flat for k, v in s.items() if _is_int(v)}
+    if isinstance(policy, dict):
+        ints &= set(_flat_bounds(policy, flat))
+    if not ints:
+        fields = ", ".join(f"{k}={v!r}" for k, v in tests[0].items()) if tests else "none"
+        return (
+            "no fuzzed specs: the test specs hold no integer ktui can change"
+            + (" among the fields fuzz lists" if isinstance(policy, dict) else "")
+            + f" (the first: {fields}); give sizes as integer fields, or tuples of integers, to have other sizes "
+            "drawn every run"
+        )
+    why = f"({TRIES} tries each: valid_spec returned False, or generate_input or ref_kernel raised on the size)"
+    if not drawn:
+        return f"no fuzzed specs: every draw was refused {why}"
+    return f"{drawn} of {count} fuzzed specs drawn: the other draws were refused {why}"
+
+
 def _prime_at_least(n: int) -> int:
     n = max(n, 2)
     while any(n % d == 0 for d in range(2, int(n**0.5) + 1)):
@@ -148,13 +243,15 @@ def draw_specs(
     policy = getattr(module, "fuzz", True)
     if policy is False or policy is None or count <= 0:
         return []
+    kinds = _containers([*tests, *benchmarks])  # tuple or list fields of integers: fuzzed as ``field[i]``
+    tests, benchmarks = [flat_spec(s) for s in tests], [flat_spec(s) for s in benchmarks]
     if policy is True:
         bounds: dict[str, tuple[int, int]] = {}
         allowed: set[str] | None = None
     elif isinstance(policy, dict) and all(
         isinstance(b, (tuple, list)) and len(b) == 2 and all(_is_int(x) for x in b) for b in policy.values()
     ):
-        bounds = {str(k): (int(b[0]), int(b[1])) for k, b in policy.items()}
+        bounds = _flat_bounds(policy, tests)
         allowed = set(bounds)
     else:
         raise ProblemError("fuzz must be True, False or a dict of field -> (lo, hi) integer bounds")
@@ -173,13 +270,14 @@ def draw_specs(
             spec = _fit_leading(spec, lead, bounds)
         if spec is None or spec in seen:
             return False
+        nested = nested_spec(spec, kinds)
         try:
-            ok = bool(valid(dict(spec)))
+            ok = bool(valid(dict(nested)))
         except Exception:
             ok = False
-        if ok and trial(dict(spec)):
+        if ok and trial(dict(nested)):
             seen.append(spec)
-            out.append(spec)
+            out.append(nested)
             return True
         return False
 
@@ -304,6 +402,7 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
     cached: dict[str, str] | None = getattr(problem, "_special_trials", None)
     if cached is not None:
         return cached
+    from ktui.worker.arguments import argument_moves
     from ktui.worker.cases import build_input, float_scalars
     from ktui.worker.problem import inputs_only
     from ktui.worker.tensors import flatten
@@ -317,8 +416,9 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
             try:
                 data = build_input(problem, {"spec_index": i, "seed": 1, "dist": dist}, device)
                 if dist == "scalars" and not float_scalars(inputs_only(problem, data)):
-                    reason = "no float arguments"
-                    break
+                    if not argument_moves(problem, device)[0]:  # nor an int or bool argument the reference
+                        reason = "no float, int or bool arguments it can vary"  # takes other values of
+                        break
                 if dist == "intrange" and not any(
                     isinstance(t, torch.Tensor) and not t.is_floating_point() and t.dtype != torch.bool
                     for _, t in flatten(inputs_only(problem, data))
@@ -366,9 +466,20 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
         ProblemError: a bad ``fuzz`` declaration.
     """
     info = problem.describe()
+    declared_indices(problem.module)  # a bad index_outputs is the reference's error, said before any case runs
     trials = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
     info["tensor_inputs"], info["input_ndim"] = _tensor_inputs(problem, device)
+    if "scalars" in problem.distributions:  # the int and bool arguments the scalars cases move, and those never
+        from ktui.worker.arguments import argument_moves, scalar_moves
+
+        notes = argument_moves(problem, device)[1]
+        if notes:
+            info["scalar_notes"] = notes
+        if "scalars" in info["distributions"]:
+            moves = scalar_moves(problem, device, fuzz_seed or 0)
+            if moves:
+                info["scalar_moves"] = moves
     if fuzz_seed is None:
         return info
 
@@ -380,6 +491,9 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
         return True
 
     drawn = draw_specs(problem.module, problem.tests, problem.benchmarks, fuzz_seed, device, trial)
+    note = fuzz_note(problem.module, problem.tests, len(drawn))
+    if note:
+        info["fuzz_note"] = note
     n = len(info["tests"])
     info["tests"] = info["tests"] + drawn
     info["labels"] = info["labels"] + ["fuzzed" + spec_label(s) for s in drawn]

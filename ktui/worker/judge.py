@@ -82,7 +82,7 @@ def _key(problem: Problem, case: Case) -> CaseKey:
         case.get("dist", "native"),
         case.get("layout", "contiguous"),
         bool(case.get("near_dup")),
-        repr(case.get("spec")),
+        repr(case.get("spec")) + (repr(case["vary"]) if case.get("vary") else ""),
     )
 
 
@@ -141,8 +141,9 @@ class Judge:
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
             # the case's inputs built again, for what the verdict computes only when a kernel needs it (the rounding
-            # allowance of an integer output of float math: ``compare.integer_native_allowance``)
-            "inputs_of": functools.partial(build_input, problem, case, self.device),
+            # allowance of an integer output of float math: ``compare.integer_native_allowance``; index outputs:
+            # ``worker.indices``)
+            "inputs_of": functools.partial(build_input, problem, dict(case), self.device),
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers
@@ -307,7 +308,7 @@ class Judge:
             "ref": _cpu(ref),
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
-            "inputs_of": functools.partial(problem.generate, seed, spec, self.device),
+            "inputs_of": functools.partial(problem.generate, seed, spec, self.device),  # (``worker.indices``)
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers

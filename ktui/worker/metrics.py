@@ -9,7 +9,10 @@ elements). Definitions (``d = out - ref`` elementwise, ``N`` elements):
   for data without a fixed range (Wikipedia, "Peak signal-to-noise ratio"); ``inf`` when ``mse == 0``;
 - ``cosine = <out, ref> / (|out| |ref|)`` over the flattened tensors; 1 when both are zero vectors, 0 when exactly
   one is (a zero output never "matches" by yielding NaN);
-- ``rel_l2_err = |d| / |ref|`` (L2 norms).
+- ``rel_l2_err = |d| / |ref|`` (L2 norms);
+- low precision only: ``off_frac`` (the fraction of elements off by more than ``elem_ulps`` u |ref|), ``rel_l1_err``
+  (``sum |d| / sum |ref|``) and ``gross_ratio`` (the largest ``|d|`` over its gross bound, ``min(gross_ulps u, 0.5)
+  max(|ref|, rms(ref))``: above 1 fails; ``ktui.worker.tolerance``).
 
 Where both tensors hold NaN, or the same infinity, the element counts as equal; a NaN or infinity in only one of
 them makes ``d`` non-finite there and the max/mean figures NaN, so they cannot be skipped by a ``nan < tol`` test.
@@ -155,7 +158,12 @@ LARGE = 1 << 26  # outputs with more elements than this are judged in chunks (me
 
 
 def verdict(
-    out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, unwritten: torch.Tensor | None = None, allow_nan: bool = False
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    tol: Tolerance,
+    unwritten: torch.Tensor | None = None,
+    allow_nan: bool = False,
+    gross_slack: torch.Tensor | None = None,
 ) -> dict[str, Any]:
     """``error_metrics`` plus the verdict under ``tol``: ``ok``, ``reason`` (one line, '' when ok), ``score`` (the
     largest ratio of an error to its allowance: <= 1 passes; used to name the worst spec), ``outside_tol`` (elements
@@ -163,16 +171,26 @@ def verdict(
     pattern), ``where`` (the rows/cols of the bad elements) and ``warnings`` (a tolerance larger than the output's
     scale, small values flushed to zero).
 
-    ``unwritten`` is a boolean mask of ``out``'s shape, or None when nothing was poisoned. A NaN in the reference
-    fails as "reference invalid" unless ``allow_nan`` (the problem declares NaN a valid result). This is the one-chunk
-    case of ``verdict_large``: the same accumulator and rules, with the whole output in memory.
+    ``unwritten`` is a boolean mask of ``out``'s shape, or None when nothing was poisoned; ``gross_slack`` a flat
+    float64 tensor added to low precision's gross bound element by element (where the truth is ill-conditioned:
+    ``ktui.worker.conditioning``; ``gross_slacked`` counts the elements past the plain bound it let through). A NaN
+    in the reference fails as "reference invalid" unless ``allow_nan`` (the problem declares NaN a valid result).
+    This is the one-chunk case of ``verdict_large``: the same accumulator and rules, with the whole output in
+    memory.
 
     Raises:
         ValueError: the shapes differ.
     """
     mask = unwritten.reshape(-1) if unwritten is not None else None
     return _judge(
-        out, ref, tol, allow_nan, "cpu", max(out.numel(), 1), lambda s, e, raw: mask[s:e] if mask is not None else None
+        out,
+        ref,
+        tol,
+        allow_nan,
+        "cpu",
+        max(out.numel(), 1),
+        lambda s, e, raw: mask[s:e] if mask is not None else None,
+        gross_slack,
     )
 
 
@@ -183,6 +201,7 @@ def verdict_large(
     allow_nan: bool = False,
     device: str = "cpu",
     chunk: int = 1 << 24,
+    gross_slack: torch.Tensor | None = None,
 ) -> dict[str, Any]:
     """``verdict`` for outputs too large to hold several float64 copies of (more than 2**26 elements, e.g. the
     >2**31-element tensors of cases.md int32-overflow): the same figures and rules, accumulated over chunks of
@@ -192,7 +211,7 @@ def verdict_large(
     Raises:
         ValueError: the shapes differ.
     """
-    m = _judge(out, ref, tol, allow_nan, device, chunk, lambda s, e, raw: poisoned_chunk(raw))
+    m = _judge(out, ref, tol, allow_nan, device, chunk, lambda s, e, raw: poisoned_chunk(raw), gross_slack)
     m["chunked"] = True
     return m
 
@@ -205,6 +224,7 @@ def _judge(
     device: str,
     chunk: int,
     unwritten_of: Callable[[int, int, torch.Tensor], torch.Tensor | None],
+    gross_slack: torch.Tensor | None = None,
 ) -> dict[str, Any]:
     """The verdict's one implementation: ``Sums`` over chunks of ``chunk`` elements, then the figures and rules."""
     if tuple(out.shape) != tuple(ref.shape):
@@ -212,7 +232,10 @@ def _judge(
     shape = tuple(out.shape)
     of, rf = out.detach().reshape(-1), ref.detach().reshape(-1)
     n = of.numel()
-    acc = Sums(tol, torch.finfo(out.dtype).tiny if out.is_floating_point() else 0.0, keep_mask=n <= chunk)
+    tiny = torch.finfo(out.dtype).tiny if out.is_floating_point() else 0.0
+    rms = _rms_finite(rf, device, chunk) if tol.bounds_gross else 0.0
+    slack = gross_slack.reshape(-1) if gross_slack is not None else None
+    acc = Sums(tol, tiny, keep_mask=n <= chunk, rms_ref=rms, gross_slack=slack)
     for s in range(0, n, chunk):
         raw = of[s : s + chunk]
         acc.add(
@@ -223,6 +246,18 @@ def _judge(
         )
     m = _figures(acc, n, shape, of, rf)
     return _rules(m, acc, tol, allow_nan, n, shape, of, rf)
+
+
+def _rms_finite(rf: torch.Tensor, device: str, chunk: int) -> float:
+    """The root mean square of the finite elements of the flat reference ``rf`` (float64, chunk by chunk on
+    ``device``); 0 when it has none: the floor of low precision's gross bound (``Tolerance.gross_allowance``)."""
+    sq, count = 0.0, 0
+    for s in range(0, rf.numel(), chunk):
+        r = rf[s : s + chunk].to(device=device, dtype=torch.float64)
+        fin = torch.isfinite(r)
+        sq += to_float(torch.where(fin, r * r, torch.zeros_like(r)).sum())
+        count += int(fin.sum())
+    return math.sqrt(sq / count) if count else 0.0
 
 
 def _figures(a: Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: torch.Tensor) -> dict[str, Any]:
@@ -256,6 +291,9 @@ def _figures(a: Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: torc
         # low precision, elementwise (``tolerance``): the fraction of elements off by > elem_ulps u |ref|, L1 error
         "off_frac": a.off / n,
         "rel_l1_err": (a.l1 / a.l1_ref) if a.l1_ref > 0 else (0.0 if a.l1 == 0 else math.inf),
+        # and the largest error against the gross bound (``Tolerance.gross_allowance``: above 1 fails)
+        **({"gross_ratio": a.gross_ratio} if a.tol.bounds_gross else {}),
+        **({"gross_slacked": a.slacked} if a.gross_slack is not None else {}),
     }
 
 
@@ -367,16 +405,31 @@ def _elementwise(
     rf: torch.Tensor,
     reasons: list[str],
 ) -> float:
-    """Low precision's elementwise rules (``tolerance``: at most ``max_off_frac`` of the elements off by more than
-    ``elem_ulps`` u |ref|, L1 relative error at most ``max_rel_l1``): appends a reason when one fails and none came
-    before; returns the score of the two (their ratios to the bounds)."""
+    """Low precision's elementwise rules (``tolerance``: no element grossly off, ``Tolerance.gross_allowance``; at
+    most ``max_off_frac`` of the elements off by more than ``elem_ulps`` u |ref|; L1 relative error at most
+    ``max_rel_l1``): appends a reason when one fails and none came before; returns the score of the three (their
+    ratios to the bounds)."""
     if tol.unit_roundoff <= 0 or n == 0:
         return 0.0
     frac, l1 = m["off_frac"], m["rel_l1_err"]
     score = max(
-        frac / tol.max_off_frac if tol.max_off_frac > 0 else 0.0, l1 / tol.max_rel_l1 if tol.max_rel_l1 else 0.0
+        frac / tol.max_off_frac if tol.max_off_frac > 0 else 0.0,
+        l1 / tol.max_rel_l1 if tol.max_rel_l1 else 0.0,
+        float(m.get("gross_ratio", 0.0)),
     )
     if reasons:
+        return score
+    if a.gross:
+        i = a.first_gross or 0
+        reasons.append(
+            f"{a.gross} of {n} element{'s' * (a.gross != 1)} grossly wrong: off by more than "
+            f"{tol.gross_factor:.3g} x max(|ref|, rms(ref)) ({tol.gross_ulps:g} u, u = {tol.unit_roundoff:.3g}; "
+            f"rms(ref) = {a.rms_ref:.3g}), first at {index_of(i, shape)}: got {to_float(of[i]):.6g}, expected "
+            f"{to_float(rf[i]):.6g} (a few elements zeroed, dropped or of the wrong sign: PSNR, cosine and the "
+            f"{tol.max_off_frac:.0%} allowance cannot see them)"
+        )
+        if a.first_bad is None:  # name where the grossly wrong elements sit
+            a.bad_mask, a.first_bad, a.last_bad = a.gross_mask, a.first_gross, a.last_gross
         return score
     if frac > tol.max_off_frac:
         i = a.first_off or 0

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ktui.core.ladder.context import LadderOptions
-from ktui.protocol import Case, mixed_variants, spec_size
+from ktui.protocol import Case, mixed_variants, spec_ints, spec_size
 from ktui.protocol.distributions import SPECIAL_DISTRIBUTIONS
 
 if TYPE_CHECKING:
@@ -123,7 +123,19 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
     phase2 += covering_cases(describe, options, seed, cases + phase2)
     if phase2:
         phase2[0]["fresh"] = True
-    return cases + phase2
+    return vary_arguments(describe, cases + phase2)
+
+
+def vary_arguments(describe: ProblemInfo, cases: list[Case]) -> list[Case]:
+    """``cases`` with each ``scalars`` case given the next of the judge's combinations of int and bool argument
+    moves (``describe["scalar_moves"]``, cycling; ``ktui.worker.arguments``) as its ``vary``."""
+    moves = describe.get("scalar_moves") or []
+    k = 0
+    for c in cases:
+        if moves and c.get("dist") == "scalars":
+            c["vary"] = dict(moves[k % len(moves)])
+            k += 1
+    return cases
 
 
 def first_sweep(cases: list[Case]) -> int:
@@ -179,15 +191,15 @@ def autotune_cases(describe: ProblemInfo, configs: int, seed: int) -> list[Case]
 
 def spec_classes(tests: list[Spec]) -> list[str]:
     """Per spec its class for the covering design: ``small`` (size at most the median of ``tests``, by
-    ``protocol.spec_size``) or ``large``; ``aligned`` (its last integer field, the innermost dimension, a multiple
-    of ``ALIGN``) or ``ragged``; and ``-unit`` when it has leading fields and they are all 1 (one row: a row
-    stride, a transposition or a broadcast row changes nothing there, so the other classes must meet the layouts
-    too): ``small-ragged-unit``."""
+    ``protocol.spec_size``) or ``large``; ``aligned`` (its last integer, ``protocol.spec_ints``: the innermost
+    dimension, a multiple of ``ALIGN``) or ``ragged``; and ``-unit`` when it has leading fields and they are all 1
+    (one row: a row stride, a transposition or a broadcast row changes nothing there, so the other classes must
+    meet the layouts too): ``small-ragged-unit``."""
     sizes = sorted(spec_size(s) for s in tests)
     median = sizes[(len(sizes) - 1) // 2] if sizes else 0
     out = []
     for s in tests:
-        ints = [v for v in s.values() if isinstance(v, int) and not isinstance(v, bool)]
+        ints = spec_ints(s)
         size = "small" if spec_size(s) <= median else "large"
         align = "aligned" if ints and ints[-1] % ALIGN == 0 else "ragged"
         unit = "-unit" if len(ints) > 1 and lead_size(s) == 1 else ""
@@ -196,9 +208,9 @@ def spec_classes(tests: list[Spec]) -> list[str]:
 
 
 def lead_size(spec: Spec) -> int:
-    """The product of a spec's integer fields but the last (the innermost dimension): its rows, or its tiles'
-    count up to a block size; 1 for a spec of one integer field."""
-    ints = [max(v, 1) for v in spec.values() if isinstance(v, int) and not isinstance(v, bool)]
+    """The product of a spec's integer fields but the last (the innermost dimension; ``protocol.spec_ints``: a
+    ``shape`` tuple's too): its rows, or its tiles' count up to a block size; 1 for a spec of one integer."""
+    ints = [max(v, 1) for v in spec_ints(spec)]
     return math.prod(ints[:-1])
 
 
@@ -224,9 +236,16 @@ def _pairs(row: tuple[str, ...]) -> set[Pair]:
 
 
 def spec_variants(tests: list[Spec]) -> list[str]:
-    """Per spec its variant for the covering design: the values of its fields that are not integers (the dtype, a
-    flag, a mode), joined: ``bf16``, ``fp32,causal``; ``-`` for a spec of integers only."""
-    return [",".join(str(v) for v in s.values() if not isinstance(v, int) or isinstance(v, bool)) or "-" for s in tests]
+    """Per spec its variant for the covering design: the values of its fields that are not integers nor tuples or
+    lists of them (sizes: ``protocol.spec_ints``), joined (the dtype, a flag, a mode): ``bf16``, ``fp32,causal``;
+    ``-`` for a spec of sizes only."""
+    return [",".join(str(v) for v in s.values() if not _size_field(v)) or "-" for s in tests]
+
+
+def _size_field(v: object) -> bool:
+    """An integer (not a bool), or a tuple or list of them: a size, not a variant."""
+    items = v if isinstance(v, (tuple, list)) else (v,)
+    return bool(items) and all(isinstance(x, int) and not isinstance(x, bool) for x in items)
 
 
 def covering_cases(describe: ProblemInfo, options: LadderOptions, seed: int, planned: list[Case]) -> list[Case]:

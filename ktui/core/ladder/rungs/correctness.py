@@ -38,6 +38,7 @@ METRIC_KEYS = (
     "rel_l2_err",
     "rel_l1_err",
     "off_frac",
+    "gross_ratio",
     "scale_err",
     "nan_count",
     "inf_count",

@@ -75,6 +75,7 @@ def run(ctx: RunContext) -> RungResult:
         refused = sum(bool(c.get("unsupported")) for c in res["cases"])
         rr.summary += f"; {refilled} contiguous cases in place of the {refused} the kernel refused"
         rr.figures["refilled"] = refilled
+    add_coverage_notes(rr, ctx.problem)
     seen = seen_launches(res, ctx.problem)
     if seen:
         compile_seen(ctx, res, seen, rr)
@@ -331,6 +332,18 @@ def run_result(res: ExecuteReply, planned: list[Case], n_specs: int) -> RungResu
             )
         ),
     )
+
+
+def add_coverage_notes(rr: RungResult, problem: ProblemInfo) -> None:
+    """What this run's cases could not vary, from the judge's ``describe`` (red team round 10: a reference whose
+    sizes ktui cannot fuzz, or whose arguments it cannot vary, was checked on its own values alone, silently): each
+    note becomes a warning, and a run with no fuzzed spec says so in its summary too."""
+    note = problem.get("fuzz_note")
+    if note:
+        rr.warnings.append(note)
+        if note.startswith("no fuzzed specs"):
+            rr.summary += "; no fuzzed specs (see warnings)"
+    rr.warnings.extend(problem.get("scalar_notes", []))
 
 
 def specs_without_launch(executed: Sequence[ExecutedCase]) -> list[int]:

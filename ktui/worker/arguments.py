@@ -1,0 +1,191 @@
+"""Which Python int and bool arguments the ``scalars`` cases move, and how (cases.md scalars; red team round 10).
+
+The ``scalars`` distribution scales every Python float argument (``ktui.worker.cases.scale_scalars``). An int or a bool
+argument (an exponent ``p``, a ``k``, a ``causal`` flag) is as much an argument: a kernel that folds the one value
+``generate_input`` makes into a constant (``x * x * x`` for ``x ** p``) is wrong on any other. Moving one blindly is
+not safe (an int is often a size, an axis or an index), so the judge tries each move on the reference first, on the
+smallest and the largest test spec (``argument_moves``): an int moved by +1, -1 or x2 (``cases.INT_MOVES``), a bool
+flipped, each kept only where
+
+- the reference still runs, in float64 and in its own precision,
+- its output keeps its structure and every leaf its shape and dtype (a move that changes a shape is a size: the
+  spec's business, ``ktui.worker.fuzz``),
+- the output stays a valid target (``special.valid_reference``: no NaN unless allowed, no overflow the native
+  precision cannot follow), and
+- the output changes on some spec (the output depends on the argument; a size argument that only clamps a slice,
+  ``x[:n + 1]``, changes nothing and is never moved: an honest kernel that trusts it could read out of bounds).
+
+Each run then draws a few combinations of the kept moves (``scalar_moves``, from the run's seed), each tried on the
+reference as a whole, and the case plan gives one to each ``scalars`` case (``Case.vary``). An argument with no kept
+move is reported with why (``scalar_notes``, shown by the run rung): the checks never saw another value of it.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import torch
+
+from ktui.protocol import spec_size
+from ktui.worker.cases import BOOL_MOVES, INT_MOVES, _map_inputs, build_input, is_int_arg, move_ints
+from ktui.worker.problem import Problem
+from ktui.worker.special import valid_reference
+from ktui.worker.structure import structure
+from ktui.worker.tensors import flatten
+
+COMBINATIONS = 3  # combinations of kept moves drawn per run (one per ``scalars`` case, cycling)
+
+
+def int_arguments(problem: Problem, data: Any) -> list[tuple[str, int | bool]]:
+    """The Python int and bool leaves of ``data`` (declared output buffers left out), as (path, value) in order."""
+    found: list[tuple[str, int | bool]] = []
+
+    def note(x: int | bool, path: str) -> int | bool:
+        found.append((path, x))
+        return x
+
+    _map_inputs(data, problem.outputs, note, leaf=is_int_arg)
+    return found
+
+
+def _picks(problem: Problem) -> list[int]:
+    """The smallest and the largest test spec (indices): where a move is tried."""
+    order = sorted(range(len(problem.tests)), key=lambda i: spec_size(problem.tests[i]))
+    return sorted({order[0], order[-1]})
+
+
+def _outcome(problem: Problem, data: Any) -> tuple[Any, Any] | str:
+    """(float64 output, native output) of the reference on ``data``, or why it is no valid target (a str)."""
+    try:
+        ref, _ = problem.reference(data)
+        native = problem.reference_native(data)
+    except Exception as exc:
+        return f"the reference raised {type(exc.__cause__ or exc).__name__}"
+    why = valid_reference(ref, native, problem.allow_nan)
+    return why or (ref, native)
+
+
+def _same_kind(a: Any, b: Any) -> bool:
+    """The same structure, and every leaf the same kind, shape and dtype."""
+    if structure(a) != structure(b):
+        return False
+    la, lb = flatten(a), flatten(b)
+    if [p for p, _ in la] != [p for p, _ in lb]:
+        return False
+    for (_, x), (_, y) in zip(la, lb):
+        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
+            return False
+        if isinstance(x, torch.Tensor) and (x.shape != y.shape or x.dtype != y.dtype):
+            return False
+        if not isinstance(x, torch.Tensor) and type(x) is not type(y):
+            return False
+    return True
+
+
+def _differs(a: Any, b: Any) -> bool:
+    """Some leaf of ``a`` differs from ``b``'s (outputs of the same kind; NaN equals NaN)."""
+    for (_, x), (_, y) in zip(flatten(a), flatten(b)):
+        if isinstance(x, torch.Tensor):
+            x, y = x.detach().cpu(), y.detach().cpu()
+            if x.is_floating_point() or x.is_complex():
+                same = (x == y) | (torch.isnan(x) & torch.isnan(y))
+            else:
+                same = x == y
+            if not bool(same.all()):
+                return True
+        elif x != y and not (x != x and y != y):
+            return True
+    return False
+
+
+def _try(problem: Problem, base: dict[int, tuple[Any, Any]], vary: dict[str, str], device: str) -> str:
+    """Why the moves ``vary`` are not kept ('' when they are): the reference on the moved inputs of each picked spec
+    (``base``: spec index -> its unmoved float64 output and inputs) raises, changes a shape, dtype or structure, is
+    no valid target, or changes nothing on any spec."""
+    changed = False
+    for ref0, data in base.values():
+        got = _outcome(problem, move_ints(data, problem.outputs, vary))
+        if isinstance(got, str):
+            return got
+        if not _same_kind(ref0, got[0]):
+            return "it changes the output's shape, dtype or structure (a size: the spec's business)"
+        changed |= _differs(ref0, got[0])
+    return "" if changed else "the output does not change"
+
+
+def _base(problem: Problem, device: str) -> dict[int, tuple[Any, Any]] | None:
+    """Per picked spec its unmoved float64 output and native inputs (seed 1); None when the inputs hold no int or
+    bool argument (nothing run) or the reference fails on them (the cases will say so)."""
+    built = {}
+    for i in _picks(problem):
+        try:
+            built[i] = build_input(problem, {"spec_index": i, "seed": 1}, device)
+        except Exception:
+            return None
+        if not int_arguments(problem, built[i]):
+            return None
+    out = {}
+    for i, data in built.items():
+        try:
+            ref, _ = problem.reference(data)
+        except Exception:
+            return None
+        out[i] = (ref, data)
+    return out
+
+
+def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]], list[str]]:
+    """Per int or bool argument path the moves the reference accepts (see the module docstring), and a note per
+    argument with none (``the int argument [1] (= 3) is never varied: ...``). Cached on the problem (once per
+    reference sha)."""
+    cached: tuple[dict[str, list[str]], list[str]] | None = getattr(problem, "_argument_moves", None)
+    if cached is not None:
+        return cached
+    moves: dict[str, list[str]] = {}
+    notes: list[str] = []
+    base = _base(problem, device)
+    setattr(problem, "_argument_base", base)  # noqa: B010 - the unmoved outputs, for ``scalar_moves``
+    if base:
+        first = next(iter(base.values()))[1]
+        for path, value in int_arguments(problem, first):
+            kept: list[str] = []
+            why: dict[str, list[str]] = {}
+            for move in BOOL_MOVES if type(value) is bool else INT_MOVES:
+                reason = _try(problem, base, {path: move}, device)
+                if reason:
+                    why.setdefault(reason, []).append(move)
+                else:
+                    kept.append(move)
+            if kept:
+                moves[path] = kept
+            else:
+                kind = type(value).__name__
+                tried = "; ".join(f"{' '.join(ms)}: {r}" for r, ms in why.items())
+                notes.append(
+                    f"the {kind} argument in{path} (= {value!r}) is never varied by the scalars cases: the reference "
+                    f"takes no other value of it ({tried}); a kernel that folds it into a constant is not caught"
+                )
+    result = (moves, notes)
+    setattr(problem, "_argument_moves", result)  # noqa: B010 - a cache on the loaded problem
+    return result
+
+
+def scalar_moves(problem: Problem, device: str, seed: int, count: int = COMBINATIONS) -> list[dict[str, str]]:
+    """Up to ``count`` combinations of the kept moves (one move per argument, drawn from ``seed``), each tried on
+    the reference as a whole (``_try``); the case plan gives one to each ``scalars`` case. Empty when no int or bool
+    argument can move."""
+    moves, _ = argument_moves(problem, device)
+    base: dict[int, tuple[Any, Any]] | None = getattr(problem, "_argument_base", None)
+    if not moves or not base:
+        return []
+    out: list[dict[str, str]] = []
+    for k in range(count):
+        rng = random.Random(f"{seed}:{k}:vary")
+        combo = {path: rng.choice(ms) for path, ms in moves.items()}
+        if combo in out:
+            continue
+        if len(combo) > 1 and _try(problem, base, combo, device):  # each alone was tried; together may not run
+            continue
+        out.append(combo)
+    return out
