@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -269,7 +270,16 @@ SCALAR_FACTORS = (0.5, 2.0)  # ``scalars``: each Python float argument times a f
 
 
 def _is_float(leaf: Any) -> bool:
-    return type(leaf) is float  # not a bool or an int: those are often sizes, axes or flags
+    """A Python float or a NumPy floating scalar (``np.float64(1 / np.sqrt(8))``: red team round 11 W1), not a bool
+    or an int: those are often sizes, axes or flags, moved apart (``move_ints``)."""
+    return type(leaf) is float or _is_numpy(leaf, "floating")
+
+
+def _is_numpy(leaf: Any, kind: str) -> bool:
+    """``leaf`` is a NumPy scalar of the abstract type ``kind`` (``floating``, ``integer``); NumPy is not imported
+    for it (a problem that hands NumPy scalars has imported it)."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(leaf, getattr(np, kind))
 
 
 def scale_scalars(data: Any, outputs: tuple[Any, ...], seed: int) -> Any:
@@ -290,8 +300,9 @@ BOOL_MOVES = ("flip",)  # and a bool
 
 
 def is_int_arg(leaf: Any) -> bool:
-    """A Python int or bool leaf (not a tensor, not an int subclass such as an enum): what ``move_ints`` moves."""
-    return type(leaf) is int or type(leaf) is bool
+    """A Python int or bool leaf, or a NumPy integer scalar (not a tensor, not an int subclass such as an enum):
+    what ``move_ints`` moves."""
+    return type(leaf) is int or type(leaf) is bool or _is_numpy(leaf, "integer")
 
 
 def moved(value: int | bool, move: str) -> int | bool:
@@ -302,7 +313,7 @@ def moved(value: int | bool, move: str) -> int | bool:
     """
     if type(value) is bool and move == "flip":
         return not value
-    if type(value) is int and move in INT_MOVES:
+    if (type(value) is int or _is_numpy(value, "integer")) and move in INT_MOVES:
         return value + 1 if move == "+1" else value - 1 if move == "-1" else 2 * value
     raise ValueError(f"cannot move {type(value).__name__} {value!r} by {move!r}")
 
