@@ -28,6 +28,7 @@ class Launch(TypedDict, total=False):
     signature: dict[str, str]
     constexprs: dict[str, Any]
     shared_bytes: int
+    grid: list[int]  # the largest (x, y, z) of its launches, sm_90a cross-compiles only (the dumps rung's limits)
     n_regs: int
     n_spills: int
     dot: bool  # its Triton IR has a ``tt.dot`` (absent when the IR was not available)

@@ -102,7 +102,7 @@ def install_triton() -> None:
                 _record_triton(self, args, kwargs)
             return orig_run(self, *args, grid=grid, warmup=warmup, **kwargs)
         if cap.cross:
-            _cross_compile(cap, self, args, kwargs)
+            _cross_compile(cap, self, args, kwargs, grid)
             return None
         t0 = time.perf_counter()
         kernel = orig_run(self, *args, grid=grid, warmup=True if cap.dry else warmup, **kwargs)
@@ -205,9 +205,20 @@ def _named(jf: Any, consts: dict[Any, Any]) -> dict[str, Any]:
 _CROSS: dict[str, Any] = {}
 
 
-def _cross_compile(cap: Capture, jf: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def _grid_of(grid: Any, bound: Any) -> list[int] | None:
+    """The launch grid (x, y, z) as ``JITFunction.run`` computes it (``grid(bound_args)`` when callable), or None
+    when it cannot be computed here."""
+    try:
+        g = grid(bound) if callable(grid) else grid
+        dims = [int(d) for d in tuple(g)]
+    except Exception:  # a grid ktui cannot evaluate is not the kernel's error: no limit checked
+        return None
+    return (dims + [1, 1, 1])[:3] if 1 <= len(dims) <= 3 else None
+
+
+def _cross_compile(cap: Capture, jf: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any = None) -> None:
     """Compile one launch of ``jf`` for sm_90a, as ``JITFunction.run`` would for a device, and record it (once per
-    specialization).
+    specialization, with the largest ``grid`` per dimension of its launches: the dumps rung checks CUDA's limits).
 
     A kernel that does not compile raises (``CompilationError``, a ptxas error, a wrong argument count): the compile
     rung reports it. A failure of ktui's use of Triton internals (a release that moved them) becomes a warning.
@@ -231,14 +242,20 @@ def _cross_compile(cap: Capture, jf: Any, args: tuple[Any, ...], kwargs: dict[st
     options, signature, constexprs, attrs = jf._pack_args(backend, kw, bound, specialization, options)
     # attrs too: launches that differ only in divisibility by 16 compile to different code
     key = f"{jf.fn.__qualname__}|{signature}|{constexprs}|{attrs}|{options.num_warps}|{options.num_stages}"
-    if any(rec.get("_key") == key for rec in cap.launches):
-        return
+    dims = _grid_of(grid, bound) if grid is not None else None
+    for rec in cap.launches:
+        if rec.get("_key") == key:
+            if dims is not None:
+                rec["grid"] = [max(a, b) for a, b in zip(rec.get("grid") or dims, dims, strict=True)]
+            return
     t0 = time.perf_counter()
     kernel = triton.compile(ASTSource(jf, signature, constexprs, attrs), target=target, options=options.__dict__)
     rec = _triton_record(jf, kernel, kw, time.perf_counter() - t0, target="sm_90a")
     rec["signature"] = {str(k): str(v) for k, v in signature.items()}
     rec["constexprs"] = _named(jf, constexprs)
     rec["_key"] = key
+    if dims is not None:
+        rec["grid"] = dims
     if cap.keep:
         rec["_compiled"] = kernel
     cap.launches.append(rec)

@@ -15,6 +15,12 @@ bf16 output computed in float32 came out biased low by up to one ulp) and conver
 from bf16 as integers (``astype(uint16)`` of the value, or of the bit pattern). The fix rounds to nearest even
 (``cvt.rn.bf16.f32``, ``cvt.rn.bf16.f64``) and widens bf16 exactly; an explicit ``fp_downcast_rounding="rtz"``
 still truncates, as it does on the GPU.
+
+``tl.dot`` on float32 operands with TF32 input precision (Triton's default, ``input_precision="tf32"``; on every
+NVIDIA GPU since sm_80 the tensor cores read 10 mantissa bits) rounds each operand to TF32 first (to nearest, ties
+away from zero, as ``cvt.rna.tf32.f32`` does), so a float32 matmul that leaves the default computes on the CPU what
+it computes on the GPU (red team round 11: the interpreter's exact float32 product passed a default-precision dot
+that the GPU computes in TF32); ``"tf32x3"`` (three TF32 products, near float32) and ``"ieee"`` stay exact.
 """
 
 from __future__ import annotations
@@ -36,6 +42,15 @@ def _f32_to_bf16(data: np.ndarray) -> np.ndarray:
     bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
     return np.where(np.isnan(data), np.uint16(0x7FC0), rounded)
+
+
+def _to_tf32(data: np.ndarray) -> np.ndarray:
+    """float32 rounded to TF32 (10 explicit mantissa bits) to nearest, ties away from zero, as the GPU's
+    ``cvt.rna.tf32.f32`` does (PTX ISA, ``cvt``: ``.rna`` on ``.tf32``); the result is float32 with its low 13 bits
+    zero. inf and NaN stay as they are."""
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
+    rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isfinite(data), rounded, data).astype(np.float32)
 
 
 def _to_bf16(data: np.ndarray) -> np.ndarray:
@@ -78,6 +93,12 @@ def _install_casts(builder: Any, handle: Any, tl: Any) -> None:
     builder.cast_impl = cast_impl
 
 
+def _is_tf32(input_precision: Any) -> bool:
+    """``input_precision`` (Triton's ``INPUT_PRECISION`` enum, or its name) is plain TF32 (not ``TF32x3``)."""
+    name = getattr(input_precision, "name", str(input_precision))
+    return str(name).split(".")[-1].upper() == "TF32"
+
+
 def install() -> None:
     """Patch ``InterpreterBuilder`` (idempotent; a no-op on Triton releases without these methods)."""
     global _DONE
@@ -109,6 +130,9 @@ def install() -> None:
                 if d.dtype.scalar == bf16:
                     return TensorHandle(_f32_to_bf16(prod + _bf16_to_f32(d.data)), bf16)
                 return TensorHandle(prod.astype(d.data.dtype) + d.data, d.dtype.scalar)
+            if _is_tf32(input_precision) and a.dtype.scalar == tl.float32 and b.dtype.scalar == tl.float32:
+                a = TensorHandle(_to_tf32(a.data), a.dtype.scalar)
+                b = TensorHandle(_to_tf32(b.data), b.dtype.scalar)
             return orig_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
 
         InterpreterBuilder.create_dot = create_dot

@@ -92,6 +92,17 @@ def run(ctx: RunContext) -> RungResult:
                 parts.append(launch_line(launch.get("kernel"), a["resources"], a["mix"]))
         kernels.append(entry)
     summary = "; ".join(parts) or "no kernel compiled"
+    over = launch_limits(kernels, res["launches"], arch)
+    if over:
+        problem = f"spec={spec_text(spec)}: {over[0]}" + (f" (and {len(over) - 1} more)" if len(over) > 1 else "")
+        return RungResult(
+            "dumps",
+            Status.FAILED,
+            summary=problem,
+            warnings=warnings + over[1:],
+            figures={"dir": str(rel), "spec": spec, "arch": arch, "kernels": kernels},
+            error=ErrorInfo("LaunchLimitError", problem),
+        )
     return RungResult(
         "dumps",
         Status.OK,
@@ -99,6 +110,49 @@ def run(ctx: RunContext) -> RungResult:
         warnings=warnings,
         figures={"dir": str(rel), "spec": spec, "arch": arch, "kernels": kernels},
     )
+
+
+# CUDA's launch limits per compute capability (CUDA C++ Programming Guide, "Technical Specifications per Compute
+# Capability"): a grid's x up to 2**31 - 1 blocks, y and z up to 65,535; shared memory per block (opt-in) 227 KiB on
+# 9.0, 163 KiB on 8.0 and 8.7, 99 KiB on 8.6 and 8.9 (other archs: the grid only).
+GRID_LIMITS = (2**31 - 1, 65_535, 65_535)
+SMEM_PER_BLOCK = {"sm_90": 232_448, "sm_80": 166_912, "sm_87": 166_912, "sm_86": 101_376, "sm_89": 101_376}
+
+
+def launch_limits(kernels: list[dict[str, Any]], launches: list[Any], arch: str) -> list[str]:
+    """What in ``launches`` (the dumps' compiled launches; ``kernels``, their entries with ``resources`` from the
+    SASS) no GPU of ``arch`` (``sm_90a``) can launch: a grid dimension past ``GRID_LIMITS``, or shared memory per
+    block (static + dynamic, bytes) past ``SMEM_PER_BLOCK`` for the arch. A kernel over either compiles and runs in
+    the interpreter, then fails to launch on the GPU (red team round 11: rows on grid axis 1 at 131,072; tiles
+    needing 394,240 B). One message per launch over a limit; an arch not in the table is checked for the grid only.
+    """
+    found: list[str] = []
+    limit = SMEM_PER_BLOCK.get(arch.rstrip("a"))
+    for entry, launch in zip(kernels, launches, strict=False):
+        name = entry.get("kernel") or "kernel"
+        grid = launch.get("grid")
+        if grid:
+            for axis, (d, most) in enumerate(zip(grid, GRID_LIMITS, strict=False)):
+                if d > most:
+                    found.append(
+                        f"{name} launches a grid of {tuple(grid)}: {d:,} blocks along {'xyz'[axis]}, past CUDA's limit "
+                        f"of {most:,} (a launch the GPU refuses; put the large count on x or loop inside the kernel)"
+                    )
+        r = entry.get("resources") or {}
+        smem = int(r.get("shared", 0)) + int(r.get("dynamic_shared", 0))
+        if limit is not None and smem > limit:
+            found.append(
+                f"{name} needs {smem:,} B of shared memory per block, past {arch}'s {limit:,} B ({limit // 1024} KiB): "
+                "a launch the GPU refuses (out of resources; smaller tiles or fewer stages)"
+            )
+    return found
+
+
+def spec_text(spec: Any) -> str:
+    """A spec as the rung lines show one (``worker.problem.spec_label``): its values in order, ``(1, 131072, bf16)``."""
+    short = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}
+    vals = [short.get(v, v) if isinstance(v, str) else v for v in (spec.values() if isinstance(spec, dict) else [spec])]
+    return "(" + ", ".join(str(v) for v in vals) + ("," if len(vals) == 1 else "") + ")"
 
 
 def launched_nothing(ctx: RunContext) -> RungResult | None:
