@@ -51,8 +51,13 @@ RUNGS = ("compile", "run", "correctness", "benchmark")  # dumps left out: nothin
 STRETCH_WRONG = re.compile(r"^spec=\(\d+, (fp32|bf16)\): the output of call (\d+) of (\d+) is wrong \(output out: ")
 
 
-def scale(make_ws, ladder_for, kernel: Path, seed: int):
-    return run(make_ws, ladder_for, "scale", kernel, reference=SCALE, seed=seed, rungs=RUNGS, **FAST)
+def scale(make_ws, ladder_for, kernel: Path, seed: int, rungs: tuple[str, ...] = RUNGS):
+    return run(make_ws, ladder_for, "scale", kernel, reference=SCALE, seed=seed, rungs=rungs, **FAST)
+
+
+# the stretch alone: after a failed correctness rung the CPU runs no stretch (the version is wrong already), so a
+# kernel that fails both is shown failing the stretch by a ladder without the correctness rung
+STRETCH_ONLY = ("compile", "run", "benchmark")
 
 
 def stretch_passed(res) -> dict:
@@ -84,7 +89,8 @@ def test_a_kernel_right_only_inside_a_guard_band_fails_and_its_twin_reading_its_
     c = corr(bad)
     assert c.status is Status.FAILED and "elements outside atol=1e-06 rtol=1e-06" in c.summary, c.summary
     assert all(not s["ok"] for s in c.figures["specs"])  # it never sees a band: wrong on every spec
-    stretch_failed(bad)
+    assert bad.rung("benchmark").line().endswith("the verified stretch is not run: correctness failed")
+    stretch_failed(scale(make_ws, ladder_for, K / "rt10_guard_detect_bad.py", seed=31, rungs=STRETCH_ONLY))
     twin = good(scale(make_ws, ladder_for, K / "rt10_storage_flat_good.py", seed=31))
     stretch_passed(twin)
 
@@ -147,7 +153,7 @@ def test_a_kernel_right_only_off_the_main_thread_fails_and_its_twin_passes(make_
     c = corr(bad)
     assert c.status is Status.FAILED and "elements outside atol=1e-06 rtol=1e-06" in c.summary, c.summary
     assert all(not s["ok"] for s in c.figures["specs"])
-    stretch_failed(bad)
+    stretch_failed(scale(make_ws, ladder_for, K / "rt10_thread_detect_bad.py", seed=32, rungs=STRETCH_ONLY))
     stretch_passed(good(scale(make_ws, ladder_for, K / "rt10_thread_detect_good.py", seed=32)))
 
 

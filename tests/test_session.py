@@ -27,7 +27,8 @@ def fake_ladder(ran: list[str], gate: threading.Event | None = None):
             k.version,
             f"kernels/{k.problem}/{k.version}.py",
             {"type": "cpu"},
-            [RungResult("compile", Status.OK)],
+            # a verdict (compile and dumps alone have none, and a save of that content is not skipped: it needs a run)
+            [RungResult("compile", Status.OK), RungResult("correctness", Status.OK)],
             source_sha256=sha256(k.path.read_bytes()),
             reference_sha256=sha256(ref.read_bytes()),
         )
