@@ -68,9 +68,13 @@ def run_eval(engine: str, args: argparse.Namespace, out: Path) -> dict:
     (out / f"eval_{engine}.json").write_text(stdout)
     shutil.rmtree(ws, ignore_errors=True)
     try:
-        table = json.loads(stdout)
+        env = json.loads(stdout)  # the envelope (docs/json.md): data, or error
     except ValueError:
-        table = {"rows": [], "error": f"exit {proc.returncode}: " + " | ".join(err_lines[-3:])}
+        env = {"error": {"message": " | ".join(err_lines[-3:])}}
+    if "data" in env:
+        table = env["data"]
+    else:
+        table = {"rows": [], "error": f"exit {proc.returncode}: {env.get('error', {}).get('message', '')[:300]}"}
     table.update(
         engine=engine,
         wall_s=wall,

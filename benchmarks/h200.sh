@@ -31,10 +31,20 @@ fi
 [ -d $C/site ] && S=$C/site
 [ -d "$S" ] && export PYTHONPATH=$S:$S/nvidia_cutlass_dsl/dsl_packages:${PYTHONPATH:-}
 if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | grep -v "already exists"; export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
   export PATH=/tmp/site/bin:$PATH
 fi
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
+# cryptography for asyncssh (step ssh) where the machine lacks it: its wheel in .whlc (carried apart: it would shadow
+# the machine's own)
+if ! python3 -c "import cryptography" 2>/dev/null && ls .whlc/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whlc/*.whl 2>&1 | grep -v "already exists"
+fi
+# ktui is not pip-installed there: the tests that run the `ktui` console script find this one on PATH
+if ! command -v ktui >/dev/null; then
+  mkdir -p /tmp/ktui-bin && printf '#!/bin/sh\nexec python3 -m ktui "$@"\n' > /tmp/ktui-bin/ktui && chmod +x /tmp/ktui-bin/ktui
+  export PATH=/tmp/ktui-bin:$PATH
+fi
 # STEP_TIMEOUT=S: each pytest step is interrupted (SIGINT: pytest still prints its summary) after S seconds
 T=(); [ -n "${STEP_TIMEOUT:-}" ] && T=(timeout -s INT "$STEP_TIMEOUT")
 
@@ -185,10 +195,10 @@ print(f"| {sys.argv[2]} | {cell('correctness')} | {cell('benchmark')} |")
 PY
       done ;;
     round10a)  # the round 10 red team's bad kernels fail and their twins pass on the GPU, 2 seeds (16 runs)
-      python3 benchmarks/round10_table.py --device cuda --seeds 11,12 --only powi,vadd,chunk --out "$OUT/round10a" \
+      python3 benchmarks/round10_table.py --device cuda --seeds ${ROUND10_SEEDS:-11,12} --only powi,vadd,chunk --out "$OUT/round10a" \
         2>&1 | tee "$OUT/round10a.log" | tail -22 ;;
     round10b)  # top-k with ties, and honest bf16/fp16 examples under the gross bound (gross_ratio < 1), 2 seeds (12)
-      python3 benchmarks/round10_table.py --device cuda --seeds 11,12 --only topk,softmax,matmul,rowsum16 \
+      python3 benchmarks/round10_table.py --device cuda --seeds ${ROUND10_SEEDS:-11,12} --only topk,softmax,matmul,rowsum16 \
         --out "$OUT/round10b" 2>&1 | tee "$OUT/round10b.log" | tail -18 ;;
     *) echo "unknown step $step" ;;
   esac

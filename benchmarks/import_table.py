@@ -150,6 +150,7 @@ def _cell(x: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """Evaluate every version of the prepared workspace (resuming), print the table."""
     from ktui.core.device import resolve_device
+    from ktui.core.envelope import jsonable
     from ktui.core.ladder import LadderOptions
     from ktui.core.results import DEFAULT_RUNGS, expand_rungs
     from ktui.core.session import Session
@@ -217,7 +218,9 @@ def run(args: argparse.Namespace) -> int:
             s.stop()
     rows, left = table.rows, table.not_run
     if args.json:
-        Path(args.json).write_text(json.dumps({**table.to_json(), "labels": labels, "left": left}, indent=1))
+        # rows are dataclasses: jsonable writes them as ``ktui eval --json`` does
+        data = jsonable({**table.to_json(), "labels": labels, "left": left})
+        Path(args.json).write_text(json.dumps(data, indent=1))
     print()
     lines = evaluate.render(table)
     print("\n".join(lines[lines.index("") + 1 :]))  # its summary: the rows follow, with upstream's labels

@@ -72,6 +72,12 @@ def main() -> int:
                 print(f"{k.key} ({tracer}): exit {p.returncode}, no JSON\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
                 bad += 1
                 continue
+            if "error" in res:  # the --json envelope (docs/json.md): an error instead of data
+                print(f"{k.key} ({tracer}): {res['error'].get('kind')}: {res['error'].get('message', '')[:300]}")
+                rows.append((f"{k.key} {tracer}", "error", res["error"].get("message", "")[:100], *[""] * 5))
+                bad += 1
+                continue
+            res = res.get("data", res)
             tr = next((r for r in res["rungs"] if r["name"] == "trace"), None)
             if out:
                 (out / f"{name}.json").write_text(json.dumps(res, indent=1))

@@ -354,3 +354,24 @@ def test_a_ring_of_timed_output_buffers_is_seen_in_the_kept_outputs(tmp_path, mo
         for x in spec["integrity"]
     ), spec["integrity"]
     assert v["ok"]  # each copy, taken when its call returned, was right: the storage checks are what fail it
+
+
+def test_a_declared_empty_buffer_lands_on_the_device_of_the_generate_context() -> None:
+    """``torch.empty(n)`` inside ``with torch.device(d)`` (how every ``generate_input`` runs) lands on ``d`` once the
+    allocators are wrapped: torch's device-constructor set must hold the builtins, not ktui's wrappers (on the H200 a
+    reference's declared ``torch.empty`` output buffer reached the kernel as a CPU tensor). A fresh interpreter, so
+    nothing else has primed torch's cache; the meta device stands in for CUDA."""
+    import subprocess
+
+    code = (
+        "from ktui.worker import allocation\n"
+        "allocation.install()\n"
+        "import torch\n"
+        "x = torch.ones(2)\n"
+        "with torch.device('meta'):\n"
+        "    print(torch.empty(3).device.type, torch.empty_strided((2,), (1,)).device.type,"
+        " torch.empty_like(x).device.type)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    # empty_like follows its input's device (a CPU tensor), as torch's own does
+    assert out.stdout.split() == ["meta", "meta", "cpu"], out.stderr

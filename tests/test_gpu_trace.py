@@ -67,7 +67,7 @@ triton.knobs.compilation.instrumentation_mode = "ktui-trace-" + tracer.token
 sys.path.insert(0, ".")
 import marked
 out = torch.empty({ctas} * 128, device="cuda")
-marked.spin[({gx}, {gy})](out, 2000, BLOCK=128, num_warps=4)
+marked.spin[({gx}, {gy})](out, {n_iter}, BLOCK=128, num_warps=4)
 torch.cuda.synchronize()
 open("buf.bin", "wb").write(bytes(keep[0].cpu().numpy()))
 sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -77,7 +77,9 @@ print(json.dumps({{"regions": tracer.buffers[0].regions, "sms": sms}}))
 
 def test_every_warp_of_every_cta_writes_its_records(tmp_path):
     (tmp_path / "marked.py").write_text(MARKED_TRITON)
-    meta = _run(HARNESS.format(nbytes=1 << 20, ctas=37 * 3, gx=37, gy=3), tmp_path)
+    # 50,000 iterations: each SM's marks span more than MIN_CLOCK_SPAN_NS (20 us) of globaltimer, so the clock is
+    # measured (2,000 did not on the H200, 2026-12-04: clock_ghz None)
+    meta = _run(HARNESS.format(nbytes=1 << 20, ctas=37 * 3, gx=37, gy=3, n_iter=50_000), tmp_path)
     t = trace.parse_buffer((tmp_path / "buf.bin").read_bytes(), "spin", "triton", meta["regions"])
     assert meta["regions"] == ["work", "store"] and t.problems == []
     assert (t.grid, t.block, t.sample_every) == ((37, 3, 1), (128, 1, 1), 1)
@@ -96,7 +98,7 @@ def test_every_warp_of_every_cta_writes_its_records(tmp_path):
 def test_a_grid_past_the_buffer_is_sampled_by_powers_of_two(tmp_path):
     """Room for 16 warps, 64 CTAs of 4 warps: every 16th CTA (ceil_log2(64) + ceil_log2(4) - 4 = 4), all warps."""
     (tmp_path / "marked.py").write_text(MARKED_TRITON)
-    meta = _run(HARNESS.format(nbytes=HEADER_BYTES + 16 * WARP_BYTES, ctas=64, gx=64, gy=1), tmp_path)
+    meta = _run(HARNESS.format(nbytes=HEADER_BYTES + 16 * WARP_BYTES, ctas=64, gx=64, gy=1, n_iter=2000), tmp_path)
     t = trace.parse_buffer((tmp_path / "buf.bin").read_bytes(), "spin", "triton", meta["regions"])
     assert t.sample_every == 16 and len((tmp_path / "buf.bin").read_bytes()) == HEADER_BYTES + 16 * SLOTS * 16
     assert sorted({w.cta for w in t.warps}) == [0, 16, 32, 48] and len(t.warps) == 16

@@ -266,8 +266,9 @@ class ProfileFigures(TypedDict, total=False):
     report: str  # the .ncu-rep, relative to the workspace
     kernels: list[dict[str, Any]]  # ``ktui.core.inspect.ncu.summaries``
     duration_us: float
-    pct_peak_bandwidth: float
-    pct_peak_flops: float
+    pct_peak_bandwidth: float  # of the datasheet's HBM bandwidth (or the measured, if larger), %
+    pct_peak_flops: float  # of the datasheet's tensor-core peak for the inputs' dtype (or the measured, if larger), %
+    peak_source: str  # whose peaks those are (``ktui.core.ladder.peaks.ceilings``)
     baseline: str
     deltas: list[dict[str, Any]]
     ncu_args: list[str]  # what was asked of ncu beyond ktui's own sections ([profile] in ktui.toml, --ncu-args)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import torch
+import torch.utils._device
 
 
 class _Guarding(Protocol):
@@ -57,6 +58,13 @@ def install() -> None:
     """Replace torch's allocators with the wrappers (once per process; later calls do nothing)."""
     if _installed:
         return
+    # ``with torch.device(d)`` (the device every ``generate_input`` runs under) gives a device to the constructors
+    # in ``torch.utils._device._device_constructors()``, a set taken from torch's attributes on its first call and
+    # cached: taken after the wrappers replaced them, it holds the wrappers, the builtin never matches it, and
+    # ``torch.empty(n)`` inside ``with torch.device("cuda")`` lands on the CPU (found on the H200, 2026-12-04: a
+    # reference's declared ``torch.empty`` buffer reached the kernel as a CPU tensor). Taken now, it holds the builtins,
+    # which the wrappers call.
+    torch.utils._device._device_constructors()
     for name, fn in ORIGINALS.items():
         setattr(torch, name, _wrap(fn))
     # torch's stubs declare Tensor.new_empty as a method; patching it on the class is the point here.

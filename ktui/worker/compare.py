@@ -355,7 +355,8 @@ def judge_leaf(
         ref = torch.view_as_real(ref.resolve_conj().to(torch.complex128 if ref.dtype != torch.complex32 else ref.dtype))
         exp = torch.view_as_real(exp.resolve_conj()) if isinstance(exp, torch.Tensor) and exp.is_complex() else exp
     if out.numel() > large:
-        m = metrics.verdict_large(out, ref, tol, allow_nan=problem.allow_nan, device=device)
+        native = exp if isinstance(exp, torch.Tensor) else None
+        m = metrics.verdict_large(out, ref, tol, allow_nan=problem.allow_nan, device=device, native=native)
         m["baseline_psnr_db"] = None
     else:
         m = metrics.verdict(out, ref, tol, unwritten=unwritten_mask(out, exp), allow_nan=problem.allow_nan)

@@ -116,7 +116,8 @@ def native_errors(
 
 
 # ``rounding_allowance``: each distinct floating input value is moved by this many unit roundoffs of the inputs'
-# lowest precision, up or down (two values moved apart: 2 x this between them), in this many pairs of float64 runs.
+# lowest precision (times 0.75 to 1.25, per value), up or down (two values moved apart: ~2 x this between them), in
+# this many pairs of float64 runs.
 # An honest program in that precision computes the value it rounds to an integer within a few roundings of it (a
 # quotient and a product: ~3 u); the pairs are antithetic, so each value moved toward a boundary in half the draws.
 NEAR_ULPS = 2.0
@@ -130,14 +131,20 @@ def _s64(v: int) -> int:
 
 
 def value_signs(t: torch.Tensor, key: int) -> torch.Tensor:
-    """+1.0 or -1.0 per element of ``t`` (float64), drawn from the element's value and ``key`` alone: equal values
-    get the same sign (a tie stays a tie, so an index of the largest value never moves between exact ties), distinct
-    values independent ones (a 64-bit mix of the value's bits, splitmix64's finalizer)."""
+    """A move per element of ``t`` (float64), drawn from the element's value and ``key`` alone: a sign (+ or -) times
+    a magnitude uniform in [0.75, 1.25) (a 64-bit mix of the value's bits, splitmix64's finalizer). Equal values get
+    the same move (a tie stays a tie, so an index of the largest value never moves between exact ties); distinct
+    values independent ones. The magnitude is what keeps two distinct values from moving alike in every draw: with
+    signs alone a ratio ``x / amax`` stayed put when both got the same sign in all ``NEAR_PAIRS`` pairs (one pair of
+    bf16 values in 256, repeated in every row that held them: on the H200, 2026-12-04, an honest fp32 quantizer's
+    timed calls failed at a truth exactly on a half-way point, 1.046875 / (3.96875 / 127) = 33.5)."""
     h = t.contiguous().view(torch.int64) ^ _s64(key * _MIX[0])
     h = (h ^ (h >> 30)) * _s64(_MIX[1])
     h = (h ^ (h >> 27)) * _s64(_MIX[2])
     h = h ^ (h >> 31)
-    return ((h >> 17) & 1).to(torch.float64) * 2 - 1
+    sign = ((h >> 17) & 1).to(torch.float64) * 2 - 1
+    magnitude = 0.75 + 0.5 * ((h >> 24) & ((1 << 32) - 1)).to(torch.float64) / 2.0**32
+    return sign * magnitude
 
 
 def rounding_allowance(

@@ -81,6 +81,24 @@ def datasheet_for(device_name: str | None) -> Peaks | None:
     return None
 
 
+def ceilings(roof: Mapping[str, Any], dtype: str | None) -> tuple[float, float, str]:
+    """The ceilings a call's % of peak is reported against: HBM bandwidth (GB/s) and the tensor-core peak of
+    ``dtype`` (TFLOP/s), each the larger of the datasheet's (``datasheet_for(roof["device_name"])``) and the measured
+    one in ``roof`` (``bandwidth_gbps``, ``peak_tflops``), so that an honest kernel never shows more than 100%;
+    without datasheet figures, the measured ceilings (an honest kernel may then pass 100%: ``source`` says so).
+    NaN where neither is known. Returns (GB/s, TFLOP/s, source)."""
+    peaks = datasheet_for(roof.get("device_name"))
+    bw = _finite(roof.get("bandwidth_gbps"))
+    measured_peak = _finite((roof.get("peak_tflops") or {}).get(str(dtype)))
+    if peaks is None:
+        return bw, measured_peak, "measured ceilings (no datasheet figures for this device)"
+    hbm = max(peaks.hbm_gbps, 0.0 if math.isnan(bw) else bw)
+    top = math.nan
+    if str(dtype) in peaks.tflops:
+        top = max(peaks.tflops[str(dtype)], 0.0 if math.isnan(measured_peak) else measured_peak)
+    return hbm, top, peaks.source
+
+
 # Devices without datasheet figures: a time under 80% of the measured floor cannot be real (the measured ceilings
 # are within a few % of what kernels reach; the slack keeps an honest kernel that beats torch.matmul from failing).
 MEASURED_SLACK = 0.8
