@@ -49,3 +49,51 @@ def test_the_float32_scans_round_every_running_value_and_replace_only_cpu_float3
         assert torch.allclose(got, torch.cumsum(m, dim), atol=1e-5), dim
     got = blocked_scan(m, 1, np.logaddexp, -np.inf, block=2)
     assert torch.allclose(got, torch.logcumsumexp(m, 1), atol=1e-5)
+
+
+# -- F1: a guarded allocation grows with resize_ as a plain one does --------------------------------------------------
+SUM = CASES / "references" / "sum_all.py"
+
+
+def test_a_cached_workspace_grown_with_resize_passes_and_one_grown_short_fails(make_ws, ladder_for):
+    good(run(make_ws, ladder_for, "sum_ws", K / "rt11b_ws_resize_good.py", reference=SUM, seed=2, rungs=CHECKED))
+    good(run(make_ws, ladder_for, "sum_ws", K / "rt11b_ws_realloc_good.py", reference=SUM, seed=2, rungs=CHECKED))
+    res = run(make_ws, ladder_for, "sum_ws", K / "rt11b_ws_resize_short_bad.py", reference=SUM, seed=2, rungs=CHECKED)
+    assert not res.ok, [r.line() for r in res.rungs]
+    failed = next(r for r in res.rungs if r.status is Status.FAILED)
+    assert "out-of-bounds store" in failed.line() and "part_ptr" in failed.line(), failed.line()
+
+
+def test_resize_grows_a_guarded_allocation_into_a_guarded_one_and_keeps_its_values():
+    import numpy as np
+    import torch
+
+    from ktui.worker import allocation
+    from ktui.worker.guards import GUARD_BYTES, Guards
+
+    allocation.install()
+    g = Guards()
+    with allocation.poisoned_allocations(guards=g):
+        w = torch.empty(2)
+        assert not w.untyped_storage().resizable()  # a DLPack alias between canaries
+        w.fill_(3.0)
+        w.resize_(5)
+        assert w.shape == (5,) and w[:2].tolist() == [3.0, 3.0] and len(g.bands) == 2  # the grown one is guarded
+        assert torch.isnan(w[2:]).all()  # and poisoned, as torch.empty is in a checked call
+        w.resize_as_(torch.zeros(2, 4))
+        assert w.shape == (2, 4) and w[0, :2].tolist() == [3.0, 3.0]
+        last = g.bands[-1]
+        assert last.payload.untyped_storage().data_ptr() == w.untyped_storage().data_ptr() and last.nbytes == 32
+        last.buf[GUARD_BYTES + last.nbytes] += 1  # a byte past the grown workspace: its canary sees it
+    assert any("past the end of" in v for v in g.violations()), g.violations()
+    g.close()
+    with torch.no_grad():  # outside a checked call: a plain allocation, the values kept
+        w.resize_(16)
+    assert w.shape == (16,) and w[:2].tolist() == [3.0, 3.0] and w.untyped_storage().resizable()
+    plain = torch.from_numpy(np.zeros(3, dtype=np.float32))  # a storage ktui did not make: torch's refusal stands
+    try:
+        plain.resize_(10)
+    except RuntimeError as exc:
+        assert "not resizable" in str(exc)
+    else:
+        raise AssertionError("a NumPy-backed tensor grew")
