@@ -97,3 +97,30 @@ def test_resize_grows_a_guarded_allocation_into_a_guarded_one_and_keeps_its_valu
         assert "not resizable" in str(exc)
     else:
         raise AssertionError("a NumPy-backed tensor grew")
+
+
+# -- F3: without a GPU, torch's device queries answer as the target GPU ----------------------------------------------
+VADD = CASES.parent.parent / "references" / "vector_add.py"
+
+
+def test_a_persistent_kernel_sized_by_the_sm_count_is_checked_on_the_cpu_and_its_bad_twin_fails(make_ws, ladder_for):
+    ok = good(run(make_ws, ladder_for, "vadd", K / "rt11b_persistent_good.py", reference=VADD, seed=3, rungs=CHECKED))
+    warned = [w for r in ok.rungs for w in r.warnings if "answered with the target GPU's facts" in w]
+    assert warned and "NVIDIA H200, 132 SMs, sm_90" in warned[0], [r.warnings for r in ok.rungs]
+    bad = corr(
+        run(make_ws, ladder_for, "vadd", K / "rt11b_persistent_tail_bad.py", reference=VADD, seed=3, rungs=CHECKED)
+    )
+    assert bad.status is Status.FAILED and "unwritten" in bad.summary, bad.line()
+
+
+def test_the_device_queries_answer_with_the_h200s_facts():
+    import torch
+
+    from ktui.worker import target_device as td
+
+    # the functions install() puts on torch.cuda in a worker without a GPU (not installed here: this process is shared)
+    p = td.get_device_properties("cuda")
+    assert (p.multi_processor_count, p.major, p.minor, p.warp_size) == (132, 9, 0, 32)
+    assert td.get_device_properties(torch.device("cpu")).shared_memory_per_block_optin == 232_448
+    assert td.get_device_capability() == (9, 0) and td.get_device_name(0) == "NVIDIA H200"
+    assert "get_device_properties" in td.queried and "132 SMs, sm_90" in td.note()[0]
