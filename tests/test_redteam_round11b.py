@@ -124,3 +124,33 @@ def test_the_device_queries_answer_with_the_h200s_facts():
     assert td.get_device_properties(torch.device("cpu")).shared_memory_per_block_optin == 232_448
     assert td.get_device_capability() == (9, 0) and td.get_device_name(0) == "NVIDIA H200"
     assert "get_device_properties" in td.queried and "132 SMs, sm_90" in td.note()[0]
+
+
+# -- W5: every run draws a size that is a multiple of every block up to 4096 -----------------------------------------
+def test_every_run_draws_a_multiple_of_4096_for_each_field_within_the_budget():
+    from ktui.worker.fuzz import budget, draw_specs
+
+    from .test_cases_inputs import problem
+
+    va, mm, sm = problem("vector_add"), problem("matmul"), problem("softmax")
+    cap = budget(va.tests, va.benchmarks, "cpu")
+    for seed in range(30):
+        d = draw_specs(va.module, va.tests, va.benchmarks, seed, "cpu", lambda s: True)
+        assert any(s["n"] % 4096 == 0 for s in d) and all(s["n"] <= cap for s in d), (seed, d)
+        # the innermost dimension (a matmul's k: EVEN_K; a row's columns); on the CPU the leading ones stay within
+        # ``lead_budget`` (the interpreter's cost goes by rows and tiles), so they are aligned as far as it allows
+        d = draw_specs(mm.module, mm.tests, mm.benchmarks, seed, "cpu", lambda s: True)
+        assert any(s["k"] % 4096 == 0 for s in d), (seed, d)
+        d = draw_specs(sm.module, sm.tests, sm.benchmarks, seed, "cpu", lambda s: True)
+        assert any(s["cols"] % 4096 == 0 for s in d), (seed, d)
+    assert draw_specs(va.module, va.tests, va.benchmarks, 3, "cpu", lambda s: True) == draw_specs(
+        va.module, va.tests, va.benchmarks, 3, "cpu", lambda s: True
+    )  # replayed by seed
+
+
+def test_a_slip_in_the_even_block_fast_path_fails_on_every_seed_and_its_twin_passes(make_ws, ladder_for):
+    opts = dict(reference=VADD, repeat=False, layouts=False, rungs=CHECKED)
+    for seed in (1, 2, 3):
+        bad = corr(run(make_ws, ladder_for, "vadd", K / "rt11b_even_block_bad.py", seed=seed, **opts))
+        assert bad.status is Status.FAILED and "fuzzed(" in bad.summary, (seed, bad.line())
+    good(run(make_ws, ladder_for, "vadd", K / "rt11b_even_block_good.py", seed=1, **opts))
