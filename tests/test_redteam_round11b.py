@@ -154,3 +154,13 @@ def test_a_slip_in_the_even_block_fast_path_fails_on_every_seed_and_its_twin_pas
         bad = corr(run(make_ws, ladder_for, "vadd", K / "rt11b_even_block_bad.py", seed=seed, **opts))
         assert bad.status is Status.FAILED and "fuzzed(" in bad.summary, (seed, bad.line())
     good(run(make_ws, ladder_for, "vadd", K / "rt11b_even_block_good.py", seed=1, **opts))
+
+
+# -- W7: the verified stretch calls the largest test spec too --------------------------------------------------------
+def test_a_tuner_that_switches_after_16_calls_on_large_sizes_fails_the_stretch_and_its_twin_passes(make_ws, ladder_for):
+    opts = dict(reference=VADD, seed=2, repeat=False, layouts=False, rungs=(*CHECKED, "benchmark"))
+    bad = run(make_ws, ladder_for, "vadd", K / "rt11b_tuner_large_bad.py", **opts).rung("benchmark")
+    assert bad.status is Status.FAILED and "(65537,)" in bad.summary, bad.line()
+    assert bad.figures["stretch_large"]["calls"] >= 17 and not bad.figures["stretch_large"]["ok"], bad.figures
+    ok = run(make_ws, ladder_for, "vadd", K / "rt11b_tuner_large_good.py", **opts).rung("benchmark")
+    assert ok.status is Status.SKIPPED and "calls in a row on the largest spec=(65537,)" in ok.summary, ok.line()
