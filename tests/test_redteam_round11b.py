@@ -104,12 +104,11 @@ VADD = CASES.parent.parent / "references" / "vector_add.py"
 
 
 def test_a_persistent_kernel_sized_by_the_sm_count_is_checked_on_the_cpu_and_its_bad_twin_fails(make_ws, ladder_for):
-    ok = good(run(make_ws, ladder_for, "vadd", K / "rt11b_persistent_good.py", reference=VADD, seed=3, rungs=CHECKED))
+    opts = dict(reference=VADD, seed=3, layouts=False, distributions=False, rungs=CHECKED)
+    ok = good(run(make_ws, ladder_for, "vadd", K / "rt11b_persistent_good.py", **opts))
     warned = [w for r in ok.rungs for w in r.warnings if "answered with the target GPU's facts" in w]
     assert warned and "NVIDIA H200, 132 SMs, sm_90" in warned[0], [r.warnings for r in ok.rungs]
-    bad = corr(
-        run(make_ws, ladder_for, "vadd", K / "rt11b_persistent_tail_bad.py", reference=VADD, seed=3, rungs=CHECKED)
-    )
+    bad = corr(run(make_ws, ladder_for, "vadd", K / "rt11b_persistent_tail_bad.py", **opts))
     assert bad.status is Status.FAILED and "unwritten" in bad.summary, bad.line()
 
 
@@ -149,7 +148,8 @@ def test_every_run_draws_a_multiple_of_4096_for_each_field_within_the_budget():
 
 
 def test_a_slip_in_the_even_block_fast_path_fails_on_every_seed_and_its_twin_passes(make_ws, ladder_for):
-    opts = dict(reference=VADD, repeat=False, layouts=False, rungs=CHECKED)
+    # the fuzzed specs run once each on the reference's own inputs: no other distributions or layouts needed
+    opts = dict(reference=VADD, repeat=False, layouts=False, distributions=False, rungs=CHECKED)
     for seed in (1, 2, 3):
         bad = corr(run(make_ws, ladder_for, "vadd", K / "rt11b_even_block_bad.py", seed=seed, **opts))
         assert bad.status is Status.FAILED and "fuzzed(" in bad.summary, (seed, bad.line())
@@ -158,7 +158,7 @@ def test_a_slip_in_the_even_block_fast_path_fails_on_every_seed_and_its_twin_pas
 
 # -- W7: the verified stretch calls the largest test spec too --------------------------------------------------------
 def test_a_tuner_that_switches_after_16_calls_on_large_sizes_fails_the_stretch_and_its_twin_passes(make_ws, ladder_for):
-    opts = dict(reference=VADD, seed=2, repeat=False, layouts=False, rungs=(*CHECKED, "benchmark"))
+    opts = dict(reference=VADD, seed=2, repeat=False, layouts=False, distributions=False, rungs=(*CHECKED, "benchmark"))
     bad = run(make_ws, ladder_for, "vadd", K / "rt11b_tuner_large_bad.py", **opts).rung("benchmark")
     assert bad.status is Status.FAILED and "(65537,)" in bad.summary, bad.line()
     assert bad.figures["stretch_large"]["calls"] >= 17 and not bad.figures["stretch_large"]["ok"], bad.figures
