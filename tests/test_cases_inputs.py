@@ -42,14 +42,16 @@ def problem(name: str):
 
 # -- the pure parts ------------------------------------------------------------------------------------------------
 def test_fuzzed_draws_are_new_per_seed_replayed_by_seed_and_labelled():
-    from ktui.worker.fuzz import FUZZ_COUNT, bench_fields, budget, describe_for_run
+    from ktui.worker.fuzz import FUZZ_COUNT, aligned_fields, bench_fields, budget, describe_for_run
 
     p = problem("softmax")
     a, b, again = (describe_for_run(p, "cpu", s) for s in (10, 11, 10))
     n = len(p.tests)
     assert a["tests"][:n] == p.tests  # the reference's specs are the fixed part
     wide = len(bench_fields(p.tests, p.benchmarks, {}, None, budget(p.tests, p.benchmarks, "cpu")))  # rows, cols
-    assert wide == 2 and len(a["fuzzed"]) == FUZZ_COUNT + wide and a["fuzzed"] == list(range(n, n + FUZZ_COUNT + wide))
+    aligned = len(aligned_fields(p.tests, p.benchmarks, {}, None, budget(p.tests, p.benchmarks, "cpu")))
+    drawn = FUZZ_COUNT + aligned + wide
+    assert wide == 2 and aligned >= 1 and len(a["fuzzed"]) == drawn and a["fuzzed"] == list(range(n, n + drawn))
     assert a["tests"][n:] == again["tests"][n:] and a["tests"][n:] != b["tests"][n:]
     assert all(lab.startswith("fuzzed(") for lab in a["labels"][n:])
     assert all(s not in p.tests for s in a["tests"][n:])

@@ -10,6 +10,14 @@ until ``poisoned_allocations`` (the correctness rung) arms it; armed, it returns
 when the kernel allocated its output itself. ``placeholder_data`` (the dumps rung) makes torch's random generators
 return uninitialized tensors of the right shape, dtype and device, since a launch's specialization needs only those;
 it patches torch only inside its ``with`` block.
+
+``Tensor.resize_`` and ``Tensor.resize_as_`` are wrapped at ``install`` too, for one case: a guarded allocation
+(``ktui.worker.guards``) is a DLPack alias whose storage does not own its memory, so torch refuses to grow it
+("Trying to resize storage that is not resizable"), where a plain ``torch.empty`` grows (red team round 11, F1: a
+workspace cached across calls and grown with ``resize_`` failed). When torch refuses for a storage the guard bands
+made (``GUARDED_STORAGES``), the wrapper does what torch's resize does: a new allocation of the size needed (through
+``torch.empty``, so inside a checked call it is guarded and poisoned like any other, and a write past the grown
+workspace is still caught), the old bytes copied to its start, the tensor set to it with contiguous strides.
 """
 
 from __future__ import annotations
@@ -34,6 +42,12 @@ _ALLOCATORS = ("empty", "empty_like", "empty_strided")
 # and ktui's own buffers are allocated with these, never through the wrappers
 ORIGINALS: dict[str, Callable[..., Any]] = {name: getattr(torch, name) for name in _ALLOCATORS}
 ORIGINAL_NEW_EMPTY: Callable[..., Any] = torch.Tensor.new_empty
+ORIGINAL_RESIZE: Callable[..., Any] = torch.Tensor.resize_
+ORIGINAL_RESIZE_AS: Callable[..., Any] = torch.Tensor.resize_as_
+# storage address -> its size in bytes, for every storage a guard band made (``guards.Guards._place``): storages
+# that do not own their memory, which ``_resize`` grows as torch grows its own (an address reused by another
+# allocation is overwritten; a plain allocation there is resizable and never asks)
+GUARDED_STORAGES: dict[int, int] = {}
 # the fill of the checked call under way, given each allocation and whether it came with ``out=``; empty: the
 # wrappers pass every allocation through untouched
 _armed: list[Callable[[Any, bool], Any]] = []
@@ -54,8 +68,62 @@ def _wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _grow(t: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """``t`` set to a new allocation holding ``shape`` (contiguous, from ``t``'s storage offset) whose first bytes
+    are ``t``'s storage's: what torch's ``resize_`` does to a storage too small, for a guarded one."""
+    old = t.untyped_storage()
+    numel = 1
+    for d in shape:
+        numel *= int(d)
+    grown = torch.empty(t.storage_offset() + numel, dtype=t.dtype, device=t.device)  # armed: guarded, poisoned
+    dst = ORIGINALS["empty"](0, dtype=torch.uint8, device=t.device).set_(grown.untyped_storage())
+    src = ORIGINALS["empty"](0, dtype=torch.uint8, device=t.device).set_(old)
+    dst[: old.nbytes()].copy_(src)
+    strides = []
+    step = 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(int(d), 1)
+    return t.set_(grown.untyped_storage(), int(t.storage_offset()), torch.Size(shape), tuple(reversed(strides)))
+
+
+def _refused(t: torch.Tensor) -> bool:
+    """Whether ``t``'s storage is a guarded allocation's (not resizable, made by a guard band)."""
+    st = t.untyped_storage()
+    return not st.resizable() and GUARDED_STORAGES.get(st.data_ptr()) == st.nbytes()
+
+
+def _shape_of(size: tuple[Any, ...]) -> tuple[int, ...]:
+    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else tuple(size)
+
+
+def _resize(self: torch.Tensor, *size: Any, **kwargs: Any) -> torch.Tensor:
+    try:
+        out: torch.Tensor = ORIGINAL_RESIZE(self, *size, **kwargs)
+        return out
+    except RuntimeError:
+        if not _refused(self):
+            raise
+    _grow(self, _shape_of(size))
+    if kwargs.get("memory_format") is not None:  # the storage is large enough now: torch restrides in place
+        ORIGINAL_RESIZE(self, *size, **kwargs)
+    return self
+
+
+def _resize_as(self: torch.Tensor, other: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+    try:
+        out: torch.Tensor = ORIGINAL_RESIZE_AS(self, other, **kwargs)
+        return out
+    except RuntimeError:
+        if not _refused(self):
+            raise
+    _grow(self, tuple(other.shape))
+    return self
+
+
 def install() -> None:
-    """Replace torch's allocators with the wrappers (once per process; later calls do nothing)."""
+    """Replace torch's allocators with the wrappers, and ``Tensor.resize_``/``resize_as_`` with ones that grow a
+    guarded allocation as torch grows a plain one (once per process; later calls do nothing)."""
     if _installed:
         return
     # ``with torch.device(d)`` (the device every ``generate_input`` runs under) gives a device to the constructors
@@ -69,6 +137,12 @@ def install() -> None:
         setattr(torch, name, _wrap(fn))
     # torch's stubs declare Tensor.new_empty as a method; patching it on the class is the point here.
     torch.Tensor.new_empty = _wrap(ORIGINAL_NEW_EMPTY)  # type: ignore[method-assign]
+    for name, fn, orig in (("resize_", _resize, ORIGINAL_RESIZE), ("resize_as_", _resize_as, ORIGINAL_RESIZE_AS)):
+        for attr in ("__name__", "__qualname__", "__doc__"):
+            value = getattr(orig, attr, None)
+            if value is not None:
+                setattr(fn, attr, value)
+        setattr(torch.Tensor, name, fn)
     _installed.append(True)
 
 

@@ -31,7 +31,7 @@ from ktui.protocol import (
     Sources,
     spec_size,
 )
-from ktui.worker import allocation, capture, integrity, invoke
+from ktui.worker import allocation, capture, integrity, invoke, target_device
 from ktui.worker.artifacts import launch_label, public_launch, write_artifacts
 from ktui.worker.checked import CheckedCalls
 from ktui.worker.errors import KernelError, reraise_as_case
@@ -62,6 +62,8 @@ class Candidate(CheckedCalls, TimedCalls):
         self.bench_last: dict[int, dict[str, Any]] = {}
         capture.install_triton()
         capture.install_autotune_hooks()
+        if device == "cpu":  # torch's device queries answer as the target GPU (the H200) does
+            target_device.install()
         if device == "cpu" and not cross:
             from ktui.worker import interp_fixes
 
@@ -133,7 +135,7 @@ class Candidate(CheckedCalls, TimedCalls):
             # Host code failed, not a compiler: the run rung runs it for real and reports it there.
             host_error = f"custom_kernel raised {type(exc).__name__} during the dry call: {str(exc)[:200]}"
         self._sync()
-        warnings = list(cap.warnings) + ([host_error] if host_error else [])
+        warnings = list(cap.warnings) + ([host_error] if host_error else []) + target_device.note()
         if not cap.launches and not host_error:
             warnings.append("no Triton or CuTeDSL launch recorded: custom_kernel runs host code only")
         return {
@@ -188,7 +190,7 @@ class Candidate(CheckedCalls, TimedCalls):
             "languages": cap.languages,
             "launches": [public_launch(rec) for rec in cap.launches],
             "autotune_configs": 0,
-            "warnings": warnings + list(cap.warnings),
+            "warnings": warnings + list(cap.warnings) + target_device.note(),
         }
 
     def do_dumps(self, params: DumpsRequest, progress: OnProgress) -> DumpsReply:

@@ -18,7 +18,9 @@ the larger allocation alive), so ``storage_offset()``, ``untyped_storage().nbyte
 ``untyped_storage().data_ptr()`` read as for a plain allocation of that tensor, and its shape and strides are the
 same as without guards. ``GUARD_BYTES`` is a multiple of 128 B, so the alignment (what Triton specializes on) is
 unchanged. What still differs: the storage does not own its memory, so ``untyped_storage().resizable()`` is False
-and a ``resize_`` past its size raises; reading the bytes around a tensor shows the canaries. A kernel that tells
+(a ``resize_`` past its size grows it all the same: ``ktui.worker.allocation`` moves the tensor to a new allocation,
+guarded and poisoned inside a checked call, as torch's resize moves a plain storage); reading the bytes around a
+tensor shows the canaries. A kernel that tells
 a checked call that way gains nothing: timed calls, and on the CPU the verified stretch (``ktui.worker.timed``), run
 unguarded and are verified in full. Reads out of bounds change no canary: under the interpreter
 ``ktui.worker.interp_bounds`` checks every access instead.
@@ -35,7 +37,7 @@ from typing import Any
 import torch
 import torch.utils.dlpack
 
-from ktui.worker.allocation import ORIGINALS
+from ktui.worker.allocation import GUARDED_STORAGES, ORIGINALS
 from ktui.worker.tensors import dataclass_fields, with_fields
 
 GUARD_BYTES = 4096  # per side: a multiple of every element size (<= 16 B) and of the 128 B alignment of allocations
@@ -138,6 +140,7 @@ class Guards:
         self.bands.append(band)
         lo = payload.untyped_storage().data_ptr()
         _PAYLOADS[lo] = (weakref.ref(payload), lo, lo + nbytes)
+        GUARDED_STORAGES[lo] = nbytes  # not resizable: ``allocation`` grows it as torch grows a plain one
         # the view's storage is the payload's own: storage offset, storage size and addresses as without guards
         view = _EMPTY(0, dtype=t.dtype, device=t.device)
         view.set_(payload.untyped_storage(), t.storage_offset(), t.shape, t.stride())

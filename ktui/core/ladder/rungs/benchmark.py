@@ -124,6 +124,14 @@ STRETCH_FLOOR = 48
 # call grows with the grid)
 STRETCH_SPEC_SLACK = 2.0
 STRETCH_SEED_OFFSET = 501  # the stretch's draws: ``random.Random(seed + 501)``, apart from the case plan's
+# ... and a second, shorter stretch on the largest fixed test spec (red team round 11, W7: a host tuner that switches
+# to a wrong config after 16 calls on one size, for sizes >= 32,768 only, never saw 17 calls on such a size: the
+# stretch's spec is a cheap one, the burst runs the smallest): LARGE_CALLS drawn, cut to LARGE_BUDGET_S at the run
+# rung's median per call on that spec, and not run (said in the line) when fewer than LARGE_FLOOR calls fit (past a
+# window of 16 calls: a ring of 16 buffers, a tuner that switches after 16 calls, as the burst's BURST_CALLS).
+LARGE_CALLS = (24, 48)
+LARGE_BUDGET_S = 20.0
+LARGE_FLOOR = 17
 
 
 def stretch_spec(
@@ -193,9 +201,67 @@ def verified_stretch(ctx: RunContext, desc: ProblemInfo) -> RungResult:
     reply = ctx.candidate.benchmark(params, timeout_s=t, on_progress=ctx.progress("benchmark", "candidate"))
     (ran,) = reply.get("untimed", [])
     verdict = _verify_kept(ctx, idx, "stretch", ran["integrity"], t)
+    large: dict[str, Any] | None = None
+    if verdict["ok"]:
+        verdict, calls, large = _large_stretch(ctx, desc, idx, verdict, calls, t)
     patched = ctx.candidate.integrity({}, timeout_s=t)["tampered"]  # as after timed calls: patches persist
     ctx.tampered = sorted(set(ctx.tampered) | set(patched))
-    return stretch_result(verdict, calls, ctx.tampered, drawn=drawn, per_call_s=per_call)
+    res = stretch_result(verdict, calls, ctx.tampered, drawn=drawn, per_call_s=per_call)
+    if large is not None:
+        res.figures["stretch_large"] = large
+        if res.status is Status.SKIPPED:
+            res.summary += f"; {large['line']}"
+    return res
+
+
+def largest_spec(desc: ProblemInfo, executed: Sequence[Mapping[str, Any]] | None) -> tuple[int, float] | None:
+    """The largest fixed test spec (``spec_size``) whose single calls the run rung timed, and its median seconds per
+    call; None when no call was timed."""
+    fuzzed = set(desc.get("fuzzed", []))
+    seconds: dict[int, list[float]] = {}
+    for c in executed or []:
+        if "seconds" in c and not c.get("calls") and "spec" not in c and c["spec_index"] not in fuzzed:
+            seconds.setdefault(c["spec_index"], []).append(float(c["seconds"]))
+    if not seconds:
+        return None
+    idx = max(seconds, key=lambda i: (spec_size(desc["tests"][i]), -i))
+    return idx, statistics.median(seconds[idx])
+
+
+def _large_stretch(
+    ctx: RunContext, desc: ProblemInfo, small: int, verdict: dict[str, Any], calls: int, t: float
+) -> tuple[dict[str, Any], int, dict[str, Any] | None]:
+    """The second stretch, on the largest fixed test spec when it is not the stretch's own (``LARGE_CALLS``, cut to
+    ``LARGE_BUDGET_S``): ``(verdict, calls, figures)``, the verdict and call count those of the failing stretch when
+    it fails (else the first's), the figures None when there is no other spec."""
+    found = largest_spec(desc, ctx.executed)
+    if found is None or found[0] == small:
+        return verdict, calls, None
+    idx, per_call = found
+    labels = desc.get("labels") or []
+    label = labels[idx] if idx < len(labels) else str(desc["tests"][idx])
+    rng = random.Random(ctx.seed + STRETCH_SEED_OFFSET + 1)
+    drawn = rng.randint(*LARGE_CALLS)
+    n = min(drawn, int(LARGE_BUDGET_S / per_call)) if per_call > 0 else drawn
+    if n < LARGE_FLOOR:
+        line = f"no stretch on spec={label}: {LARGE_FLOOR} calls at {per_call:.2g} s a call exceed {LARGE_BUDGET_S:g} s"
+        return verdict, calls, {"spec_index": idx, "calls": 0, "line": line}
+    src = ctx.sources()
+    params: BenchmarkRequest = {
+        "kernel": src["kernel"],
+        "reference": src["reference"],
+        "spec_indices": [idx],
+        "seed": rng.randrange(1, 2**30),
+    }
+    params["untimed_calls"] = n
+    reply = ctx.candidate.benchmark(params, timeout_s=t, on_progress=ctx.progress("benchmark", "candidate"))
+    (ran,) = reply.get("untimed", [])
+    second = _verify_kept(ctx, idx, "stretch", ran["integrity"], t)
+    line = f"and {n} calls in a row on the largest spec={label}, {second.get('checked', 0)} checked in full"
+    figures = {"spec_index": idx, "calls": n, "drawn_calls": drawn, "ok": second["ok"], "line": line}
+    if not second["ok"]:
+        return second, n, figures
+    return verdict, calls, figures
 
 
 def stretch_result(
