@@ -2,7 +2,7 @@
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
-#                                        issue9-open context round10a round10b
+#                                        issue9-open context round10a round10b fixes24
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -200,6 +200,30 @@ PY
     round10b)  # top-k with ties, and honest bf16/fp16 examples under the gross bound (gross_ratio < 1), 2 seeds (12)
       python3 benchmarks/round10_table.py --device cuda --seeds ${ROUND10_SEEDS:-11,12} --only topk,softmax,matmul,rowsum16 \
         --out "$OUT/round10b" 2>&1 | tee "$OUT/round10b.log" | tail -18 ;;
+    fixes24)  # the false alarms the 2026-12-04 H200 run found, after their fixes: a reference's torch.empty buffer on
+      # the device, an int8 quantizer's 90s (the poison byte) and its fp32 twin on timed calls over 2**22 elements,
+      # fp32 reciprocal quantizer; then the buffer rule's test. Expect every row ok, benchmark ok.
+      W=$(mktemp -d) && mkdir -p "$W/references" "$W/kernels"
+      for pk in add_into_buffer_bench:buffer_filled_good quant_i8:quant_i8_good quant_i8:quant_i8_fp32_good \
+          quant16:quant16_reciprocal_good; do
+        p=${pk%%:*}; k=${pk##*:}
+        cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
+        (cd "$W" && timeout 120 python3 -m ktui run kernels/$p/$k.py --device cuda --seed 3 --rungs correctness,benchmark --json --no-record) > "$OUT/f24_$k.json" 2>"$OUT/f24_$k.err"
+        python3 - "$OUT/f24_$k.json" "$p/$k" <<'PY'
+import json, sys
+try:
+    e = json.load(open(sys.argv[1]))
+except Exception as exc:
+    print(f"| {sys.argv[2]} | no result ({type(exc).__name__}) |"); sys.exit()
+if "error" in e:
+    print(f"| {sys.argv[2]} | {e['error']['kind']}: {e['error']['message'][:300]} |"); sys.exit()
+r = {x["name"]: x for x in e["data"]["rungs"]}
+cell = lambda n: f"{r.get(n, {}).get('status', '-')}: {(r.get(n, {}).get('summary') or '')[:300]}"
+print(f"| {sys.argv[2]} | {cell('run')} | {cell('correctness')} | {cell('benchmark')} |")
+PY
+      done
+      python3 -m pytest -q -rA -m gpu tests/test_gpu_cases.py -k fresh_tensor_for_the_declared_buffer \
+        -p no:cacheprovider 2>&1 | grep -E "^(PASSED|FAILED|ERROR)|passed|failed|^E " | head -8 ;;
     *) echo "unknown step $step" ;;
   esac
 done
