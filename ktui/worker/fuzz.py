@@ -358,6 +358,14 @@ def _draw_aligned(
     if kmax < kmin:
         return None
     spec[f] = _loguniform(rng, kmin, kmax) * a
+    return _fit(rng, spec, f, bounds, cap)
+
+
+def _fit(
+    rng: random.Random, spec: dict[str, Any], f: str, bounds: dict[str, tuple[int, int]], cap: int
+) -> dict[str, Any] | None:
+    """``spec`` with its integer fields other than ``f`` halved, one drawn at a time, until ``spec_size`` fits
+    ``cap``; None when no field can shrink further within its bounds."""
     others = [k for k, x in spec.items() if _is_int(x) and k != f]
     while spec_size(spec) > cap:
         shrink = [k for k in others if spec[k] // 2 >= bounds.get(k, (1, 0))[0] and spec[k] > 1]
@@ -419,14 +427,7 @@ def _draw_bench(
     if v <= top:
         return None
     spec[f] = v
-    others = [k for k, x in spec.items() if _is_int(x) and k != f]
-    while spec_size(spec) > cap:
-        shrink = [k for k in others if spec[k] // 2 >= bounds.get(k, (1, 0))[0] and spec[k] > 1]
-        if not shrink:
-            return None
-        k = rng.choice(shrink)
-        spec[k] //= 2
-    return spec
+    return _fit(rng, spec, f, bounds, cap)
 
 
 def _draw(
