@@ -114,7 +114,10 @@ def test_the_design_adds_little_more_than_the_layout_distribution_pairs_the_fixe
     design = covering_cases(desc, opts, 10, fixed)
     assert len(cases) == len(fixed) + len(design)
     missing = len(layouts_of(desc)) * (len(desc["distributions"]) - 1)  # every non-native dist with every layout
-    assert missing <= len(design) <= missing + 4, (len(design), missing)
+    # beyond those pairs, at most one case per spec class (a class the missing pairs' cases cannot all take: 7
+    # classes with round 11's aligned draw gave 41 of 36 at seed 10; 5 classes, 36)
+    n_classes = len(set(spec_classes(desc["tests"])))
+    assert missing <= len(design) <= missing + n_classes, (len(design), missing, n_classes)
     assert sorted(c["seed"] for c in design) == list(range(10 + 401, 10 + 401 + len(design)))
     for c in cases:  # a fuzzed spec in a design case carries its spec
         assert ("spec" in c) == (c["spec_index"] in desc["fuzzed"])

@@ -43,6 +43,17 @@ class StretchFigures(TypedDict, total=False):
     integrity: bool  # the kept outputs' storage failed it (changed after return, one buffer twice, an alias)
 
 
+class LargeStretchFigures(TypedDict, total=False):
+    """benchmark without a GPU: the calls in a row on the largest fixed test spec after the verified stretch (a
+    tuner that switches only on large sizes after some calls), cut to its time budget."""
+
+    spec_index: int  # into the reference's tests
+    calls: int  # calls made (0: not run, ``line`` says why)
+    drawn_calls: int  # the count drawn before the time budget cut it
+    ok: bool
+    line: str  # the clause the rung's summary ends with
+
+
 class SkippedFigures(TypedDict):
     """A skipped rung: why (``interpreter``, ``no benchmarks``, ``no GPU``, ``no ncu``, ``needs a GPU``: a CuTeDSL
     version on a machine without one, its run and the rungs that call it; the trace rung's ``no regions``,
@@ -51,6 +62,7 @@ class SkippedFigures(TypedDict):
 
     reason: str
     stretch: NotRequired[StretchFigures]
+    stretch_large: NotRequired[LargeStretchFigures]
 
 
 class ScanFinding(TypedDict, total=False):
@@ -232,6 +244,7 @@ class BenchmarkFigures(TypedDict, total=False):
     host_recheck: list[dict[str, Any]]  # per spec: the re-check of the host loop's last call (label, ok, reason)
     tampered: list[str]
     stretch: StretchFigures  # without a GPU: the verified stretch that failed (when it passes the rung is skipped)
+    stretch_large: LargeStretchFigures  # without a GPU: the calls in a row on the largest test spec
 
 
 class DumpsKernel(TypedDict, total=False):
