@@ -197,6 +197,7 @@ def ref_kernel(data):
     return x * 2
 
 tests = [{"n": n} for n in (1, 129, 1025)]
+fuzz = {"n": (1, 2048)}  # the kernels below are one block of 2048: fuzzed sizes stay within it
 outputs = (1,)
 contiguous_only = True
 """
