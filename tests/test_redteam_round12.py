@@ -183,3 +183,31 @@ def test_intrange_runs_on_the_fuzzed_spec_of_each_fields_largest_value_with_a_ba
     assert int((a < 96).sum()) <= 2  # but the planted minimum (and maximum)
     assert (a.int() @ b.int()).max() > 1 << 24  # partial sums past fp32's exact integers
     assert int(a.min()) == -128 and int(b.max()) == 127  # the dtype's edges still planted
+
+
+# -- W3: an fp16 accumulator rounds per k-step of 16 in the interpreter, as HGMMA.64xNx16.F16 does ------------------
+QK16 = dict(reference=R / "rt12_qk16.py", seed=2, layouts=False, distributions=False, seeds=1, repeat=False)
+
+
+def test_attention_scores_with_an_fp16_accumulator_fail_on_the_cpu(make_ws, ladder_for):
+    bad = corr(run(make_ws, ladder_for, "qk16", K / "rt12_qk16_f16_acc_bad.py", rungs=CHECKED, **QK16))
+    assert bad.status is Status.FAILED and "off by more than 8 u |ref|" in bad.summary, bad.line()
+
+
+def test_attention_scores_with_an_fp32_accumulator_pass(make_ws, ladder_for):
+    good(run(make_ws, ladder_for, "qk16", K / "rt12_qk16_good.py", rungs=CHECKED, **QK16))
+
+
+def test_the_fp16_accumulator_rounds_after_every_16_products():
+    import numpy as np
+
+    from ktui.worker.interp_fixes import f16_accumulate
+
+    a = np.full((1, 32), 1.0, dtype=np.float16)
+    b = np.full((32, 1), 2.0**-11, dtype=np.float16)  # each product half an fp16 ulp of 1.0
+    acc = np.ones((1, 1), dtype=np.float16)
+    # one rounding at the end: 1 + 32 * 2**-11 = 1.015625 (exact in fp16); per 16 products: 1 + 2**-7 twice, the same
+    assert float(f16_accumulate(a, b, acc)[0, 0]) == 1.015625
+    b = np.full((32, 1), 2.0**-15, dtype=np.float16)  # 16 of them are 2**-11: half an ulp, a tie, rounded to even
+    assert float(f16_accumulate(a, b, acc)[0, 0]) == 1.0  # per step: lost twice (the GPU's fp16 accumulator)
+    assert float((acc.astype(np.float32) + (a.astype(np.float32) @ b.astype(np.float32))).astype(np.float16)[0, 0]) > 1
