@@ -364,24 +364,30 @@ def vary_indices_(t: torch.Tensor, g: torch.Generator) -> None:
     base.copy_(new.reshape(base.shape))
 
 
+STRICT_ROWS = 1024  # ``_sorted_draws``: strictly monotone rows redrawn without repeats, up to this many rows
+STRICT_RANGE = 1 << 20  # and a range up to this wide (one permutation of it per row)
+
+
 def _sorted_draws(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     """Rows of ``x`` (int64, each sorted one way) with their first and last values kept and the interior drawn between
     them and sorted the same way; a strictly monotone row stays strictly monotone where its range has room (drawn
-    without repeats), else repeats are allowed."""
-    out = x.clone()
-    cols = x.shape[-1]
-    for r in range(x.shape[0]):
-        first, last = int(x[r, 0]), int(x[r, -1])
-        lo, hi = min(first, last), max(first, last)
-        strict = bool((x[r, 1:] != x[r, :-1]).all())
-        need = cols - 2
-        if strict and hi - lo - 1 > need and hi - lo - 1 <= 1 << 24:
-            inner = lo + 1 + torch.randperm(hi - lo - 1, generator=g)[:need]
-        else:
-            inner = torch.randint(lo, hi + 1, (need,), generator=g, dtype=torch.int64)
-        inner = inner.sort(descending=first > last).values.to(x.device)
-        out[r, 1:-1] = inner
-    return out
+    without repeats; up to ``STRICT_ROWS`` rows of a range up to ``STRICT_RANGE``), else repeats are allowed."""
+    rows, cols = x.shape
+    dev = x.device
+    first, last = x[:, :1], x[:, -1:]
+    lo, hi = torch.minimum(first, last), torch.maximum(first, last)
+    u = torch.rand((rows, cols - 2), generator=g, dtype=torch.float64).to(dev)
+    inner = (lo + (u * (hi - lo + 1).to(torch.float64)).floor().to(torch.int64)).clamp(max=hi)
+    strict = (x[:, 1:] != x[:, :-1]).all(dim=1)
+    room = (hi - lo - 1).squeeze(1)
+    redo = (strict & (room > cols - 2) & (room <= STRICT_RANGE)).nonzero().flatten().tolist()
+    for r in redo[:STRICT_ROWS]:
+        a = int(lo[r])
+        inner[r] = a + 1 + torch.randperm(int(room[r]), generator=g)[: cols - 2].to(dev)
+    inner = inner.sort(dim=1).values
+    descending = (first > last).squeeze(1)
+    inner[descending] = inner[descending].flip(1)
+    return torch.cat([first, inner, last], dim=1)
 
 
 def valid_reference(ref: Any, expected: Any, allow_nan: bool) -> str:
