@@ -67,6 +67,20 @@ def test_boundaries_declared_structured_are_left_as_generated_and_the_values_get
     good(run(make_ws, ladder_for, "bucketize", K / "rt12_bucketize_good.py", **opts))
 
 
+def test_a_structured_inputs_entry_the_data_does_not_have_is_the_references_error(tmp_path):
+    import pytest
+
+    from ktui.worker.errors import ProblemError
+    from ktui.worker.fuzz import describe_for_run
+
+    bad = tmp_path / "bucketize_bad_decl.py"
+    bad.write_text(
+        (R / "rt12_bucketize_declared.py").read_text().replace("structured_inputs = (0,)", "structured_inputs = (2,)")
+    )
+    with pytest.raises(ProblemError, match=r"structured_inputs names 2, which data does not have"):
+        describe_for_run(_problem(bad), "cpu", None)
+
+
 def test_near_duplicates_keep_sorted_rows_sorted_and_change_their_interior():
     from ktui.worker.special import SAMPLE_STRIDES, near_duplicate_, sorted_rows
 

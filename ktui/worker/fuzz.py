@@ -556,10 +556,13 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
     ``fuzzed(...)``, indices in ``fuzzed``).
 
     Raises:
-        ProblemError: a bad ``fuzz`` declaration.
+        ProblemError: a bad ``fuzz`` declaration, or a ``structured_inputs`` entry the data does not have.
     """
     info = problem.describe()
     declared_indices(problem.module)  # a bad index_outputs is the reference's error, said before any case runs
+    if problem.structured:  # and a structured_inputs entry the data does not have
+        smallest = min(problem.tests, key=spec_size)
+        problem.check_structured(problem.generate(1, smallest, device))
     trials = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
     info["tensor_inputs"], info["input_ndim"] = _tensor_inputs(problem, device)

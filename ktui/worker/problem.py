@@ -292,6 +292,21 @@ class Problem:
             out[key] = t
         return out
 
+    def check_structured(self, data: Any) -> None:
+        """That every ``structured_inputs`` entry names an input of ``data`` (an index of tuple data, a key of dict
+        data), as ``outputs`` does.
+
+        Raises:
+            ProblemError: an entry ``data`` does not have.
+        """
+        for key in self.structured:
+            try:
+                data[key]
+            except (KeyError, IndexError, TypeError):
+                raise ProblemError(
+                    f"references/{self.name}.py: structured_inputs names {key!r}, which data does not have"
+                ) from None
+
     def reference(self, data: Any, keep: list[Any] | None = None) -> tuple[Any, str]:
         """The reference output, in float64 where the op allows it; with ``keep`` (a list), the copy of ``data`` it
         ran on is appended to it (its in-place inputs as the reference left them).
