@@ -49,6 +49,9 @@ def test_a_causal_mask_computed_from_the_indices_still_fails_on_the_near_duplica
     # the mask's rows are sorted (ones, then zeros): the near-duplicate moves a row's boundary instead of swapping
     bad = corr(run(make_ws, ladder_for, "causal", K / "rt12_causal_index_mask_bad.py", rungs=CHECKED, **CAUSAL))
     assert bad.status is Status.FAILED and "near-duplicate" in bad.summary, bad.line()
+
+
+def test_a_causal_softmax_that_loads_its_mask_passes_the_same_cases(make_ws, ladder_for):
     good(run(make_ws, ladder_for, "causal", K / "rt12_causal_softmax_good.py", rungs=CHECKED, **CAUSAL))
 
 
