@@ -2,7 +2,7 @@
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
-#                                        issue9-open context round10a round10b fixes24
+#                                        issue9-open context round10a round10b fixes24 round12
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -224,6 +224,31 @@ PY
       done
       python3 -m pytest -q -rA -m gpu tests/test_gpu_cases.py -k fresh_tensor_for_the_declared_buffer \
         -p no:cacheprovider 2>&1 | grep -E "^(PASSED|FAILED|ERROR)|passed|failed|^E " | head -8 ;;
+    round12)  # red team round 12 on the GPU: the kernels of tests/cases (rt12_*) under the red team's references.
+      # Expect every "good" row ok at correctness and every "bad" row FAILED at correctness (memo: near-duplicate;
+      # rope: dist=indices; i8mm: dist=intrange on a fuzzed K; qk16: off by more than 8 u |ref|); then the table of
+      # benchmarks/f16acc_compare.py: the per-16 fp16 accumulator emulation bit-identical to the GPU on most elements
+      W=$(mktemp -d) && mkdir -p "$W/references" "$W/kernels"
+      for pk in rt12_bucketize:rt12_bucketize_good rt12_bucketize:rt12_bucketize_memo_bad rt12_rope:rt12_rope_good \
+          rt12_rope:rt12_rope_row_as_pos_bad rt12_i8mm:rt12_i8mm_good rt12_i8mm:rt12_i8mm_fp32_acc_bad \
+          rt12_qk16:rt12_qk16_good rt12_qk16:rt12_qk16_f16_acc_bad; do
+        p=${pk%%:*}; k=${pk##*:}
+        cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
+        (cd "$W" && python3 -m ktui run kernels/$p/$k.py --device cuda --seed 3 --rungs compile,run,correctness --json --no-record) \
+          > "$OUT/r12_$k.json" 2>"$OUT/r12_$k.err"
+        python3 - "$OUT/r12_$k.json" "$p/$k" <<'PY'
+import json, sys
+try:
+    e = json.load(open(sys.argv[1]))  # the envelope (docs/json.md)
+except Exception as exc:
+    print(f"| {sys.argv[2]} | no result ({type(exc).__name__}) |"); sys.exit()
+if "error" in e:
+    print(f"| {sys.argv[2]} | {e['error']['kind']}: {e['error']['message'][:110]} |"); sys.exit()
+r = {x["name"]: x for x in e["data"]["rungs"]}
+print(f"| {sys.argv[2]} | {r.get('correctness', {}).get('status', '-')}: {(r.get('correctness', {}).get('summary') or '')[:140]} |")
+PY
+      done
+      python3 benchmarks/f16acc_compare.py 2>&1 | tee "$OUT/f16acc_compare.log" | tail -6 ;;
     *) echo "unknown step $step" ;;
   esac
 done

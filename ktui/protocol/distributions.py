@@ -4,8 +4,8 @@ offers exactly these (``ktui.worker.problem.DISTRIBUTIONS``, built by ``ktui.wor
 the other lacks.
 """
 
-# name -> what the worker fills the floating inputs with (integer inputs: ``intrange`` only), one line each. The
-# first six are the ordinary distributions, then the special values of ``SPECIAL_DISTRIBUTIONS``.
+# name -> what the worker fills the floating inputs with (integer inputs: ``intrange`` and ``indices``), one line
+# each. The first six are the ordinary distributions, then the special values of ``SPECIAL_DISTRIBUTIONS``.
 INPUT_DISTRIBUTIONS: dict[str, str] = {
     "native": "the inputs exactly as generate_input makes them",
     "normal": "normal with a random mean in (-2, 2) and scale in 0.1..10",
@@ -18,12 +18,23 @@ INPUT_DISTRIBUTIONS: dict[str, str] = {
     "large": "magnitudes past fp16's range",
     "extreme": "values near the dtype's max, and subnormals",
     "nonfinite": "+-inf (NaN where the reference allows it)",
-    "intrange": "integer inputs over their dtype's whole range",
+    "intrange": "integer inputs over their dtype's whole range, bands of rows and columns near its top",
+    "indices": "integer and bool inputs given other values in the range their own values span (ids permuted, "
+    "sorted rows kept sorted, mask rows permuted)",
     "scalars": "the Python number arguments: floats (a scale, an eps) times a random factor in 0.5..2, ints (an "
     "exponent, a k) moved by +1, -1 or x2 and bools flipped where the reference takes it, the tensors as made",
 }
 # The special values: drawn on a few specs each, only where the reference's output stays valid on them.
-SPECIAL_DISTRIBUTIONS: tuple[str, ...] = ("zeros", "masked", "large", "extreme", "nonfinite", "intrange", "scalars")
+SPECIAL_DISTRIBUTIONS: tuple[str, ...] = (
+    "zeros",
+    "masked",
+    "large",
+    "extreme",
+    "nonfinite",
+    "intrange",
+    "indices",
+    "scalars",
+)
 
 
 def distributions_for_prompt() -> str:

@@ -486,6 +486,7 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for dist in (d for d in problem.distributions if d in SPECIAL):
         reason = ""
+        varied = False  # ``indices``: some integer or bool input of a tried spec took other values
         for i in picks:
             try:
                 data = build_input(problem, {"spec_index": i, "seed": 1, "dist": dist}, device)
@@ -499,15 +500,34 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
                 ):
                     reason = "no integer inputs"
                     break
+                if dist == "indices":
+                    varied = varied or _ints_varied(data, build_input(problem, {"spec_index": i, "seed": 1}, device))
                 ref, _ = problem.reference(data)
                 reason = valid_reference(ref, problem.reference_native(data), problem.allow_nan)
             except Exception as exc:
                 reason = f"the reference raised {type(exc.__cause__ or exc).__name__}"  # (its own, not ReferenceRaised)
             if reason:
                 break
+        if dist == "indices" and not reason and not varied:
+            reason = "no integer or bool inputs it can vary"
         out[dist] = reason
     setattr(problem, "_special_trials", out)  # noqa: B010 - a cache on the loaded problem
     return out
+
+
+def _ints_varied(data: Any, native: Any) -> bool:
+    """Some integer or bool tensor of ``data`` differs from the same leaf of ``native`` (the ``indices`` trial)."""
+    from ktui.worker.tensors import flatten
+
+    before = dict(flatten(native))
+    return any(
+        isinstance(t, torch.Tensor)
+        and not t.is_floating_point()
+        and not t.is_complex()
+        and isinstance(before.get(p), torch.Tensor)
+        and not torch.equal(t, before[p])
+        for p, t in flatten(data)
+    )
 
 
 def _tensor_inputs(problem: Problem, device: str) -> tuple[int, int]:
@@ -537,10 +557,13 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
     ``fuzzed(...)``, indices in ``fuzzed``).
 
     Raises:
-        ProblemError: a bad ``fuzz`` declaration.
+        ProblemError: a bad ``fuzz`` declaration, or a ``structured_inputs`` entry the data does not have.
     """
     info = problem.describe()
     declared_indices(problem.module)  # a bad index_outputs is the reference's error, said before any case runs
+    if problem.structured:  # and a structured_inputs entry the data does not have
+        smallest = min(problem.tests, key=spec_size)
+        problem.check_structured(problem.generate(1, smallest, device))
     trials = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
     info["tensor_inputs"], info["input_ndim"] = _tensor_inputs(problem, device)

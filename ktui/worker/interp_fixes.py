@@ -21,6 +21,11 @@ NVIDIA GPU since sm_80 the tensor cores read 10 mantissa bits) rounds each opera
 away from zero, as ``cvt.rna.tf32.f32`` does), so a float32 matmul that leaves the default computes on the CPU what
 it computes on the GPU (red team round 11: the interpreter's exact float32 product passed a default-precision dot
 that the GPU computes in TF32); ``"tf32x3"`` (three TF32 products, near float32) and ``"ieee"`` stay exact.
+
+``tl.dot`` of fp16 operands into an fp16 accumulator (``out_dtype=tl.float16``, or an fp16 ``acc``) rounds the
+accumulator to fp16 after every k-step of 16, as the GPU's ``HGMMA.64xNx16.F16`` does (``f16_accumulate``; red team
+round 12 W3: the interpreter summed the whole K in float32 and rounded once, and an fp16-accumulating attention
+score kernel passed on the CPU).
 """
 
 from __future__ import annotations
@@ -93,6 +98,27 @@ def _install_casts(builder: Any, handle: Any, tl: Any) -> None:
     builder.cast_impl = cast_impl
 
 
+MMA_K_F16 = 16  # k of one fp16 warpgroup MMA step: wgmma.mma_async.m64nNk16 (PTX ISA, "Asynchronous Warpgroup MMA")
+
+
+def f16_accumulate(a: np.ndarray, b: np.ndarray, acc: np.ndarray, k_step: int = MMA_K_F16) -> np.ndarray:
+    """``acc + a @ b`` with an fp16 accumulator as the GPU computes it: per k-step of ``k_step`` (16) the products
+    summed in float32 and added into the accumulator, which is rounded to fp16 after each step (sm_90a: one
+    ``HGMMA.64xNx16.F16`` per step, its accumulator registers fp16; ktui's own SASS dump of a ``tl.dot(q, k.T,
+    out_dtype=tl.float16)`` with d = 128 holds 8 of them, red team round 12 W3). The interpreter's own dot rounds once
+    (``np.matmul(..., dtype=float16)``), so an fp16 accumulator over a long K passed on the CPU while the GPU's
+    rounds K / 16 times; one rounding per step is the least the GPU does, never more error than it has.
+
+    a: (..., M, K), b: (..., K, N), acc: (..., M, N), all float16 (numpy). Returns float16 (..., M, N)."""
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    out = np.asarray(acc, dtype=np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k0 in range(0, a.shape[-1], k_step):
+            part = np.matmul(a32[..., :, k0 : k0 + k_step], b32[..., k0 : k0 + k_step, :])
+            out = (out.astype(np.float32) + part).astype(np.float16)
+    return out
+
+
 def _is_tf32(input_precision: Any) -> bool:
     """``input_precision`` (Triton's ``INPUT_PRECISION`` enum, or its name) is plain TF32 (not ``TF32x3``)."""
     name = getattr(input_precision, "name", str(input_precision))
@@ -130,6 +156,8 @@ def install() -> None:
                 if d.dtype.scalar == bf16:
                     return TensorHandle(_f32_to_bf16(prod + _bf16_to_f32(d.data)), bf16)
                 return TensorHandle(prod.astype(d.data.dtype) + d.data, d.dtype.scalar)
+            if d.dtype.scalar == tl.float16 and a.dtype.scalar == tl.float16 and b.dtype.scalar == tl.float16:
+                return TensorHandle(f16_accumulate(a.data, b.data, d.data), tl.float16)
             if _is_tf32(input_precision) and a.dtype.scalar == tl.float32 and b.dtype.scalar == tl.float32:
                 a = TensorHandle(_to_tf32(a.data), a.dtype.scalar)
                 b = TensorHandle(_to_tf32(b.data), b.dtype.scalar)

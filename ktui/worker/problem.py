@@ -18,6 +18,10 @@ The module (``references/<problem>.py``) defines, with GPU MODE's names:
 - optionally ``inplace``: indices or keys of inputs that ``ref_kernel`` reads and writes in place (GPU MODE's
   read-modify-write, ``x += y``): such an input is judged as an output, its contents after the call against the
   reference's after its own call; a write into any other input still fails "input modified";
+- optionally ``structured_inputs``: indices or keys of inputs (as ``outputs``) whose values have a structure the
+  reference needs (sorted boundaries, CSR row pointers, a permutation, a causal mask): every distribution and the
+  near-duplicate case leave them as generated (the layouts still apply; red team round 12 F1). Sorted rows are
+  detected and kept sorted without it (``ktui.worker.special.near_duplicate_``);
 - optionally ``fuzz`` (``False``, or ``{field: (lo, hi)}``) and ``valid_spec(spec)``: bounds on the fuzzed specs
   drawn around the tests every run (``ktui.worker.fuzz``).
 """
@@ -194,6 +198,7 @@ class Problem:
                 f"references/{name}.py: {both[0]!r} is in both outputs and inplace: an output buffer's contents are "
                 "the kernel's to write (ktui fills it with NaN first), an in-place input's are read first"
             )
+        self.structured = tuple(getattr(self.module, "structured_inputs", ()) or ())
         self.distributions = list(getattr(self.module, "input_distributions", None) or DISTRIBUTIONS)
         unknown = [d for d in self.distributions if d not in DISTRIBUTIONS]
         if unknown:
@@ -286,6 +291,21 @@ class Problem:
                 raise ProblemError(f"references/{self.name}.py: inplace entry {key!r} is not a tensor")
             out[key] = t
         return out
+
+    def check_structured(self, data: Any) -> None:
+        """That every ``structured_inputs`` entry names an input of ``data`` (an index of tuple data, a key of dict
+        data), as ``outputs`` does.
+
+        Raises:
+            ProblemError: an entry ``data`` does not have.
+        """
+        for key in self.structured:
+            try:
+                data[key]
+            except (KeyError, IndexError, TypeError):
+                raise ProblemError(
+                    f"references/{self.name}.py: structured_inputs names {key!r}, which data does not have"
+                ) from None
 
     def reference(self, data: Any, keep: list[Any] | None = None) -> tuple[Any, str]:
         """The reference output, in float64 where the op allows it; with ``keep`` (a list), the copy of ``data`` it

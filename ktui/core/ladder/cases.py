@@ -35,6 +35,11 @@ LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted")
 SPECIAL = SPECIAL_DISTRIBUTIONS
 SPECIAL_SPECS = 2
 NEAR_DUP_SPECS = 2
+# Special distributions that also run on the fuzzed specs (``widest_fuzzed``): the fixed test specs stop short of the
+# benchmark's sizes (an int8 GEMM's K = 1024 of 4096), where an accumulator's range runs out (red team round 12 W2:
+# an fp32 accumulator of int8 products, exact below 2**24 only, passed intrange at K <= 1024).
+FUZZED_SPECIAL = ("intrange",)
+FUZZED_SPECIAL_SEED = 801  # the n-th such case gets seed + 801 + n
 # The burst case: one call per fresh input this many times in a row (drawn per run), past any fixed window of calls a
 # kernel could count (issue 9.4: a ring of 16 output buffers, a tuner that switches after 16 calls).
 BURST_CALLS = (17, 48)
@@ -60,6 +65,8 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
        called ``calls`` times in a row (``BURST_CALLS``, drawn per run);
     2. sizes shrinking: one case per other ordinary input distribution the problem allows on every test spec, each
        special-values distribution (``SPECIAL``) on ``SPECIAL_SPECS`` specs (the largest and one drawn per run),
+       those of ``FUZZED_SPECIAL`` (``intrange``) also on the fuzzed specs of ``widest_fuzzed`` (seeds
+       ``seed + FUZZED_SPECIAL_SEED + n``),
        the transposed, padded, offset and expanded layouts on the two largest test specs, then the covering design
        (``covering_cases``), larger specs first.
 
@@ -111,6 +118,13 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
                 phase2.append(
                     {"spec_index": i, "seed": seed + DIST_SEED_STRIDE * (rank[i] + 1) + 151 + j, "dist": dist}
                 )
+        n = 0
+        for dist in (d for d in dists if d in FUZZED_SPECIAL):
+            for i in widest_fuzzed(tests, fuzzed):
+                phase2.append(
+                    {"spec_index": i, "seed": seed + FUZZED_SPECIAL_SEED + n, "dist": dist, "spec": dict(tests[i])}
+                )
+                n += 1
     if options.layouts and not describe.get("contiguous_only"):
         phase2 += [
             {"spec_index": i, "seed": seed + 7 + j, "layout": lay}
@@ -124,6 +138,20 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
     if phase2:
         phase2[0]["fresh"] = True
     return vary_arguments(describe, cases + phase2)
+
+
+def widest_fuzzed(tests: list[Spec], fuzzed: set[int]) -> list[int]:
+    """Per integer field of the fuzzed specs (indices ``fuzzed`` into ``tests``), the fuzzed spec that holds its
+    largest value (ties: the cheaper by ``spec_cost``), each once, larger specs first: a reduction's K, a row's
+    length, a batch, each at the largest the run drew (the fuzzer draws up to the benchmark's values within the
+    CPU budget, ``ktui.worker.fuzz``)."""
+    fields = sorted({k for i in fuzzed for k, v in tests[i].items() if isinstance(v, int) and not isinstance(v, bool)})
+    picks: set[int] = set()
+    for f in fields:
+        have = [i for i in fuzzed if isinstance(tests[i].get(f), int) and not isinstance(tests[i].get(f), bool)]
+        if have:
+            picks.add(max(have, key=lambda i: (tests[i][f], -spec_cost(tests[i]), -i)))
+    return sorted(picks, key=lambda i: -spec_size(tests[i]))
 
 
 def vary_arguments(describe: ProblemInfo, cases: list[Case]) -> list[Case]:
