@@ -206,3 +206,30 @@ def test_an_honest_call_is_explained_by_its_enqueue_time_plus_its_gpu_time():
     assert verdict(258.4, 385.8, enqueue_us=65.3, nbytes=2 * 4 * 8192 * 8192).status is Status.OK
     hidden = verdict(258.4, 700.0, enqueue_us=65.3, nbytes=2 * 4 * 8192 * 8192)  # 376 us nobody explains
     assert hidden.status is Status.FAILED and "timing escapes the events" in hidden.summary
+
+
+def test_the_host_loop_per_call_time_leaves_out_what_a_request_does_once(monkeypatch):
+    """The host loop's time per call is a slope over the number of calls: a fixed cost of a request with calls (the
+    kept call's copy and its storage checks, ~10 ms) is no cost per call. Before, two equal-length requests were
+    subtracted and that cost divided by their calls: an honest 6 us torch matmul read 157 us per call on the H200
+    (2026-12-04) and failed as "timing escapes the events"."""
+    from types import SimpleNamespace
+
+    from ktui.core.ladder.rungs import benchmark
+
+    clock = [0.0]
+    per_call_s, refresh_s, ipc_s, kept_s = 6e-6, 20e-6, 1e-3, 10e-3  # the call, fresh inputs + sync, once, once
+
+    def host_loop(params, timeout_s):
+        n = params["calls"]
+        clock[0] += ipc_s + n * refresh_s + (n * per_call_s + kept_s if params["run_kernel"] else 0.0)
+        return {"calls": n, "inner_s": 0.0, "enqueue_s": n * 4e-6 if params["run_kernel"] else 0.0}
+
+    monkeypatch.setattr(benchmark, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    ctx = SimpleNamespace(
+        sources=lambda: {"kernel": {}, "reference": {}}, candidate=SimpleNamespace(host_loop=host_loop)
+    )
+    figures, integrity = benchmark._host_us_per_call(ctx, {"spec_index": 0}, 60.0)
+    assert figures["us_per_call"] == pytest.approx(6.0, rel=1e-6)
+    assert figures["enqueue_us_per_call"] == pytest.approx(4.0, rel=1e-6)
+    assert integrity is None  # no call kept in this fake

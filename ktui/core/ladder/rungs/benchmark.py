@@ -353,12 +353,19 @@ def _verify_kept(
     return dict(verdict)
 
 
+HOST_LOOP_S = 0.05  # the shorter loop's target length, s (the longer one makes twice its calls)
+
+
 def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> tuple[dict[str, float], list[str] | None]:
-    """Per-call time of calls each ended by a device synchronize, timed from this process: the difference of two
-    requests, N iterations of (fresh inputs, call, synchronize) and N of (fresh inputs, synchronize), cancels
-    set-up, IPC and the input generation (``Candidate.do_host_loop``). Nothing in the candidate's process (a side
-    stream, a patched timer, a memo of the last output: every call has new inputs) can shorten it. Every request
-    draws its own seeds.
+    """Per-call time of calls each ended by a device synchronize, timed from this process: the slope of the request
+    time over the number of calls, with the kernel's calls less without them. Requests of N and 2N iterations of
+    (fresh inputs, call, synchronize) and of (fresh inputs, synchronize) (``Candidate.do_host_loop``): the
+    difference of a request of 2N and one of N cancels everything a request does once (set-up, IPC, the input
+    generation, and what only a request with calls does after them: the kept call's copy and its storage checks,
+    ~10 ms that a difference of two equal-length requests divided by N put on every call: an honest 6 us torch matmul
+    read 157 us per call on the H200, 2026-12-04); the difference of the two slopes cancels the fresh inputs and the
+    synchronize. Nothing in the candidate's process (a side stream, a patched timer, a memo of the last output:
+    every call has new inputs) can shorten it. Every request draws its own seeds; each length is the faster of two.
 
     Returns ``us_per_call`` (µs), ``enqueue_us_per_call`` (µs the host spent inside a call, as the worker
     measured it: the host's own cost per call) and, when the last loop kept a call for ``bench_outputs``, what the
@@ -380,14 +387,20 @@ def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> tuple
         replies.append(ctx.candidate.host_loop(params, timeout_s=t))
         return time.perf_counter() - t0
 
-    probe = max(timed(10, True) - timed(10, False), 0.0) / 10  # seconds per call, roughly: sizes the loop to ~100 ms
-    calls = int(max(10, min(5000, 0.1 / max(probe, 1e-6))))
-    base = [timed(calls, False), timed(calls, False)]
-    full = [timed(calls, True), timed(calls, True)]  # the last request is a full one: its kept call is verified
-    loop = min(full) - min(base)
-    enqueue = min(r.get("enqueue_s", 0.0) for r in replies[-2:])
+    def slope(n: int, run_kernel: bool, reps: int = 2) -> float:
+        """Seconds per iteration: the faster of ``reps`` requests of 2n less the faster of ``reps`` of n, over n
+        (the 2n requests last: the last request of the caller's is a full one)."""
+        short = min(timed(n, run_kernel) for _ in range(reps))
+        return (min(timed(2 * n, run_kernel) for _ in range(reps)) - short) / n
+
+    # seconds per call, roughly: sizes the loops (the shorter to ~HOST_LOOP_S)
+    probe = max(slope(10, True, reps=1) - slope(10, False, reps=1), 0.0)
+    calls = int(max(10, min(5000, HOST_LOOP_S / max(probe, 1e-6))))
+    base = slope(calls, False)
+    full = slope(calls, True)  # its last request is a full one of 2 * calls: its kept call is verified
+    enqueue = min(r.get("enqueue_s", 0.0) / max(r.get("calls", 1), 1) for r in replies[-2:])
     last = replies[-1]
-    figures = {"us_per_call": max(loop, 0.0) * 1e6 / calls, "enqueue_us_per_call": max(enqueue, 0.0) * 1e6 / calls}
+    figures = {"us_per_call": max(full - base, 0.0) * 1e6, "enqueue_us_per_call": max(enqueue, 0.0) * 1e6}
     return figures, (last.get("integrity", []) if last.get("kept") else None)
 
 
