@@ -122,6 +122,7 @@ def test_the_device_queries_answer_with_the_h200s_facts():
     assert (p.multi_processor_count, p.major, p.minor, p.warp_size) == (132, 9, 0, 32)
     assert td.get_device_properties(torch.device("cpu")).shared_memory_per_block_optin == 232_448
     assert td.get_device_capability() == (9, 0) and td.get_device_name(0) == "NVIDIA H200"
+    assert td.current_device() == 0  # round 13 F5: get_device_properties(current_device()) is a common idiom
     assert "get_device_properties" in td.queried and "132 SMs, sm_90" in td.note()[0]
 
 

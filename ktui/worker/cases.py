@@ -26,16 +26,17 @@ A case with ``near_dup`` gets the inputs of the same spec, seed and distribution
 (``special.near_duplicate_``); a case with ``spec`` (a fuzzed spec, ``ktui.worker.fuzz``) uses that spec instead of
 ``tests[spec_index]``.
 
-Layouts give the same values in other memory layouts (cases.md strides): ``transposed`` (column-major storage for
-2-D and up; for 1-D a stride-2 view, reported as ``strided``), ``padded`` (the first columns of a wider buffer: a
-row stride above the row length; for 1-D a contiguous view into a longer buffer), ``offset`` (a view one element
-into a larger buffer: misaligned for vector loads), ``expanded`` (stride 0 along the first dimension, every row equal
-to the first). ``mixed`` lays the inputs out differently from each other (cases.md strides, mixed): the tensors
-of the inputs are each contiguous or one strided layout (``transposed``, or ``padded`` for 2-D and up), by the
-case seed (``mixed_layouts``): over ``mixed_variants`` consecutive seeds every two inputs are laid out differently,
-each way round, so a kernel that takes one input's strides or contiguity for another's meets it. ``permuted``
-(inputs of three dimensions or more) stores the first two dimensions swapped: the innermost stride is 1 and nothing
-is broadcast, but the leading dimensions cannot be flattened into rows of one stride (a head-permuted ``q``).
+Layouts give the same values in other memory layouts (cases.md strides): ``transposed`` (column-major storage for 2-D
+and up; for 1-D a stride-2 view, reported as ``strided``), ``padded`` (the first columns of a wider buffer: a row stride
+above the row length; for 1-D a contiguous view into a longer buffer), ``offset`` (a view one element into a larger
+buffer: misaligned for vector loads), ``expanded`` (stride 0 along the first dimension, every row equal to the first; a
+1-D integer tensor, offsets or ids, is left as it is). ``mixed`` lays the inputs out differently from each other
+(cases.md strides, mixed): the tensors of the inputs are each contiguous or one strided layout (``transposed``, or
+``padded`` for 2-D and up), by the case seed (``mixed_layouts``): over ``mixed_variants`` consecutive seeds every two
+inputs are laid out differently, each way round, so a kernel that takes one input's strides or contiguity for another's
+meets it. ``permuted`` (inputs of three dimensions or more) stores the first two dimensions swapped: the innermost
+stride is 1 and nothing is broadcast, but the leading dimensions cannot be flattened into rows of one stride (a
+head-permuted ``q``).
 """
 
 from __future__ import annotations
@@ -162,6 +163,10 @@ def _relayout(t: torch.Tensor, layout: str) -> torch.Tensor:
         buf = torch.empty(t.numel() + 1, dtype=t.dtype, device=t.device)
         return buf[1:].view(t.shape).copy_(t)
     if layout == "expanded":
+        if t.ndim == 1 and not (t.is_floating_point() or t.is_complex()):
+            # one integer repeated is other values, not another layout of them (red team round 13 F3: offsets
+            # [0, 3, 7, 12] became [0, 0, 0, 0], the reference raised, and every version failed)
+            return t
         return t[:1].expand(t.shape)
     if layout == "permuted":  # the first two dims stored swapped: unit inner stride, leading dims not one row dim
         return t.transpose(0, 1).contiguous().transpose(0, 1) if t.ndim >= 3 else t

@@ -237,11 +237,12 @@ def near_duplicate_(t: torch.Tensor, g: torch.Generator) -> None:
 
     The elements of a broadcast (stride-0) tensor are those it holds once (``distinct_view``), every copy changed
     alike; a strided one is changed through a copy written back. An ordinary tensor gets pairs of unequal elements
-    swapped (the same multiset: a permutation stays one). A tensor whose rows are sorted (``sorted_rows``: keys,
-    boundaries, row pointers, a causal mask) stays sorted (red team round 12 F1: swapped boundaries made
-    searchsorted's answer undefined, and an honest branchless binary search failed): each pair moves one element up
-    and the other down by the same amount, each within the values of its two neighbours in its row, never the first
-    or last of a row (the sum is kept exactly for integers, up to rounding for floats)."""
+    swapped (the same multiset: a permutation stays one); an integer tensor of two or more dimensions, pairs within a
+    row (each row keeps its values: a permutation per row stays one). A tensor whose rows are sorted
+    (``sorted_rows``: keys, boundaries, row pointers, a causal mask) stays sorted (red team round 12 F1: swapped
+    boundaries made searchsorted's answer undefined, and an honest branchless binary search failed): each pair moves
+    one element up and the other down by the same amount, each within the values of its two neighbours in its row,
+    never the first or last of a row (the sum is kept exactly for integers, up to rounding for floats)."""
     base = distinct_view(t)
     n = base.numel()
     if n < 4:
@@ -256,7 +257,18 @@ def near_duplicate_(t: torch.Tensor, g: torch.Generator) -> None:
         _shift_pairs(flat, [p for p in ok if 0 < p % cols < cols - 1], base, g)
     else:
         swapped = 0
-        for a, b in zip(ok[0::2], ok[1::2]):
+        pairs: Any = zip(ok[0::2], ok[1::2])
+        if not (base.is_floating_point() or base.is_complex()) and base.ndim >= 2:
+            # integers in rows (a permutation per row, ids per sequence): pairs within one row, so each row keeps
+            # its values (red team round 13 F1: a swap across rows broke an honest un-permute); rows too short to
+            # hold two such positions swap as before
+            by_row: dict[int, list[int]] = {}
+            for p in ok:
+                by_row.setdefault(p // cols, []).append(p)
+            within = [(r[i], r[i + 1]) for r in by_row.values() for i in range(0, len(r) - 1, 2)]
+            if within:
+                pairs = within
+        for a, b in pairs:
             va, vb = flat[a].clone(), flat[b].clone()
             if bool(va != vb):
                 flat[a], flat[b] = vb, va
@@ -328,11 +340,13 @@ def vary_indices_(t: torch.Tensor, g: torch.Generator) -> None:
     values within what its own generated values say the reference takes, in place. Floats are left as they are.
 
     - bool: each row (the last dimension) permuted, so a row keeps its count of True (a mask row that lets
-      something through still does);
+      something through still does); rows sorted (a padding mask, True first or last): a new count of True per row,
+      in the row's direction, at least one where the row had one;
     - rows sorted (``sorted_rows``: positions, row pointers, sorted ids): each row keeps its first and last value and
       gets sorted values drawn between them (in the row's direction; distinct where the row's were and the range
       has room for them);
-    - all values distinct (a permutation, unique ids): the same values in another order;
+    - all values distinct (a permutation, unique ids): the same values in another order; each row's values
+      distinct (a permutation per row): each row in another order;
     - otherwise: values drawn uniformly in ``[min, max]`` of the generated tensor.
 
     A broadcast (stride-0) tensor is varied in the elements it holds once (``distinct_view``), so it stays
@@ -345,7 +359,17 @@ def vary_indices_(t: torch.Tensor, g: torch.Generator) -> None:
         return
     x = base.reshape(-1, base.shape[-1]) if base.ndim >= 1 else base.reshape(1, 1)
     dev = x.device
-    if t.dtype == torch.bool:
+    if t.dtype == torch.bool and sorted_rows(base):
+        # a padding mask (each row's True first, or last): a new count of True per row in the row's direction, at
+        # least one where the row had one (red team round 13 F7: shuffled, a right-padded mask broke an honest
+        # masked mean that takes a row's count of True as its length)
+        n = x.shape[-1]
+        had = x.to(torch.int64).sum(-1, keepdim=True)
+        count = torch.where(had > 0, torch.randint(1, n + 1, had.shape, generator=g, device=dev), had)
+        at = torch.arange(n, device=dev)
+        true_first = bool((x[..., :-1].to(torch.int8) >= x[..., 1:].to(torch.int8)).all())
+        new = at < count if true_first else at >= n - count
+    elif t.dtype == torch.bool:
         if x.shape[-1] >= 2:
             order = torch.argsort(torch.rand(x.shape, generator=g, device=dev), dim=-1)
             new = torch.gather(x, -1, order)
@@ -356,8 +380,14 @@ def vary_indices_(t: torch.Tensor, g: torch.Generator) -> None:
     else:
         flat = x.reshape(-1)
         ordered = flat.sort().values
+        rows = x.sort(dim=-1).values
         if bool((ordered[1:] != ordered[:-1]).all()):
             new = flat[torch.randperm(flat.numel(), generator=g, device=dev)].reshape(x.shape)
+        elif x.shape[-1] >= 2 and bool((rows[..., 1:] != rows[..., :-1]).all()):
+            # each row's values distinct (a permutation per row, ids per sequence): each row in another order
+            # (red team round 13 F1: values redrawn across the tensor broke an honest un-permute's rows)
+            order = torch.argsort(torch.rand(x.shape, generator=g, device=dev), dim=-1)
+            new = torch.gather(x, -1, order)
         else:
             lo, hi = int(flat.min()), int(flat.max())
             new = torch.randint(lo, hi + 1, x.shape, generator=g, device=dev, dtype=torch.int64).to(t.dtype)

@@ -85,6 +85,13 @@ def get_device_name(device: Any = None) -> str:
     return H200.name
 
 
+def current_device() -> int:
+    """The target GPU's index, 0 (``torch.cuda.get_device_properties(torch.cuda.current_device())``, a common way to
+    ask for the SM count: red team round 13 F5)."""
+    _note("current_device")
+    return 0
+
+
 def install() -> None:
     """Make torch's device queries answer with ``H200`` (once; only where CUDA is not available)."""
     if _installed or torch.cuda.is_available():
@@ -92,6 +99,7 @@ def install() -> None:
     torch.cuda.get_device_properties = get_device_properties  # type: ignore[assignment]
     torch.cuda.get_device_capability = get_device_capability
     torch.cuda.get_device_name = get_device_name
+    torch.cuda.current_device = current_device
     _installed.append(True)
 
 

@@ -1,0 +1,65 @@
+"""Red team round 13 (the mechanisms of round 12, attacked): integer inputs with row structure an honest kernel may
+rely on keep it when ktui varies them (findings F1 and F7; the red team's kernels and the open findings are in the
+issue's note)."""
+
+from __future__ import annotations
+
+import torch
+
+from ktui.worker.special import near_duplicate_, vary_indices_
+
+
+def _row_perms(rows: int, n: int, g: torch.Generator) -> torch.Tensor:
+    return torch.stack([torch.randperm(n, generator=g) for _ in range(rows)])
+
+
+def test_indices_keep_a_permutation_per_row_a_permutation() -> None:
+    """F1: each row of ``perm`` a permutation of 0..n-1 (an un-permute's index): the whole tensor is not all
+    distinct, and values redrawn within min..max broke the rows; now each row is put in another order."""
+    g = torch.Generator().manual_seed(4)
+    perm = _row_perms(8, 64, g)
+    before = perm.clone()
+    vary_indices_(perm, g)
+    assert not torch.equal(perm, before)
+    assert torch.equal(perm.sort(-1).values, torch.arange(64).expand(8, -1))
+
+
+def test_near_duplicates_swap_integers_within_a_row() -> None:
+    """F1: the near-duplicate case swapped elements across rows, so a row stopped being a permutation; integer
+    tensors of two or more dimensions now swap pairs within a row (the interior still changes)."""
+    g = torch.Generator().manual_seed(5)
+    perm = _row_perms(8, 64, g)
+    before = perm.clone()
+    near_duplicate_(perm, g)
+    assert int((perm != before).sum()) >= 2
+    assert torch.equal(perm.sort(-1).values, torch.arange(64).expand(8, -1))
+    assert perm[0, 0] == before[0, 0] and perm[-1, -1] == before[-1, -1]  # the first and last as generated
+
+
+def test_indices_keep_a_padding_mask_a_padding_mask() -> None:
+    """F7: a right-padded mask (each row's True first) was shuffled, which broke an honest masked mean taking a
+    row's count of True as its length; now each row gets a new count of True, still first (or last)."""
+    g = torch.Generator().manual_seed(6)
+    lengths = torch.tensor([1, 5, 17, 33, 2, 33, 9, 12])
+    mask = torch.arange(33) < lengths[:, None]
+    before = mask.clone()
+    vary_indices_(mask, g)
+    counts = mask.sum(-1)
+    assert not torch.equal(mask, before) and bool((counts >= 1).all())
+    assert torch.equal(mask, torch.arange(33) < counts[:, None])  # still True first in every row
+    left = torch.arange(33) >= 33 - lengths[:, None]  # left-padded: True last
+    vary_indices_(left, g)
+    assert torch.equal(left, torch.arange(33) >= 33 - left.sum(-1)[:, None])
+
+
+def test_the_expanded_layout_leaves_1d_integers_as_they_are() -> None:
+    """F3: the expanded layout made offsets [0, 3, 7, 12] into [0, 0, 0, 0] (other values, not another layout), the
+    reference raised and every version of the problem failed. 1-D floats and 2-D integers are still expanded."""
+    from ktui.worker.cases import _relayout
+
+    offsets = torch.tensor([0, 3, 7, 12])
+    assert _relayout(offsets, "expanded") is offsets
+    x = torch.randn(5)
+    assert _relayout(x, "expanded").stride() == (0,)
+    pos = torch.arange(12).reshape(3, 4)
+    assert _relayout(pos, "expanded").stride() == (0, 1)
