@@ -26,7 +26,7 @@ if [ -f .device/cute-dsl.tar.xz ] && [ ! -d "$S" ]; then mkdir -p "$S" && tar xJ
 C=/tmp/ktui-cds
 [ -f .devA/part00 ] && mkdir -p $C && cp .devA/part00 $C/
 if [ -f .devB/part01 ] && [ -f $C/part00 ] && [ ! -d $C/site ]; then
-  mkdir -p $C/site && cat $C/part00 .devB/part01 | tar xJf - -C $C/site
+  mkdir -p $C/site && cat $C/part00 .devB/part0[1-9] | tar xJf - -C $C/site
 fi
 [ -d $C/site ] && S=$C/site
 [ -d "$S" ] && export PYTHONPATH=$S:$S/nvidia_cutlass_dsl/dsl_packages:${PYTHONPATH:-}

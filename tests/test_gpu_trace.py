@@ -155,8 +155,9 @@ def _trace_rung(tmp_path: Path, key: str, monkeypatch: pytest.MonkeyPatch) -> di
         timeout=900,
     )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    res = json.loads(p.stdout)
-    tr = next(r for r in res["rungs"] if r["name"] == "trace")
+    env = json.loads(p.stdout)  # the --json envelope (docs/json.md): the run is its data
+    assert env["exit_code"] == 0 and "error" not in env, env.get("error")
+    tr = next(r for r in env["data"]["rungs"] if r["name"] == "trace")
     assert tr["status"] == "ok", tr
     assert (ws / tr["report"]).is_file()
     assert 0 < tr["marker_cycles"] < 2000, tr["marker_cycles"]

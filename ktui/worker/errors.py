@@ -3,6 +3,7 @@ longer import each other for them). ``server.format_error`` turns each into the 
 
 from __future__ import annotations
 
+import os
 from typing import NoReturn
 
 
@@ -49,4 +50,26 @@ def reraise_as_case(exc: BaseException, label: str) -> NoReturn:
         raise exc
     if isinstance(exc, SystemExit):
         raise CaseFailed(f"{label}: the kernel called sys.exit({exc.code!r})") from exc
-    raise CaseFailed(f"{label}: {type(exc).__name__}: {exc}") from exc
+    raise CaseFailed(f"{label}: {type(exc).__name__}: {exc}{cause_text(exc)}") from exc
+
+
+def cause_text(exc: BaseException) -> str:
+    """What ``exc``'s message leaves out of its cause (``raise ... from``), as ``"\ncaused by Type: message"``
+    (a bare ``assert``'s cause: the asserted source line and where it sits); '' when there is none or the message
+    holds it already. Triton's ``CompilationError`` shows the kernel's source line only and hides why (on the H200,
+    ``tl.dot(a, b, acc)`` of int8 tiles into an int32 accumulator: ``AssertionError`` at ``assert ...
+    acc.type.element_ty == out_dtype`` in ``triton/language/semantic.py``; the message said nothing of it)."""
+    import traceback
+
+    cause = exc.__cause__
+    if cause is None:
+        return ""
+    text = str(cause).strip()
+    if not text:
+        frames = traceback.extract_tb(cause.__traceback__)
+        if frames:
+            f = frames[-1]
+            text = f"{(f.line or '').strip()} ({os.path.basename(f.filename)}:{f.lineno} in {f.name})"
+    if text and text in str(exc):
+        return ""
+    return f"\ncaused by {type(cause).__name__}: {text}" if text else f"\ncaused by {type(cause).__name__}"

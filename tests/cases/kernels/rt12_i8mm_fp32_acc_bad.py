@@ -26,7 +26,7 @@ def i8mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
         if ACC_FP:
             acc = tl.dot(a.to(tl.float16), b.to(tl.float16), acc)
         else:
-            acc = tl.dot(a, b, acc)
+            acc = tl.dot(a, b, acc, out_dtype=tl.int32)  # int32 accumulator: Triton 3.6 asks for it (3.9 infers it)
     tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc.to(tl.int32), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
