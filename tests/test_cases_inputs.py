@@ -50,7 +50,7 @@ def test_fuzzed_draws_are_new_per_seed_replayed_by_seed_and_labelled():
     assert a["tests"][:n] == p.tests  # the reference's specs are the fixed part
     wide = len(bench_fields(p.tests, p.benchmarks, {}, None, budget(p.tests, p.benchmarks, "cpu")))  # rows, cols
     aligned = len(aligned_fields(p.tests, p.benchmarks, {}, None, budget(p.tests, p.benchmarks, "cpu")))
-    drawn = FUZZ_COUNT + aligned + wide
+    drawn = FUZZ_COUNT + 2 * aligned + wide  # aligned: a multiple of 4096, and an odd multiple of a block
     assert wide == 2 and aligned >= 1 and len(a["fuzzed"]) == drawn and a["fuzzed"] == list(range(n, n + drawn))
     assert a["tests"][n:] == again["tests"][n:] and a["tests"][n:] != b["tests"][n:]
     assert all(lab.startswith("fuzzed(") for lab in a["labels"][n:])

@@ -63,3 +63,33 @@ def test_the_expanded_layout_leaves_1d_integers_as_they_are() -> None:
     assert _relayout(x, "expanded").stride() == (0,)
     pos = torch.arange(12).reshape(3, 4)
     assert _relayout(pos, "expanded").stride() == (0, 1)
+
+
+# -- W1: sizes a multiple of a block and of no larger power of two -------------------------------------------------
+def test_every_run_draws_an_odd_multiple_of_a_block_in_turn_by_seed():
+    from ktui.worker.fuzz import ODD_BLOCKS, draw_specs
+
+    from .test_cases_inputs import problem
+
+    va = problem("vector_add")
+    met = set()
+    for seed in range(8):
+        d = draw_specs(va.module, va.tests, va.benchmarks, seed, "cpu", lambda s: True)
+        block = ODD_BLOCKS[seed % len(ODD_BLOCKS)]  # vector_add's one field: the seed picks the block
+        assert any(s["n"] % block == 0 and (s["n"] // block) % 2 == 1 for s in d), (seed, block, d)
+        assert any(s["n"] % 4096 == 0 for s in d), (seed, d)  # the aligned draw stays (round 11, W5)
+        met |= {b for b in ODD_BLOCKS for s in d if s["n"] % b == 0 and (s["n"] // b) % 2 == 1}
+    assert met == set(ODD_BLOCKS), met
+
+
+def test_a_slip_in_the_1024_path_of_a_size_dispatch_fails_and_its_twin_passes(make_ws, ladder_for):
+    from ktui.core.results import Status
+
+    from .test_cases import CHECKED, K, corr, good, run
+    from .test_redteam_round11b import VADD
+
+    opts = dict(reference=VADD, repeat=False, layouts=False, distributions=False, rungs=CHECKED)
+    for seed in (2, 3):  # the odd multiple of 1024, then of 2048: a multiple of 1024, not of 4096
+        bad = corr(run(make_ws, ladder_for, "vadd", K / "rt13_block_dispatch_bad.py", seed=seed, **opts))
+        assert bad.status is Status.FAILED and "fuzzed(" in bad.summary, (seed, bad.line())
+    good(run(make_ws, ladder_for, "vadd", K / "rt13_block_dispatch_good.py", seed=2, **opts))

@@ -10,12 +10,14 @@ every run has one of each):
   -1, 0, +1, +3, half of it plus one, or itself plus one;
 - ``unit``: one field set to 1 and another drawn as ``threshold`` (``pow2`` for a spec of one integer field);
 
-then one per integer field aligned to a large power of two (``aligned``): that field a multiple of
+then two per integer field aligned to powers of two (``aligned``): one with that field a multiple of
 ``ALIGN`` = 4096 (or of the largest power of two its range allows), the other fields of a test spec halved until the
 spec fits the budget. A fast path for sizes that are a multiple of the block (``EVEN = n % BLOCK == 0``: no masks)
 runs only there, and the ``pow2`` class reaches a multiple of 1024 by chance only (multiples of at most 128; red
 team round 11, W5: a slip in such a path passed 7 runs of 10); a multiple of 4096 is one of every block size up to
-4096, in every run;
+4096, in every run; the other an odd multiple of 256, 512, 1024 or 2048 (in turn by the seed: ``ODD_BLOCKS``), a
+multiple of that block and of no larger power of two (red team round 13, W1: a path for sizes a multiple of 1024 but
+not of 4096, as a dispatch on ``n % 4096`` then ``n % 1024`` makes, passed every run);
 
 and then one more per integer field that a benchmark spec makes larger than every test (``bench``): that field at
 the benchmark's value (or its neighbour: -1, +1, +3), the other fields of a test spec halved until the spec fits the
@@ -65,6 +67,7 @@ GPU_BUDGET = 1 << 25  # and on a GPU: the float64 reference and the judge's verd
 THRESHOLDS = tuple(1 << j for j in range(8, 25))  # 256 .. 2**24: block, chunk and grid-split thresholds
 MULTIPLES = (2, 4, 8, 16, 64, 128)
 ALIGN = 4096  # the ``aligned`` draw: a multiple of every power-of-two block up to this (Triton blocks: 16 .. 4096)
+ODD_BLOCKS = (256, 512, 1024, 2048)  # the ``odd_block`` draw: an odd multiple of one of these, in turn by seed
 ALIGN_MIN = 256  # a field whose range holds no multiple of this gets no aligned draw (``pow2`` reaches 128)
 TRIES = 8  # redraws per fuzzed spec before it is dropped
 
@@ -301,6 +304,14 @@ def draw_specs(
         for _ in range(TRIES):
             if accept(_draw_aligned(aligned, f, tests, benchmarks, bounds, cap)):
                 break
+    # and one per such field at an odd multiple of 256, 512, 1024 or 2048 (drawn): a multiple of that block, not of
+    # twice it (red team round 13 W1: a path for n % 1024 == 0 that was wrong unless n % 4096 == 0 passed every run,
+    # the aligned draw being a multiple of 4096 and ``pow2`` of at most 128)
+    odd = random.Random(seed * 7_919 + 104_729 + 3)
+    for i, f in enumerate(aligned_fields(tests, benchmarks, bounds, allowed, cap)):
+        for _ in range(TRIES):
+            if accept(_draw_aligned(odd, f, tests, benchmarks, bounds, cap, odd_block=seed + i)):
+                break
     # and one per field the benchmarks make larger than every test: that field at the benchmark's value (its own
     # generator, so the draws above stay those of earlier releases for the same seed)
     wide = random.Random(seed * 7_919 + 104_729 + 1)
@@ -345,19 +356,35 @@ def _draw_aligned(
     benchmarks: list[dict[str, Any]],
     bounds: dict[str, tuple[int, int]],
     cap: int,
+    odd_block: int | None = None,
 ) -> dict[str, Any] | None:
     """A test spec with field ``f`` at ``k * _alignment(hi)`` (k log-uniform within the range), the other integer
-    fields halved until the spec fits ``cap``."""
+    fields halved until the spec fits ``cap``. With ``odd_block`` (an int: the seed plus the field's index): at
+    ``k * b`` for ``k`` odd and the block ``b`` one of ``ODD_BLOCKS`` in turn (``odd_block`` modulo their number,
+    those below ``_alignment(hi)``): a multiple of ``b`` and of no larger power of two, the sizes between ``pow2``'s
+    (at most 128) and the aligned draw's (4096); every four runs in a row meet each block."""
     base = [s for s in tests if _is_int(s.get(f))]
     if not base:
         return None
     spec = dict(rng.choice(base))
     lo, hi, _, _ = _field_range(f, tests, benchmarks, bounds, cap)
     a = _alignment(hi)
+    if odd_block is not None:
+        blocks = [b for b in ODD_BLOCKS if b < a or (b == a and hi >= 3 * b)]
+        if not blocks:
+            return None
+        a = blocks[odd_block % len(blocks)]
     kmin, kmax = max(1, -(-lo // a)), hi // a
     if kmax < kmin:
         return None
-    spec[f] = _loguniform(rng, kmin, kmax) * a
+    k = _loguniform(rng, kmin, kmax)
+    if odd_block is not None:
+        k = k + 1 if k % 2 == 0 else k
+        if k > kmax:
+            k -= 2
+        if k < kmin or k < 1:
+            return None
+    spec[f] = k * a
     return _fit(rng, spec, f, bounds, cap)
 
 
