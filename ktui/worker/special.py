@@ -406,14 +406,14 @@ def _sorted_draws(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     dev = x.device
     first, last = x[:, :1], x[:, -1:]
     lo, hi = torch.minimum(first, last), torch.maximum(first, last)
-    u = torch.rand((rows, cols - 2), generator=g, dtype=torch.float64).to(dev)
+    u = torch.rand((rows, cols - 2), generator=g, device=g.device, dtype=torch.float64).to(dev)  # g: x's device's
     inner = (lo + (u * (hi - lo + 1).to(torch.float64)).floor().to(torch.int64)).clamp(max=hi)
     strict = (x[:, 1:] != x[:, :-1]).all(dim=1)
     room = (hi - lo - 1).squeeze(1)
     redo = (strict & (room > cols - 2) & (room <= STRICT_RANGE)).nonzero().flatten().tolist()
     for r in redo[:STRICT_ROWS]:
         a = int(lo[r])
-        inner[r] = a + 1 + torch.randperm(int(room[r]), generator=g)[: cols - 2].to(dev)
+        inner[r] = a + 1 + torch.randperm(int(room[r]), generator=g, device=g.device)[: cols - 2].to(dev)
     inner = inner.sort(dim=1).values
     descending = (first > last).squeeze(1)
     inner[descending] = inner[descending].flip(1)

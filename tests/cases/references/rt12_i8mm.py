@@ -11,7 +11,9 @@ def generate_input(seed: int, m: int, n: int, k: int):
 
 def ref_kernel(data):
     a, b = data
-    return a.to(torch.int32) @ b.to(torch.int32)
+    # in float64 (exact: |c| < 2**26 here), then int32: CUDA has no integer matmul (on the H200, int32 @ int32 raised
+    # '"addmm_cuda" not implemented for 'Int'')
+    return (a.to(torch.float64) @ b.to(torch.float64)).to(torch.int32)
 
 
 tests = [{"m": m, "n": n, "k": k} for m, n, k in ((1, 1, 1), (33, 65, 63), (64, 127, 129), (129, 64, 1024))]
