@@ -4,6 +4,7 @@ issue's note)."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ktui.worker.special import near_duplicate_, vary_indices_
@@ -93,3 +94,24 @@ def test_a_slip_in_the_1024_path_of_a_size_dispatch_fails_and_its_twin_passes(ma
         bad = corr(run(make_ws, ladder_for, "vadd", K / "rt13_block_dispatch_bad.py", seed=seed, **opts))
         assert bad.status is Status.FAILED and "fuzzed(" in bad.summary, (seed, bad.line())
     good(run(make_ws, ladder_for, "vadd", K / "rt13_block_dispatch_good.py", seed=2, **opts))
+
+
+# -- F4: the float32 scan bar includes the sequential order ----------------------------------------------------------
+def test_an_honest_scan_of_the_whole_vector_as_one_block_passes(make_ws, ladder_for):
+    # seed 4 draws a 16,384-element fuzzed vector on ``large`` inputs: 17.5x the 1024-block bar before the fix
+    from .test_cases import CHECKED, K, good, run
+    from .test_redteam_round11b import CUMSUM
+
+    good(run(make_ws, ladder_for, "cumsum", K / "rt13_scan_oneblock_good.py", reference=CUMSUM, seed=4, rungs=CHECKED))
+
+
+def test_the_sequential_float32_scan_rounds_every_running_value():
+    from ktui.worker.float32_scans import SEQUENTIAL, blocked_scan, run_in_float32
+
+    x = torch.randn(3, 5000, generator=torch.Generator().manual_seed(1)) * 1e3
+    seq = blocked_scan(x, 1, np.add, 0.0, block=SEQUENTIAL)
+    ref = torch.from_numpy(np.add.accumulate(x.numpy(), axis=1, dtype=np.float32))
+    assert torch.equal(seq, ref)  # numpy's float32 accumulate: one rounding per element, in order
+    assert not torch.equal(blocked_scan(x, 1, np.add, 0.0), seq)  # the 1024-block order rounds otherwise
+    out, replaced = run_in_float32(lambda t: torch.cumsum(t, dim=1), x, block=SEQUENTIAL)
+    assert replaced == 1 and torch.equal(out, ref)
