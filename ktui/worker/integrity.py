@@ -40,6 +40,8 @@ _OWN_MODULES = (
     "ktui.worker.special",
     "ktui.worker.interp_bounds",
     "ktui.worker.interp_fixes",
+    "ktui.worker.interp_fp8",
+    "ktui.worker.interp_libdevice",
     "ktui.worker.artifacts",
     "ktui.protocol",
 )
