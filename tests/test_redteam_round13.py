@@ -115,3 +115,27 @@ def test_the_sequential_float32_scan_rounds_every_running_value():
     assert not torch.equal(blocked_scan(x, 1, np.add, 0.0), seq)  # the 1024-block order rounds otherwise
     out, replaced = run_in_float32(lambda t: torch.cumsum(t, dim=1), x, block=SEQUENTIAL)
     assert replaced == 1 and torch.equal(out, ref)
+
+
+# -- F6: Triton's driver answers the device queries on the CPU --------------------------------------------------------
+def test_a_softmax_sized_from_tritons_driver_is_checked_on_the_cpu(make_ws, ladder_for):
+    from .test_cases import CHECKED, K, good, run
+
+    ok = good(run(make_ws, ladder_for, "softmax", K / "rt13_softmax_driver_props_good.py", seed=3, rungs=CHECKED))
+    warned = [w for r in ok.rungs for w in r.warnings if "triton driver get_device_properties" in w]
+    assert warned and "NVIDIA H200, 132 SMs, sm_90" in warned[0], [r.warnings for r in ok.rungs]
+
+
+def test_the_stand_in_driver_answers_the_device_queries_and_nothing_else():
+    import pytest
+
+    from ktui.worker import target_device as td
+
+    d = td.StandInDriver()
+    props = d.utils.get_device_properties(0)
+    assert props["multiprocessor_count"] == 132 and props["max_shared_mem"] == 232_448 and props["warpSize"] == 32
+    t = d.get_current_target()
+    assert (t.backend, t.arch, t.warp_size) == ("cuda", 90, 32)
+    assert d.get_current_device() == 0 and d.get_active_torch_device() == torch.device("cpu")
+    with pytest.raises(RuntimeError, match="0 active drivers.*get_benchmarker"):
+        d.get_benchmarker()  # the autotuner's benchmarker stays ktui's under the interpreter

@@ -92,14 +92,77 @@ def current_device() -> int:
     return 0
 
 
+# ``triton.runtime.driver.active.utils.get_device_properties(i)``: the CUDA driver's dict (keys of
+# triton/backends/nvidia/driver.c ``getDeviceProperties``; clocks in kHz, the bus width in bits: the H200's 1,980 MHz
+# SM and 3,201 MHz memory clocks read by NVML on the lent machine, the 6,144-bit HBM3e bus of the datasheet)
+TRITON_PROPERTIES = {
+    "max_shared_mem": H200.shared_memory_per_block_optin,
+    "max_num_regs": H200.regs_per_multiprocessor,
+    "multiprocessor_count": H200.multi_processor_count,
+    "warpSize": H200.warp_size,
+    "sm_clock_rate": 1_980_000,
+    "mem_clock_rate": 3_201_000,
+    "mem_bus_width": 6_144,
+}
+
+
+class _TritonUtils:
+    def get_device_properties(self, device: Any = None) -> dict[str, int]:
+        _note("triton driver get_device_properties")
+        return dict(TRITON_PROPERTIES)
+
+
+class StandInDriver:
+    """What Triton's ``driver.active`` answers on a machine without a GPU (where it raises "0 active drivers"): the
+    device queries of Triton's tutorials (the fused softmax sizes its grid from ``driver.active.utils.
+    get_device_properties(DEVICE.index)`` and ``get_current_target()``; red team round 13, F6), with the
+    target GPU's facts. Anything else raises the RuntimeError Triton raised before (the interpreter needs no
+    driver; the autotuner's benchmarker is ktui's there)."""
+
+    utils = _TritonUtils()
+
+    def get_current_target(self) -> Any:
+        from triton.backends.compiler import GPUTarget
+
+        _note("triton driver get_current_target")
+        return GPUTarget("cuda", H200.major * 10 + H200.minor, H200.warp_size)
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_active_torch_device(self) -> torch.device:
+        return torch.device("cpu")  # the kernel's tensors are CPU tensors standing in for CUDA ones
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(
+            f"0 active drivers: no GPU here, and ktui's stand-in for Triton's driver answers only the device queries "
+            f"(utils.get_device_properties, get_current_target, get_current_device, get_active_torch_device), not "
+            f"{name}"
+        )
+
+
+def _install_triton_driver() -> None:
+    """Set ``StandInDriver`` as Triton's active driver where Triton finds none (no GPU)."""
+    try:
+        from triton.runtime import driver
+    except ImportError:
+        return
+    try:
+        driver.active  # noqa: B018 - a real driver: leave it
+    except RuntimeError:
+        driver.set_active(StandInDriver())
+
+
 def install() -> None:
-    """Make torch's device queries answer with ``H200`` (once; only where CUDA is not available)."""
+    """Make torch's device queries, and Triton's driver's, answer with ``H200`` (once; only where CUDA is not
+    available)."""
     if _installed or torch.cuda.is_available():
         return
     torch.cuda.get_device_properties = get_device_properties  # type: ignore[assignment]
     torch.cuda.get_device_capability = get_device_capability
     torch.cuda.get_device_name = get_device_name
     torch.cuda.current_device = current_device
+    _install_triton_driver()
     _installed.append(True)
 
 
@@ -108,7 +171,8 @@ def note() -> list[str]:
     if not queried:
         return []
     return [
-        f"no GPU here: torch.cuda.{', '.join(queried)} answered with the target GPU's facts ({H200.name}, "
+        f"no GPU here: {', '.join(q if q.startswith('triton') else 'torch.cuda.' + q for q in queried)} answered "
+        f"with the target GPU's facts ({H200.name}, "
         f"{H200.multi_processor_count} SMs, sm_{H200.major}{H200.minor}); a launch sized from them is checked as it "
         "would launch there"
     ]
