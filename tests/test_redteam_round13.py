@@ -139,3 +139,33 @@ def test_the_stand_in_driver_answers_the_device_queries_and_nothing_else():
     assert d.get_current_device() == 0 and d.get_active_torch_device() == torch.device("cpu")
     with pytest.raises(RuntimeError, match="0 active drivers.*get_benchmarker"):
         d.get_benchmarker()  # the autotuner's benchmarker stays ktui's under the interpreter
+
+
+# -- F2: varied jagged offsets keep every segment within the longest generated ----------------------------------------
+def test_an_honest_jagged_sum_with_its_block_from_max_len_passes(make_ws, ladder_for):
+    from .test_cases import CASES, CHECKED, K, good, run
+
+    ref = CASES / "references" / "rt13_jagged_sum.py"
+    for seed in (3, 4, 5):  # seed 3: indices made a 64-step segment 100+ long; 4 and 5: the near-duplicate did
+        good(run(make_ws, ladder_for, "jagged", K / "rt13_jagged_sum_good.py", reference=ref, seed=seed, rungs=CHECKED))
+
+
+def test_uneven_sorted_rows_keep_their_steps_and_near_duplicates_grow_none_past_the_longest():
+    from ktui.worker.special import near_duplicate_
+
+    g = torch.Generator().manual_seed(7)
+    lengths = torch.randint(1, 65, (4, 300), generator=g)
+    offsets = torch.cat([torch.zeros(4, 1, dtype=torch.int64), lengths.cumsum(1)], dim=1)
+    before = offsets.clone()
+    vary_indices_(offsets, g)
+    steps, old = offsets.diff(dim=1), before.diff(dim=1)
+    assert not torch.equal(offsets, before) and torch.equal(offsets[:, [0, -1]], before[:, [0, -1]])
+    assert torch.equal(steps.sort(dim=1).values, old.sort(dim=1).values)  # the segment lengths, in another order
+    dup = before.clone()
+    near_duplicate_(dup, torch.Generator().manual_seed(8))
+    assert not torch.equal(dup, before)
+    assert int(dup.diff(dim=1).max()) <= 64 and int(dup.diff(dim=1).min()) >= 0  # sorted, no segment past max_len
+    pos = torch.arange(100).expand(2, -1).clone()  # equal steps (positions): still drawn between the ends
+    vary_indices_(pos, torch.Generator().manual_seed(9))
+    assert not torch.equal(pos, torch.arange(100).expand(2, -1)) and bool((pos.diff(dim=1) >= 0).all())
+    assert torch.equal(pos[:, [0, -1]], torch.tensor([[0, 99], [0, 99]]))  # no room for distinct ones: repeats

@@ -284,12 +284,21 @@ def _shift_pairs(flat: torch.Tensor, cand: list[int], t: torch.Tensor, g: torch.
     the second down, by one amount within each one's room between its neighbours' values (a sorted row stays
     sorted; the sum of integers stays, of floats up to rounding), then single moves up or down until ``SWAPS``
     elements moved when too few pairs were found. Positions next to a moved one are not used (its neighbour's room
-    changed)."""
+    changed). In an integer row no step grows past the row's largest (jagged offsets: a segment never gets longer
+    than ``max_len``, which an honest kernel may take as its block; red team round 13, F2)."""
     up: list[tuple[int, Any]] = []
     down: list[tuple[int, Any]] = []
+    cols = t.shape[-1]
+    longest: list[Any] = []  # an integer row's largest step: no step grows past it (jagged offsets: max_len)
+    if not t.is_floating_point():
+        rows = flat.view(-1, cols).to(torch.int64) if flat.is_contiguous() else flat.reshape(-1, cols).to(torch.int64)
+        longest = (rows[:, 1:] - rows[:, :-1]).abs().amax(dim=1).tolist()
     for p in cand[:1024]:
         lo_, mid, hi_ = (_scalar(v, t) for v in flat[[p - 1, p, p + 1]].tolist())
         room_up, room_down = max(lo_, hi_) - mid, mid - min(lo_, hi_)
+        if longest:  # moving up lengthens the step from the smaller neighbour, down the step to the larger one
+            m = longest[p // cols]
+            room_up, room_down = min(room_up, m - (mid - min(lo_, hi_))), min(room_down, m - (max(lo_, hi_) - mid))
         if room_up > 0:
             up.append((p, room_up))
         if room_down > 0:
@@ -342,9 +351,10 @@ def vary_indices_(t: torch.Tensor, g: torch.Generator) -> None:
     - bool: each row (the last dimension) permuted, so a row keeps its count of True (a mask row that lets
       something through still does); rows sorted (a padding mask, True first or last): a new count of True per row,
       in the row's direction, at least one where the row had one;
-    - rows sorted (``sorted_rows``: positions, row pointers, sorted ids): each row keeps its first and last value and
-      gets sorted values drawn between them (in the row's direction; distinct where the row's were and the range
-      has room for them);
+    - rows sorted (``sorted_rows``: positions, row pointers, sorted ids): each row keeps its first and last value;
+      a row of equal steps (positions) gets sorted values drawn between them (in the row's direction; distinct where
+      the row's were and the range has room for them), a row of unequal steps (offsets) its steps in another order
+      (``_sorted_draws``);
     - all values distinct (a permutation, unique ids): the same values in another order; each row's values
       distinct (a permutation per row): each row in another order;
     - otherwise: values drawn uniformly in ``[min, max]`` of the generated tensor.
@@ -399,9 +409,11 @@ STRICT_RANGE = 1 << 20  # and a range up to this wide (one permutation of it per
 
 
 def _sorted_draws(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    """Rows of ``x`` (int64, each sorted one way) with their first and last values kept and the interior drawn between
-    them and sorted the same way; a strictly monotone row stays strictly monotone where its range has room (drawn
-    without repeats; up to ``STRICT_ROWS`` rows of a range up to ``STRICT_RANGE``), else repeats are allowed."""
+    """Rows of ``x`` (int64, each sorted one way) with their first and last values kept: a row of equal steps (an
+    ``arange`` of positions) gets its interior drawn between them and sorted the same way (a strictly monotone row
+    stays strictly monotone where its range has room: drawn without repeats, up to ``STRICT_ROWS`` rows of a range up
+    to ``STRICT_RANGE``; else repeats are allowed); a row of unequal steps gets its steps in another order (their
+    multiset kept: the longest segment stays the longest)."""
     rows, cols = x.shape
     dev = x.device
     first, last = x[:, :1], x[:, -1:]
@@ -417,7 +429,17 @@ def _sorted_draws(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     inner = inner.sort(dim=1).values
     descending = (first > last).squeeze(1)
     inner[descending] = inner[descending].flip(1)
-    return torch.cat([first, inner, last], dim=1)
+    new = torch.cat([first, inner, last], dim=1)
+    # a row whose steps differ (jagged offsets, CSR row pointers: each step a segment's length) keeps its steps, in
+    # another order: a segment never grows past the longest one generated, which an honest kernel may take as its
+    # block (red team round 13 F2: offsets redrawn between the ends made a segment longer than max_len)
+    steps = x[:, 1:] - x[:, :-1]
+    uneven = (steps != steps[:, :1]).any(dim=1)
+    if bool(uneven.any()):
+        order = torch.argsort(torch.rand(steps.shape, generator=g, device=g.device).to(dev), dim=1)
+        shuffled = first + torch.cat([torch.zeros_like(first), steps.gather(1, order).cumsum(dim=1)], dim=1)
+        new = torch.where(uneven.unsqueeze(1), shuffled, new)
+    return new
 
 
 def valid_reference(ref: Any, expected: Any, allow_nan: bool) -> str:
