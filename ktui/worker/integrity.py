@@ -39,6 +39,7 @@ _OWN_MODULES = (
     "ktui.worker.problem",
     "ktui.worker.special",
     "ktui.worker.interp_bounds",
+    "ktui.worker.interp_bf16",
     "ktui.worker.interp_fixes",
     "ktui.worker.interp_fp8",
     "ktui.worker.interp_libdevice",

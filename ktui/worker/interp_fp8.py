@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from ktui.worker.interp_fixes import _bf16_to_f32, _to_bf16
+from ktui.worker.interp_bf16 import bf16_to_f32 as _bf16_to_f32
+from ktui.worker.interp_bf16 import to_bf16 as _to_bf16
 
 
 class _Format:
