@@ -86,3 +86,15 @@ def test_a_fuzzed_spec_that_asserts_on_the_gpu_is_the_references_error_naming_th
     monkeypatch.setattr(p, "reference_native", lambda data: (_ for _ in ()).throw(IndexError("out of range")))
     assert fuzz.fuzz_trial(p, spec, 5, "cuda") is False
     assert fuzz.fuzz_trial(p, spec, 5, "cpu") is False
+
+
+def test_a_cuda_error_the_context_survives_is_an_ordinary_refusal():
+    # torch raises every CUDA error as AcceleratorError: only those that lose the context stop the run (here, no
+    # CUDA to probe: the message alone decides)
+    assert not fuzz.device_assert(RuntimeError("CUDA error: invalid configuration argument"))
+    assert not fuzz.device_assert(RuntimeError("CUDA error: too many resources requested for launch"))
+
+
+def test_a_reference_without_integer_inputs_is_tried_on_its_own_device():
+    p = _problem(CASES.parent.parent / "references" / "softmax.py")
+    assert fuzz._trial_device(p, "cuda") == "cuda"  # nothing the integer distributions change: no CPU run

@@ -169,3 +169,18 @@ def test_uneven_sorted_rows_keep_their_steps_and_near_duplicates_grow_none_past_
     vary_indices_(pos, torch.Generator().manual_seed(9))
     assert not torch.equal(pos, torch.arange(100).expand(2, -1)) and bool((pos.diff(dim=1) >= 0).all())
     assert torch.equal(pos[:, [0, -1]], torch.tensor([[0, 99], [0, 99]]))  # no room for distinct ones: repeats
+
+
+def test_equal_steps_longer_than_one_stay_and_the_odd_block_fits_the_range():
+    from ktui.worker.fuzz import _draw_aligned
+
+    fixed = torch.arange(0, 40, 4).expand(3, -1).clone()  # segments all of length 4: no other order exists
+    vary_indices_(fixed, torch.Generator().manual_seed(1))
+    assert torch.equal(fixed, torch.arange(0, 40, 4).expand(3, -1))
+    import random
+
+    tests = [{"n": 3000}]
+    for seed in range(8):  # n in [3000, 5000]: 2048 has no odd multiple there, the others do
+        spec = _draw_aligned(random.Random(seed), "n", tests, [], {"n": (3000, 5000)}, 1 << 20, odd_block=seed)
+        assert spec is not None and 3000 <= spec["n"] <= 5000, (seed, spec)
+        assert any(spec["n"] % b == 0 and (spec["n"] // b) % 2 == 1 for b in (256, 512, 1024)), spec

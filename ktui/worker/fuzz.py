@@ -361,8 +361,8 @@ def _draw_aligned(
     """A test spec with field ``f`` at ``k * _alignment(hi)`` (k log-uniform within the range), the other integer
     fields halved until the spec fits ``cap``. With ``odd_block`` (an int: the seed plus the field's index): at
     ``k * b`` for ``k`` odd and the block ``b`` one of ``ODD_BLOCKS`` in turn (``odd_block`` modulo their number,
-    those below ``_alignment(hi)``): a multiple of ``b`` and of no larger power of two, the sizes between ``pow2``'s
-    (at most 128) and the aligned draw's (4096); every four runs in a row meet each block."""
+    those with an odd multiple in the field's range): a multiple of ``b`` and of no larger power of two, the sizes
+    between ``pow2``'s (at most 128) and the aligned draw's (4096); every four runs in a row meet each block."""
     base = [s for s in tests if _is_int(s.get(f))]
     if not base:
         return None
@@ -370,7 +370,12 @@ def _draw_aligned(
     lo, hi, _, _ = _field_range(f, tests, benchmarks, bounds, cap)
     a = _alignment(hi)
     if odd_block is not None:
-        blocks = [b for b in ODD_BLOCKS if b < a or (b == a and hi >= 3 * b)]
+
+        def odd_in_range(b: int) -> bool:  # an odd k with lo <= k * b <= hi
+            k0 = max(1, -(-lo // b))
+            return (k0 if k0 % 2 else k0 + 1) * b <= hi
+
+        blocks = [b for b in ODD_BLOCKS if odd_in_range(b)]
         if not blocks:
             return None
         a = blocks[odd_block % len(blocks)]
@@ -382,7 +387,7 @@ def _draw_aligned(
         k = k + 1 if k % 2 == 0 else k
         if k > kmax:
             k -= 2
-        if k < kmin or k < 1:
+        if k < kmin:
             return None
     spec[f] = k * a
     return _fit(rng, spec, f, bounds, cap)
@@ -500,17 +505,39 @@ def _draw(
 INT_DISTS = ("intrange", "indices")  # the special distributions that change integer inputs
 
 
+# CUDA errors after which the process's context is lost (torch raises every CUDA error as AcceleratorError, also
+# those a context survives: an invalid launch configuration, too many resources requested)
+_CONTEXT_LOST = (
+    "device-side assert",
+    "illegal memory access",
+    "illegal address",
+    "illegal instruction",
+    "misaligned address",
+    "unspecified launch failure",
+)
+
+
 def device_assert(exc: BaseException) -> bool:
-    """``exc`` (or its cause) is a CUDA error after which the process's CUDA context is lost: a device-side assert
-    (torch's index kernels assert on an index out of range), an illegal address."""
+    """``exc`` (or its cause) is a CUDA error after which the process's CUDA context is lost (a device-side assert:
+    torch's index kernels assert on an index out of range; an illegal address), by its message; or, where CUDA is
+    available and ``exc`` is a CUDA error of another message, the context no longer runs a kernel."""
     seen: BaseException | None = exc
+    cuda_error = False
     for _ in range(4):
         if seen is None:
-            return False
+            break
         text = f"{type(seen).__name__}: {seen}"
-        if "device-side assert" in text or "illegal memory access" in text or "AcceleratorError" in text:
+        if any(m in text for m in _CONTEXT_LOST):
             return True
+        cuda_error = cuda_error or "AcceleratorError" in text or "CUDA error" in text
         seen = seen.__cause__ or seen.__context__
+    if not cuda_error or not torch.cuda.is_available():
+        return False
+    try:
+        torch.cuda.synchronize()
+        torch.zeros(1, device="cuda").add_(1).item()
+    except Exception:
+        return True
     return False
 
 
@@ -531,12 +558,20 @@ def _trial_device(problem: Problem, device: str) -> str:
     cached: str | None = getattr(problem, "_trial_device", None)
     if cached is not None:
         return cached
+    from ktui.worker.tensors import flatten
+
     smallest = min(problem.tests, key=spec_size)
+    where = device
     try:
-        problem.reference_native(problem.generate(1, smallest, "cpu"))
-        where = "cpu"
+        data = problem.generate(1, smallest, "cpu")
+        leaves = [t for _, t in flatten(data) if isinstance(t, torch.Tensor)]
+        ints = any(not t.is_floating_point() and not t.is_complex() for t in leaves)
+        if ints and all(t.device.type == "cpu" for t in leaves):  # no integers: nothing these trials change
+            out = [t for _, t in flatten(problem.reference_native(data)) if isinstance(t, torch.Tensor)]
+            if all(t.device.type == "cpu" for t in out):  # a reference that moves its data to the GPU itself
+                where = "cpu"  # is not on the CPU, whatever it was asked
     except Exception:
-        where = device
+        pass
     setattr(problem, "_trial_device", where)  # noqa: B010 - a cache on the loaded problem
     return where
 
@@ -582,9 +617,9 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
                     varied = varied or _ints_varied(data, build_input(problem, {"spec_index": i, "seed": 1}, where))
                 ref, _ = problem.reference(data)
                 reason = valid_reference(ref, problem.reference_native(data), problem.allow_nan)
-                _sync(where)
+                _sync(device)
             except Exception as exc:
-                if where != "cpu" and device_assert(exc):
+                if device != "cpu" and device_assert(exc):
                     raise ProblemError(
                         f"the reference on its inputs of the '{dist}' distribution (test spec "
                         f"{spec_label(problem.tests[i])}) hit a CUDA error that loses the GPU context "

@@ -145,7 +145,10 @@ def _to_dtype(values: np.ndarray, dtype: Any, tl: Any) -> np.ndarray:
     """float64 values exactly representable in ``dtype`` (or inf/NaN) -> the interpreter's storage of it."""
     if dtype == tl.bfloat16:
         return _to_bf16(values.astype(np.float32))
-    return values.astype({tl.float16: np.float16, tl.float32: np.float32, tl.float64: np.float64}[dtype])
+    kinds = {tl.float16: np.float16, tl.float32: np.float32, tl.float64: np.float64}
+    if dtype not in kinds:  # an AMD fp8 (FNUZ) format beside an NVIDIA one: not a conversion the GPU makes
+        raise NotImplementedError(f"a cast to {dtype} from an NVIDIA fp8 format under the Triton interpreter")
+    return values.astype(kinds[dtype])
 
 
 def _rounding_name(rounding_mode: Any) -> str:

@@ -289,15 +289,20 @@ def _shift_pairs(flat: torch.Tensor, cand: list[int], t: torch.Tensor, g: torch.
     up: list[tuple[int, Any]] = []
     down: list[tuple[int, Any]] = []
     cols = t.shape[-1]
-    longest: list[Any] = []  # an integer row's largest step: no step grows past it (jagged offsets: max_len)
-    if not t.is_floating_point():
-        rows = flat.view(-1, cols).to(torch.int64) if flat.is_contiguous() else flat.reshape(-1, cols).to(torch.int64)
-        longest = (rows[:, 1:] - rows[:, :-1]).abs().amax(dim=1).tolist()
-    for p in cand[:1024]:
+    cand = cand[:1024]
+    longest: dict[int, int] = {}  # an integer row's largest step: no step grows past it (jagged offsets: max_len)
+    if not t.is_floating_point() and cand:
+        rows = sorted({p // cols for p in cand})
+        r = flat.reshape(-1, cols)[torch.tensor(rows, device=flat.device)].to(torch.int64)
+        d = (r[:, 1:] - r[:, :-1]).abs()
+        # a row of steps of one (positions) keeps the old room: its steps cannot grow, yet it must change
+        most = torch.where((d == 1).all(dim=1), torch.full_like(d[:, 0], -1), d.amax(dim=1))
+        longest = dict(zip(rows, most.tolist(), strict=True))
+    for p in cand:
         lo_, mid, hi_ = (_scalar(v, t) for v in flat[[p - 1, p, p + 1]].tolist())
         room_up, room_down = max(lo_, hi_) - mid, mid - min(lo_, hi_)
-        if longest:  # moving up lengthens the step from the smaller neighbour, down the step to the larger one
-            m = longest[p // cols]
+        m = longest.get(p // cols, -1)
+        if m >= 0:  # moving up lengthens the step from the smaller neighbour, down the step to the larger one
             room_up, room_down = min(room_up, m - (mid - min(lo_, hi_))), min(room_down, m - (max(lo_, hi_) - mid))
         if room_up > 0:
             up.append((p, room_up))
@@ -439,7 +444,10 @@ def _sorted_draws(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
         order = torch.argsort(torch.rand(steps.shape, generator=g, device=g.device).to(dev), dim=1)
         shuffled = first + torch.cat([torch.zeros_like(first), steps.gather(1, order).cumsum(dim=1)], dim=1)
         new = torch.where(uneven.unsqueeze(1), shuffled, new)
-    return new
+    # a row of equal steps longer than one (offsets of segments of one length): no other order, and any draw
+    # between its ends would make a segment longer; it stays as it is (positions, steps of one, are drawn)
+    fixed = ~uneven & (steps[:, 0].abs() > 1)
+    return torch.where(fixed.unsqueeze(1), x, new)
 
 
 def valid_reference(ref: Any, expected: Any, allow_nan: bool) -> str:

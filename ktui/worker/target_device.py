@@ -134,6 +134,8 @@ class StandInDriver:
         return torch.device("cpu")  # the kernel's tensors are CPU tensors standing in for CUDA ones
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy, inspect, mock probe these: the usual answer
+            raise AttributeError(name)
         raise RuntimeError(
             f"0 active drivers: no GPU here, and ktui's stand-in for Triton's driver answers only the device queries "
             f"(utils.get_device_properties, get_current_target, get_current_device, get_active_torch_device), not "
