@@ -15,8 +15,9 @@ then two per integer field aligned to powers of two (``aligned``): one with that
 spec fits the budget. A fast path for sizes that are a multiple of the block (``EVEN = n % BLOCK == 0``: no masks)
 runs only there, and the ``pow2`` class reaches a multiple of 1024 by chance only (multiples of at most 128; red
 team round 11, W5: a slip in such a path passed 7 runs of 10); a multiple of 4096 is one of every block size up to
-4096, in every run; the other an odd multiple of 256, 512, 1024 or 2048 (in turn by the seed: ``ODD_BLOCKS``), a
-multiple of that block and of no larger power of two (red team round 13, W1: a path for sizes a multiple of 1024 but
+4096, in every run; the other an odd multiple of 256, 512, 1024 or 2048 (in turn by the seed: ``ODD_BLOCKS``; on
+the CPU for the innermost field only, the leading ones being held within ``lead_budget``), a multiple of that block
+and of no larger power of two (red team round 13, W1: a path for sizes a multiple of 1024 but
 not of 4096, as a dispatch on ``n % 4096`` then ``n % 1024`` makes, passed every run);
 
 and then one more per integer field that a benchmark spec makes larger than every test (``bench``): that field at
