@@ -6,6 +6,17 @@ from __future__ import annotations
 import os
 from typing import NoReturn
 
+# CUDA errors after which a process's CUDA context is lost, by their message (torch raises every CUDA error as
+# AcceleratorError, also those a context survives: an invalid launch configuration, too many resources requested)
+CONTEXT_LOST = (
+    "illegal memory access",
+    "illegal address",
+    "unspecified launch failure",
+    "device-side assert",
+    "illegal instruction",
+    "misaligned address",
+)
+
 
 class KtuiCheckError(Exception):
     """One of ktui's own checks failed (not the kernel's or the reference's code raising): the message says it all,

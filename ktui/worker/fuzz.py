@@ -55,7 +55,7 @@ from typing import Any
 import torch
 
 from ktui.protocol import ProblemInfo, spec_size
-from ktui.worker.errors import ProblemError
+from ktui.worker.errors import CONTEXT_LOST, ProblemError
 from ktui.worker.indices import declared as declared_indices
 from ktui.worker.problem import Problem, spec_label
 from ktui.worker.special import SPECIAL, valid_reference
@@ -305,7 +305,7 @@ def draw_specs(
         for _ in range(TRIES):
             if accept(_draw_aligned(aligned, f, tests, benchmarks, bounds, cap)):
                 break
-    # and one per such field at an odd multiple of 256, 512, 1024 or 2048 (drawn): a multiple of that block, not of
+    # and one per such field at an odd multiple of 256, 512, 1024 or 2048 (in turn): a multiple of that block, not of
     # twice it (red team round 13 W1: a path for n % 1024 == 0 that was wrong unless n % 4096 == 0 passed every run,
     # the aligned draw being a multiple of 4096 and ``pow2`` of at most 128)
     odd = random.Random(seed * 7_919 + 104_729 + 3)
@@ -510,18 +510,6 @@ def _draw(
 INT_DISTS = ("intrange", "indices")  # the special distributions that change integer inputs
 
 
-# CUDA errors after which the process's context is lost (torch raises every CUDA error as AcceleratorError, also
-# those a context survives: an invalid launch configuration, too many resources requested)
-_CONTEXT_LOST = (
-    "device-side assert",
-    "illegal memory access",
-    "illegal address",
-    "illegal instruction",
-    "misaligned address",
-    "unspecified launch failure",
-)
-
-
 def device_assert(exc: BaseException) -> bool:
     """``exc`` (or its cause) is a CUDA error after which the process's CUDA context is lost (a device-side assert:
     torch's index kernels assert on an index out of range; an illegal address), by its message; or, where CUDA is
@@ -532,7 +520,7 @@ def device_assert(exc: BaseException) -> bool:
         if seen is None:
             break
         text = f"{type(seen).__name__}: {seen}"
-        if any(m in text for m in _CONTEXT_LOST):
+        if any(m in text for m in CONTEXT_LOST):
             return True
         cuda_error = cuda_error or "AcceleratorError" in text or "CUDA error" in text
         seen = seen.__cause__ or seen.__context__
@@ -544,6 +532,14 @@ def device_assert(exc: BaseException) -> bool:
     except Exception:
         return True
     return False
+
+
+def _context_lost(on: str, exc: BaseException, hint: str) -> ProblemError:
+    """The reference's error for a trial on ``on`` that lost the GPU context (``device_assert``), with ``hint``."""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return ProblemError(
+        f"the reference on {on} hit a CUDA error that loses the GPU context ({type(exc).__name__}: {first}): {hint}"
+    )
 
 
 def _sync(device: str) -> None:
@@ -625,12 +621,11 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
                 _sync(device)
             except Exception as exc:
                 if device != "cpu" and device_assert(exc):
-                    raise ProblemError(
-                        f"the reference on its inputs of the '{dist}' distribution (test spec "
-                        f"{spec_label(problem.tests[i])}) hit a CUDA error that loses the GPU context "
-                        f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}): an index out of "
-                        f"range? Take '{dist}' out of the reference's `distributions`, or make the reference run on "
-                        f"the CPU (ktui then tries these distributions there)"
+                    raise _context_lost(
+                        f"its inputs of the '{dist}' distribution (test spec {spec_label(problem.tests[i])})",
+                        exc,
+                        f"an index out of range? Take '{dist}' out of the reference's `distributions`, or make the "
+                        f"reference run on the CPU (ktui then tries these distributions there)",
                     ) from None
                 reason = f"the reference raised {type(exc.__cause__ or exc).__name__}"  # (its own, not ReferenceRaised)
             if reason:
@@ -691,11 +686,11 @@ def fuzz_trial(problem: Problem, spec: dict[str, Any], seed: int, device: str) -
         _sync(device)
     except Exception as exc:
         if device != "cpu" and device_assert(exc):
-            raise ProblemError(
-                f"the reference on the fuzzed spec {spec_label(spec)} (seed {seed}) hit a CUDA error that loses the "
-                f"GPU context ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}): an index out "
-                f"of range for that size? Bound the fields with `fuzz = {{...}}` or reject such specs with "
-                f"`valid_spec(spec)` in the reference"
+            raise _context_lost(
+                f"the fuzzed spec {spec_label(spec)} (seed {seed})",
+                exc,
+                "an index out of range for that size? Bound the fields with `fuzz = {...}` or reject such specs with "
+                "`valid_spec(spec)` in the reference",
             ) from None
         return False
     return True

@@ -19,18 +19,13 @@ import torch
 
 from ktui.protocol import METHODS, REFERENCE_ERROR, DeviceInfo, ErrorReply, Progress, decode, encode, methods_of
 from ktui.worker import capture
-from ktui.worker.errors import CaseFailed, KernelThreadEnded, KtuiCheckError, ProblemError
+from ktui.worker.errors import CONTEXT_LOST, CaseFailed, KernelThreadEnded, KtuiCheckError, ProblemError
 
 Handler = Callable[[Any, Callable[[Progress], None]], Any]  # do_<method>(params, progress) -> reply
 
 # Messages of errors after which the CUDA context cannot be trusted: the worker must be replaced.
 CUDA_FATAL = (
-    "illegal memory access",
-    "illegal address",
-    "unspecified launch failure",
-    "device-side assert",
-    "illegal instruction",
-    "misaligned address",
+    *CONTEXT_LOST,
     "CUDA error",
     "CUDA_ERROR",
     "cudaError",
