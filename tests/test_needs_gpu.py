@@ -124,3 +124,20 @@ def test_on_a_gpu_the_cutedsl_version_runs_every_rung_and_dumps_its_ptx_and_cubi
     assert ".entry" in (ws_root / kernel["files"]["ptx"]).read_text()
     assert (ws_root / kernel["files"]["cubin"]).read_bytes()[:4] == b"\x7fELF"
     assert "sass" in kernel["files"]
+
+
+def test_inline_ptx_under_the_interpreter_needs_a_gpu_not_a_failure(make_ws, ladder_for):
+    """``tl.inline_asm_elementwise`` (the branch ``tl.target_info.is_cuda()`` takes, as on the GPU) cannot run under
+    the interpreter: the version is skipped as needing a GPU (exit 0, not checked), not failed with the interpreter's
+    NotImplementedError (review finding, stop 24), and its PTX still compiles for sm_90a in dumps."""
+    from .conftest import cuda_available
+
+    if cuda_available():
+        pytest.skip("a CUDA GPU is here: the inline PTX runs")
+    res = run(make_ws, ladder_for, "vector_add", K / "inline_ptx_add.py")
+    by = {r.name: r for r in res.rungs}
+    reason = "needs a GPU: the kernel's inline PTX (tl.inline_asm_elementwise: 'add.f32 $0, $1, $2;') runs only on"
+    for name in ("run", "correctness", "benchmark"):
+        assert by[name].status is Status.SKIPPED and by[name].summary.startswith(reason), by[name].line()
+    assert res.ok and report.verdict(res) == ("◌ needs a GPU", "yellow")
+    assert by["dumps"].status is Status.OK and "add_kernel" in by["dumps"].summary, by["dumps"].line()

@@ -34,15 +34,22 @@ _INSTALLED: set[str] = set()
 
 
 class NeedsGPU(RuntimeError):
-    """A CuTeDSL kernel was called on a machine without a CUDA GPU."""
+    """A CuTeDSL kernel, or a Triton kernel's inline PTX, was called on a machine without a CUDA GPU."""
 
 
 _NEEDS_GPU: list[str] = []  # what ``CuteCompiled`` raised during the current request (ktui's own record of it)
 
 
+def raise_needs_gpu(message: str) -> None:
+    """Record ``message`` as this request's ``needs_gpu`` (``take_needs_gpu``) and raise ``NeedsGPU`` with it."""
+    _NEEDS_GPU.append(message)
+    raise NeedsGPU(message)
+
+
 def take_needs_gpu() -> str:
-    """The message of the first ``NeedsGPU`` that a compiled CuTeDSL function raised since the last call ('' when
-    none), and forget them. Set by ``CuteCompiled.__call__`` itself, so an exception a kernel raises or catches
+    """The message of the first ``NeedsGPU`` that a compiled CuTeDSL function, or the interpreter meeting inline PTX,
+    raised since the last call ('' when none), and forget them. Set by ``CuteCompiled.__call__`` itself (and
+    ``interp_fixes``' ``create_inline_asm``), so an exception a kernel raises or catches
     under that name cannot make it up, and a ``NeedsGPU`` the kernel caught (falling back to torch, say) is still
     known: the server attaches it to the request's reply (``needs_gpu``)."""
     first = _NEEDS_GPU[0] if _NEEDS_GPU else ""
@@ -488,8 +495,7 @@ class CuteCompiled:
                 f"CuTeDSL kernel {self._name} compiled for {os.environ.get('CUTE_DSL_ARCH', 'sm_90a')}, but running it "
                 "needs a CUDA GPU (this worker is on the CPU; run with --device cuda on a GPU machine)"
             )
-            _NEEDS_GPU.append(message)
-            raise NeedsGPU(message)
+            raise_needs_gpu(message)
         return self._compiled(*args, **kwargs)
 
     def __getattr__(self, item: str) -> Any:

@@ -32,6 +32,9 @@ lost a rounding carry into the next binade, did not saturate and truncated subno
 fp8 dot operands are widened exactly (NaN and inf kept). The functions of ``triton.language.extra.libdevice`` (and
 ``...extra.cuda.libdevice``) compute under the interpreter with numpy in the right precision (``interp_libdevice``:
 the interpreter returned None from every one of them; round 14).
+
+Inline PTX (``tl.inline_asm_elementwise``) cannot run under the interpreter: a version that calls it needs a GPU,
+and its rungs that call it are skipped saying so (``capture.NeedsGPU``), as a CuTeDSL kernel's are on the CPU.
 """
 
 from __future__ import annotations
@@ -100,6 +103,21 @@ def f16_accumulate(a: np.ndarray, b: np.ndarray, acc: np.ndarray, k_step: int = 
     return out
 
 
+def _inline_asm_needs_gpu(self: Any, asm: str, constraints: str, *_: Any) -> Any:
+    """``tl.inline_asm_elementwise`` under the interpreter: its PTX runs only on a GPU, so the version needs one
+    (``capture.NeedsGPU``: its rungs that call it are skipped with this reason, as a CuTeDSL kernel's are) instead of
+    failing with the interpreter's NotImplementedError. Since the stand-in driver (``target_device``) answers as an
+    H200, a kernel's ``tl.target_info.is_cuda()`` branch is the one the GPU runs: checking its non-CUDA fallback
+    instead would pass what the GPU never runs."""
+    from ktui.worker.capture import raise_needs_gpu
+
+    first = " ".join(str(asm).split())[:60]
+    raise_needs_gpu(
+        f"the kernel's inline PTX (tl.inline_asm_elementwise: {first!r}) runs only on a CUDA GPU: the Triton "
+        "interpreter cannot execute it (run with --device cuda on a GPU machine to check this version)"
+    )
+
+
 def _is_tf32(input_precision: Any) -> bool:
     """``input_precision`` (Triton's ``INPUT_PRECISION`` enum, or its name) is plain TF32 (not ``TF32x3``)."""
     name = getattr(input_precision, "name", str(input_precision))
@@ -123,6 +141,8 @@ def install() -> None:
 
     interp_fp8.install(InterpreterBuilder, TensorHandle, tl)
     interp_libdevice.install()
+    if hasattr(InterpreterBuilder, "create_inline_asm"):
+        InterpreterBuilder.create_inline_asm = _inline_asm_needs_gpu
 
     def widen(h: Any) -> Any:
         return TensorHandle(_bf16_to_f32(h.data), tl.float32) if h.dtype.scalar == bf16 else h
