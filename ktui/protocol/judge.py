@@ -35,6 +35,8 @@ class ProblemInfo(TypedDict):
     # per ``scalars`` case (``Case.vary``), and a note per argument never moved (``ktui.worker.arguments``)
     scalar_moves: NotRequired[list[dict[str, str]]]
     scalar_notes: NotRequired[list[str]]
+    # a special distribution left out because the reference crashed or hung on its inputs (``fuzz._in_child``)
+    distribution_notes: NotRequired[list[str]]
     tensor_inputs: NotRequired[int]  # input tensors of one dimension or more (the smallest test spec's inputs)
     input_ndim: NotRequired[int]  # the most dimensions of one of them
     upstream_check: NotRequired[bool]  # the module defines GPU MODE's check_implementation (run beside the verdict)

@@ -47,6 +47,7 @@ rung shows it): the reference opted out, its specs hold no integer ktui can chan
 from __future__ import annotations
 
 import math
+import os
 import random
 import re
 from collections.abc import Callable, Mapping
@@ -246,10 +247,10 @@ def draw_specs(
     count: int = FUZZ_COUNT,
 ) -> list[dict[str, Any]]:
     """``count`` fuzzed specs of the size classes (fewer when draws keep failing), one ``aligned`` spec per field
-    (``aligned_fields``) and one ``bench`` spec per field that the benchmarks make larger than the tests
-    (``bench_fields``), new for every ``seed``; ``trial(spec)`` is
-    True when the reference can generate and run it (the judge tries each draw). ``module`` is the reference module
-    (its ``fuzz`` and ``valid_spec``).
+    (``aligned_fields``), one ``bench`` spec per field that the benchmarks make larger than the tests
+    (``bench_fields``) and one test spec reshaped to as many elements (``_draw_reshaped``), new for every ``seed``;
+    ``trial(spec)`` is True when the reference can generate and run it (the judge tries each draw). ``module`` is the
+    reference module (its ``fuzz`` and ``valid_spec``).
 
     Raises:
         ProblemError: ``fuzz`` is neither a bool nor a dict of ``(lo, hi)`` integer bounds.
@@ -324,7 +325,46 @@ def draw_specs(
         for _ in range(TRIES):
             if accept(_draw_bench(wide, f, tests, benchmarks, bounds, cap)):
                 break
+    # and one test spec reshaped: as many elements, a leading field's factor moved into the innermost field, run
+    # after the spec it reshapes (red team round 15, M1: a launch cache keyed by numel served (2, 64)'s block to
+    # (1, 128), whose columns 64.. were never written; every spec of a run had its own element count)
+    reshape = random.Random(seed * 7_919 + 104_729 + 4)
+    for _ in range(TRIES):
+        if accept(_draw_reshaped(reshape, tests, bounds, allowed)):
+            break
     return out
+
+
+def _draw_reshaped(
+    rng: random.Random, tests: list[dict[str, Any]], bounds: dict[str, tuple[int, int]], allowed: set[str] | None
+) -> dict[str, Any] | None:
+    """A test spec (drawn) with a leading integer field's value ``a`` divided by a factor ``f > 1`` of it and the
+    innermost integer field multiplied by ``f``: the same product of fields (the same element count where the shape
+    is their product), another shape with a wider innermost dimension, so what a kernel cached for the first (keyed
+    by element count) is served to the second. None when no test spec has a leading field of 2 or more within the
+    bounds (``fuzz`` and the ``allowed`` fields)."""
+    picks = []
+    for spec in tests:
+        ints = [k for k, v in spec.items() if _is_int(v)]
+        if len(ints) < 2 or (allowed is not None and ints[-1] not in allowed):
+            continue
+        inner = ints[-1]
+        for k in ints[:-1]:
+            if spec[k] >= 2 and (allowed is None or k in allowed):
+                picks.append((spec, k, inner))
+    if not picks:
+        return None
+    spec, lead, inner = rng.choice(picks)
+    a = spec[lead]
+    factors = [f for f in range(2, a + 1) if a % f == 0]
+    f = rng.choice(factors[:8] + factors[-1:])  # small factors and the whole value (a prime's only one)
+    new = dict(spec)
+    new[lead], new[inner] = a // f, spec[inner] * f
+    lo_l = bounds.get(lead, (1, 0))[0]
+    lo_i, hi_i = bounds.get(inner, (1, new[inner]))
+    if new[lead] < lo_l or not lo_i <= new[inner] <= hi_i:
+        return None
+    return new
 
 
 def _alignment(hi: int) -> int:
@@ -602,32 +642,42 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
         varied = False  # ``indices``: some integer or bool input of a tried spec took other values
         where = _trial_device(problem, device) if dist in INT_DISTS else device
         for i in picks:
-            try:
-                data = build_input(problem, {"spec_index": i, "seed": 1, "dist": dist}, where)
-                if dist == "scalars" and not float_scalars(inputs_only(problem, data)):
-                    if not argument_moves(problem, device)[0]:  # nor an int or bool argument the reference
-                        reason = "no float, int or bool arguments it can vary"  # takes other values of
-                        break
-                if dist == "intrange" and not any(
-                    isinstance(t, torch.Tensor) and not t.is_floating_point() and t.dtype != torch.bool
-                    for _, t in flatten(inputs_only(problem, data))
-                ):
-                    reason = "no integer inputs"
-                    break
-                if dist == "indices":
-                    varied = varied or _ints_varied(data, build_input(problem, {"spec_index": i, "seed": 1}, where))
-                ref, _ = problem.reference(data)
-                reason = valid_reference(ref, problem.reference_native(data), problem.allow_nan)
-                _sync(device)
-            except Exception as exc:
-                if device != "cpu" and device_assert(exc):
-                    raise _context_lost(
-                        f"its inputs of the '{dist}' distribution (test spec {spec_label(problem.tests[i])})",
-                        exc,
-                        f"an index out of range? Take '{dist}' out of the reference's `distributions`, or make the "
-                        f"reference run on the CPU (ktui then tries these distributions there)",
-                    ) from None
-                reason = f"the reference raised {type(exc.__cause__ or exc).__name__}"  # (its own, not ReferenceRaised)
+
+            def attempt(i: int = i, dist: str = dist, where: str = where) -> tuple[str, bool]:
+                """(why the reference is not valid on ``dist`` at test spec ``i``, '' when it is; whether it varied
+                an integer or bool input)."""
+                moved = False
+                try:
+                    data = build_input(problem, {"spec_index": i, "seed": 1, "dist": dist}, where)
+                    if dist == "scalars" and not float_scalars(inputs_only(problem, data)):
+                        if not argument_moves(problem, device)[0]:  # nor an int or bool argument the reference
+                            return "no float, int or bool arguments it can vary", moved  # takes other values of
+                    if dist == "intrange" and not any(
+                        isinstance(t, torch.Tensor) and not t.is_floating_point() and t.dtype != torch.bool
+                        for _, t in flatten(inputs_only(problem, data))
+                    ):
+                        return "no integer inputs", moved
+                    if dist == "indices":
+                        moved = _ints_varied(data, build_input(problem, {"spec_index": i, "seed": 1}, where))
+                    ref, _ = problem.reference(data)
+                    reason = valid_reference(ref, problem.reference_native(data), problem.allow_nan)
+                    _sync(device)
+                    return reason, moved
+                except Exception as exc:
+                    if device != "cpu" and device_assert(exc):
+                        raise _context_lost(
+                            f"its inputs of the '{dist}' distribution (test spec {spec_label(problem.tests[i])})",
+                            exc,
+                            f"an index out of range? Take '{dist}' out of the reference's `distributions`, or make "
+                            f"the reference run on the CPU (ktui then tries these distributions there)",
+                        ) from None
+                    return f"the reference raised {type(exc.__cause__ or exc).__name__}", moved  # its own
+
+            # the integer-changing draws (offsets, indices across their dtype's range) may crash a reference's C++ (a
+            # segment_reduce on unsorted offsets: SIGSEGV), which would take the judge down and be blamed on the
+            # version (red team round 15, F2): on the CPU they are tried in a forked child
+            reason, moved = _in_child(attempt) if dist in INT_DISTS and where == "cpu" else attempt()
+            varied = varied or moved
             if reason:
                 break
         if dist == "indices" and not reason and not varied:
@@ -635,6 +685,58 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
         out[dist] = reason
     setattr(problem, "_special_trials", out)  # noqa: B010 - a cache on the loaded problem
     return out
+
+
+TRIAL_CHILD_S = 120.0  # ``_in_child``: a trial's child past this many seconds is killed (the reference hangs there)
+CHILD_REASONS = ("the reference crashed", "the reference did not finish", "the reference's trial gave no answer")
+
+
+def _in_child(attempt: Callable[[], tuple[str, bool]]) -> tuple[str, bool]:
+    """``attempt()`` run in a forked child of this (CPU) process, its (reason, varied) sent back over a pipe; a child
+    that dies (a signal: the reference's C++ crashed on these inputs) or runs past ``TRIAL_CHILD_S`` gives the
+    reason that says so, and the distribution is left out as any the reference is not valid on. The child computes
+    on one thread (an OpenMP pool is not usable after fork) and never returns into the judge (``os._exit``)."""
+    import json
+    import signal as _signal
+    import time
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 0
+        try:
+            os.close(r)
+            torch.set_num_threads(1)
+            reason, moved = attempt()
+            os.write(w, json.dumps([reason, moved]).encode())
+        except BaseException as exc:  # anything the trial raised is its answer
+            os.write(w, json.dumps([f"the reference raised {type(exc).__name__}", False]).encode())
+        finally:
+            os._exit(code)
+    os.close(w)
+    deadline = time.monotonic() + TRIAL_CHILD_S
+    status = None
+    while status is None:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = st
+        elif time.monotonic() > deadline:
+            os.kill(pid, _signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(r)
+            return f"{CHILD_REASONS[1]} in {TRIAL_CHILD_S:.0f} s", False
+        else:
+            time.sleep(0.01)
+    with os.fdopen(r, "rb") as f:
+        raw = f.read()
+    if os.WIFSIGNALED(status):
+        name = _signal.Signals(os.WTERMSIG(status)).name
+        return f"{CHILD_REASONS[0]} ({name}) on them", False
+    try:
+        reason, moved = json.loads(raw)
+        return str(reason), bool(moved)
+    except ValueError:
+        return CHILD_REASONS[2], False
 
 
 def _ints_varied(data: Any, native: Any) -> bool:
@@ -711,6 +813,14 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
         problem.check_structured(problem.generate(1, smallest, device))
     trials = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
+    crashed = [
+        f"the '{d}' distribution is left out: {why} (its integer inputs drawn over their whole range or varied "
+        "as indices; bound them, or declare `input_distributions`)"
+        for d, why in trials.items()
+        if why.startswith(CHILD_REASONS)
+    ]
+    if crashed:
+        info["distribution_notes"] = crashed
     info["tensor_inputs"], info["input_ndim"] = _tensor_inputs(problem, device)
     if "scalars" in problem.distributions:  # the int and bool arguments the scalars cases move, and those never
         from ktui.worker.arguments import argument_moves, scalar_moves

@@ -33,7 +33,8 @@ fp8 dot operands are widened exactly (NaN and inf kept). The functions of ``trit
 ``...extra.cuda.libdevice``) compute under the interpreter with numpy in the right precision (``interp_libdevice``:
 the interpreter returned None from every one of them; round 14).
 
-Inline PTX (``tl.inline_asm_elementwise``) cannot run under the interpreter: a version that calls it needs a GPU,
+Inline PTX (``tl.inline_asm_elementwise``) cannot run under the interpreter, nor can a kernel compiled ahead with
+``kernel.warmup(...)`` be read or launched (its registers, shared memory): a version that does either needs a GPU,
 and its rungs that call it are skipped saying so (``capture.NeedsGPU``), as a CuTeDSL kernel's are on the CPU.
 """
 
@@ -118,6 +119,22 @@ def _inline_asm_needs_gpu(self: Any, asm: str, constraints: str, *_: Any) -> Any
     )
 
 
+def _warmup_needs_gpu(self: Any, *args: Any, grid: Any = None, **kwargs: Any) -> Any:
+    """``kernel.warmup(...)`` under the interpreter: Triton's returns None (nothing is compiled), and the code after
+    it (the fused-softmax tutorial's ``kernel._init_handles()``, ``kernel.n_regs``, ``kernel.metadata.shared``,
+    ``kernel[grid](...)``) failed with an AttributeError on None (red team round 15, F1). Those facts come from a
+    kernel compiled and loaded on a GPU: the version needs one (``capture.NeedsGPU``, its rungs that call it
+    skipped with this reason)."""
+    from ktui.worker.capture import raise_needs_gpu
+
+    name = getattr(self, "__name__", "kernel")
+    raise_needs_gpu(
+        f"{name}.warmup() compiles and loads the kernel on a GPU (its n_regs, metadata.shared and launches of the "
+        "compiled kernel): the Triton interpreter has none of them (run with --device cuda on a GPU machine to check "
+        "this version)"
+    )
+
+
 def _is_tf32(input_precision: Any) -> bool:
     """``input_precision`` (Triton's ``INPUT_PRECISION`` enum, or its name) is plain TF32 (not ``TF32x3``)."""
     name = getattr(input_precision, "name", str(input_precision))
@@ -143,6 +160,9 @@ def install() -> None:
     interp_libdevice.install()
     if hasattr(InterpreterBuilder, "create_inline_asm"):
         InterpreterBuilder.create_inline_asm = _inline_asm_needs_gpu
+    from triton.runtime.interpreter import InterpretedFunction
+
+    InterpretedFunction.warmup = _warmup_needs_gpu
 
     def widen(h: Any) -> Any:
         return TensorHandle(_bf16_to_f32(h.data), tl.float32) if h.dtype.scalar == bf16 else h

@@ -216,12 +216,22 @@ def distinct_view(t: torch.Tensor) -> torch.Tensor:
 
 
 def sorted_rows(t: torch.Tensor) -> bool:
-    """Every row of ``t`` (its last dimension, of 3 elements or more) non-decreasing, or every row non-increasing,
+    """Every row of ``t`` (its last dimension, of 2 elements or more) non-decreasing, or every row non-increasing,
     and not all of its elements equal: the structure of sorted keys, boundaries, CSR row pointers, a causal mask's
-    rows (what searchsorted and friends need and a swap of two elements breaks). NaN is unordered: not sorted."""
-    if t.ndim == 0 or t.shape[-1] < 3 or t.is_complex():
+    rows (what searchsorted and friends need and a swap of two elements breaks). NaN is unordered: not sorted.
+
+    A row of two counts (red team round 15, F3: a jagged batch of one has offsets ``[0, L]``, which ``indices``
+    reversed into ``[L, 0]`` and the honest reference raised): one such row is always sorted one way, so two ids
+    are not swapped either (their sorted draw keeps both ends: the native draws vary them). fp8 values are
+    compared as float32 (torch has no fp8 comparison on the CPU; round 15, F4)."""
+    if t.ndim == 0 or t.shape[-1] < 2 or t.is_complex():
         return False
-    x = t.to(torch.int8) if t.dtype == torch.bool else t
+    if t.dtype == torch.bool:
+        x = t.to(torch.int8)
+    elif t.is_floating_point() and t.element_size() == 1:  # the float8 dtypes
+        x = t.to(torch.float32)
+    else:
+        x = t
     a, b = x[..., :-1], x[..., 1:]
     return (bool((a <= b).all()) or bool((a >= b).all())) and not bool((x == x.reshape(-1)[0]).all())
 

@@ -644,7 +644,26 @@ def aliases(out: Any, inputs: Any) -> list[str]:
 
 
 def copy_into(dst: Any, src: Any) -> None:
-    """Copy every tensor of ``src`` into the tensor at the same place in ``dst`` (same structure)."""
-    for (_, d), (_, s) in zip(flatten(dst), flatten(src)):
+    """Copy every tensor of ``src`` into the tensor at the same place in ``dst`` (same structure): the fresh inputs
+    of a timed call in the buffers the calls hold. A tensor whose shape the seed changes (jagged inputs: a values
+    tensor as long as the drawn segments) is resized in place first (``resize_``, contiguous), so the same tensor
+    holds the new draw (red team round 15: an honest jagged sum failed the benchmark rung on a size mismatch).
+
+    Raises:
+        ValueError: a shape changed and the tensor cannot be resized in place (a view, or not resizable); names the
+            leaf and both shapes.
+    """
+    for (path, d), (_, s) in zip(flatten(dst, "in"), flatten(src, "in")):
         if isinstance(d, torch.Tensor) and isinstance(s, torch.Tensor):
+            if d.shape != s.shape:
+                try:
+                    if d._base is not None:
+                        raise RuntimeError("a view")
+                    d.resize_(s.shape)
+                except RuntimeError as exc:
+                    raise ValueError(
+                        f"the inputs' shapes change with the seed ({path}: {tuple(d.shape)} then {tuple(s.shape)}) "
+                        f"and that tensor cannot take the new draw in place ({exc}): return a tensor the generator "
+                        f"owns (not a view) from generate_input"
+                    ) from None
             d.copy_(s)

@@ -228,6 +228,32 @@ def red_flags(mix: dict[str, int], resources: dict[str, int], uses_dot: bool, ar
     return flags
 
 
+_IMPRECISE = re.compile(r"maxNumImpreciseAcc = (\d+)")
+
+
+def ttgir_flags(ttgir: str, interpreted: bool) -> list[str]:
+    """Warnings read off Triton's TTGIR: an fp8 ``tl.dot`` whose fp32 accumulator is promoted only every
+    ``maxNumImpreciseAcc`` products (Triton's default on sm_90 is 2**30, ``max_num_imprecise_acc_default`` in
+    ``backends/nvidia/compiler.py``: never promoted) accumulates in the fp8 wgmma's reduced precision (DeepSeek-V3's
+    report: about 14 bits kept). ``interpreted``: the correctness verdict came from the Triton interpreter, which
+    sums such a dot in exact float32, so it does not show that error (red team round 15, M2)."""
+    widths = sorted({int(m) for m in _IMPRECISE.findall(ttgir)} - {0})
+    if not widths:
+        return []
+    how = (
+        "never promoted to full float32 (Triton's default on sm_90)"
+        if widths[-1] >= 1 << 30
+        else f"promoted to full float32 every {widths[-1]} products"
+    )
+    text = (
+        f"an fp8 tl.dot accumulates in reduced precision: its accumulator is {how} (maxNumImpreciseAcc in the "
+        "TTGIR); pass max_num_imprecise_acc=0, or a K-chunk such as 128, to promote it"
+    )
+    if interpreted:
+        text += "; the CPU interpreter sums it in exact float32, so this correctness verdict does not show that error"
+    return [text]
+
+
 _REG = re.compile(r"\b(U?R|U?P|B)\d+\b")
 _HEX_TARGET = re.compile(r"`?\(\.L_x_\d+\)`?")
 _DIGITS = re.compile(r"\d+")

@@ -72,6 +72,10 @@ def run(ctx: RunContext) -> RungResult:
             for k in ("language", "kernel", "num_warps", "num_stages", "signature", "constexprs", "target")
         }
         entry["files"] = {stage: str(rel / f) for stage, f in launch["files"].items()}
+        ttgir = launch["files"].get("ttgir")
+        if ttgir and (folder / ttgir).is_file():
+            flags = sass.ttgir_flags((folder / ttgir).read_text(errors="replace"), ctx.pool.device != "cuda")
+            warnings += [f"{launch.get('kernel')}: {w}" for w in flags]
         cubin = launch["files"].get("cubin")
         if cubin:
             try:

@@ -344,6 +344,7 @@ def add_coverage_notes(rr: RungResult, problem: ProblemInfo) -> None:
         if note.startswith("no fuzzed specs"):
             rr.summary += "; no fuzzed specs (see warnings)"
     rr.warnings.extend(problem.get("scalar_notes", []))
+    rr.warnings.extend(problem.get("distribution_notes", []))
 
 
 def specs_without_launch(executed: Sequence[ExecutedCase]) -> list[int]:
