@@ -180,7 +180,7 @@ def test_zeros_pass_fails_by_relative_l2_and_warns_about_atol(make_ws, ladder_fo
         make_ws,
         ladder_for,
         "softmax_wide",
-        ROOT / "kernels/softmax/v1.py",
+        K / "softmax_wide_good.py",  # v1's three passes in chunks of 16,384 (v1's 1,024: ~35 s a call interpreted)
         reference=ref,
         repeat=False,
         layouts=False,
@@ -230,7 +230,7 @@ def test_bf16_accumulation_of_ones_stalls_at_256(make_ws, ladder_for):
     assert any("dist=constant" in c for c in spec["failed_cases"])
     if "dist=constant" in spec["worst_case"]:
         assert spec["worst_got"] == 256.0 and spec["worst_expected"] == 512.0
-    # a chunk of one element: 1.4 s a call under the interpreter, its verified stretch cut to 48 calls (tested apart)
+    # the twin sums in fp32 in chunks of 512 (the bad kernel's chunk of one element is 512 interpreted steps a row)
     good(run(make_ws, ladder_for, "row_sum_bf16", K / "row_sum_fp32.py", reference=ref, repeat=False, rungs=CHECKED))
 
 

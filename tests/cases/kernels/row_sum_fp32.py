@@ -1,4 +1,5 @@
-"""Honest twin: accumulates the bf16 row sum in fp32."""
+"""Honest twin: accumulates the bf16 row sum in fp32 (a chunk of 512 a step: fp32 sums of 512 ones are exact; the bad
+kernel's chunk of one element is what makes its bf16 accumulator stall, and costs 512 interpreted steps a row)."""
 
 import torch
 import triton
@@ -18,5 +19,5 @@ def row_sum(x_ptr, out_ptr, n_cols, CHUNK: tl.constexpr):
 def custom_kernel(x):
     rows, cols = x.shape
     out = torch.empty(rows, dtype=x.dtype, device=x.device)
-    row_sum[(rows,)](x, out, cols, CHUNK=1)
+    row_sum[(rows,)](x, out, cols, CHUNK=512)
     return out
