@@ -661,7 +661,7 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
                         moved = _ints_varied(data, build_input(problem, {"spec_index": i, "seed": 1}, where))
                     ref, _ = problem.reference(data)
                     reason = valid_reference(ref, problem.reference_native(data), problem.allow_nan)
-                    _sync(device)
+                    _sync(where)  # never CUDA in the forked child (where is "cpu" there)
                     return reason, moved
                 except Exception as exc:
                     if device != "cpu" and device_assert(exc):
@@ -675,8 +675,9 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
 
             # the integer-changing draws (offsets, indices across their dtype's range) may crash a reference's C++ (a
             # segment_reduce on unsorted offsets: SIGSEGV), which would take the judge down and be blamed on the
-            # version (red team round 15, F2): on the CPU they are tried in a forked child
-            reason, moved = _in_child(attempt) if dist in INT_DISTS and where == "cpu" else attempt()
+            # version (red team round 15, F2): on a CPU ladder they are tried in a forked child (not beside a CUDA
+            # context, which a forked child cannot use: a GPU judge tries them in its own process, as before)
+            reason, moved = _in_child(attempt) if dist in INT_DISTS and device == "cpu" else attempt()
             varied = varied or moved
             if reason:
                 break
