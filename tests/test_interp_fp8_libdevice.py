@@ -199,6 +199,19 @@ SCRIPT = textwrap.dedent(
     math_kernel[(1,)](x, y, WHICH=2)
     assert y.tolist() == [0.0, 2.0, 2.0, -0.0, -2.0, 0.0, -3.0, 4.0], y
     assert stub.tanh(1.0) is None  # restored after the launch: the stubs are the compiler's to map
+    from ktui.worker import interp_libdevice
+    assert interp_libdevice.note() == []  # no fast_* function called yet
+
+    @triton.jit
+    def fast_kernel(x_ptr, y_ptr):
+        offs = tl.arange(0, 8)
+        tl.store(y_ptr + offs, cuda.fast_expf(tl.load(x_ptr + offs)))
+
+    y = torch.empty_like(x)
+    fast_kernel[(1,)](x, y)
+    assert torch.allclose(y, torch.exp(x), rtol=1e-6), y
+    (note,) = interp_libdevice.note()
+    assert note.startswith("libdevice fast_expf: approximate on the GPU") and "does not show their error" in note
     print("ok")
     """
 )

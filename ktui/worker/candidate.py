@@ -35,6 +35,7 @@ from ktui.worker import allocation, capture, integrity, invoke, target_device
 from ktui.worker.artifacts import launch_label, public_launch, write_artifacts
 from ktui.worker.checked import CheckedCalls
 from ktui.worker.errors import KernelError, reraise_as_case
+from ktui.worker.interp_libdevice import note as libdevice_note
 from ktui.worker.problem import ProblemCache, load_module, read_snapshot, spec_label
 from ktui.worker.timed import TimedCalls
 
@@ -135,7 +136,7 @@ class Candidate(CheckedCalls, TimedCalls):
             # Host code failed, not a compiler: the run rung runs it for real and reports it there.
             host_error = f"custom_kernel raised {type(exc).__name__} during the dry call: {str(exc)[:200]}"
         self._sync()
-        warnings = list(cap.warnings) + ([host_error] if host_error else []) + target_device.note()
+        warnings = list(cap.warnings) + ([host_error] if host_error else []) + target_device.note() + libdevice_note()
         if not cap.launches and not host_error:
             warnings.append("no Triton or CuTeDSL launch recorded: custom_kernel runs host code only")
         return {
@@ -190,7 +191,7 @@ class Candidate(CheckedCalls, TimedCalls):
             "languages": cap.languages,
             "launches": [public_launch(rec) for rec in cap.launches],
             "autotune_configs": 0,
-            "warnings": warnings + list(cap.warnings) + target_device.note(),
+            "warnings": warnings + list(cap.warnings) + target_device.note() + libdevice_note(),
         }
 
     def do_dumps(self, params: DumpsRequest, progress: OnProgress) -> DumpsReply:
