@@ -23,10 +23,11 @@ def ktui(*args: str, cwd: Path | None = None, timeout: float = 300) -> subproces
 
 def test_run_json_has_problem_kernel_device_and_rungs(make_ws):
     ws = make_ws(["vector_add"])
-    p = ktui("run", str(ws.root / "kernels/vector_add/v1.py"), "--json", "--device", "cpu")
+    # v2 (1,024-element blocks): v1's 128-element blocks are 8x the interpreted programs, for the same JSON
+    p = ktui("run", str(ws.root / "kernels/vector_add/v2.py"), "--json", "--device", "cpu")
     assert p.returncode == 0, p.stderr
     d = data_of(p.stdout, "run")  # the envelope, valid against `ktui schema run`: every rung's figures too
-    assert d["problem"] == "vector_add" and d["kernel"] == "kernels/vector_add/v1.py"
+    assert d["problem"] == "vector_add" and d["kernel"] == "kernels/vector_add/v2.py"
     assert d["device"]["type"] == "cpu" and d["device"]["interpreter"] is True
     assert [r["name"] for r in d["rungs"]] == ["compile", "run", "correctness", "benchmark", "dumps"]
     assert all(r["ok"] for r in d["rungs"])
