@@ -56,8 +56,10 @@ def _describe(path, seed):
 
 # -- refused cases count as uncovered ------------------------------------------------------------------------------
 def test_a_kernel_refusing_strided_layouts_meets_the_pairs_its_refused_cases_held(make_ws, ladder_for):
-    # seed 1: the one case of (masked, an aligned width) was strided, refused; a contiguous case takes its place
-    bad = run(make_ws, ladder_for, "softmax", K / "softmax_aligned_pad_refuses_bad.py", seed=1)
+    # seed 3: the one case of (masked, an aligned width) was strided, refused; a contiguous case takes its place (the
+    # plan is drawn per seed: seed 1's stopped holding such a case when every run gained a reshaped spec; on the CPU
+    # this kernel is caught on 4 of seeds 1-7)
+    bad = run(make_ws, ladder_for, "softmax", K / "softmax_aligned_pad_refuses_bad.py", seed=3)
     r = bad.rung("run")
     assert "contiguous cases in place of the" in r.summary and "the kernel refused" in r.summary, r.summary
     assert r.figures["refilled"] > 0 and r.figures["calls"] == corr(bad).figures["cases"]
@@ -66,9 +68,9 @@ def test_a_kernel_refusing_strided_layouts_meets_the_pairs_its_refused_cases_hel
     failed = [f for s in c.figures["specs"] for f in s["failed_cases"]]
     assert failed and all("dist=masked" in f and "layout=" not in f for f in failed), failed
     seeds = {int(f.split("seed=")[1].split()[0]) for f in failed}
-    assert all(s >= 1 + 701 for s in seeds), seeds  # the refilled cases' seeds (``REFILL_SEED``)
+    assert all(s >= 3 + 701 for s in seeds), seeds  # the refilled cases' seeds (``REFILL_SEED``)
     assert "nan" in c.summary.lower(), c.summary
-    twin = good(run(make_ws, ladder_for, "softmax", K / "softmax_aligned_pad_refuses_good.py", seed=1))
+    twin = good(run(make_ws, ladder_for, "softmax", K / "softmax_aligned_pad_refuses_good.py", seed=3))
     assert "contiguous cases in place of the" in twin.rung("run").summary
     assert any("unsupported: ValueError: unsupported layout" in w for w in twin.rung("correctness").warnings)
 
