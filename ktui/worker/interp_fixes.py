@@ -119,6 +119,24 @@ def _inline_asm_needs_gpu(self: Any, asm: str, constraints: str, *_: Any) -> Any
     )
 
 
+def _skip_discarded_overflow_checks() -> None:
+    """Turn off the interpreter's ``sanitize_overflow`` where its result is thrown away. Triton's semantic layer
+    widens both operands of every int32 ``+``, ``-`` and ``*`` to int64, computes, compares with the int32 range and
+    hands the condition to ``device_assert``, which returns without asserting unless ``options.debug``
+    (``TritonSemantic.binary_op_sanitize_overflow_impl`` and ``device_assert``, Triton 3.9): without debug the work
+    checks nothing, and it was about a quarter of an index-heavy kernel's interpreted time (``pid * BLOCK``,
+    ``offs * stride``; vector_add/v1 profiled with py-spy). With ``debug`` on, the check stays."""
+    import dataclasses
+
+    from triton.runtime import interpreter as interp
+
+    builder = getattr(interp, "interpreter_builder", None)
+    options = getattr(builder, "options", None)
+    if options is None or getattr(options, "debug", True) or not getattr(options, "sanitize_overflow", False):
+        return
+    builder.options = dataclasses.replace(options, sanitize_overflow=False)
+
+
 def _warmup_needs_gpu(self: Any, *args: Any, grid: Any = None, **kwargs: Any) -> Any:
     """``kernel.warmup(...)`` under the interpreter: Triton's returns None (nothing is compiled), and the code after
     it (the fused-softmax tutorial's ``kernel._init_handles()``, ``kernel.n_regs``, ``kernel.metadata.shared``,
@@ -163,6 +181,7 @@ def install() -> None:
     from triton.runtime.interpreter import InterpretedFunction
 
     InterpretedFunction.warmup = _warmup_needs_gpu
+    _skip_discarded_overflow_checks()
 
     def widen(h: Any) -> Any:
         return TensorHandle(_bf16_to_f32(h.data), tl.float32) if h.dtype.scalar == bf16 else h
