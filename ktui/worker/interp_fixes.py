@@ -130,7 +130,7 @@ def _skip_discarded_overflow_checks() -> None:
 
     from triton.runtime import interpreter as interp
 
-    builder = getattr(interp, "interpreter_builder", None)
+    builder: Any = getattr(interp, "interpreter_builder", None)
     options = getattr(builder, "options", None)
     if options is None or getattr(options, "debug", True) or not getattr(options, "sanitize_overflow", False):
         return
