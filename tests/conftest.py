@@ -25,7 +25,28 @@ def cuda_available() -> bool:
     return probe()
 
 
+SLOW_LIST = Path(__file__).resolve().parent / "slow.txt"
+
+
+def slow_tests() -> dict[str, float]:
+    """``tests/slow.txt``: the tests marked ``slow`` (node id -> the seconds one took on 2 cores beside another
+    test, as measured). They are the heaviest interpreted ladders; the README's test command and ``.ci/run`` leave
+    them out (``-m "not slow"``: CI has 90 minutes on this 2-core machine) and ``python -m pytest -n auto -m slow``
+    runs them."""
+    out = {}
+    for line in SLOW_LIST.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            seconds, node = line.split(maxsplit=1)
+            out[node.strip()] = float(seconds)
+    return out
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects on the marks
 def pytest_collection_modifyitems(config, items):
+    slow = slow_tests()
+    for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
     if cuda_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU")

@@ -76,3 +76,19 @@ def test_the_agents_prompt_names_every_distribution_the_worker_offers(make_ws):
     missing = [d for d in DISTRIBUTIONS if f"`{d}`" not in text]
     assert not missing, missing
     assert "`shifted`: normal around +-100..200" in text
+
+
+def test_every_slow_test_listed_exists():
+    """``tests/slow.txt`` names tests that exist (a renamed test would silently come back into CI's run)."""
+    from .conftest import slow_tests
+
+    slow = slow_tests()
+    assert len(slow) > 20
+    missing = []
+    for node in slow:
+        file, name = node.split("::", 1)
+        path = ROOT / file
+        base = name.split("[", 1)[0]
+        if not path.is_file() or not re.search(rf"^(async )?def {re.escape(base)}\(", path.read_text(), re.M):
+            missing.append(node)
+    assert not missing, f"tests/slow.txt names tests that do not exist: {missing}"
