@@ -656,14 +656,16 @@ def copy_into(dst: Any, src: Any) -> None:
     for (path, d), (_, s) in zip(flatten(dst, "in"), flatten(src, "in")):
         if isinstance(d, torch.Tensor) and isinstance(s, torch.Tensor):
             if d.shape != s.shape:
-                try:
-                    if d._base is not None:
-                        raise RuntimeError("a view")
-                    d.resize_(s.shape)
-                except RuntimeError as exc:
+                why = "a view" if d._base is not None else ""
+                if not why:
+                    try:
+                        d.resize_(s.shape)
+                    except RuntimeError as exc:
+                        why = str(exc)
+                if why:
                     raise ValueError(
                         f"the inputs' shapes change with the seed ({path}: {tuple(d.shape)} then {tuple(s.shape)}) "
-                        f"and that tensor cannot take the new draw in place ({exc}): return a tensor the generator "
+                        f"and that tensor cannot take the new draw in place ({why}): return a tensor the generator "
                         f"owns (not a view) from generate_input"
-                    ) from None
+                    )
             d.copy_(s)
