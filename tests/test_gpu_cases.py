@@ -285,3 +285,18 @@ def test_a_fresh_tensor_for_the_declared_buffer_on_the_timed_calls_fails(tmp_pat
     twin = run(tmp_path, gpu_pool, "add_into_buffer_bench", K / "buffer_filled_good.py", ref)
     bench = twin.rung("benchmark")
     assert bench.status is Status.OK, bench.line()
+
+
+def test_a_reference_drawing_through_a_cpu_generator_runs_on_the_gpu(tmp_path, gpu_pool):
+    """H200, 2026-12-04: ``torch.Generator()`` draws under ``torch.device("cuda")`` raised in generate_input, and an
+    honest jagged kernel failed as the reference's error (``problem.GeneratorDevice``)."""
+    res = run(
+        tmp_path,
+        gpu_pool,
+        "rt15_jagged_indices",
+        K / "rt13_jagged_sum_good.py",
+        CASES / "references" / "rt15_jagged_indices.py",
+        seed=3,
+        rungs=("compile", "run", "correctness"),
+    )
+    assert res.ok, [r.line() for r in res.rungs]

@@ -74,6 +74,52 @@ def read_snapshot(path: Path, what: str) -> bytes:
         raise snapshot_missing(what) from None
 
 
+class GeneratorDevice(torch.overrides.TorchFunctionMode):
+    """Random draws through a ``generator=`` of another device than the one ``generate_input`` runs under (pushed
+    inside ``torch.device(device)``): the draw runs on the generator's device and its result moves to ``device``.
+
+    ``g = torch.Generator().manual_seed(seed); torch.randint(1, 9, (n,), generator=g)`` is the usual CPU-first
+    reference; under ``torch.device("cuda")`` torch makes the tensor on the GPU and raises "Expected a 'cuda' device
+    type for generator but found 'cpu'" (found on the H200, 2026-12-04: an honest jagged reference failed every
+    version). Here the draw is the CPU's, the same numbers as a CPU run of the same seed, then copied to the GPU.
+    An in-place draw (``x.normal_(generator=g)``) fills a copy on the generator's device and copies it back.
+    A call with an explicit ``device=`` is left to torch.
+    """
+
+    def __init__(self, device: str):
+        super().__init__()
+        self.device = torch.device(device)
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        g = kwargs.get("generator")
+        if not isinstance(g, torch.Generator) or g.device.type == self.device.type or "device" in kwargs:
+            return func(*args, **kwargs)
+        there = g.device
+        name = getattr(func, "__name__", "")
+        if name.endswith("_") and args and isinstance(args[0], torch.Tensor):  # an in-place draw into args[0]
+            target = args[0]
+            work = target.to(there)
+            func(work, *_map(args[1:], lambda t: _to(t, there)), **kwargs)
+            with torch.no_grad():
+                target.copy_(work)
+            return target
+        moved = _map(args, lambda t: _to(t, there))
+        sized = name in ("rand", "randn", "randint", "randperm") or (name == "normal" and not _has_tensor(args))
+        out = func(*moved, **({**kwargs, "device": there} if sized else kwargs))  # from sizes: takes device=
+        return _map(out, lambda t: _to(t, self.device))
+
+
+def _has_tensor(args: tuple) -> bool:
+    found: list[bool] = []
+    _map(args, lambda t: found.append(isinstance(t, torch.Tensor)))
+    return any(found)
+
+
+def _to(x: Any, device: torch.device) -> Any:
+    return x.to(device) if isinstance(x, torch.Tensor) else x
+
+
 class ReferenceRaised(ProblemError):
     """The reference's own code raised (``generate_input``, ``ref_kernel``, ``flops``, ``bytes_moved`` or the module
     at import): the reference is at fault, not the version. ``traceback_text`` is the reference's frames only.
@@ -242,7 +288,7 @@ class Problem:
         """
         seed_rngs(seed, device)
         try:
-            with torch.device(device):
+            with torch.device(device), GeneratorDevice(device):
                 data = self.module.generate_input(seed, **spec)
         except Exception as exc:
             args = ", ".join([f"seed={seed}", *(f"{k}={v!r}" for k, v in spec.items())])

@@ -9,7 +9,7 @@
 
     [trace]
     tracer = "ktui"                       # or "proton" (Triton's own intra-kernel profiler; Triton kernels only)
-    buffer_mib = 32                       # per traced kernel; a bigger grid is sampled to fit
+    buffer_mib = 64                       # per traced kernel; a bigger grid is sampled to fit
     reps = 30                             # timed calls of each of the untraced and the traced build
 
 ``--ncu-args "..."`` and ``--tracer`` of ``ktui run`` go on top (``LadderOptions``).
@@ -39,12 +39,17 @@ class ProfileConfig:
     args: tuple[str, ...] = ()
 
 
+# 64 MiB: 2**17 warps (a power of two that fits beside the header: capacity_warps_log2); the softmax example's 8,192
+# CTAs of 16 warps (2**17) outran 32 MiB (2**16) on the H200 (2026-12-04) and were sampled every 2nd CTA
+DEFAULT_BUFFER_MIB = 64
+
+
 @dataclass(frozen=True)
 class TraceConfig:
     """How the trace rung traces."""
 
     tracer: str = "ktui"
-    buffer_mib: int = 32
+    buffer_mib: int = DEFAULT_BUFFER_MIB
     reps: int = 30
     source: dict[str, str] = field(default_factory=dict)  # key -> where it was set (for messages)
 
@@ -110,7 +115,7 @@ def load_trace(root: Path, tracer: str | None = None) -> TraceConfig:
         chosen, source["tracer"] = tracer, "--tracer"
     if chosen not in TRACERS:
         raise ConfigError(f"{source.get('tracer', where)}: unknown tracer {chosen!r}; tracers: {', '.join(TRACERS)}")
-    mib = table.get("buffer_mib", 32)
+    mib = table.get("buffer_mib", DEFAULT_BUFFER_MIB)
     if not isinstance(mib, int) or isinstance(mib, bool) or not 1 <= mib <= 4096:
         raise ConfigError(f"{where} buffer_mib must be a whole number of MiB from 1 to 4096, not {mib!r}")
     reps = table.get("reps", 30)
