@@ -21,7 +21,12 @@ def test_draws_through_a_cpu_generator_land_on_the_device_with_the_cpu_numbers()
         e = torch.zeros(4)  # no generator: torch.device's own rule
     assert [t.device.type for t in (a, b, c, d, e)] == ["meta"] * 5
     assert (a.shape, a.dtype, b.shape, b.dtype, c.shape, d.shape) == (
-        (7,), torch.int64, (3, 4), torch.float64, (6,), (2, 2)
+        (7,),
+        torch.int64,
+        (3, 4),
+        torch.float64,
+        (6,),
+        (2, 2),
     )
     # the generator advanced as on the CPU: the next draw is the CPU's next draw
     h = torch.Generator().manual_seed(5)
