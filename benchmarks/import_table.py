@@ -182,13 +182,14 @@ def run(args: argparse.Namespace) -> int:
             s = Session(
                 ws,
                 device,
-                options=LadderOptions(seeds=2, seed=args.seed, rungs=rungs, baselines=True)
+                options=LadderOptions(seeds=2, seed=args.seed, rungs=rungs, baselines=True, stop_when_wrong=True)
                 if not args.light
                 else LadderOptions(
                     seeds=1,
                     seed=args.seed,
                     rungs=rungs,
                     baselines=True,
+                    stop_when_wrong=True,
                     distributions=False,
                     layouts=False,
                     fuzz=False,

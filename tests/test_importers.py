@@ -625,7 +625,9 @@ def test_gpumode_import_runs_solutions_and_exports_them_back(tmp_path, capsys, s
     assert code == 0 and sub2 == "import torch as _ktui_torch  # noqa: E402,F401\n" + GM_EMPTY
 
     ws = Workspace(ws_root)
-    table = evaluate.evaluate(ws, ["gm_toy_silu_py"], lambda: session_for(ws, seed=3), "cpu", all_versions=True)
+    table = evaluate.evaluate(
+        ws, ["gm_toy_silu_py"], lambda: session_for(ws, seed=3, stop_when_wrong=True), "cpu", all_versions=True
+    )
     good, empty = table.rows
     assert (good.version, good.expected, good.ok, good.verdict) == ("v1", "correct", True, "✓ ok")
     assert (empty.version, empty.expected, empty.ok, empty.verdict) == ("v2", "wrong", False, "✗ correctness")
@@ -643,6 +645,15 @@ def test_gpumode_import_runs_solutions_and_exports_them_back(tmp_path, capsys, s
     assert "upstream check_implementation agreed with ktui's verdict on 2/2" in text
     # CPU: every timed column says why it is empty
     assert "needs a GPU" in text.splitlines()[2] and "vs compile" in text.splitlines()[0]
+    # eval's ladders stop at a wrong verdict (LadderOptions.stop_when_wrong, as `ktui eval` sets it): the wrong
+    # version has no rung after correctness, the right one has them all, and both results stand for a second eval
+    wrong = ResultStore(ws).load("gm_toy_silu_py", "v2")
+    assert [r.name for r in wrong.rungs][-1] == "correctness" and wrong.rung("dumps") is None
+    assert stored.rung("dumps") is not None
+    again = evaluate.evaluate(
+        ws, ["gm_toy_silu_py"], lambda: pytest.fail("nothing should run"), "cpu", all_versions=True
+    )
+    assert [(r.version, r.verdict) for r in again.rows] == [("v1", "✓ ok"), ("v2", "✗ correctness")]
 
 
 def test_eval_counts_a_problem_without_a_version_as_not_correct(tmp_path):

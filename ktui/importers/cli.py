@@ -264,7 +264,7 @@ def eval_cli(argv: list[str]) -> int:
     out = sys.stderr if args.json else sys.stdout
     sessions = []
     # the benchmark also times torch eager and torch.compile of the reference (the judge's baselines)
-    options = LadderOptions(seeds=2, seed=args.seed, rungs=rungs, baselines=True)
+    options = LadderOptions(seeds=2, seed=args.seed, rungs=rungs, baselines=True, stop_when_wrong=True)
     engines: list[Engine | None] = []
 
     # a cluster's kind of device is known once joined (--address with --device auto); else the remote's or this

@@ -179,8 +179,8 @@ def fresh(
     ws: Workspace, kernel: KernelRef, result: LadderResult | None, device_type: str, rungs: tuple[str, ...] = ()
 ) -> bool:
     """Whether a stored ``result`` of ``kernel`` stands for its files now, on this kind of device, with a verdict,
-    with each of ``rungs`` (unless a failed compile or run stopped its ladder before them; on the CPU those of
-    ``TIMED_ON_GPU`` excepted) and, where its benchmark passed, with the torch baselines (``has_baselines``)."""
+    with each of ``rungs`` (unless a failed compile, run or correctness stopped its ladder before them: eval's
+    ladders stop at a wrong verdict, ``LadderOptions.stop_when_wrong``; on the CPU those of ``TIMED_ON_GPU`` excepted) and, where its benchmark passed, with the torch baselines (``has_baselines``)."""
     if result is None or result.device.get("type") != device_type or staleness(ws, kernel, result):
         return False
     failed = result.failed_rung
@@ -188,7 +188,7 @@ def fresh(
         return False
     if device_type != "cuda":  # without a GPU these only say why they are skipped: a result without them stands
         rungs = tuple(name for name in rungs if name not in TIMED_ON_GPU)
-    if not (failed is not None and failed.name in ("compile", "run")):
+    if not (failed is not None and failed.name in ("compile", "run", "correctness")):
         if any(result.rung(name) is None for name in rungs):
             return False
     return has_baselines(result)

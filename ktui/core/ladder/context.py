@@ -58,6 +58,9 @@ class LadderOptions:
     fuzz: bool = True  # a few specs drawn per run around and beyond the tests (``ktui.worker.fuzz``)
     near_duplicates: bool = True  # inputs of an earlier case with a few interior elements swapped (memos)
     baselines: bool = False  # the benchmark also times torch eager and torch.compile of the reference (ktui eval)
+    # ktui eval: a failed correctness ends the ladder (a wrong version's timing ranks nothing; on the H200 the
+    # benchmark of an import-table version that had failed took 65-122 s of its 80-140 s)
+    stop_when_wrong: bool = False
     # seconds per worker call, by limit key (``ktui.core.timeouts``); unset, a Session derives them for each run
     timeouts: dict[str, float] = field(default_factory=default_limits)
     ncu_args: tuple[str, ...] = ()  # ``--ncu-args``: more ncu arguments for the profile rung (after ktui.toml's)

@@ -159,7 +159,9 @@ class Ladder:
                 self._fail_tampered(ctx, result, own)
                 self.bus.publish(RungFinished(key=kernel.key, run_id=run_id, result=result.rungs[-1]))
                 # a tampered worker fails the rung but does not stop the ladder: the judge's verdict still follows
-                if rr.status is Status.FAILED and RUNG_SPECS[name].stops_ladder:
+                if rr.status is Status.FAILED and (
+                    RUNG_SPECS[name].stops_ladder or (name == "correctness" and self.options.stop_when_wrong)
+                ):
                     break
         finally:
             shutil.rmtree(ctx.out_dir, ignore_errors=True)
