@@ -146,6 +146,79 @@ def test_libdevice_values_in_the_right_precision():
     assert _nv("__nv_powf", np.array([2.0], np.float32), np.array([0.5], np.float32))[0] == np.float32(np.sqrt(2))
 
 
+def _h(*hexes: str) -> np.ndarray:
+    return np.array([float.fromhex(h) for h in hexes], dtype=np.float32)
+
+
+SUB = "0x1.16c2p-133"  # 9.9999461e-41, float32's 1e-40: subnormal
+NEAR_TINY = "0x1.fddad4p-127"  # 1.17056921e-38, just below float32's smallest normal (1.17549435e-38)
+
+# H200 (Triton 3.6), 2026-12-04, benchmarks/interp_vs_gpu.py (notes h200/s27/1/interp-vs-gpu.log): the GPU's value
+# for each input where the interpreter used to keep a subnormal. Triton links libdevice with __CUDA_FTZ=1.
+H200_FTZ = [
+    ("__nv_exp2f", ["-0x1.f80ec8p+6"], 0.0),  # exp2(-126.014435): subnormal result
+    ("__nv_log1pf", ["-0x1.ff38a4p-127"], 0.0),  # -1.17370643e-38: +0 (see _FTZ_SUBNORMAL_ARG)
+    ("__nv_expm1f", [SUB], 0.0),
+    ("__nv_sinf", [SUB], 0.0),
+    ("__nv_tanf", [SUB], 0.0),
+    ("__nv_tanhf", [SUB], 0.0),
+    ("__nv_sinhf", [SUB], 0.0),
+    ("__nv_atanf", [SUB], 0.0),
+    ("__nv_asinf", [SUB], 0.0),
+    ("__nv_erff", [SUB], 0.0),  # was 1.128e-40
+    ("__nv_sqrtf", ["-" + SUB], -0.0),  # was NaN
+    ("__nv_rsqrtf", [NEAR_TINY], float("inf")),  # was 9.24e18
+    ("__nv_powf", ["0x1.99569p-35", "0x1.d5f4eep+1"], 0.0),  # pow(4.65363581e-11, 3.67153716): was 1.16e-38
+    ("__nv_fast_expf", ["-0x1.5f0844p+6"], 0.0),  # -87.7580719: was 7.7e-39
+    ("__nv_fast_exp10f", ["-0x1.2fb6f4p+5"], 0.0),  # -37.9643326: was 1.09e-38
+    ("__nv_fast_logf", [NEAR_TINY], float("-inf")),  # was -87.34
+    ("__nv_fast_log2f", [NEAR_TINY], float("-inf")),  # was -126.006
+    ("__nv_fast_fdividef", [SUB, "0x1.65f206p-9"], 0.0),  # 1e-40 / 0.00273090671: was 3.66e-38
+    ("__nv_fdiv_rn", [SUB, "0x1.65f206p-9"], 0.0),  # libdevice.div_rn
+]
+
+
+@pytest.mark.parametrize(("symbol", "args", "gpu"), H200_FTZ, ids=[s for s, _, _ in H200_FTZ])
+def test_float32_libdevice_flushes_subnormals_as_the_h200_measured(symbol: str, args: list[str], gpu: float) -> None:
+    got = _nv(symbol, *[_h(a) for a in args])
+    assert got.dtype == np.float32
+    assert got.tolist() == [gpu] and np.signbit(got[0]) == np.signbit(gpu), (symbol, got)
+
+
+def test_cbrt_of_a_subnormal_is_nan_as_libdevice_computes_it_under_ftz() -> None:
+    # H200: cbrt(9.9999461e-41) is NaN (lg2.approx.ftz of the flushed |x|, then inf * 0; the zero test x + x == x is
+    # not flushed); rcbrt the same (read from libdevice.10.bc, not measured); exact zeros keep their own answers
+    x = _h(SUB, "-" + SUB, "0x0p+0", "-0x0p+0", "0x1p-126", "0x1p+3")
+    cb = _nv("__nv_cbrtf", x)
+    assert np.isnan(cb[:2]).all() and cb[2:].tolist() == [0.0, -0.0, np.float32(2.0**-42), 2.0] and np.signbit(cb[3])
+    assert np.isnan(_nv("__nv_rcbrtf", x[:2])).all()
+
+
+def test_ftz_keeps_the_sign_of_zero_and_spares_float64_bits_and_rounding() -> None:
+    neg = _h("-" + SUB)
+    assert np.signbit(_nv("__nv_sinf", neg)[0]) and np.signbit(_nv("__nv_tanhf", neg)[0])  # a zero of its sign
+    assert _nv("__nv_logf", neg).tolist() == [float("-inf")]  # log(-0)
+    assert _nv("__nv_fabsf", neg).tolist() == [0.0] and _nv("__nv_ilogbf", neg, ret="int32").tolist() == [-(2**31)]
+    assert _nv("__nv_fmul_rn", _h("0x1p-100"), _h("0x1p-30")).tolist() == [0.0]  # 2**-130 flushed
+    # float64 functions are not flushed (FTZ is float32's): erfinv, sqrt, exp of float64 subnormals
+    d = np.array([1e-310, -1e-310], dtype=np.float64)
+    assert _nv("__nv_erfinv", d, ret="float64")[0] == pytest.approx(1e-310 * np.sqrt(np.pi) / 2, rel=1e-12)
+    assert _nv("__nv_sqrt", d[:1], ret="float64")[0] == np.sqrt(1e-310)
+    assert _nv("__nv_exp", np.array([-709.5]), ret="float64")[0] == np.exp(-709.5) > 0  # float64 subnormal result
+    # bit casts, copysign, rint/nearbyint/trunc have no FTZ path: a subnormal passes through
+    assert _nv("__nv_float_as_int", _h(SUB), ret="int32").tolist() == [71362]
+    assert _nv("__nv_int_as_float", np.array([71362], dtype=np.int32)).tolist() == [float(_h(SUB)[0])]
+    assert _nv("__nv_copysignf", _h(SUB), _h("-0x1p+0")).tolist() == [-float(_h(SUB)[0])]
+    # rint, round, float2int_rn: what they gave before (bit-identical to the H200 on 65,536 inputs)
+    g = np.random.default_rng(0)
+    x = np.concatenate([_h(SUB, "-" + SUB, "0x1p-149", "-0x1p-149"), g.standard_normal(4000).astype(np.float32) * 4])
+    sign = np.signbit
+    assert _nv("__nv_rintf", x).tobytes() == np.rint(x).tobytes() and sign(_nv("__nv_rintf", x)[[1, 3]]).all()
+    away = np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x), np.trunc(x)).astype(np.float32)
+    assert _nv("__nv_roundf", x).tobytes() == away.tobytes()
+    assert (_nv("__nv_float2int_rn", x, ret="int32") == np.rint(x).astype(np.int32)).all()
+
+
 def test_a_libdevice_function_with_no_emulation_names_itself_and_the_interpreter():
     with pytest.raises(NotImplementedError, match=r"libdevice\.j0 \(__nv_j0f\).*Triton interpreter"):
         _nv("__nv_j0f", np.ones(3, dtype=np.float32))
@@ -206,6 +279,21 @@ SCRIPT = textwrap.dedent(
     def fast_kernel(x_ptr, y_ptr):
         offs = tl.arange(0, 8)
         tl.store(y_ptr + offs, cuda.fast_expf(tl.load(x_ptr + offs)))
+
+    @triton.jit
+    def ftz_kernel(x_ptr, y_ptr, z_ptr):
+        offs = tl.arange(0, 8)
+        x = tl.load(x_ptr + offs)
+        tl.store(y_ptr + offs, stub.exp2(x))
+        tl.store(z_ptr + offs, x * 0.5)
+
+    e = torch.full((8,), -130.0)  # exp2 gives 2**-130: subnormal, flushed by libdevice; x * 0.5 is plain arithmetic
+    y, z = torch.empty_like(e), torch.empty_like(e)
+    ftz_kernel[(1,)](e, y, z)
+    assert y.tolist() == [0.0] * 8, y
+    t = torch.full((8,), 2.0**-126)
+    ftz_kernel[(1,)](t, y, z)
+    assert z.tolist() == [2.0**-127] * 8, z  # not flushed: the GPU's mul is not .ftz
 
     y = torch.empty_like(x)
     fast_kernel[(1,)](x, y)

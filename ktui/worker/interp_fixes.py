@@ -31,7 +31,8 @@ Casts to and from fp8 are exact, as the GPU's ``cvt.rn.satfinite`` computes them
 lost a rounding carry into the next binade, did not saturate and truncated subnormals; red team round 14 F1), and
 fp8 dot operands are widened exactly (NaN and inf kept). The functions of ``triton.language.extra.libdevice`` (and
 ``...extra.cuda.libdevice``) compute under the interpreter with numpy in the right precision (``interp_libdevice``:
-the interpreter returned None from every one of them; round 14).
+the interpreter returned None from every one of them; round 14), float32 ones flushing subnormal arguments and
+results to zero as libdevice does on the GPU (``__CUDA_FTZ=1``; H200 measurement, ``benchmarks/interp_vs_gpu.py``).
 
 Inline PTX (``tl.inline_asm_elementwise``) cannot run under the interpreter, nor can a kernel compiled ahead with
 ``kernel.warmup(...)`` be read or launched (its registers, shared memory): a version that does either needs a GPU,
