@@ -180,7 +180,8 @@ def fresh(
 ) -> bool:
     """Whether a stored ``result`` of ``kernel`` stands for its files now, on this kind of device, with a verdict,
     with each of ``rungs`` (unless a failed compile, run or correctness stopped its ladder before them: eval's
-    ladders stop at a wrong verdict, ``LadderOptions.stop_when_wrong``; on the CPU those of ``TIMED_ON_GPU`` excepted) and, where its benchmark passed, with the torch baselines (``has_baselines``)."""
+    ladders stop at a wrong verdict, ``LadderOptions.stop_when_wrong``; on the CPU those of ``TIMED_ON_GPU``
+    excepted) and, where its benchmark passed, with the torch baselines (``has_baselines``)."""
     if result is None or result.device.get("type") != device_type or staleness(ws, kernel, result):
         return False
     failed = result.failed_rung
