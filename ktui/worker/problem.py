@@ -90,7 +90,7 @@ class GeneratorDevice(torch.overrides.TorchFunctionMode):
         super().__init__()
         self.device = torch.device(device)
 
-    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
         kwargs = kwargs or {}
         g = kwargs.get("generator")
         if not isinstance(g, torch.Generator) or g.device.type == self.device.type or "device" in kwargs:
@@ -110,7 +110,7 @@ class GeneratorDevice(torch.overrides.TorchFunctionMode):
         return _map(out, lambda t: _to(t, self.device))
 
 
-def _has_tensor(args: tuple) -> bool:
+def _has_tensor(args: tuple[Any, ...]) -> bool:
     found: list[bool] = []
     _map(args, lambda t: found.append(isinstance(t, torch.Tensor)))
     return any(found)
