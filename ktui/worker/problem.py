@@ -90,7 +90,9 @@ class GeneratorDevice(torch.overrides.TorchFunctionMode):
         super().__init__()
         self.device = torch.device(device)
 
-    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         kwargs = kwargs or {}
         g = kwargs.get("generator")
         if not isinstance(g, torch.Generator) or g.device.type == self.device.type or "device" in kwargs:
