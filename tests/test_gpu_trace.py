@@ -37,6 +37,14 @@ def spin(out_ptr, n_iter, BLOCK: tl.constexpr):
 """
 
 
+def _pythonpath() -> str:
+    """This ktui first, then the parent's PYTHONPATH and the rest of its ``sys.path``: the child imports what this
+    process imports (on the H200, CuTeDSL comes from a carried site folder on PYTHONPATH: replacing PYTHONPATH with
+    ROOT alone left the child without ``cutlass``, 2026-12-04)."""
+    inherited = os.environ.get("PYTHONPATH", "").split(os.pathsep) + sys.path
+    return os.pathsep.join(dict.fromkeys([str(ROOT), *(p for p in inherited if p and os.path.isdir(p))]))
+
+
 def _run(code: str, tmp_path: Path) -> dict:
     """Run ``code`` in a fresh process with a tracer whose buffers it writes to ``tmp_path``; return what it
     printed (JSON on its last line)."""
@@ -44,7 +52,7 @@ def _run(code: str, tmp_path: Path) -> dict:
     script.write_text(code)
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": _pythonpath(),
         "TRITON_CACHE_DIR": str(tmp_path / "tc"),
         "CUTE_DSL_CACHE_DIR": str(tmp_path / "cc"),
     }
@@ -180,3 +188,20 @@ def test_softmax_passes(tmp_path, monkeypatch):
     (k,) = tr["kernels"]
     assert [r["name"] for r in k["regions"]] == ["max", "sum", "normalize"]
     assert all(r["warps"] > 0 and r["share_pct"] > 5 for r in k["regions"])
+
+
+@pytest.mark.parametrize("key", ["vector_add/v2", "vector_add/v3"])
+def test_sampled_vector_adds_place_every_mark(tmp_path, monkeypatch, key):
+    """On the H200 (2026-12-04) v2 and v3 (every 8th and 64th CTA of 262,144 and 1,048,576) read "a warp's marks span
+    more than 2**31 cycles", unpaired marks and one CTA 4e5x (v3: 1.7e6x) the median, a 100% tail: one begin mark
+    whose clock read came before that of its SM's earliest mark in globaltimer order was counted 2**32 cycles late
+    (``tracestats``'s unwrapping, ``tests/test_trace_figures.py`` reproduces it on the CPU)."""
+    if key.endswith("v3"):
+        pytest.importorskip("cutlass")
+    tr = _trace_rung(tmp_path, key, monkeypatch)
+    (k,) = tr["kernels"]
+    assert k["sample_every"] > 1 and "waves" not in k and k["critical_path"] is None
+    assert [p for p in k["problems"] if not p.startswith("the buffer held every")] == []
+    (add,) = k["regions"]
+    assert add["share_pct"] == pytest.approx(100.0) and k["imbalance"] < 100, (add, k["imbalance"])
+    assert k["span_ns"] < 2 * tr["traced_us"] * 1000

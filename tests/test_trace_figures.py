@@ -26,15 +26,18 @@ def header(grid=(4, 1, 1), block=(64, 1, 1), shift=0, magic=MAGIC, version=VERSI
     return raw + bytes(HEADER_BYTES - len(raw))
 
 
-def buffer(marks, grid=(4, 1, 1), block=(64, 1, 1), shift=0, quantum=1) -> bytes:
-    """``marks``: (cta, warp, sm, slot, t_ns from T0). The globaltimer is floored to ``quantum`` ns."""
+def buffer(marks, grid=(4, 1, 1), block=(64, 1, 1), shift=0, quantum=1, t0=T0, clock0=None) -> bytes:
+    """``marks``: (cta, warp, sm, slot, t_ns from ``t0``), or with a 6th item: the ns after t by which the
+    globaltimer read lagged the clock read. The globaltimer is floored to ``quantum`` ns; ``clock0``: each SM's cycle
+    counter at ``t0`` (``CLOCK0`` by default)."""
+    clock0 = CLOCK0 if clock0 is None else clock0
     nw = (block[0] * block[1] * block[2] + 31) // 32
-    n = max(((cta >> shift) * nw + warp) * SLOTS + slot for cta, warp, _, slot, _ in marks) + 1
+    n = max(((m[0] >> shift) * nw + m[1]) * SLOTS + m[3] for m in marks) + 1
     recs = bytearray(n * RECORD_BYTES)
-    for cta, warp, sm, slot, t in marks:
+    for cta, warp, sm, slot, t, *late in marks:
         i = ((cta >> shift) * nw + warp) * SLOTS + slot
-        gt = T0 + (int(t) // quantum) * quantum
-        clock = (CLOCK0[sm] + round(GHZ * t)) % 2**32
+        gt = t0 + (int(t + sum(late)) // quantum) * quantum
+        clock = (clock0[sm] + round(GHZ * t)) % 2**32
         struct.pack_into("<QII", recs, i * RECORD_BYTES, gt, clock, sm)
     return header(grid, block, shift) + bytes(recs)
 
@@ -121,6 +124,92 @@ def test_coarse_globaltimer_still_gives_durations_from_the_clock():
     assert fig["critical_path"]["sm"] == 0
 
 
+EPOCH_T0 = 1_796_413_977_547_409_321  # a globaltimer as the H200 reads it (ns since 1970): past 2**60
+
+
+def test_a_globaltimer_since_1970_keeps_every_ns():
+    """The H200's figures (2026-12-04) were all whole multiples of 256 ns: at ~1.8e18 ns a float's step is 256 ns,
+    and the marks were placed at globaltimer + cycles / f in floats. Relative to the first mark they are exact."""
+    marks = two_region_marks()
+    marks[0] = (0, 0, 0, 0, 333)  # CTA 0 warp 0 enters main 333 ns in (not a multiple of 256)
+    t = trace.parse_buffer(buffer(marks, t0=EPOCH_T0), "k", "triton", ["main", "epilogue"])
+    placed = tracestats.place(t)
+    first = next(i for i in placed.intervals if (i.cta, i.warp, i.region) == (0, 0, 0))
+    assert first.start_ns == pytest.approx(333, abs=1e-6) and first.ns == pytest.approx(80_000 - 333, abs=1e-6)
+    fig = tracestats.summarize(t, placed=placed)
+    assert fig["regions"][0]["median_ns"] == pytest.approx((79_000 + 79_667) / 2, abs=1e-6)
+    assert fig["span_ns"] == pytest.approx(210_000, abs=1e-6) and fig["problems"] == []
+
+
+def late_clock_marks():
+    """vector_add v2/v3 on the H200 (2026-12-04), in small: 8 CTAs of 2 warps, 10 µs each in "add", 4 back to back
+    on each of 2 SMs, a 32 ns globaltimer. A marker reads the globaltimer (SASS: CS2R) and then the clock (S2UR, of
+    variable latency: many warps start at once on an SM), so the two are not one instant: CTA 0's warp 0 read the
+    globaltimer at 0 and its clock only at 300 ns; warp 1 read both at about 100 ns. The SM's earliest mark in
+    globaltimer order (warp 0's) has a later clock than warp 1's begin."""
+    out = []
+    for cta in range(8):
+        start = (cta // 2) * 12_000
+        for warp in (0, 1):
+            out += [(cta, warp, cta % 2, 0, start), (cta, warp, cta % 2, 1, start + 10_000)]
+    out[0] = (0, 0, 0, 0, 300, -300)  # clock at 300 ns, globaltimer at 0
+    out[2] = (0, 1, 0, 0, 120, -20)  # clock at 120 ns, globaltimer at 100 (96 in 32 ns steps)
+    return out
+
+
+def test_a_clock_read_after_another_warps_is_not_a_wrap():
+    """Counting each clock from the SM's earliest mark modulo 2**32 put warp 1's begin 2**32 cycles (2.1 s) late:
+    "a warp's marks span more than 2,147,483,648 cycles", its region "without their pair" (end before begin), CTA 0
+    ~200,000x the median CTA and a 100% tail: the H200's symptoms. Unwrapped along the SM's marks they are sane."""
+    data = buffer(late_clock_marks(), grid=(8, 1, 1), quantum=32, t0=EPOCH_T0)
+    t = trace.parse_buffer(data, "k", "triton", ["add"])
+    placed = tracestats.place(t)
+    assert placed.problems == [] and placed.unmatched == 0 and len(placed.intervals) == 16
+    fig = tracestats.summarize(t, placed=placed)
+    assert fig["clock_ghz"] == pytest.approx(GHZ, rel=0.01)
+    (add,) = fig["regions"]
+    assert add["median_ns"] == pytest.approx(10_000, rel=0.01) and add["max_ns"] == pytest.approx(10_000, rel=0.01)
+    assert add["share_pct"] == pytest.approx(100.0)
+    assert fig["imbalance"] == pytest.approx(1.0, abs=0.01) and fig["tail_pct"] < 1
+    assert fig["span_ns"] == pytest.approx(46_000, rel=0.01) and fig["problems"] == []
+
+
+def test_a_long_kernel_unwraps_its_clock_along_the_marks():
+    """A 3 s kernel is 6e9 cycles at 2 GHz, past 2**32: marks every 0.25 s unwrap exactly; an SM without a mark for
+    longer than 2**31 cycles could take at the fastest clock believed (0.43 s at 5 GHz) is ambiguous and says so,
+    and its clock is not measured from that SM."""
+    marks = [(0, 0, 0, 0, 0), (0, 0, 0, 1, 3e9)]  # warp 0: one region of 3 s
+    marks += [(0, w, 0, s, w * 2.5e8 + s * 1000) for w in range(1, 12) for s in (0, 1)]  # warps 1-11: 1 µs each
+    t = trace.parse_buffer(buffer(marks, grid=(1, 1, 1), block=(384, 1, 1), t0=EPOCH_T0), "k", "triton", ["r"])
+    placed = tracestats.place(t)
+    assert placed.clock_ghz == pytest.approx(GHZ) and placed.problems == []
+    assert sorted(i.ns for i in placed.intervals) == pytest.approx([1000] * 11 + [3e9])
+    sparse = trace.parse_buffer(buffer(marks[:2], grid=(1, 1, 1), t0=EPOCH_T0), "k", "triton", ["r"])
+    placed = tracestats.place(sparse)
+    assert placed.problems == [
+        "an SM went 3 s without a mark, possibly more than 2,147,483,648 cycles: its 32-bit clock may have wrapped "
+        "unseen (durations across the gap are uncertain)"
+    ]
+    assert placed.clock_ghz is None and placed.intervals[0].ns == 3e9  # the globaltimer's
+
+
+def test_a_warp_moved_to_another_sm_is_placed_by_each_sms_clock():
+    """Each record carries its %smid: a CTA preempted on SM 0 and resumed on SM 1 has marks of two clocks, which
+    are never subtracted from each other."""
+    marks = [m for m in two_region_marks() if m[0] in (0, 1)]
+    marks = [(c, w, 1, s, t) if (c, w, s) == (0, 0, 3) else (c, w, sm, s, t) for c, w, sm, s, t in marks]
+    t = trace.parse_buffer(buffer(marks, t0=EPOCH_T0), "k", "triton", ["main", "epilogue"])
+    w = t.warps[0]
+    assert (w.sm, w.marks[2].sm, w.marks[3].sm) == (0, None, 1)
+    assert t.problems == [
+        "k: 1 warp(s) recorded marks on more than one SM (a CTA moved, e.g. preempted): their "
+        "marks are placed by each SM's own clock, a region spanning the move by the globaltimer"
+    ]
+    placed = tracestats.place(t)
+    epi = next(i for i in placed.intervals if (i.cta, i.warp, i.region) == (0, 0, 1))
+    assert epi.ns == pytest.approx(20_000, abs=1) and placed.unmatched == 0
+
+
 def test_without_a_measurable_clock_nvml_or_the_globaltimer_is_used():
     short = [(0, 0, 0, 0, 0), (0, 0, 0, 1, 5000)]  # one warp, 5 µs: too short to measure the clock
     t = trace.parse_buffer(buffer(short, grid=(1, 1, 1), block=(32, 1, 1)), "k", "triton", ["r"])
@@ -136,7 +225,29 @@ def test_sampled_grid_has_no_critical_path_and_says_why():
     assert t.sample_every == 2 and sorted({w.cta for w in t.warps}) == [0, 2]
     fig = tracestats.summarize(t)
     assert fig["critical_path"] is None and fig["ctas"] == 4 and fig["ctas_traced"] == 2
-    assert any("every 2th CTA" in p for p in fig["problems"])
+    (note,) = fig["problems"]
+    assert note == (
+        "the buffer held every 2nd CTA (2 of 4 traced): the regions' and CTA times' figures are over that sample; "
+        "per-SM counts, waves and the critical path need every CTA (a buffer of 1 MiB would hold them: "
+        "[trace] buffer_mib)"
+    )
+    # what counts every CTA of an SM is not given from a sample; the CTA times are, over the sample
+    assert not {"waves", "concurrent_per_sm", "ctas_per_sm_median", "ctas_per_sm_max"} & set(fig)
+    assert fig["sample_every"] == 2 and fig["cta_median_ns"] == pytest.approx(100_000)
+
+
+def test_a_full_buffer_is_sized_by_the_grid_and_the_ordinals_read_right():
+    """vector_add v1 on the H200 (2026-12-04): 2**21 CTAs of 4 warps, every 64th in 64 MiB; all of them need 2**23
+    warps of 256 bytes after the 64-byte header. v2: 2**18 CTAs of 4 warps, every 8th."""
+    v1 = trace.KernelTrace("add_kernel", "triton", ["add"], (2_097_152, 1, 1), (128, 1, 1), 64, [])
+    assert tracestats.full_buffer_mib(v1) == 2049
+    assert "every 64th CTA (32768 of 2097152 traced)" in tracestats.sampled_note(v1, 32768)
+    assert "a buffer of 2,049 MiB would hold them" in tracestats.sampled_note(v1, 32768)
+    v2 = trace.KernelTrace("add_kernel", "triton", ["add"], (262_144, 1, 1), (128, 1, 1), 8, [])
+    assert tracestats.full_buffer_mib(v2) == 257
+    assert [tracestats.ordinal(n) for n in (1, 2, 3, 4, 8, 11, 12, 13, 21, 22, 64, 112)] == [
+        "1st", "2nd", "3rd", "4th", "8th", "11th", "12th", "13th", "21st", "22nd", "64th", "112th",
+    ]  # fmt: skip
 
 
 def test_unmatched_marks_are_counted_not_paired():

@@ -130,6 +130,24 @@ def test_fold_gives_figures_lines_and_a_perfetto_file(tmp_path):
     assert "untraced 200 us, traced 210 us (+5.0%), benchmark 198 us; a marker costs a warp ~90 cycles" in text
 
 
+def test_a_sampled_grid_is_labelled_as_a_sample(tmp_path):
+    """vector_add v1 on the H200: every 64th CTA fits 64 MiB. The figures over the sample say so; what needs every
+    CTA of an SM (waves, CTAs at once) is not given."""
+    out = tmp_path / "t"
+    out.mkdir()
+    marks = [m for m in two_region_marks() if m[0] % 2 == 0]
+    (out / "0-k.ktrace").write_bytes(buffer(marks, shift=1))
+    kernel = {"kernel": "k", "language": "triton", "regions": ["main", "epilogue"], "file": "0-k.ktrace"}
+    doc = write_run(out, [{**kernel, "buffer_bytes": 1 << 20, "launches": 1}])
+    r = trace_rung.fold(doc, out, Path("t"), {}, None)
+    assert r.status is Status.OK and check("trace", r.figures) == []
+    assert "CTAs 1.00x median, tail 0% (every 2nd CTA); traced" in r.summary
+    text = "\n".join(inside.trace_lines(r.figures))
+    assert "(grid 4x1x1, 4 warps traced, every 2nd CTA;" in text
+    assert "CTAs (every 2nd, 2 of 4 traced): median 100 us" in text and "waves" not in text
+    assert any(w.startswith("k: the buffer held every 2nd CTA (2 of 4 traced)") for w in r.warnings)
+
+
 def test_fold_of_nothing_traced_fails_with_the_reason(tmp_path):
     out = tmp_path / "t"
     out.mkdir()
@@ -244,3 +262,20 @@ def test_export_hands_the_harness_the_version_without_its_markers(make_ws):
             "        pass\n",
             "v9",
         )
+
+
+def test_gpu_tests_child_imports_what_the_parent_imports(tmp_path, monkeypatch):
+    """``test_gpu_trace``'s child processes keep the parent's PYTHONPATH behind this ktui: on the H200 CuTeDSL comes
+    from a carried site folder on PYTHONPATH (2026-12-04: "No module named 'cutlass'" in the child)."""
+    from . import test_gpu_trace
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "carried_only_here.py").write_text("WHERE = __file__\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    out = test_gpu_trace._run(
+        "import json, carried_only_here, ktui\n"
+        "print(json.dumps({'site': carried_only_here.WHERE, 'ktui': ktui.__file__}))\n",
+        tmp_path,
+    )
+    assert Path(out["site"]).parent == site and Path(out["ktui"]).parents[1] == ROOT

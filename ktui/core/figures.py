@@ -325,14 +325,14 @@ class TraceKernel(TypedDict, total=False):
     sample_every: int  # every n-th CTA was recorded (1: all)
     sms_used: int
     sm_count: int
-    ctas_per_sm_median: float
-    ctas_per_sm_max: int
-    concurrent_per_sm: int  # the most CTAs seen at once on one SM
-    waves: float
+    ctas_per_sm_median: float  # absent when CTAs were sampled (it needs every CTA), as the next three
+    ctas_per_sm_max: int  # absent when CTAs were sampled
+    concurrent_per_sm: int  # the most CTAs seen at once on one SM; absent when CTAs were sampled
+    waves: float  # absent when CTAs were sampled
     cta_median_ns: float
     cta_p90_ns: float
     cta_max_ns: float
-    imbalance: float | None  # slowest CTA / median CTA
+    imbalance: float | None  # slowest CTA / median CTA (of the traced ones: see sample_every)
     tail_ns: float  # from the first SM out of work to the end
     tail_pct: float | None
     # sm, ctas [{cta, coords, start_ns, end_ns}], end_ns, busy_ns, gap_ns, regions_ns; None when CTAs were sampled

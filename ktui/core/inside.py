@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ktui.core.figures import profile_of, trace_of
+from ktui.core.inspect.tracestats import ordinal
 
 
 def us(ns: float | None) -> str:
@@ -30,7 +31,7 @@ def trace_lines(figures: dict[str, Any], timeline_rows: int = 8, indent: str = "
         grid = "x".join(str(g) for g in k.get("grid", [])) or "?"
         out.append(
             f"{k['kernel']} (grid {grid}, {k.get('warps_traced', 0)} warps traced"
-            + (f", every {sampled}th CTA" if sampled > 1 else "")
+            + (f", every {ordinal(sampled)} CTA" if sampled > 1 else "")
             + f"; clock {k['clock_ghz']:.3g} GHz, {k['clock_source']})"
             if k.get("clock_ghz")
             else f"{k['kernel']} (grid {grid}; {k.get('clock_source', '')})"
@@ -48,13 +49,23 @@ def trace_lines(figures: dict[str, Any], timeline_rows: int = 8, indent: str = "
             )
         if k.get("cta_median_ns") is not None:
             imb = k.get("imbalance")
+            waves = (
+                f", up to {k['concurrent_per_sm']} CTAs at once per SM, {k['waves']:.2g} waves"
+                if k.get("waves") is not None
+                else ""
+            )
             out.append(
-                f"  CTAs: median {us(k['cta_median_ns'])}, p90 {us(k.get('cta_p90_ns'))}, max {us(k.get('cta_max_ns'))}"
+                "  CTAs"
+                + (
+                    f" (every {ordinal(sampled)}, {k.get('ctas_traced')} of {k.get('ctas')} traced)"
+                    if sampled > 1
+                    else ""
+                )
+                + f": median {us(k['cta_median_ns'])}, p90 {us(k.get('cta_p90_ns'))}, max {us(k.get('cta_max_ns'))}"
                 + (f" ({imb:.2f}x the median)" if imb else "")
                 + f"; {k.get('sms_used')} SMs used"
                 + (f" of {k['sm_count']}" if k.get("sm_count") else "")
-                + f", up to {k.get('concurrent_per_sm')} CTAs at once per SM, {k.get('waves', 0):.2g} waves; tail "
-                f"{us(k.get('tail_ns'))} ({k.get('tail_pct') or 0:.0f}% of {us(k.get('span_ns'))})"
+                + f"{waves}; tail {us(k.get('tail_ns'))} ({k.get('tail_pct') or 0:.0f}% of {us(k.get('span_ns'))})"
             )
         crit = k.get("critical_path")
         if crit:

@@ -24,10 +24,13 @@ class TraceFormatError(ValueError):
 
 @dataclass(frozen=True)
 class Mark:
-    """One marker as one warp reached it: ``gt`` globaltimer (ns), ``clock`` SM cycles (the low ``CLOCK_BITS``)."""
+    """One marker as one warp reached it: ``gt`` globaltimer (ns), ``clock`` SM cycles (the low ``CLOCK_BITS``);
+    ``sm`` the SM whose clock it read when that is not its warp's (a CTA moved between SMs, e.g. preempted and
+    resumed elsewhere), else None."""
 
     gt: int
     clock: int
+    sm: int | None = None
 
 
 @dataclass
@@ -88,7 +91,9 @@ def parse_buffer(data: bytes, kernel: str, language: str, regions: list[str], la
     """A ktui trace buffer (header and records, as the traced program wrote it) as a ``KernelTrace``.
 
     Records whose globaltimer is 0 were never written and are skipped. A buffer with records but no header (CTA 0
-    reached no begin marker) cannot be decoded: it gives no warps and says so in ``problems``.
+    reached no begin marker) cannot be decoded: it gives no warps and says so in ``problems``. A warp's SM is its
+    first record's; a record of the same warp read on another SM keeps that SM in its ``Mark.sm`` (its clock is
+    another SM's) and ``problems`` counts such warps.
 
     Raises:
         TraceFormatError: shorter than the header, a length that is not header + whole records, a header of another
@@ -132,10 +137,16 @@ def parse_buffer(data: bytes, kernel: str, language: str, regions: list[str], la
         w = warps.get(widx)
         if w is None:
             w = warps[widx] = WarpTrace(cta, widx % nw, sm)
-        w.marks[slot] = Mark(gt, clock)
+        w.marks[slot] = Mark(gt, clock, None if sm == w.sm else sm)
     trace.warps = [warps[k] for k in sorted(warps)]
     if not trace.warps:
         trace.problems.append(f"{kernel}: the header is there but no record: no warp reached a marker")
+    moved = sum(any(m.sm is not None for m in w.marks.values()) for w in trace.warps)
+    if moved:
+        trace.problems.append(
+            f"{kernel}: {moved} warp(s) recorded marks on more than one SM (a CTA moved, e.g. preempted): their marks "
+            "are placed by each SM's own clock, a region spanning the move by the globaltimer"
+        )
     return trace
 
 

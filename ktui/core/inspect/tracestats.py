@@ -2,11 +2,18 @@
 
 Time base. Durations come from the SM's cycle counter (``%clock64``), exact within a warp; where things sit across
 SMs comes from ``%globaltimer``, one clock for the GPU whose reads may be coarse (NVIDIA documents no resolution; it
-can be ~1 µs). So every mark is placed at ``offset(SM) + cycles / f``: ``f`` (cycles per ns) is measured per SM
-from its first and last marks where they are at least ``MIN_CLOCK_SPAN_NS`` apart in globaltimer (median over SMs),
-else NVML's SM clock (``clock_hint_ghz``), else durations fall back to globaltimer differences; ``offset(SM)`` is
-the median over the SM's marks of ``globaltimer - cycles / f``, which averages the globaltimer's steps away. Proton's
-traces carry each CTA's start in ns and cycles from it: those marks are placed at ``start + cycles / f``.
+can be ~1 µs). ``%clock64`` is per SM and not synchronized across SMs, so cycles are only ever compared on one SM:
+each mark's cycles are counted from its SM's earliest mark (in globaltimer order), the records' 32 bits unwrapped
+step by step along the SM's marks in globaltimer order (each step taken as the signed 32-bit difference), so neither
+the counter wrapping past 2**32 nor a mark whose clock read came a little before the SM's earliest globaltimer read
+(the two reads of a marker are not one instant) turns into a jump of 2**32 cycles. Every mark is placed at
+``offset(SM) + cycles / f``: ``f`` (cycles per ns) is measured per SM from its first and last marks where they are
+at least ``MIN_CLOCK_SPAN_NS`` apart in globaltimer (median over SMs), else NVML's SM clock (``clock_hint_ghz``), else
+durations fall back to globaltimer differences; ``offset(SM)`` is the median over the SM's marks of ``globaltimer -
+cycles / f``, which averages the globaltimer's steps away. Proton's traces carry each CTA's start in ns and cycles
+from it: those marks are placed at ``start + cycles / f``. The globaltimer counts ns since 1970 (~1.8e18, past
+2**53): it is made relative to the trace's first mark in integers before any float, else every time would be
+rounded to 256 ns.
 
 Definitions (all times in ns from the first mark of the kernel):
 
@@ -22,6 +29,9 @@ Definitions (all times in ns from the first mark of the kernel):
 - the critical path (only when every CTA was traced): the CTA that ends last, the CTA on its SM that ended last
   before it started (whose slot it most likely took), and so on back to the kernel's start.
 
+A sampled grid (the buffer held every ``2**s``-th CTA) gives the regions' and CTA times' figures over the sample,
+marked by ``sample_every``; per-SM counts, CTAs at once, waves and the critical path need every CTA and are left out.
+
 Quantiles interpolate linearly (numpy's default). References: PTX ISA, special registers %clock64, %globaltimer.
 """
 
@@ -33,11 +43,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ktui.core.inspect.trace import CLOCK_MOD, KernelTrace
-from ktui.protocol.trace import CLOCK_BITS
+from ktui.core.inspect.trace import CLOCK_MOD, KernelTrace, Mark, WarpTrace
+from ktui.protocol.trace import CLOCK_BITS, HEADER_BYTES, WARP_BYTES
 
 MIN_CLOCK_SPAN_NS = 20_000  # an SM's marks must span this much globaltimer to measure its clock (1 µs steps: 5%)
 CLOCK_GHZ_RANGE = (0.2, 5.0)  # a measured clock outside this is a misread, not a GPU
+# two marks of one SM further apart than this may be 2**31 cycles or more apart (at the fastest clock above): the
+# 32-bit clock can have wrapped between them unseen
+MAX_UNWRAP_NS = (1 << (CLOCK_BITS - 1)) / CLOCK_GHZ_RANGE[1]
 TIMELINE_WIDTH = 72
 TIMELINE_ROWS = 24
 IDLE, OUTSIDE = ".", "-"  # timeline cells: no warp alive; warps alive but in no region
@@ -96,21 +109,61 @@ def quantile(xs: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def measure_clock(trace: KernelTrace) -> tuple[float | None, int]:
-    """Cycles per ns measured from the marks, and on how many SMs: per SM, (cycles between its first and last mark in
-    globaltimer order) / (their globaltimer distance), where that distance is at least ``MIN_CLOCK_SPAN_NS``; the
-    median over those SMs. (None, 0) when no SM spans enough, or the marks carry no globaltimer."""
-    by_sm: dict[int, list[tuple[int, int]]] = defaultdict(list)
+def _signed(d: int) -> int:
+    """``d`` modulo ``2**CLOCK_BITS`` as the nearest signed difference (-2**31 <= result < 2**31)."""
+    return (d + CLOCK_MOD // 2) % CLOCK_MOD - CLOCK_MOD // 2
+
+
+def _mark_sm(w: WarpTrace, m: Mark) -> int:
+    return w.sm if m.sm is None else m.sm
+
+
+@dataclass
+class _SmClocks:
+    """ktui marks' SM cycles unwrapped (see the module's docstring): ``cycles[(cta, warp, slot)]`` counts from the
+    mark's SM's earliest mark; ``by_sm[sm]`` is the SM's (globaltimer, cycles) in globaltimer order."""
+
+    cycles: dict[tuple[int, int, int], int] = field(default_factory=dict)
+    by_sm: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def gap_ns(self, sm: int) -> int:
+        """The longest globaltimer stretch between two successive marks of ``sm``."""
+        seq = self.by_sm[sm]
+        return max((b[0] - a[0] for a, b in zip(seq, seq[1:])), default=0)
+
+
+def _sm_clocks(trace: KernelTrace) -> _SmClocks:
+    raw: dict[int, list[tuple[int, int, tuple[int, int, int]]]] = defaultdict(list)
     for w in trace.warps:
-        if w.base_ns is not None:
-            return None, 0
-        by_sm[w.sm] += [(m.gt, m.clock) for m in w.marks.values()]
+        if w.base_ns is None:
+            for slot, m in w.marks.items():
+                raw[_mark_sm(w, m)].append((m.gt, m.clock, (w.cta, w.warp, slot)))
+    out = _SmClocks()
+    for sm, marks in raw.items():
+        marks.sort()
+        seq, prev, acc = [], marks[0][1], 0
+        for gt, clock, key in marks:
+            acc += _signed(clock - prev)
+            prev = clock
+            out.cycles[key] = acc
+            seq.append((gt, acc))
+        out.by_sm[sm] = seq
+    return out
+
+
+def measure_clock(trace: KernelTrace, clocks: _SmClocks | None = None) -> tuple[float | None, int]:
+    """Cycles per ns measured from the marks, and on how many SMs: per SM, (cycles between its first and last mark in
+    globaltimer order, unwrapped) / (their globaltimer distance), where that distance is at least
+    ``MIN_CLOCK_SPAN_NS`` and no two successive marks are ``MAX_UNWRAP_NS`` apart; the median over those SMs. (None,
+    0) when no SM spans enough, or the marks carry no globaltimer."""
+    if any(w.base_ns is not None for w in trace.warps):
+        return None, 0
+    clocks = clocks if clocks is not None else _sm_clocks(trace)
     rates = []
-    for marks in by_sm.values():
-        first, last = min(marks), max(marks)
-        span = last[0] - first[0]
-        if span >= MIN_CLOCK_SPAN_NS:
-            rate = ((last[1] - first[1]) % CLOCK_MOD) / span
+    for sm, seq in clocks.by_sm.items():
+        (g0, c0), (g1, c1) = seq[0], seq[-1]
+        if g1 - g0 >= MIN_CLOCK_SPAN_NS and clocks.gap_ns(sm) < MAX_UNWRAP_NS:
+            rate = (c1 - c0) / (g1 - g0)
             if CLOCK_GHZ_RANGE[0] <= rate <= CLOCK_GHZ_RANGE[1]:
                 rates.append(rate)
     return (statistics.median(rates), len(rates)) if rates else (None, 0)
@@ -123,7 +176,8 @@ def place(trace: KernelTrace, clock_hint_ghz: float | None = None) -> Placed:
         trace: the parsed trace.
         clock_hint_ghz: the SM clock from NVML during the run, GHz (None: unknown).
     """
-    f, n = measure_clock(trace)
+    clocks = _sm_clocks(trace)
+    f, n = measure_clock(trace, clocks)
     if f is not None:
         source = f"measured on {n} SM{'s' if n != 1 else ''}"
     elif clock_hint_ghz:
@@ -133,7 +187,7 @@ def place(trace: KernelTrace, clock_hint_ghz: float | None = None) -> Placed:
     else:
         source = "globaltimer (no clock measured or known: durations have its resolution)"
     placed = Placed(trace, f, source)
-    times = _mark_times(trace, f)
+    times = _mark_times(trace, f, clocks)
     t0 = min((t for ws in times.values() for t in ws.values()), default=0.0)
     for w in trace.warps:
         ts = {slot: t - t0 for slot, t in times[(w.cta, w.warp)].items()}
@@ -148,9 +202,12 @@ def place(trace: KernelTrace, clock_hint_ghz: float | None = None) -> Placed:
                 placed.unmatched += 1
                 continue
             placed.intervals.append(Interval(w.cta, w.warp, w.sm, r, b, e))
-    if f is not None and any((last - first) * f >= CLOCK_MOD / 2 for _, first, last in placed.spans.values()):
+    # the 32 bits are unwrapped step by step: a step of 2**31 cycles or more between two marks of one SM is ambiguous
+    gap = max((clocks.gap_ns(sm) for sm in clocks.by_sm), default=0)
+    if gap >= MAX_UNWRAP_NS:
         placed.problems.append(
-            f"a warp's marks span more than {CLOCK_MOD // 2:,} cycles: its {CLOCK_BITS}-bit clock may have wrapped"
+            f"an SM went {gap / 1e9:.2g} s without a mark, possibly more than {CLOCK_MOD // 2:,} cycles: its "
+            f"{CLOCK_BITS}-bit clock may have wrapped unseen (durations across the gap are uncertain)"
         )
     if placed.unmatched:
         placed.problems.append(
@@ -159,31 +216,29 @@ def place(trace: KernelTrace, clock_hint_ghz: float | None = None) -> Placed:
     return placed
 
 
-def _mark_times(trace: KernelTrace, f: float | None) -> dict[tuple[int, int], dict[int, float]]:
-    """Each warp's marks in ns on a common (unshifted) timeline."""
+def _mark_times(trace: KernelTrace, f: float | None, clocks: _SmClocks) -> dict[tuple[int, int], dict[int, float]]:
+    """Each warp's marks in ns on a common timeline, from the trace's first globaltimer reading (or Proton CTA
+    start): integers until then, so a float never holds a globaltimer (ns since 1970: 256 ns steps at ~1.8e18)."""
     out: dict[tuple[int, int], dict[int, float]] = {}
+    starts = [m.gt for w in trace.warps if w.base_ns is None for m in w.marks.values()]
+    starts += [w.base_ns for w in trace.warps if w.base_ns is not None]
+    g0 = min(starts, default=0)
     if f is None:
         for w in trace.warps:
-            out[(w.cta, w.warp)] = {s: float(m.gt) for s, m in w.marks.items()}
+            out[(w.cta, w.warp)] = {s: float(m.gt - g0) for s, m in w.marks.items()}
         return out
-    earliest: dict[int, tuple[int, int]] = {}  # SM -> (globaltimer, clock) of its earliest mark
-    for w in trace.warps:
-        if w.base_ns is None and w.marks:
-            first = min((m.gt, m.clock) for m in w.marks.values())
-            if w.sm not in earliest or first < earliest[w.sm]:
-                earliest[w.sm] = first
-    ref = {sm: clock for sm, (_, clock) in earliest.items()}
     offsets: dict[int, list[float]] = defaultdict(list)
     for w in trace.warps:
         if w.base_ns is None:
-            offsets[w.sm] += [m.gt - ((m.clock - ref[w.sm]) % CLOCK_MOD) / f for m in w.marks.values()]
+            for s, m in w.marks.items():
+                offsets[_mark_sm(w, m)].append((m.gt - g0) - clocks.cycles[(w.cta, w.warp, s)] / f)
     offset = {sm: statistics.median(v) for sm, v in offsets.items()}
     for w in trace.warps:
         if w.base_ns is not None:
-            out[(w.cta, w.warp)] = {s: w.base_ns + m.clock / f for s, m in w.marks.items()}
+            out[(w.cta, w.warp)] = {s: (w.base_ns - g0) + m.clock / f for s, m in w.marks.items()}
         else:
             out[(w.cta, w.warp)] = {
-                s: offset[w.sm] + ((m.clock - ref[w.sm]) % CLOCK_MOD) / f for s, m in w.marks.items()
+                s: offset[_mark_sm(w, m)] + clocks.cycles[(w.cta, w.warp, s)] / f for s, m in w.marks.items()
             }
     return out
 
@@ -234,7 +289,8 @@ def region_stats(placed: Placed) -> list[dict[str, Any]]:
 
 def grid_stats(placed: Placed, cs: list[Cta], sm_count: int | None) -> dict[str, Any]:
     """The CTAs as a whole: the kernel's traced span, CTA time median / p90 / max and imbalance, SMs used, CTAs per SM,
-    the most CTAs at once on one SM, waves, and the tail (see the module's docstring). Empty without CTAs."""
+    the most CTAs at once on one SM, waves, and the tail (see the module's docstring). Empty without CTAs. A sampled
+    grid (``sample_every`` > 1) gives no CTAs per SM, CTAs at once or waves: they count every CTA of an SM."""
     if not cs:
         return {}
     end = max(c.end_ns for c in cs)
@@ -256,10 +312,6 @@ def grid_stats(placed: Placed, cs: list[Cta], sm_count: int | None) -> dict[str,
         "ctas_traced": len(cs),
         "sample_every": trace.sample_every,
         "sms_used": len(by_sm),
-        "ctas_per_sm_median": statistics.median(per_sm),
-        "ctas_per_sm_max": max(per_sm),
-        "concurrent_per_sm": concurrent,
-        "waves": total / (sms * concurrent),
         "cta_median_ns": med,
         "cta_p90_ns": quantile(times, 0.9),
         "cta_max_ns": max(times),
@@ -267,6 +319,13 @@ def grid_stats(placed: Placed, cs: list[Cta], sm_count: int | None) -> dict[str,
         "tail_ns": end - first_idle,
         "tail_pct": 100.0 * (end - first_idle) / span if span > 0 else None,
     }
+    if trace.sample_every == 1:
+        out.update(
+            ctas_per_sm_median=statistics.median(per_sm),
+            ctas_per_sm_max=max(per_sm),
+            concurrent_per_sm=concurrent,
+            waves=total / (sms * concurrent),
+        )
     if sm_count:
         out["sm_count"] = sm_count
     return out
@@ -427,8 +486,27 @@ def summarize(
         "problems": trace.problems + placed.problems,
     }
     if trace.sample_every > 1:
-        out["problems"].append(
-            f"the buffer held every {trace.sample_every}th CTA ({len(cs)} of {trace.ctas}): per-SM counts, waves and "
-            "the critical path need them all (raise [trace] buffer_mib)"
-        )
+        out["problems"].append(sampled_note(trace, len(cs)))
     return out
+
+
+def sampled_note(trace: KernelTrace, traced: int) -> str:
+    """What a sampled grid gives and what it does not, and the buffer that would hold every CTA."""
+    return (
+        f"the buffer held every {ordinal(trace.sample_every)} CTA ({traced} of {trace.ctas} traced): the regions' and "
+        "CTA times' figures are over that sample; per-SM counts, waves and the critical path need every CTA "
+        f"(a buffer of {full_buffer_mib(trace):,} MiB would hold them: [trace] buffer_mib)"
+    )
+
+
+def full_buffer_mib(trace: KernelTrace) -> int:
+    """The ``[trace] buffer_mib`` that records every CTA of ``trace``'s launch: room for ``2**(ceil_log2(CTAs) +
+    ceil_log2(warps per CTA))`` warps (``ktui.trace.ptx``'s sampling)."""
+    warps_log2 = (max(trace.ctas, 1) - 1).bit_length() + (max(trace.warps_per_cta, 1) - 1).bit_length()
+    return -(-(HEADER_BYTES + (WARP_BYTES << warps_log2)) // (1 << 20))
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ``11th``, ``64th``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
