@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import torch
 
-from ktui.worker.problem import GeneratorDevice
+from ktui.worker.problem import Float64Kept, GeneratorDevice
+
+from .test_cases import K
+
+REF = K.parent / "references"
 
 
 def test_draws_through_a_cpu_generator_land_on_the_device_with_the_cpu_numbers():
@@ -46,3 +50,33 @@ def test_same_device_and_explicit_device_are_left_to_torch():
     with torch.device("meta"), GeneratorDevice("meta"):
         z = torch.randn(2, generator=g, device="cpu")
     assert z.device.type == "cpu"
+
+
+def test_the_float64_truth_keeps_float64_through_a_references_float32_casts():
+    """``a.to(torch.float32) @ b.to(torch.float32)`` in the float64 run (``Float64Kept``): the truth is float64, so
+    the native float32 result has its own error again (H200, 2026-12-04: it read 0, "where the reference computed
+    in float32 is exact", and an honest fp8 GEMM failed by 1.8e-4 at K = 4096 against a float32 result)."""
+    import hashlib
+
+    from ktui.worker.problem import Problem
+
+    ref = REF / "rt15_fp8_mm.py"
+    problem = Problem(ref, "rt15_fp8_mm", hashlib.sha256(ref.read_bytes()).hexdigest())
+    data = problem.generate(1, {"m": 64, "n": 64, "k": 4096}, "cpu")
+    truth, precision = problem.reference(data)
+    native = problem.reference_native(data)
+    exact = data[0].double() @ data[1].double()
+    assert precision == "float64" and truth.dtype == torch.float64 and torch.equal(truth, exact)
+    assert native.dtype == torch.float32 and 0 < float((native.double() - truth).abs().max()) < 1e-3
+    with Float64Kept():
+        x = torch.ones(3, dtype=torch.float64)
+        kept = [
+            x.float(),
+            x.to(torch.float32),
+            x.to(dtype=torch.float32),
+            x.type(torch.float32),
+            x.to("cpu", torch.float32),
+        ]
+        cast = [x.to(torch.float16), x.to(torch.float32, copy=True), x.to("meta", torch.float32), x.int()]
+    assert all(t is x for t in kept)
+    assert [t.dtype for t in cast] == [torch.float16, torch.float32, torch.float32, torch.int32]
