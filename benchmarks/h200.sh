@@ -14,7 +14,7 @@
 #     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
 #     ray==2.60.0 jsonschema==4.26.0 jsonschema-specifications==2025.9.1 referencing==0.37.0 rpds-py==2026.9.1
 #   python3 benchmarks/slim_wheel.py .whl/ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl ray/jars/  # 79 -> 47 MB
-# (Ray's Java jars left out: with them the wheel alone is over a call's 64 MiB). Carry .whl, not .device.
+# (Ray's Java jars left out: with them the wheel alone is over a call's 64 MiB). Carry .whl and .whlr, not .devA/.devB.
 set -uo pipefail
 OUT=${OUT:-$PWD/h200-out}
 mkdir -p "$OUT"
@@ -30,8 +30,10 @@ if [ -f .devB/part01 ] && [ -f $C/part00 ] && [ ! -d $C/site ]; then
 fi
 [ -d $C/site ] && S=$C/site
 [ -d "$S" ] && export PYTHONPATH=$S:$S/nvidia_cutlass_dsl/dsl_packages:${PYTHONPATH:-}
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | grep -v "already exists"; export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+# Ray's slimmed wheel travels in .whlr (with .whl: both fit a call; the step ray failed "needs Ray" on 2026-12-04
+# when only .whl was installed)
+if ls .whl/*.whl .whlr/*.whl 2>/dev/null | grep -q .; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site $(ls .whl/*.whl .whlr/*.whl 2>/dev/null) 2>&1 | grep -v "already exists"; export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
   export PATH=/tmp/site/bin:$PATH
 fi
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
