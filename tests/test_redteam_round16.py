@@ -35,7 +35,7 @@ def _module(path):
     return mod
 
 
-# -- M1-M3: one spec past the first wave of a grid capped at the SM count, every CPU run --------------------------------
+# -- M1-M3: one spec past the first wave of a grid capped at the SM count, every CPU run -------------------------------
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_every_cpu_run_draws_one_spec_past_two_waves_of_the_sms(seed):
     from ktui.worker import fuzz
@@ -81,7 +81,7 @@ def test_a_persistent_gemm_whose_accumulator_carries_over_tiles_fails_and_its_tw
         run(make_ws, ladder_for, "matmul", K / "rt16_persistent_gemm_acc_bad.py", reference=ref, seed=1, rungs=CHECKED)
     )
     assert bad.status is Status.FAILED, bad.line()
-    assert "spec=fuzzed(1537, 1537, 16)" in bad.summary, bad.summary
+    assert "spec=fuzzed(1537, 1537, 1) seed=1" in bad.summary and "cosine 0.60" in bad.summary, bad.summary
     good(run(make_ws, ladder_for, "matmul", K / "rt16_persistent_gemm_good.py", reference=ref, seed=1, rungs=CHECKED))
 
 
@@ -95,7 +95,7 @@ def test_a_grid_stride_loop_stepping_one_block_fails_past_one_wave_and_its_twin_
     good(run(make_ws, ladder_for, "vector_add", K / "rt16_gridstride_good.py", reference=ref, seed=1, rungs=CHECKED))
 
 
-# -- M4: a float argument negated and times 8, where the reference stays valid ------------------------------------------
+# -- M4: a float argument negated and times 8, where the reference stays valid -----------------------------------------
 def test_a_leaky_relu_right_only_for_slopes_in_0_1_fails_on_a_moved_slope_and_its_twin_passes(make_ws, ladder_for):
     ref = R / "rt16_leaky.py"
     bad = corr(run(make_ws, ladder_for, "leaky", K / "rt16_leaky_max_bad.py", reference=ref, seed=1, rungs=CHECKED))
@@ -123,7 +123,7 @@ def test_float_moves_are_kept_only_where_the_reference_stays_valid_and_each_come
     assert argument_moves(sqrt, "cpu")[0] == {"[1]": ["x8"]}
 
 
-# -- F1: a Python number from the reference fixes the value, not the dtype ----------------------------------------------
+# -- F1: a Python number from the reference fixes the value, not the dtype ---------------------------------------------
 def test_an_exact_int32_count_passes_for_a_python_int_and_a_wrong_one_fails(make_ws, ladder_for):
     ref = R / "rt16_count_pos.py"
     good(run(make_ws, ladder_for, "count_pos", K / "rt16_count_int32_good.py", reference=ref, seed=1, rungs=CHECKED))

@@ -26,6 +26,12 @@ budget (a dimension at benchmark scale, the others small: cheap on the CPU). So 
 size along each dimension, and a path that a kernel takes only past some width between the tests and the benchmark
 (a separate kernel for rows past 32,768 columns) is checked in every run, not in the runs whose draws happen there.
 
+and, on the CPU, one spec past two waves of a grid capped at the SM count the stand-in answers (``waves``,
+``_draw_waves``: 265 rows and more, 169 tiles of 128 x 128, or two waves of a grid-stride loop of 4 programs per SM
+over blocks of 1024), beyond the budgets below, which keep every other CPU spec within one wave: a persistent
+kernel's loop runs more than once in every run (red team round 16, M1-M3: a wave count rounded down, an accumulator
+not reset between tiles and a grid-stride step of one block passed every run).
+
 A field's range is ``1 .. max(its benchmark value, 4x its largest test value)``, and the spec's size (the product of
 its integer fields, ``protocol.spec_size``) at most ``budget(problem, device)``: other fields are halved until it
 fits; on the CPU the leading fields (all but the innermost) also multiply to at most ``lead_budget`` (the
