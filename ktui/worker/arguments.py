@@ -1,4 +1,9 @@
-"""Which Python int and bool arguments the ``scalars`` cases move, and how (cases.md scalars; red team round 10).
+"""Which Python int, bool and float arguments the ``scalars`` cases move, and how (cases.md scalars; red team round 10).
+
+A float argument is also moved, besides its scaling: negated or times 8 (``cases.FLOAT_MOVES``; red team round 16,
+M4: the scaling by 0.5..2x never changed a leaky ReLU's slope of 0.2 past 1 or its sign, so ``max(x, slope * x)``
+passed), each move kept on the same terms as an int's below (an ``eps`` whose negation makes the reference NaN is
+not negated); the run's combinations give the float no move, each kept move in turn.
 
 The ``scalars`` distribution scales every Python float argument (``ktui.worker.cases.scale_scalars``). An int or a bool
 argument (an exponent ``p``, a ``k``, a ``causal`` flag) is as much an argument: a kernel that folds the one value
@@ -28,7 +33,16 @@ from typing import Any
 import torch
 
 from ktui.protocol import spec_size
-from ktui.worker.cases import BOOL_MOVES, INT_MOVES, _map_inputs, build_input, is_int_arg, move_ints
+from ktui.worker.cases import (
+    BOOL_MOVES,
+    FLOAT_MOVES,
+    INT_MOVES,
+    _is_float,
+    _map_inputs,
+    build_input,
+    is_moved_arg,
+    move_ints,
+)
 from ktui.worker.problem import Problem
 from ktui.worker.special import valid_reference
 from ktui.worker.structure import structure
@@ -37,15 +51,16 @@ from ktui.worker.tensors import flatten
 COMBINATIONS = 3  # combinations of kept moves drawn per run (one per ``scalars`` case, cycling)
 
 
-def int_arguments(problem: Problem, data: Any) -> list[tuple[str, int | bool]]:
-    """The Python int and bool leaves of ``data`` (declared output buffers left out), as (path, value) in order."""
-    found: list[tuple[str, int | bool]] = []
+def int_arguments(problem: Problem, data: Any) -> list[tuple[str, Any]]:
+    """The Python int, bool and float leaves of ``data`` (declared output buffers left out), as (path, value) in
+    order: the arguments ``move_ints`` may move."""
+    found: list[tuple[str, Any]] = []
 
-    def note(x: int | bool, path: str) -> int | bool:
+    def note(x: Any, path: str) -> Any:
         found.append((path, x))
         return x
 
-    _map_inputs(data, problem.outputs, note, leaf=is_int_arg)
+    _map_inputs(data, problem.outputs, note, leaf=is_moved_arg)
     return found
 
 
@@ -151,7 +166,8 @@ def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]],
         for path, value in int_arguments(problem, first):
             kept: list[str] = []
             why: dict[str, list[str]] = {}
-            for move in BOOL_MOVES if type(value) is bool else INT_MOVES:
+            is_float = _is_float(value)
+            for move in FLOAT_MOVES if is_float else BOOL_MOVES if type(value) is bool else INT_MOVES:
                 reason = _try(problem, base, {path: move}, device)
                 if reason:
                     why.setdefault(reason, []).append(move)
@@ -159,6 +175,8 @@ def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]],
                     kept.append(move)
             if kept:
                 moves[path] = kept
+            elif is_float:  # scaled by 0.5..2x still (``scale_scalars``): no note
+                pass
             else:
                 kind = type(value).__name__
                 tried = "; ".join(f"{' '.join(ms)}: {r}" for r, ms in why.items())
@@ -180,10 +198,18 @@ def scalar_moves(problem: Problem, device: str, seed: int, count: int = COMBINAT
     if not moves or not base:
         return []
     out: list[dict[str, str]] = []
+    start = random.Random(f"{seed}:float-moves").randrange(len(FLOAT_MOVES) + 1)
     for k in range(count):
         rng = random.Random(f"{seed}:{k}:vary")
-        combo = {path: rng.choice(ms) for path, ms in moves.items()}
-        if combo in out:
+        combo = {}
+        for path, ms in moves.items():
+            if ms[0] in FLOAT_MOVES:  # a float: in turn scaled only (no move), then each kept move, from ``start``
+                pick = [None, *ms][(start + k) % (len(ms) + 1)]
+                if pick is not None:
+                    combo[path] = pick
+            else:
+                combo[path] = rng.choice(ms)
+        if combo in out:  # {}: floats scaled only, as before these moves
             continue
         if len(combo) > 1 and _try(problem, base, combo, device):  # each alone was tried; together may not run
             continue

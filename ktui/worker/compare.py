@@ -296,6 +296,30 @@ def _changed_elements(before: torch.Tensor, after: bytes) -> str:
     return f"{n} of {before.numel()} elements"
 
 
+def number_dtype(exp: torch.Tensor, dtype: str) -> str:
+    """Why a tensor of ``dtype`` cannot stand for the Python number the reference returned (``exp``, made a tensor:
+    int64 for an int, bool, float32 for a float), '' when it can. A Python number fixes a value, not a width (red
+    team round 16, F1: a count kept on the device as a 0-d int32 tensor failed "has dtype int32, expected int64"):
+    for an int any integer dtype that holds it exactly, for a float any floating dtype (its value then judged by the
+    tolerance), for a bool a bool."""
+    t = getattr(torch, dtype, None)
+    if not isinstance(t, torch.dtype):
+        return f"has dtype {dtype}, expected a tensor of the Python number's kind"
+    if exp.dtype == torch.bool:
+        return "" if t == torch.bool else f"has dtype {dtype}, expected bool (the reference returns a Python bool)"
+    if exp.is_floating_point():
+        if t.is_floating_point:
+            return ""
+        return f"has dtype {dtype}, expected a floating dtype (the reference returns a Python float)"
+    if t.is_floating_point or t.is_complex or t == torch.bool:
+        return f"has dtype {dtype}, expected an integer dtype (the reference returns a Python int)"
+    info = torch.iinfo(t)
+    value = int(exp)
+    if not info.min <= value <= info.max:
+        return f"has dtype {dtype}, which cannot hold the reference's Python int {value}"
+    return ""
+
+
 def judge_leaf(
     problem: Problem,
     prep: dict[str, Any],
@@ -344,7 +368,12 @@ def judge_leaf(
                 f"{path} is on {g['device']}, expected {device}: the kernel must return its "
                 "output on the device it ran on"
             )
-        if g["dtype"] != exp_dtype:
+        if not exp_tensor:  # a Python number from the reference: its value is the target, not torch's dtype for it
+            why = number_dtype(exp, g["dtype"])
+            if why:
+                return f"{path} {why}"
+            exp = exp.to(getattr(torch, g["dtype"]))
+        elif g["dtype"] != exp_dtype:
             return f"{path} has dtype {g['dtype']}, expected {exp_dtype}"
         if list(g["shape"]) != list(exp.shape):
             return f"{path} has shape {tuple(g['shape'])}, expected {tuple(exp.shape)}"

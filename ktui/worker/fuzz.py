@@ -26,6 +26,12 @@ budget (a dimension at benchmark scale, the others small: cheap on the CPU). So 
 size along each dimension, and a path that a kernel takes only past some width between the tests and the benchmark
 (a separate kernel for rows past 32,768 columns) is checked in every run, not in the runs whose draws happen there.
 
+and, on the CPU, one spec past two waves of a grid capped at the SM count the stand-in answers (``waves``,
+``_draw_waves``: 265 rows and more, 169 tiles of 128 x 128, or two waves of a grid-stride loop of 4 programs per SM
+over blocks of 1024), beyond the budgets below, which keep every other CPU spec within one wave: a persistent
+kernel's loop runs more than once in every run (red team round 16, M1-M3: a wave count rounded down, an accumulator
+not reset between tiles and a grid-stride step of one block passed every run).
+
 A field's range is ``1 .. max(its benchmark value, 4x its largest test value)``, and the spec's size (the product of
 its integer fields, ``protocol.spec_size``) at most ``budget(problem, device)``: other fields are halved until it
 fits; on the CPU the leading fields (all but the innermost) also multiply to at most ``lead_budget`` (the
@@ -72,6 +78,14 @@ ALIGN = 4096  # the ``aligned`` draw: a multiple of every power-of-two block up 
 ODD_BLOCKS = (256, 512, 1024, 2048)  # the ``odd_block`` draw: an odd multiple of one of these, in turn by seed
 ALIGN_MIN = 256  # a field whose range holds no multiple of this gets no aligned draw (``pow2`` reaches 128)
 TRIES = 8  # redraws per fuzzed spec before it is dropped
+# the ``waves`` draw (CPU only): work for more than two waves of a grid capped at the SM count the stand-in answers
+WAVE_SMS = 132  # the H200's SMs, as ``target_device.H200`` answers them without a GPU
+WAVE_ROWS = 2 * WAVE_SMS + 1  # rows (one program each) past two full waves of WAVE_SMS programs: 265
+WAVE_TILE = 128  # tiles of 128 x 128 along the last two leading fields: more than one wave of them (64 x 64: 4.7)
+WAVE_TILES = 12  # 12 x 12 tiles of 128 (+1 each side: 13 x 13 = 169 > WAVE_SMS; 25 x 25 = 625 tiles of 64)
+TILE_LEAD = 4096  # a reference whose tests hold this many leading elements (rows x cols of a GEMM's C) is tiled
+WAVE_INNER = 64  # the waves spec's innermost field at most this (its cost goes by programs, not columns)
+WAVE_1D = 2 * 4 * WAVE_SMS * 1024 + 1  # one field: two waves of a grid-stride loop of 4 programs per SM x 1024
 
 
 def budget(tests: list[dict[str, Any]], benchmarks: list[dict[str, Any]], device: str) -> int:
@@ -280,8 +294,8 @@ def draw_specs(
 
     lead = lead_budget(tests, device)
 
-    def accept(spec: dict[str, Any] | None) -> bool:
-        if spec is not None and lead is not None:
+    def accept(spec: dict[str, Any] | None, fit: bool = True) -> bool:
+        if spec is not None and lead is not None and fit:
             spec = _fit_leading(spec, lead, bounds)
         if spec is None or spec in seen:
             return False
@@ -325,6 +339,16 @@ def draw_specs(
         for _ in range(TRIES):
             if accept(_draw_bench(wide, f, tests, benchmarks, bounds, cap)):
                 break
+    # and, on the CPU, one spec past the first wave of a grid capped at the SM count (``_draw_waves``; red team
+    # round 16, M1-M3: the caps above kept every spec within one wave, so a persistent kernel's loop never ran twice)
+    if lead is not None:
+        waves = random.Random(seed * 7_919 + 104_729 + 5)
+        for _ in range(TRIES):
+            spec = _draw_waves(waves, tests, benchmarks, bounds, allowed)
+            if spec is None:
+                break
+            if accept(spec, fit=False):
+                break
     # and one test spec reshaped: as many elements, a leading field's factor moved into the innermost field, run
     # after the spec it reshapes (red team round 15, M1: a launch cache keyed by numel served (2, 64)'s block to
     # (1, 128), whose columns 64.. were never written; every spec of a run had its own element count)
@@ -333,6 +357,59 @@ def draw_specs(
         if accept(_draw_reshaped(reshape, tests, bounds, allowed)):
             break
     return out
+
+
+def _draw_waves(
+    rng: random.Random,
+    tests: list[dict[str, Any]],
+    benchmarks: list[dict[str, Any]],
+    bounds: dict[str, tuple[int, int]],
+    allowed: set[str] | None,
+) -> dict[str, Any] | None:
+    """A test spec (drawn) grown past the first wave of a grid capped at the SM count (``WAVE_SMS``), beyond the CPU
+    caps (``budget``, ``lead_budget``), which keep every other spec within one wave: a persistent kernel (one program
+    per SM looping over rows or tiles) or a grid-stride loop then runs its loop more than once, so a wave count
+    rounded down, an accumulator not reset between tiles or a stride of one block is checked (red team round 16,
+    M1-M3). The spec's cost goes by its programs, kept small:
+
+    - one integer field: ``WAVE_1D`` plus 0 .. 2 blocks (a vector of two waves of a grid-stride loop of 4 programs
+      per SM and blocks of 1024: 1,057 programs of a kernel of one block each, ~1 s interpreted);
+    - else, where the tests hold ``TILE_LEAD`` leading elements or more (a GEMM's m x n: the kernel tiles them) and
+      there are two leading fields: the last two at ``WAVE_TILES x WAVE_TILE + 1`` (169 tiles of 128 x 128, 625 of
+      64 x 64), the other leading fields at their lower bound;
+    - else the last leading field (rows) at ``WAVE_ROWS`` plus 0 .. 31 (more than two waves of one program a row),
+      the other leading fields at their lower bound;
+
+    the innermost field at most ``WAVE_INNER``. None when a field it sets is outside its range (``_field_range``
+    without the CPU budget: the ``fuzz`` bounds or ``1 .. max(benchmark, 4x the tests)``, so a problem whose
+    benchmark stays within one wave gets none) or not among the ``allowed`` fields."""
+    picks = [s for s in tests if any(_is_int(v) for v in s.values())]
+    if not picks:
+        return None
+    spec = dict(rng.choice(picks))
+    ints = [k for k, v in spec.items() if _is_int(v)]
+    inner, leading = ints[-1], ints[:-1]
+    want: dict[str, int] = {}
+    if not leading:
+        want[inner] = WAVE_1D + 1024 * rng.randint(0, 2) + rng.choice((0, 2))
+    else:
+        want[inner] = min(spec[inner], WAVE_INNER)
+        for k in leading:
+            want[k] = bounds.get(k, (1, 0))[0]
+        if len(leading) >= 2 and max(_leading(s) for s in tests) >= TILE_LEAD:
+            for k in leading[-2:]:
+                want[k] = WAVE_TILES * WAVE_TILE + 1 + rng.choice((0, 0, 2, WAVE_TILE))
+        else:
+            rest = math.prod(max(want[k], 1) for k in leading[:-1])
+            want[leading[-1]] = -(-(WAVE_ROWS + rng.randint(0, 31)) // rest)
+    for k, v in want.items():
+        if v == spec[k]:
+            continue
+        lo, hi, _, _ = _field_range(k, tests, benchmarks, bounds, v)
+        if (allowed is not None and k not in allowed) or not lo <= v <= hi:
+            return None
+        spec[k] = v
+    return spec
 
 
 def _draw_reshaped(
