@@ -2,7 +2,7 @@
 # Runs ktui's GPU checks on the lent H200 (the device tool), from the repository root:
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
-#                                        issue9-open context round10a round10b fixes24 round12 round15 interp-vs-gpu
+#                                        issue9-open context round10a round10b fixes24 round12 round15 interp-vs-gpu tc-accum
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -275,6 +275,9 @@ PY
       done ;;
     interp-vs-gpu)  # the CPU interpreter's fp8 casts and libdevice functions (ktui's emulation) against the H200's
       python3 benchmarks/interp_vs_gpu.py 2>&1 | tee "$OUT/interp-vs-gpu.log" | tail -40 ;;
+    tc-accum)  # the tensor cores' fp32 accumulation error on fp8/fp16/bf16 GEMMs over K against float32's own (the
+      # honest fp8 GEMM's open false alarm, 2026-12-04): the data for a tensor-core allowance
+      python3 benchmarks/tc_accum.py 2>&1 | tee "$OUT/tc-accum.log" | tail -40 ;;
     *) echo "unknown step $step" ;;
   esac
 done
