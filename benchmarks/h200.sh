@@ -3,6 +3,7 @@
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
 #                                        issue9-open context round10a round10b fixes24 round12 round15 interp-vs-gpu tc-accum
+#                                        timing-escape
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -278,6 +279,9 @@ PY
     tc-accum)  # the tensor cores' fp32 accumulation error on fp8/fp16/bf16 GEMMs over K against float32's own (the
       # honest fp8 GEMM's open false alarm, 2026-12-04): the data for a tensor-core allowance
       python3 benchmarks/tc_accum.py 2>&1 | tee "$OUT/tc-accum.log" | tail -40 ;;
+    timing-escape)  # the benchmark rung's host-loop rule against the GPU's busy time on every stream (grayscale's
+      # open false alarm, 2026-12-04): honest host-bound calls against a side stream
+      python3 benchmarks/timing_escape.py 2>&1 | tee "$OUT/timing-escape.log" | tail -12 ;;
     *) echo "unknown step $step" ;;
   esac
 done
