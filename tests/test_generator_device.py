@@ -6,9 +6,10 @@ devices); the reference itself runs on the GPU in ``test_gpu_cases``."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
-from ktui.worker.problem import Float64Kept, GeneratorDevice
+from ktui.worker.problem import BitView, Float64Kept, GeneratorDevice
 
 from .test_cases import K
 
@@ -70,13 +71,36 @@ def test_the_float64_truth_keeps_float64_through_a_references_float32_casts():
     assert native.dtype == torch.float32 and 0 < float((native.double() - truth).abs().max()) < 1e-3
     with Float64Kept():
         x = torch.ones(3, dtype=torch.float64)
-        kept = [
-            x.float(),
-            x.to(torch.float32),
-            x.to(dtype=torch.float32),
-            x.type(torch.float32),
-            x.to("cpu", torch.float32),
-        ]
+        kept = [x.float(), x.to(torch.float32), x.to(dtype=torch.float32), x.type(torch.float32)]
+        kept.append(x.to("cpu", torch.float32))
         cast = [x.to(torch.float16), x.to(torch.float32, copy=True), x.to("meta", torch.float32), x.int()]
-    assert all(t is x for t in kept)
+        kept[0].mul_(3.0)  # a copy, as the cast of a low-precision input is: the input is not written
+        with pytest.raises(BitView):
+            kept[1].view(torch.int32)  # float32 bits a float64 value does not have
+    assert all(t.dtype == torch.float64 and t is not x for t in kept) and torch.equal(x, torch.ones(3).double())
     assert [t.dtype for t in cast] == [torch.float16, torch.float32, torch.float32, torch.int32]
+
+
+def test_a_reference_reading_a_float32_casts_bits_runs_its_casts_as_written(tmp_path):
+    """``x.float().view(torch.int32)`` in ``ref_kernel``: the float64 run falls back to the casts as written."""
+    import hashlib
+
+    from ktui.worker.problem import Problem
+
+    ref = tmp_path / "bits.py"
+    ref.write_text(
+        "import torch\n"
+        "def generate_input(seed, n):\n"
+        "    return (torch.randn(n),)\n"
+        "def ref_kernel(data):\n"
+        "    (x,) = data\n"
+        "    h = x.float()\n"
+        "    h.mul_(2.0)\n"
+        "    return (x.float().view(torch.int32) & 0x7FFFFFFF).view(torch.float32) + h\n"
+        "tests = [{'n': 5}]\n"
+    )
+    problem = Problem(ref, "bits", hashlib.sha256(ref.read_bytes()).hexdigest())
+    data = problem.generate(1, {"n": 5}, "cpu")
+    out, precision = problem.reference(data)
+    assert precision == "float64" and out.shape == (5,)
+    assert torch.allclose(out.double(), data[0].abs().double() + 2 * data[0].double())

@@ -32,6 +32,7 @@ import hashlib
 import importlib.util
 import sys
 import traceback
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -121,21 +122,34 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
     ("where the reference computed in float32 is exact") and an honest fp8 GEMM on the H200 failed at K = 4096 on
     167 of 16.7M elements, off by 1.8e-4 from a float32 result that was itself off from the float64 truth by
     3.8e-5 (2026-12-04). Casts to other dtypes (a quantization to fp16, bf16, fp8 or integers) are the op's own and
-    run as written.
+    run as written. The kept tensor is a copy (a cast of a low-precision tensor is one: an in-place op on it must
+    not reach the input); reading its bits (``x.float().view(torch.int32)``) raises ``BitView``, and the caller runs
+    the reference again with its casts as written.
     """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: dict[int, weakref.ref[torch.Tensor]] = {}  # by id: a tensor's == is elementwise
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
     ) -> Any:
         kwargs = kwargs or {}
-        if (
-            args
-            and isinstance(args[0], torch.Tensor)
-            and args[0].dtype == torch.float64
-            and _to_float32(func, args, kwargs)
-        ):
-            return args[0]
+        first = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        name = getattr(func, "__name__", "")
+        if first is not None and first.dtype == torch.float64 and _to_float32(func, args, kwargs):
+            copy = first.clone()
+            self.kept[id(copy)] = weakref.ref(copy)
+            return copy
+        if first is not None and name == "view" and (ref := self.kept.get(id(first))) is not None and ref() is first:
+            if any(isinstance(a, torch.dtype) for a in (*args[1:], *kwargs.values())):
+                raise BitView("a float32 cast's bits are read")
         return func(*args, **kwargs)
+
+
+class BitView(Exception):
+    """The float64 run met ``view(dtype)`` on a tensor ``Float64Kept`` kept in float64: the reference reads the
+    float32 bits (a bit trick), which a float64 value does not have."""
 
 
 def _to_float32(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -420,7 +434,12 @@ class Problem:
         if self.float64 and _has_float(data):
             up = _map(data, _upcast)
             try:
-                with Float64Kept():
+                try:
+                    ran = _map(up, _clone)  # (the fallback below needs inputs no run has written)
+                    with Float64Kept():
+                        out = self.module.ref_kernel(ran)
+                    up = ran
+                except BitView:  # the reference reads a float32 cast's bits: its casts run as written
                     out = self.module.ref_kernel(up)
             except Exception as exc:
                 note = f"native (float64 raised {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]})"
