@@ -104,3 +104,20 @@ def test_a_reference_reading_a_float32_casts_bits_runs_its_casts_as_written(tmp_
     out, precision = problem.reference(data)
     assert precision == "float64" and out.shape == (5,)
     assert torch.allclose(out.double(), data[0].abs().double() + 2 * data[0].double())
+
+
+def test_draws_from_tensors_and_nn_init_draws_keep_their_tensors_devices():
+    """Review of GeneratorDevice: tensors given as keywords are moved too, ``nn.init``'s draws (``tensor=``) fill in
+    place, and a draw from tensors the reference kept on the CPU stays there (only inputs on the device bring the
+    result to it)."""
+    g, h = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    w, v = torch.empty(4, 5), torch.empty(4, 5)
+    with torch.device("meta"), GeneratorDevice("meta"):
+        a = torch.normal(mean=torch.zeros(6, device="cpu"), std=1.0, generator=g)
+        idx = torch.multinomial(torch.ones(8, device="cpu"), 3, generator=g)
+        torch.nn.init.normal_(w, generator=g)
+    b = torch.normal(mean=torch.zeros(6), std=1.0, generator=h)
+    jdx = torch.multinomial(torch.ones(8), 3, generator=h)
+    torch.nn.init.normal_(v, generator=h)
+    assert (a.device.type, idx.device.type) == ("cpu", "cpu")
+    assert torch.equal(a, b) and torch.equal(idx, jdx) and torch.equal(w, v)

@@ -83,8 +83,10 @@ class GeneratorDevice(torch.overrides.TorchFunctionMode):
     reference; under ``torch.device("cuda")`` torch makes the tensor on the GPU and raises "Expected a 'cuda' device
     type for generator but found 'cpu'" (found on the H200, 2026-12-04: an honest jagged reference failed every
     version). Here the draw is the CPU's, the same numbers as a CPU run of the same seed, then copied to the GPU.
-    An in-place draw (``x.normal_(generator=g)``) fills a copy on the generator's device and copies it back.
-    A call with an explicit ``device=`` is left to torch.
+    An in-place draw (``x.normal_(generator=g)``, ``nn.init.normal_(tensor=w, generator=g)``) fills a copy on the
+    generator's device and copies it back. A draw from tensors (``torch.multinomial(p, k, generator=g)``) runs on
+    copies of them there; its result comes back to ``device`` only when an input was on it (a reference that kept
+    its tensors on the CPU keeps the result there). A call with an explicit ``device=`` is left to torch.
     """
 
     def __init__(self, device: str):
@@ -100,17 +102,26 @@ class GeneratorDevice(torch.overrides.TorchFunctionMode):
             return func(*args, **kwargs)
         there = g.device
         name = getattr(func, "__name__", "")
-        if name.endswith("_") and args and isinstance(args[0], torch.Tensor):  # an in-place draw into args[0]
-            target = args[0]
-            work = target.to(there)
-            func(work, *_map(args[1:], lambda t: _to(t, there)), **kwargs)
+        rest = {k: v for k, v in kwargs.items() if k != "generator"}
+        target = args[0] if args else rest.get("tensor")  # nn.init's draws pass it as tensor=
+        if name.endswith("_") and isinstance(target, torch.Tensor):  # an in-place draw into target
+            work = target.detach().to(there)
+            if args:
+                func(work, *_map(args[1:], lambda t: _to(t, there)), **_map(rest, lambda t: _to(t, there)), generator=g)
+            else:
+                func(**{**_map(rest, lambda t: _to(t, there)), "tensor": work}, generator=g)
             with torch.no_grad():
                 target.copy_(work)
             return target
-        moved = _map(args, lambda t: _to(t, there))
-        sized = name in ("rand", "randn", "randint", "randperm") or (name == "normal" and not _has_tensor(args))
-        out = func(*moved, **({**kwargs, "device": there} if sized else kwargs))  # from sizes: takes device=
-        return _map(out, lambda t: _to(t, self.device))
+        here = _tensors_on((args, rest), self.device.type)  # inputs on the device: the result goes there too
+        moved, moved_kw = _map(args, lambda t: _to(t, there)), _map(rest, lambda t: _to(t, there))
+        sized = name in ("rand", "randn", "randint", "randperm") or (
+            name == "normal" and not _tensors_on((args, rest), None)
+        )
+        if sized:  # from sizes: takes device=
+            moved_kw["device"] = there
+        out = func(*moved, **moved_kw, generator=g)
+        return _map(out, lambda t: _to(t, self.device)) if sized or here else out
 
 
 class Float64Kept(torch.overrides.TorchFunctionMode):
@@ -181,9 +192,10 @@ def _same_device(d: Any, here: torch.device) -> bool:
     return d.type == here.type and (d.index is None or d.index == here.index)
 
 
-def _has_tensor(args: tuple[Any, ...]) -> bool:
+def _tensors_on(obj: Any, device_type: str | None) -> bool:
+    """Whether ``obj`` (nested tuples, lists, dicts) holds a tensor (on ``device_type``, when given)."""
     found: list[bool] = []
-    _map(args, lambda t: found.append(isinstance(t, torch.Tensor)))
+    _map(obj, lambda t: found.append(isinstance(t, torch.Tensor) and device_type in (None, t.device.type)))
     return any(found)
 
 
