@@ -343,11 +343,8 @@ def draw_specs(
     # round 16, M1-M3: the caps above kept every spec within one wave, so a persistent kernel's loop never ran twice)
     if lead is not None:
         waves = random.Random(seed * 7_919 + 104_729 + 5)
-        for _ in range(TRIES):
-            spec = _draw_waves(waves, tests, benchmarks, bounds, allowed)
-            if spec is None:
-                break
-            if accept(spec, fit=False):
+        for _ in range(TRIES):  # each try draws another test spec to grow (one may not allow it)
+            if accept(_draw_waves(waves, tests, benchmarks, bounds, allowed), fit=False):
                 break
     # and one test spec reshaped: as many elements, a leading field's factor moved into the innermost field, run
     # after the spec it reshapes (red team round 15, M1: a launch cache keyed by numel served (2, 64)'s block to
@@ -388,26 +385,38 @@ def _draw_waves(
         return None
     spec = dict(rng.choice(picks))
     ints = [k for k, v in spec.items() if _is_int(v)]
+    if len(ints) >= 3:  # a GEMM's reduction field by its usual name (M, K, N as KernelBench orders them), else last
+        reduce = next((k for k in ints if k.lower() in ("k", "inner", "reduce", "reduction")), ints[-1])
+        ints = [k for k in ints if k != reduce] + [reduce]
     inner, leading = ints[-1], ints[:-1]
     want: dict[str, int] = {}
     if not leading:
         want[inner] = WAVE_1D + 1024 * rng.randint(0, 2) + rng.choice((0, 2))
+        grown = [inner]
     else:
-        want[inner] = min(spec[inner], WAVE_INNER)
+        want[inner] = max(min(spec[inner], WAVE_INNER), bounds.get(inner, (1, 0))[0])
         for k in leading:
             want[k] = bounds.get(k, (1, 0))[0]
         if len(leading) >= 2 and max(_leading(s) for s in tests) >= TILE_LEAD:
-            for k in leading[-2:]:
+            grown = leading[-2:]
+            for k in grown:
                 want[k] = WAVE_TILES * WAVE_TILE + 1 + rng.choice((0, 0, 2, WAVE_TILE))
         else:
-            rest = math.prod(max(want[k], 1) for k in leading[:-1])
+            grown = leading[-1:]
+            rest = math.prod(max(want[k] if k in (allowed or want) else spec[k], 1) for k in leading[:-1])
             want[leading[-1]] = -(-(WAVE_ROWS + rng.randint(0, 31)) // rest)
     for k, v in want.items():
         if v == spec[k]:
             continue
         lo, hi, _, _ = _field_range(k, tests, benchmarks, bounds, v)
-        if (allowed is not None and k not in allowed) or not lo <= v <= hi:
-            return None
+        if allowed is not None and k not in allowed:  # a field the reference does not let vary keeps its value
+            if k in grown:
+                return None
+            continue
+        if not lo <= v <= hi:
+            if k in grown:
+                return None
+            continue  # a field only made smaller to keep the spec cheap: it keeps its value where it must
         spec[k] = v
     return spec
 
