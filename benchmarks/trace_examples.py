@@ -100,7 +100,8 @@ def main() -> int:
                     if r.get("share_pct") is not None
                 )
                 ctas = (
-                    f"{kern['imbalance']:.2f}x, tail {kern.get('tail_pct') or 0:.0f}%"
+                    f"{kern['imbalance']:.2f}x, tail "
+                    + (f"{kern['tail_pct']:.0f}%" if kern.get("tail_pct") is not None else "-")
                     + (f", {kern['waves']:.2g} waves" if kern.get("waves") is not None else "")
                     if kern.get("imbalance")
                     else "-"

@@ -228,7 +228,7 @@ def test_sampled_grid_has_no_critical_path_and_says_why():
     (note,) = fig["problems"]
     assert note == (
         "the buffer held every 2nd CTA (2 of 4 traced): the regions' and CTA times' figures are over that sample; "
-        "per-SM counts, waves and the critical path need every CTA (a buffer of 1 MiB would hold them: "
+        "per-SM counts, waves, the tail and the critical path need every CTA (a buffer of 1 MiB would hold them: "
         "[trace] buffer_mib)"
     )
     # what counts every CTA of an SM is not given from a sample; the CTA times are, over the sample

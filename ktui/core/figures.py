@@ -333,7 +333,7 @@ class TraceKernel(TypedDict, total=False):
     cta_p90_ns: float
     cta_max_ns: float
     imbalance: float | None  # slowest CTA / median CTA (of the traced ones: see sample_every)
-    tail_ns: float  # from the first SM out of work to the end
+    tail_ns: float | None  # from the first SM out of work to the end; None when CTAs were sampled
     tail_pct: float | None
     # sm, ctas [{cta, coords, start_ns, end_ns}], end_ns, busy_ns, gap_ns, regions_ns; None when CTAs were sampled
     critical_path: dict[str, Any] | None

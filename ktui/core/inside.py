@@ -65,7 +65,12 @@ def trace_lines(figures: dict[str, Any], timeline_rows: int = 8, indent: str = "
                 + (f" ({imb:.2f}x the median)" if imb else "")
                 + f"; {k.get('sms_used')} SMs used"
                 + (f" of {k['sm_count']}" if k.get("sm_count") else "")
-                + f"{waves}; tail {us(k.get('tail_ns'))} ({k.get('tail_pct') or 0:.0f}% of {us(k.get('span_ns'))})"
+                + waves
+                + (
+                    f"; tail {us(k.get('tail_ns'))} ({k.get('tail_pct') or 0:.0f}% of {us(k.get('span_ns'))})"
+                    if k.get("tail_ns") is not None
+                    else f"; span {us(k.get('span_ns'))}"
+                )
             )
         crit = k.get("critical_path")
         if crit:

@@ -290,7 +290,8 @@ def region_stats(placed: Placed) -> list[dict[str, Any]]:
 def grid_stats(placed: Placed, cs: list[Cta], sm_count: int | None) -> dict[str, Any]:
     """The CTAs as a whole: the kernel's traced span, CTA time median / p90 / max and imbalance, SMs used, CTAs per SM,
     the most CTAs at once on one SM, waves, and the tail (see the module's docstring). Empty without CTAs. A sampled
-    grid (``sample_every`` > 1) gives no CTAs per SM, CTAs at once or waves: they count every CTA of an SM."""
+    grid (``sample_every`` > 1) gives no CTAs per SM, CTAs at once or waves (they count every CTA of an SM), and its
+    tail is None (it needs each SM's last CTA)."""
     if not cs:
         return {}
     end = max(c.end_ns for c in cs)
@@ -316,8 +317,9 @@ def grid_stats(placed: Placed, cs: list[Cta], sm_count: int | None) -> dict[str,
         "cta_p90_ns": quantile(times, 0.9),
         "cta_max_ns": max(times),
         "imbalance": max(times) / med if med > 0 else None,
-        "tail_ns": end - first_idle,
-        "tail_pct": 100.0 * (end - first_idle) / span if span > 0 else None,
+        # the tail needs each SM's last CTA: a sampled grid's would end early (None: not given)
+        "tail_ns": end - first_idle if trace.sample_every == 1 else None,
+        "tail_pct": 100.0 * (end - first_idle) / span if span > 0 and trace.sample_every == 1 else None,
     }
     if trace.sample_every == 1:
         out.update(
@@ -494,7 +496,7 @@ def sampled_note(trace: KernelTrace, traced: int) -> str:
     """What a sampled grid gives and what it does not, and the buffer that would hold every CTA."""
     return (
         f"the buffer held every {ordinal(trace.sample_every)} CTA ({traced} of {trace.ctas} traced): the regions' and "
-        "CTA times' figures are over that sample; per-SM counts, waves and the critical path need every CTA "
+        "CTA times' figures are over that sample; per-SM counts, waves, the tail and the critical path need every CTA "
         f"(a buffer of {full_buffer_mib(trace):,} MiB would hold them: [trace] buffer_mib)"
     )
 

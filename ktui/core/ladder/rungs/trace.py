@@ -217,7 +217,9 @@ def trace_summary(fig: dict[str, Any]) -> str:
     )
     line = f"{k['kernel']}: {regions}" if regions else f"{k['kernel']}: no region completed"
     if k.get("imbalance") is not None:
-        line += f"; CTAs {k['imbalance']:.2f}x median, tail {k.get('tail_pct') or 0:.0f}%"
+        line += f"; CTAs {k['imbalance']:.2f}x median"
+        if k.get("tail_pct") is not None:
+            line += f", tail {k['tail_pct']:.0f}%"
         if k.get("sample_every", 1) > 1:
             line += f" (every {tracestats.ordinal(k['sample_every'])} CTA)"
     line += f"; traced {fig['traced_us']:.4g} us vs {fig['untraced_us']:.4g} us untraced ({fig['overhead_pct']:+.1f}%)"
