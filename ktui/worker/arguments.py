@@ -3,7 +3,8 @@
 A float argument is also moved, besides its scaling: negated or times 8 (``cases.FLOAT_MOVES``; red team round 16,
 M4: the scaling by 0.5..2x never changed a leaky ReLU's slope of 0.2 past 1 or its sign, so ``max(x, slope * x)``
 passed), each move kept on the same terms as an int's below (an ``eps`` whose negation makes the reference NaN is
-not negated); the run's combinations give the float no move, each kept move in turn.
+not negated); the run's combinations move one float at a time (none, then each float in turn, its move drawn), so
+two floats are never moved together into a range no honest kernel agrees on (``clamp(x, -lo, -hi)``).
 
 The ``scalars`` distribution scales every Python float argument (``ktui.worker.cases.scale_scalars``). An int or a bool
 argument (an exponent ``p``, a ``k``, a ``causal`` flag) is as much an argument: a kernel that folds the one value
@@ -151,9 +152,9 @@ def _base(problem: Problem, device: str) -> dict[int, tuple[Any, Any]] | None:
 
 
 def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]], list[str]]:
-    """Per int or bool argument path the moves the reference accepts (see the module docstring), and a note per
-    argument with none (``the int argument [1] (= 3) is never varied: ...``). Cached on the problem (once per
-    reference sha)."""
+    """Per int, bool or float argument path the moves the reference accepts (see the module docstring), and a note
+    per int or bool argument with none (``the int argument [1] (= 3) is never varied: ...``). Cached on the problem
+    (once per reference sha)."""
     cached: tuple[dict[str, list[str]], list[str]] | None = getattr(problem, "_argument_moves", None)
     if cached is not None:
         return cached
@@ -190,24 +191,26 @@ def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]],
 
 
 def scalar_moves(problem: Problem, device: str, seed: int, count: int = COMBINATIONS) -> list[dict[str, str]]:
-    """Up to ``count`` combinations of the kept moves (one move per argument, drawn from ``seed``), each tried on
-    the reference as a whole (``_try``); the case plan gives one to each ``scalars`` case. Empty when no int or bool
-    argument can move."""
+    """Up to ``count`` combinations of the kept moves (one move per int or bool argument and at most one float
+    argument moved, drawn from ``seed``), each tried on the reference as a whole (``_try``); the case plan gives one
+    to each ``scalars`` case. Empty when no argument can move."""
     moves, _ = argument_moves(problem, device)
     base: dict[int, tuple[Any, Any]] | None = getattr(problem, "_argument_base", None)
     if not moves or not base:
         return []
     out: list[dict[str, str]] = []
-    start = random.Random(f"{seed}:float-moves").randrange(len(FLOAT_MOVES) + 1)
+    # Floats: one at a time (``clamp(x, lo, hi)`` with both negated has lo > hi, where torch and an honest min/max
+    # disagree: no such case is any kernel's error), in turn none (scaled only) and each float, from ``start``
+    floats = [path for path, ms in moves.items() if ms[0] in FLOAT_MOVES]
+    start = random.Random(f"{seed}:float-moves").randrange(len(floats) + 1)
     for k in range(count):
         rng = random.Random(f"{seed}:{k}:vary")
         combo = {}
+        j = (start + k) % (len(floats) + 1)
+        if j < len(floats):
+            combo[floats[j]] = rng.choice(moves[floats[j]])
         for path, ms in moves.items():
-            if ms[0] in FLOAT_MOVES:  # a float: in turn scaled only (no move), then each kept move, from ``start``
-                pick = [None, *ms][(start + k) % (len(ms) + 1)]
-                if pick is not None:
-                    combo[path] = pick
-            else:
+            if ms[0] not in FLOAT_MOVES:
                 combo[path] = rng.choice(ms)
         if combo in out:  # {}: floats scaled only, as before these moves
             continue
