@@ -48,7 +48,7 @@ class Case(TypedDict):
     spec: NotRequired[Spec]  # a fuzzed spec (``ProblemInfo.fuzzed``): used instead of ``tests[spec_index]``
     near_dup: NotRequired[bool]  # the inputs of the same spec and seed with a few interior elements swapped
     calls: NotRequired[int]  # the burst: this many calls in a row, each on fresh inputs
-    # ``scalars``: Python int and bool arguments moved, by path: ``{"[1]": "+1"}`` (``ktui.worker.cases.move_ints``)
+    # ``scalars``: Python int, bool and float arguments moved, by path: ``{"[1]": "+1"}`` (``cases.move_ints``)
     vary: NotRequired[dict[str, str]]
 
 

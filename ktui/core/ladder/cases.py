@@ -155,7 +155,7 @@ def widest_fuzzed(tests: list[Spec], fuzzed: set[int]) -> list[int]:
 
 
 def vary_arguments(describe: ProblemInfo, cases: list[Case]) -> list[Case]:
-    """``cases`` with each ``scalars`` case given the next of the judge's combinations of int and bool argument
+    """``cases`` with each ``scalars`` case given the next of the judge's combinations of int, bool and float argument
     moves (``describe["scalar_moves"]``, cycling; ``ktui.worker.arguments``) as its ``vary``."""
     moves = describe.get("scalar_moves") or []
     k = 0
