@@ -237,17 +237,20 @@ def test_a_kernel_right_only_while_configs_are_pinned_fails_on_the_autotuners_ow
 
 # -- red team: a wide path past 32,768 columns -----------------------------------------------------------------
 def test_fuzzing_reaches_the_benchmark_width_in_every_run():
-    from ktui.worker.fuzz import draw_specs
+    from ktui.worker.fuzz import WAVE_ROWS, draw_specs
 
     p = _problem(R / "softmax_wide_bench.py")
     for seed in range(30):
         drawn = draw_specs(p.module, p.tests, p.benchmarks, seed, "cpu", lambda s: True)
         assert any(s["cols"] > 32_768 for s in drawn), seed  # (the four size classes alone: some runs only)
-        assert all(s["rows"] * s["cols"] <= 1 << 16 and s["rows"] <= 64 for s in drawn)  # cheap on the CPU
+        small = [s for s in drawn if s["rows"] < WAVE_ROWS]  # but a spec past two waves (where the bounds let one)
+        assert len(small) >= len(drawn) - 1 and all(s["cols"] <= 64 for s in drawn if s not in small)
+        assert all(s["rows"] * s["cols"] <= 1 << 16 and s["rows"] <= 64 for s in small)  # cheap on the CPU
     sm = _problem(SOFTMAX)
     for seed in range(10):  # the example: its benchmark's 8192 columns, and rows within the CPU's row budget
         drawn = draw_specs(sm.module, sm.tests, sm.benchmarks, seed, "cpu", lambda s: True)
-        assert any(s["cols"] >= 8191 for s in drawn) and all(s["rows"] <= 4 * 33 for s in drawn)
+        assert any(s["cols"] >= 8191 for s in drawn)
+        assert all(s["rows"] <= 4 * 33 or (s["rows"] >= WAVE_ROWS and s["cols"] <= 64) for s in drawn)
 
 
 def test_a_wide_path_past_32768_columns_fails_on_the_benchmark_width(make_ws, ladder_for):

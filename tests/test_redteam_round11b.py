@@ -128,7 +128,7 @@ def test_the_device_queries_answer_with_the_h200s_facts():
 
 # -- W5: every run draws a size that is a multiple of every block up to 4096 -----------------------------------------
 def test_every_run_draws_a_multiple_of_4096_for_each_field_within_the_budget():
-    from ktui.worker.fuzz import budget, draw_specs
+    from ktui.worker.fuzz import WAVE_1D, budget, draw_specs
 
     from .test_cases_inputs import problem
 
@@ -136,7 +136,8 @@ def test_every_run_draws_a_multiple_of_4096_for_each_field_within_the_budget():
     cap = budget(va.tests, va.benchmarks, "cpu")
     for seed in range(30):
         d = draw_specs(va.module, va.tests, va.benchmarks, seed, "cpu", lambda s: True)
-        assert any(s["n"] % 4096 == 0 for s in d) and all(s["n"] <= cap for s in d), (seed, d)
+        # (but the spec past two waves of a grid-stride loop, over the cap by design: red team round 16, M3)
+        assert any(s["n"] % 4096 == 0 for s in d) and all(s["n"] <= cap or s["n"] >= WAVE_1D for s in d), (seed, d)
         # the innermost dimension (a matmul's k: EVEN_K; a row's columns); on the CPU the leading ones stay within
         # ``lead_budget`` (the interpreter's cost goes by rows and tiles), so they are aligned as far as it allows
         d = draw_specs(mm.module, mm.tests, mm.benchmarks, seed, "cpu", lambda s: True)
