@@ -200,15 +200,15 @@ def scalar_moves(problem: Problem, device: str, seed: int, count: int = COMBINAT
         return []
     out: list[dict[str, str]] = []
     # Floats: one at a time (``clamp(x, lo, hi)`` with both negated has lo > hi, where torch and an honest min/max
-    # disagree: no such case is any kernel's error), in turn none (scaled only) and each float, from ``start``
-    floats = [path for path, ms in moves.items() if ms[0] in FLOAT_MOVES]
-    start = random.Random(f"{seed}:float-moves").randrange(len(floats) + 1)
+    # disagree: no such case is any kernel's error), in turn none (scaled only) and each float's each kept move
+    options = [None, *((path, m) for path, ms in moves.items() if ms[0] in FLOAT_MOVES for m in ms)]
+    start = random.Random(f"{seed}:float-moves").randrange(len(options))
     for k in range(count):
         rng = random.Random(f"{seed}:{k}:vary")
         combo = {}
-        j = (start + k) % (len(floats) + 1)
-        if j < len(floats):
-            combo[floats[j]] = rng.choice(moves[floats[j]])
+        pick = options[(start + k) % len(options)]
+        if pick is not None:
+            combo[pick[0]] = pick[1]
         for path, ms in moves.items():
             if ms[0] not in FLOAT_MOVES:
                 combo[path] = rng.choice(ms)
