@@ -135,6 +135,14 @@ def _hang_ws(tmp_path: Path) -> Path:
     return root
 
 
+def _sigint_default() -> None:
+    """ctrl+c as a terminal delivers it: SIGINT at its default in ktui's process. A test process whose SIGINT is
+    ignored (a pytest worker, after some earlier test in it: both ctrl+c tests waited 60 s in a fresh-clone
+    ``-n auto`` run, 2026-12-04, and passed alone and under ``-n 2`` in 14 s and 22 s) hands SIG_IGN down through
+    exec, and Python then keeps it: ktui would rightly never see the ctrl+c, as in a shell's background job."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _env() -> dict[str, str]:
     return {**os.environ, "KTUI_FORCE_CPU": "1", "PYTHONUNBUFFERED": "1"}
 
@@ -181,6 +189,7 @@ def test_killing_ktui_run_during_a_hang_leaves_no_process(tmp_path, sig, code, s
         text=True,
         env=_env(),
         start_new_session=True,  # the signal reaches ktui alone, as `kill PID` does
+        preexec_fn=_sigint_default,
     )
     out, err = _Lines(proc.stdout), _Lines(proc.stderr)
     try:
@@ -337,6 +346,7 @@ def test_ctrl_c_under_ktui_run_json_prints_the_interrupted_envelope(tmp_path):
         text=True,
         env=_env(),
         start_new_session=True,
+        preexec_fn=_sigint_default,
     )
     out, err = _Lines(proc.stdout), _Lines(proc.stderr)
     try:
