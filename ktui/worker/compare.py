@@ -30,7 +30,15 @@ from ktui.worker.indices import index_allowance
 from ktui.worker.native import rounding_allowance as truth_moves
 from ktui.worker.problem import Problem, _map, inputs_only, output_dtype
 from ktui.worker.structure import mismatch
-from ktui.worker.tensors import bytes_digest, flatten, load_output, poisoned_mask, same_bits, tensor_bytes
+from ktui.worker.tensors import (
+    bytes_digest,
+    dtype_from_name,
+    flatten,
+    load_output,
+    poisoned_mask,
+    same_bits,
+    tensor_bytes,
+)
 from ktui.worker.tolerance import EXACT, NATIVE_FACTOR, Tolerance, resolve
 
 
@@ -302,8 +310,9 @@ def number_dtype(exp: torch.Tensor, dtype: str) -> str:
     team round 16, F1: a count kept on the device as a 0-d int32 tensor failed "has dtype int32, expected int64"):
     for an int any integer dtype that holds it exactly, for a float any floating dtype (its value then judged by the
     tolerance), for a bool a bool."""
-    t = getattr(torch, dtype, None)
-    if not isinstance(t, torch.dtype):
+    try:
+        t = dtype_from_name(dtype)
+    except ValueError:
         return f"has dtype {dtype}, expected a tensor of the Python number's kind"
     if exp.dtype == torch.bool:
         return "" if t == torch.bool else f"has dtype {dtype}, expected bool (the reference returns a Python bool)"
@@ -372,7 +381,7 @@ def judge_leaf(
             why = number_dtype(exp, g["dtype"])
             if why:
                 return f"{path} {why}"
-            exp = exp.to(getattr(torch, g["dtype"]))
+            exp = exp.to(dtype_from_name(g["dtype"]))
         elif g["dtype"] != exp_dtype:
             return f"{path} has dtype {g['dtype']}, expected {exp_dtype}"
         if list(g["shape"]) != list(exp.shape):

@@ -403,21 +403,19 @@ def _draw_waves(
                 want[k] = WAVE_TILES * WAVE_TILE + 1 + rng.choice((0, 0, 2, WAVE_TILE))
         else:
             grown = leading[-1:]
-            rest = math.prod(max(want[k] if k in (allowed or want) else spec[k], 1) for k in leading[:-1])
+            # a field the reference does not let vary stays at its value
+            held = {k: int(spec[k]) for k in leading[:-1] if allowed is not None and k not in allowed}
+            rest = math.prod(max(held.get(k, want[k]), 1) for k in leading[:-1])
             want[leading[-1]] = -(-(WAVE_ROWS + rng.randint(0, 31)) // rest)
     for k, v in want.items():
         if v == spec[k]:
             continue
         lo, hi, _, _ = _field_range(k, tests, benchmarks, bounds, v)
-        if allowed is not None and k not in allowed:  # a field the reference does not let vary keeps its value
-            if k in grown:
-                return None
-            continue
-        if not lo <= v <= hi:
-            if k in grown:
-                return None
-            continue  # a field only made smaller to keep the spec cheap: it keeps its value where it must
-        spec[k] = v
+        if (allowed is None or k in allowed) and lo <= v <= hi:
+            spec[k] = v
+        elif k in grown:  # the spec cannot grow where it must
+            return None
+        # else a field only made smaller to keep the spec cheap keeps its value (fixed, or out of its range)
     return spec
 
 
