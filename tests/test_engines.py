@@ -175,7 +175,9 @@ def test_a_broken_run_is_published_never_stored_and_a_cancelled_one_gives_nothin
     died.rungs[0].error = ErrorInfo("ActorDied", "died twice")
     engine.finish("vector_add/v1", died, broken="ray actor 0 died twice under it")
     engine.cancel("vector_add/v2", "cancelled")
+    t0 = time.monotonic()
     t.join(10)
+    assert not t.is_alive() and time.monotonic() - t0 < 5  # the batch ends at the cancel, not at its timeout
     assert [k.key for k, _ in got] == ["vector_add/v1"]
     assert session.store.load("vector_add", "v1") is None  # says nothing about the kernel: never its verdict
     assert any(isinstance(e, LadderFinished) and e.key == "vector_add/v1" for e in events)  # the screen says why

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import hashlib
-import time
 from pathlib import Path
 
 import pytest
@@ -102,21 +101,18 @@ def test_torch_compile_is_no_patch_and_a_patched_manual_seed_still_is():
     assert integrity.tampered(base) == []
 
 
-def test_the_fingerprint_takes_milliseconds():
+def test_the_fingerprint_covers_torch_and_ktui_and_an_untouched_process_is_not_tampered():
+    """What the check covers; its cost (targets 0.1 s and 0.05 s a call) is measured by
+    ``benchmarks/integrity_cost.py``, not here."""
     import ktui.worker.candidate  # noqa: F401
     from ktui.worker import integrity
 
     base = integrity.fingerprint()
     assert len(base) > 2000  # torch, torch.Tensor, the standard modules and ktui's own
-    t0 = time.perf_counter()
-    for _ in range(5):
-        integrity.tampered(base)
-    per_call = (time.perf_counter() - t0) / 5
-    assert per_call < 0.1, per_call  # the brief's bound; measured ~5 ms on 2 cores
-    t0 = time.perf_counter()
+    assert integrity.tampered(base) == []
     own = integrity.fingerprint(own_only=True)
+    assert 0 < len(own) < len(base)
     assert integrity.tampered(own, own_only=True) == []
-    assert time.perf_counter() - t0 < 0.05  # checked after every case
 
 
 # -- the judge's input check, from bytes --------------------------------------------------------------------------

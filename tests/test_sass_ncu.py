@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -81,19 +80,17 @@ def test_line_map_links_source_lines_and_instructions():
     assert m["instrs"][3] is None  # the HGMMA came from triton's standard.py
 
 
-def test_a_50000_line_diff_is_computed_and_rendered_in_about_a_second():
+def test_a_50000_line_diff_keeps_every_line_and_every_change():
+    """The 1 s target of such a diff is measured by ``benchmarks/sass_diff.py``, not here."""
     lines = SASS.splitlines()
     body = [ln for ln in lines if "/*00" in ln]
     big_a = "\n".join(
         lines[:5] + [f"        /*{i:04x}*/ {body[i % len(body)].split('*/', 1)[1]}" for i in range(50_000)]
     )
     big_b = big_a.replace("FFMA R10, R11, R12, R10", "FMUL R10, R11, R12")
-    t0 = time.perf_counter()
     la, lb = sass.normalized_lines(sass.parse(big_a)), sass.normalized_lines(sass.parse(big_b))
     diff = sass.unified_diff(la, lb, "A", "B")
-    elapsed = time.perf_counter() - t0
     assert len(la) == 50_001 and sum(1 for d in diff if d.startswith("+FMUL")) == 50_000 // len(body) + 1
-    assert elapsed < 5.0  # the 1 s target is measured by benchmarks/sass_diff.py, not here
 
 
 def test_mix_delta_lists_changes_first():

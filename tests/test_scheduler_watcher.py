@@ -211,3 +211,23 @@ def test_releasing_a_queued_ticket_withdraws_its_run_unless_another_submit_holds
     assert f"{b.key}: queued run withdrawn, cancelled by the MCP client (it never ran)" in notices
     assert (c.key,) in waiting_seen  # the queue shown without b
     assert ta.cancelled() and ta.cancelled_because == "cancelled by the MCP client"
+
+
+def test_a_cancelled_ticket_wakes_a_batch_waiting_on_it():
+    """``Future.cancel`` alone leaves ``as_completed`` waiting until its timeout (only an executor's
+    ``set_running_or_notify_cancel`` tells the waiters); a batch of tickets must end at the cancel."""
+    from concurrent.futures import Future, as_completed
+
+    from ktui.core.scheduler import Ticket, cancel_notifying
+
+    a, b = Ticket("p/v1"), Ticket("p/v2")
+    threading.Timer(0.1, b.cancel).start()
+    threading.Timer(0.2, lambda: a.set_result(None)).start()
+    t0 = time.monotonic()
+    done = list(as_completed([a, b], timeout=20))
+    assert len(done) == 2 and b.cancelled() and time.monotonic() - t0 < 10
+    assert b.cancel() is True and b.cancelled()  # a second cancel neither raises nor changes it
+    plain: Future = Future()
+    threading.Timer(0.1, lambda: cancel_notifying(plain)).start()
+    assert list(as_completed([plain], timeout=20)) == [plain] and plain.cancelled()
+    assert cancel_notifying(plain) is True and not cancel_notifying(a)  # a finished future is not cancelled

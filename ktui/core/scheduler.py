@@ -26,7 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Literal
+from typing import Any, Literal
 
 from ktui.core.events import Event, EventBus, Notice, QueueChanged, RungStarted
 from ktui.core.results import LadderResult, Status
@@ -60,6 +60,27 @@ class Ticket(Future[LadderResult | None]):
         self.skipped = False
         self.cancelled_because = ""
         self.holders = 0
+
+    def cancel(self) -> bool:
+        """Cancel the ticket and wake whoever waits on it with ``concurrent.futures.wait`` or ``as_completed``
+        (``Future.cancel`` alone wakes them only once an executor calls ``set_running_or_notify_cancel``, which
+        no executor does here: a batch waiting on a cancelled ticket would wait until its timeout)."""
+        return cancel_notifying(self, super().cancel)
+
+
+def cancel_notifying(fut: Future[Any], cancel: Callable[[], bool] | None = None) -> bool:
+    """Cancel ``fut`` (by ``cancel``, default ``fut.cancel``) and notify its waiters (``wait``, ``as_completed``),
+    which a future made outside an executor does not do by itself. Returns what ``cancel`` returned (False when
+    ``fut`` had finished)."""
+    was_pending = not fut.done() and not fut.running()
+    if not (cancel or fut.cancel)():
+        return False
+    if was_pending:
+        try:
+            fut.set_running_or_notify_cancel()  # CANCELLED -> CANCELLED_AND_NOTIFIED: the waiters are told
+        except RuntimeError:
+            pass  # another thread's cancel notified them first
+    return True
 
 
 CANCELLED = "RunCancelled"

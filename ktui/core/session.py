@@ -30,7 +30,7 @@ from ktui.core.events import Event, EventBus, FileChanged, LadderFinished, Notic
 from ktui.core.ladder import Ladder, LadderOptions, WorkerPool, merge
 from ktui.core.log import close_log, open_log
 from ktui.core.results import LadderResult, expand_rungs
-from ktui.core.scheduler import Scheduler, Ticket, content_of, is_broken, is_cancelled
+from ktui.core.scheduler import Scheduler, Ticket, cancel_notifying, content_of, is_broken, is_cancelled
 from ktui.core.store import ResultStore, sha256
 from ktui.core.timeouts import DefaultLimits, ReferenceTimes, TimeoutConfigError, TimeoutPolicy, load_policy
 from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher
@@ -259,7 +259,7 @@ class Session:
         try:
             outcome = sent.result()
         except CancelledError:
-            done.cancel()
+            cancel_notifying(done)  # (a plain cancel would leave results_for waiting until its timeout)
             return
         except Exception as exc:  # the engine failed (every actor gone): the caller gets why
             done.set_exception(exc)
