@@ -1,5 +1,5 @@
 """out = x + y into the caller's output buffer (GPU MODE's `outputs` style: data holds the buffer, the reference fills
-and returns it), on 2-D rows (red team round 17, pairs with `rt17_add_out_buffer_flat_bad.py`). The layout cases
+and returns it), on 2-D rows (red team round 17, pairs with `rt17_add_out_buffer_bad.py`). The layout cases
 (transposed, padded, offset, mixed) re-lay out the inputs only: a declared output buffer is always as generate_input
 makes it, contiguous."""
 
