@@ -300,3 +300,16 @@ def test_a_reference_drawing_through_a_cpu_generator_runs_on_the_gpu(tmp_path, g
         rungs=("compile", "run", "correctness"),
     )
     assert res.ok, [r.line() for r in res.rungs]
+
+
+def test_flush_to_zero_on_the_gpu_an_honest_libdevice_log_passes_and_a_clamped_one_fails(tmp_path, gpu_pool):
+    """The GPU's libdevice logf reads a float32 subnormal as zero (-inf where torch gives about -92): judged against
+    the flushed inputs' truth (``ktui.worker.ftz``); a "safe" log clamping to ``tiny`` matches neither truth."""
+    ref = CASES / "references" / "ftz_log.py"
+    opts = {"rungs": ("compile", "run", "correctness")}
+    good = run(tmp_path, gpu_pool, "ftz_log", K / "ftz_log_libdevice_good.py", ref, **opts)
+    c = good.rung("correctness")
+    assert c.status is Status.OK, c.line()
+    assert any("float32 subnormals flushed to zero" in w for w in c.warnings), c.warnings
+    bad = run(tmp_path, gpu_pool, "ftz_log", K / "ftz_log_clamp_bad.py", ref, **opts)
+    assert bad.rung("correctness").status is Status.FAILED and "extreme" in bad.rung("correctness").summary

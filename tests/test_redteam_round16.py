@@ -108,19 +108,20 @@ def test_float_moves_are_kept_only_where_the_reference_stays_valid_and_each_come
     from ktui.worker.arguments import argument_moves, scalar_moves
     from ktui.worker.cases import build_input, moved, scale_scalars
 
-    assert moved(0.2, "neg") == -0.2 and moved(0.2, "x8") == 1.6
+    assert moved(0.2, "neg") == -0.2 and moved(0.2, "x8") == 1.6 and moved(0.0, "+1.0") == 1.0
     assert scale_scalars((1.0, 0.2), (), 3, {"[1]"})[1] == 0.2  # a moved float is not scaled as well
     problem = _problem(R / "rt16_leaky.py")
     moves, notes = argument_moves(problem, "cpu")
-    assert moves == {"[1]": ["neg", "x8"]} and not notes
-    for seed in (1, 2, 3):  # each run: the slope scaled only, negated, times 8, one case each
+    assert moves == {"[1]": ["neg", "x8", "+1.0"]} and not notes
+    for seed in (1, 2, 3):  # each run: the slope scaled only, negated, times 8, plus 1 (round 17), one case each
         combos = scalar_moves(problem, "cpu", seed)
-        assert sorted(map(str, combos)) == sorted(map(str, [{}, {"[1]": "neg"}, {"[1]": "x8"}])), combos
+        want = [{}, {"[1]": "neg"}, {"[1]": "x8"}, {"[1]": "+1.0"}]
+        assert sorted(map(str, combos)) == sorted(map(str, want)), combos
     data = build_input(problem, {"spec_index": 0, "seed": 5, "dist": "scalars", "vary": {"[1]": "x8"}}, "cpu")
     assert data[1] == pytest.approx(1.6)
     # a float whose negation makes the reference NaN (an eps under a square root) is not negated
     sqrt = _problem(R / "rt16_sqrt_eps.py")
-    assert argument_moves(sqrt, "cpu")[0] == {"[1]": ["x8"]}
+    assert argument_moves(sqrt, "cpu")[0] == {"[1]": ["x8", "+1.0"]}
 
 
 # -- F1: a Python number from the reference fixes the value, not the dtype ---------------------------------------------

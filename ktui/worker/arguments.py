@@ -1,10 +1,12 @@
 """Which Python int, bool and float arguments the ``scalars`` cases move, and how (cases.md scalars; red team round 10).
 
-A float argument is also moved, besides its scaling: negated or times 8 (``cases.FLOAT_MOVES``; red team round 16,
-M4: the scaling by 0.5..2x never changed a leaky ReLU's slope of 0.2 past 1 or its sign, so ``max(x, slope * x)``
-passed), each move kept on the same terms as an int's below (an ``eps`` whose negation makes the reference NaN is
-not negated); the run's combinations move one float at a time (none, then each float in turn, its move drawn), so
-two floats are never moved together into a range no honest kernel agrees on (``clamp(x, -lo, -hi)``).
+A float argument is also moved, besides its scaling: negated, times 8 or plus 1.0 (``cases.FLOAT_MOVES``; red team
+round 16, M4: the scaling by 0.5..2x never changed a leaky ReLU's slope of 0.2 past 1 or its sign, so
+``max(x, slope * x)`` passed; round 17: a beta of 0.0 stays 0.0 under all of those but the last, so a kernel that
+dropped ``beta * y`` passed), each move kept on the same terms as an int's below (an ``eps`` whose negation makes
+the reference NaN is not negated); the run's combinations move one float at a time (none, then each float in
+turn, its move drawn), so two floats are never moved together into a range no honest kernel agrees on
+(``clamp(x, -lo, -hi)``).
 
 The ``scalars`` distribution scales every Python float argument (``ktui.worker.cases.scale_scalars``). An int or a bool
 argument (an exponent ``p``, a ``k``, a ``causal`` flag) is as much an argument: a kernel that folds the one value
@@ -49,7 +51,8 @@ from ktui.worker.special import valid_reference
 from ktui.worker.structure import structure
 from ktui.worker.tensors import flatten
 
-COMBINATIONS = 3  # combinations of kept moves drawn per run (one per ``scalars`` case, cycling)
+COMBINATIONS = 3  # combinations of kept moves drawn per run at least (one per ``scalars`` case, cycling)
+MAX_COMBINATIONS = 12  # and at most, when there are more float moves to cycle through
 
 
 def int_arguments(problem: Problem, data: Any) -> list[tuple[str, Any]]:
@@ -176,9 +179,9 @@ def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]],
                     kept.append(move)
             if kept:
                 moves[path] = kept
-            elif is_float:  # scaled by 0.5..2x still (``scale_scalars``): no note
+            elif is_float and value * 0.5 != value:  # scaled by 0.5..2x still (``scale_scalars``): no note
                 pass
-            else:
+            else:  # (a float of 0.0 or inf: no scaling changes it either)
                 kind = type(value).__name__
                 tried = "; ".join(f"{' '.join(ms)}: {r}" for r, ms in why.items())
                 notes.append(
@@ -203,7 +206,10 @@ def scalar_moves(problem: Problem, device: str, seed: int, count: int = COMBINAT
     # disagree: no such case is any kernel's error), in turn none (scaled only) and each float's each kept move
     options = [None, *((path, m) for path, ms in moves.items() if ms[0] in FLOAT_MOVES for m in ms)]
     start = random.Random(f"{seed}:float-moves").randrange(len(options))
-    for k in range(count):
+    # as many combinations as float options (up to MAX_COMBINATIONS): a run's scalars cases (one per fixed spec at
+    # least) meet each float's each move, not the few of them 3 consecutive options held (red team round 17: a
+    # beta moved by +1.0 only was 1 of 5 options)
+    for k in range(max(count, min(len(options), MAX_COMBINATIONS))):
         rng = random.Random(f"{seed}:{k}:vary")
         combo = {}
         pick = options[(start + k) % len(options)]

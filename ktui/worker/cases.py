@@ -274,6 +274,30 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
         data = _map_inputs(data, (*problem.outputs, *problem.inplace), lambda t, path: _relayout(t, layout))
     elif layout != "contiguous":
         data = _map_inputs(data, problem.outputs, lambda t, path: _relayout(t, layout))
+    if problem.outputs and layout in BUFFER_LAYOUTS:
+        data = _map_buffers(data, problem.outputs, lambda t: _relayout(t, layout))
+    return data
+
+
+BUFFER_LAYOUTS = ("transposed", "padded", "offset", "permuted")
+"""The layouts a declared output buffer (``outputs``) takes too, as a caller's ``out=big[:, :cols]`` is (red team round
+17: a kernel that wrote its buffer with flat offsets passed, every buffer being contiguous); not ``expanded`` (a
+broadcast buffer cannot hold a result) nor ``mixed`` (the inputs' laid out against each other)."""
+
+
+def _map_buffers(data: Any, outputs: tuple[Any, ...], fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """``data`` with ``fn`` applied to each declared output buffer (``outputs``: top-level indices or keys)."""
+    if isinstance(data, (tuple, list)):
+        n = len(data)
+        out = [
+            fn(v) if (i in outputs or i - n in outputs) and isinstance(v, torch.Tensor) else v
+            for i, v in enumerate(data)
+        ]
+        if isinstance(data, tuple):
+            return type(data)(*out) if hasattr(type(data), "_fields") else type(data)(out)
+        return out
+    if isinstance(data, dict):
+        return {k: fn(v) if k in outputs and isinstance(v, torch.Tensor) else v for k, v in data.items()}
     return data
 
 
@@ -313,8 +337,10 @@ INT_MOVES = ("+1", "-1", "x2")  # ``scalars``: how a Python int argument may mov
 BOOL_MOVES = ("flip",)  # and a bool
 # and a float, besides the scaling by 0.5..2x (``scale_scalars``), which never changes its sign nor takes 0.2 past 1
 # (red team round 16, M4: a leaky ReLU as max(x, slope * x), right for 0 <= slope <= 1 only, passed): negated, or
-# times 8, each kept where the reference stays a valid target (``ktui.worker.arguments``)
-FLOAT_MOVES = ("neg", "x8")
+# times 8, or plus 1.0 (red team round 17: 0.0, cuBLAS's usual beta, stays 0.0 under every scaling, negation and
+# multiple, so ``beta * y`` folded away passed), each kept where the reference stays a valid target
+# (``ktui.worker.arguments``)
+FLOAT_MOVES = ("neg", "x8", "+1.0")
 
 
 def is_moved_arg(leaf: Any) -> bool:
@@ -330,7 +356,7 @@ def is_int_arg(leaf: Any) -> bool:
 
 def moved(value: Any, move: str) -> Any:
     """``value`` moved by ``move`` (``INT_MOVES``: ``+1``, ``-1``, ``x2``; ``BOOL_MOVES``: ``flip``;
-    ``FLOAT_MOVES``: ``neg``, ``x8``; its type kept).
+    ``FLOAT_MOVES``: ``neg``, ``x8``, ``+1.0``; its type kept).
 
     Raises:
         ValueError: an unknown move, or one that does not apply to the value's type.
@@ -340,7 +366,7 @@ def moved(value: Any, move: str) -> Any:
     if (type(value) is int or _is_numpy(value, "integer")) and move in INT_MOVES:
         return value + 1 if move == "+1" else value - 1 if move == "-1" else 2 * value
     if _is_float(value) and move in FLOAT_MOVES:
-        return -value if move == "neg" else value * 8
+        return -value if move == "neg" else value * 8 if move == "x8" else value + type(value)(1.0)
     raise ValueError(f"cannot move {type(value).__name__} {value!r} by {move!r}")
 
 

@@ -28,6 +28,7 @@ The module (``references/<problem>.py``) defines, with GPU MODE's names:
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import importlib.util
 import sys
@@ -383,7 +384,10 @@ class Problem:
         hidden = opaque_tensors(data)
         if hidden:
             raise ProblemError(f"references/{self.name}.py: generate_input returns {hidden}")
-        return data
+        # Inputs are data: a leaf made with requires_grad=True (as training code makes it) is detached (the same
+        # memory), so ktui's refills, swaps and layouts can write it and no kernel sees an autograd graph (red team
+        # round 17: the near-duplicate's in-place swap raised on such a leaf, and the version was blamed).
+        return _map(data, lambda x: x.detach() if isinstance(x, torch.Tensor) and x.requires_grad else x)
 
     def output_buffers(self, data: Any) -> list[torch.Tensor]:
         """The tensors inside ``data`` that the module declared as output buffers (``outputs``)."""
@@ -567,8 +571,11 @@ def opaque_tensors(data: Any) -> str:
     """'' when every tensor of ``data`` is a leaf of ``flatten`` and every dataclass in it can be walked, else what
     is wrong where, and what to do, as a phrase that follows ``generate_input returns``:
 
-    - a tensor inside an object that is not a tuple, list, dict, named tuple or dataclass (a ``SimpleNamespace``, a
-      plain class): ``an object of class ns.Config at in[1] holding a tensor in its attribute .w ...``;
+    - a tensor inside an object that is not a tuple, list, dict, named tuple, dataclass or ``types.SimpleNamespace``
+      (a plain class): ``an object of class ns.Config at in[1] holding a tensor in its attribute .w ...``;
+    - a Python int or float there (not a bool; an ``enum`` member is a value, not a record): the scalars cases move
+      the numbers they reach, and one they cannot reach a kernel may take as a constant (red team round 17: a
+      ``cfg.alpha`` that was never moved);
     - a tensor in an attribute of a dataclass that is not one of its fields (set in ``__post_init__``, say): every
       walk over the inputs reaches a dataclass's fields only;
     - a dataclass with a field that holds no value (a ``field(init=False)`` never assigned): ktui reads every field
@@ -577,8 +584,12 @@ def opaque_tensors(data: Any) -> str:
     A tensor no walk reaches would escape every check of the inputs: the guard bands, the poison, the refills and
     the judge's comparison of the inputs after the call."""
     reach = (
-        "ktui reaches tensors in tuples, lists, dicts, named tuples and dataclasses only, and one it cannot reach "
-        "it cannot guard or check for writes; put it in one of those"
+        "ktui reaches tensors in tuples, lists, dicts, named tuples, dataclasses and SimpleNamespaces only, and one "
+        "it cannot reach it cannot guard or check for writes; put it in one of those"
+    )
+    moves = (
+        "ktui moves the numbers it reaches (the scalars cases: a kernel that takes one as a constant fails) and "
+        "cannot reach this one; put it in a tuple, list, dict, named tuple, dataclass or SimpleNamespace"
     )
     for path, node in _nodes(data, "in"):
         unset = unset_fields(node)
@@ -601,10 +612,29 @@ def opaque_tensors(data: Any) -> str:
             continue
         if isinstance(node, (tuple, list, dict)) or _plain(node):
             continue
+        where = f"an object of class {class_name(node)} at {path}"
         for name, value in instance_attrs(node).items():
             if _holds_tensor(value):
-                where = f"an object of class {class_name(node)} at {path}"
                 return f"{where} holding a tensor in its attribute .{name}: {reach}"
+        if isinstance(node, enum.Enum):
+            continue
+        for name, value in instance_attrs(node).items():
+            number = _held_number(value)
+            if number:
+                return f"{where} holding a{'n' * (number == 'int')} {number} in its attribute .{name}: {moves}"
+    return ""
+
+
+def _held_number(value: Any) -> str:
+    """'int' or 'float' when ``value`` holds a Python int or float (not a bool) or a NumPy scalar of one, else ''."""
+    np = sys.modules.get("numpy")
+    for _, leaf in flatten(value):
+        if isinstance(leaf, bool) or (np is not None and isinstance(leaf, np.bool_)):
+            continue
+        if isinstance(leaf, float) or (np is not None and isinstance(leaf, np.floating)):
+            return "float"
+        if isinstance(leaf, int) or (np is not None and isinstance(leaf, np.integer)):
+            return "int"
     return ""
 
 

@@ -76,8 +76,11 @@ def dataclass_fields(obj: Any) -> list[tuple[str, Any]] | None:
     ``__dict__`` or its slots, never through a descriptor that runs a class's code: a field that is a property (or
     any other descriptor, or unset) makes the object an opaque leaf (the judge refuses it as an output; a
     reference's input of that kind is refused by ``problem.opaque_tensors``). ``ClassVar`` and ``InitVar``
-    pseudo-fields are not fields."""
+    pseudo-fields are not fields. A ``types.SimpleNamespace`` (that exact class: a config record, ``cfg.alpha``) is
+    such a record too, its attributes its fields (red team round 17: a float in one was never moved)."""
     cls = type(obj)
+    if cls is types.SimpleNamespace:
+        return list((_own_dict(obj) or {}).items())  # (a SimpleNamespace always has a __dict__)
     if isinstance(obj, type) or not dataclasses.is_dataclass(cls):
         return None
     own = _own_dict(obj)
@@ -133,8 +136,11 @@ def unset_fields(obj: Any) -> list[str]:
 def with_fields(obj: Any, values: dict[str, Any]) -> Any:
     """A shallow copy of the dataclass instance ``obj`` (``dataclass_fields`` gives its fields) with the fields in
     ``values`` replaced, made without running any of its class's code (``object.__new__``, the instance's own
-    ``__dict__`` and slots copied; frozen ones too); ``__init__`` and ``__post_init__`` do not run again."""
+    ``__dict__`` and slots copied; frozen ones too); ``__init__`` and ``__post_init__`` do not run again. A
+    ``types.SimpleNamespace`` gives a new one of its attributes, those in ``values`` replaced."""
     cls = type(obj)
+    if cls is types.SimpleNamespace:
+        return types.SimpleNamespace(**{**dict(_own_dict(obj) or {}), **values})
     new = object.__new__(cls)
     src, dst = _own_dict(obj), _own_dict(new)
     if src is not None and dst is not None:
