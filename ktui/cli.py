@@ -375,7 +375,7 @@ def stop_on_signals() -> None:
 
 class RunningRung:
     """``ktui run``'s line for the rung under way: on a terminal one line rewritten twice a second
-    (``[compile] running 3 s (limit 30 s)``), elsewhere (a pipe, a log) the same line on stderr after
+    (``[compile] running 3 s (limit 30 s without progress)``), elsewhere (a pipe, a log) the same line on stderr after
     ``FIRST_NOTE_S`` and then every ``NOTE_EVERY_S``. Finished rungs print their ``report.rung_lines`` in its place.
 
     Args:
@@ -397,6 +397,8 @@ class RunningRung:
         self.limit_of = limit_of
         self._lock = threading.Lock()
         self._rung: tuple[str, float] | None = None  # the rung under way and when it started (monotonic)
+        # the rung's last progress: (rung, done, total, when: monotonic)
+        self._progress: tuple[str, int, int, float] | None = None
         self._noted = 0.0  # seconds into the rung of the last note (not a terminal)
         self._shown = False  # the terminal's last line is ours
         self._stop = threading.Event()
@@ -424,16 +426,20 @@ class RunningRung:
         import time
 
         from ktui.core import report
-        from ktui.core.events import FirstVerdict, RungFinished, RungStarted
+        from ktui.core.events import FirstVerdict, RungFinished, RungProgress, RungStarted
 
-        if isinstance(ev, FirstVerdict):
+        if isinstance(ev, RungProgress):
+            with self._lock:
+                if self._rung is not None and ev.rung == self._rung[0] and ev.total:
+                    self._progress = (ev.rung, ev.done, ev.total, time.monotonic())
+        elif isinstance(ev, FirstVerdict):
             with self._lock:
                 self._clear()
                 if not self._stop.is_set():
                     self._write(first_verdict_line(ev) + "\n", self.notes)
         elif isinstance(ev, RungStarted):
             with self._lock:
-                self._rung, self._noted = (ev.rung, time.monotonic()), 0.0
+                self._rung, self._noted, self._progress = (ev.rung, time.monotonic()), 0.0, None
         elif isinstance(ev, RungFinished):
             with self._lock:
                 self._clear()
@@ -442,11 +448,19 @@ class RunningRung:
                     self._write("\n".join(report.rung_lines(ev.result)) + "\n")
 
     def line(self, rung: str, seconds: float) -> str:
-        """``[compile] running 12 s (limit 30 s)``."""
+        """``[compile] running 12 s (limit 30 s without progress)``; once the rung's worker has reported progress,
+        ``[run] running 111 s, 40 of 111 done, the last 2 s ago (limit 120 s without progress)``: the limit is on
+        the time since the last case finished, not on the rung's total (a new user read 111 s of 120 as close)."""
+        import time
+
         limit = self.limit_of(rung)
         from ktui.core.results import fmt_seconds
 
-        return f"[{rung}] running {seconds:.0f} s" + (f" (limit {fmt_seconds(limit)} s)" if limit else "")
+        text = f"[{rung}] running {seconds:.0f} s"
+        p = self._progress
+        if p is not None and p[0] == rung:
+            text += f", {p[1]} of {p[2]} done, the last {time.monotonic() - p[3]:.0f} s ago"
+        return text + (f" (limit {fmt_seconds(limit)} s without progress)" if limit else "")
 
     def _tick(self) -> None:
         while not self._stop.wait(self.TICK_S):

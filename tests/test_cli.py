@@ -172,3 +172,18 @@ def test_run_takes_a_problem_version_name_and_names_the_versions_when_none_resol
     assert problem.returncode == 2 and problem.stderr.strip() == (
         "ktui: error: vector_add is a problem: name one of its versions, e.g. vector_add/v3 (vector_add has v1, v2, v3)"
     )
+
+
+def test_a_compilation_errors_one_line_names_its_cause_not_only_where():
+    """Triton's CompilationError starts "at 2:11:" (source line, caret, then the cause): the ladder row and the
+    summary line carry the cause (a new user saw only "CompilationError: at 2:38:")."""
+    from ktui.core.results import ErrorInfo
+
+    text = (
+        "spec=(4099, fp32): CompilationError: at 2:11:\ndef k(x_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n           ^\narange's range must be a power of 2"
+    )
+    line = ErrorInfo("CompilationError", text).one_line()
+    assert line == "spec=(4099, fp32): CompilationError: at 2:11: arange's range must be a power of 2"
+    assert ErrorInfo("ValueError", "bad size\nmore").one_line() == "ValueError: bad size"
+    assert ErrorInfo("KeyError", "at 3:4: nothing follows").one_line() == "KeyError: at 3:4: nothing follows"

@@ -124,8 +124,12 @@ def test_the_details_tab():
     assert report.details(k, None) == [
         ("softmax/v3", "bold"),
         ("  kernels/softmax/v3.py\n", ""),
-        ("Not run yet: press r to run it, or save the file.\n", "dim"),
+        ("Not run yet: press r to run it, a to run every version of its problem, or save the file.\n", "dim"),
     ]
+    assert report.details(k, None, running=True)[-1] == (  # not "not run" while its first run is under way
+        "Running now: its rungs fill the ladder as they finish (x cancels).\n",
+        "dim",
+    )
     assert report.details(k, failed_run()) == [
         ("softmax/v3", "bold"),
         ("  kernels/softmax/v3.py\n", ""),

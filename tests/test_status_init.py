@@ -296,7 +296,8 @@ def test_a_run_without_a_verdict_keeps_the_last_verdict_and_leaves_the_version_t
         f"STALE: {STALE_KERNEL}"
     ), lines
     assert lines[-1] == (
-        "2 versions: 1 ok, 1 unverified; 1 unverified (ktui runs them at start-up; or ktui run KERNEL_FILE)"
+        "2 versions: 1 ok, 1 unverified; 1 to run again, unverified (ktui runs them at start-up; or ktui run "
+        "KERNEL_FILE)"
     )
     js = data_of(ktui("status", "--json", cwd=ws.root).stdout, "status")["problems"][0]["versions"][1]
     assert (js["unverified"], js["last_verdict"], js["last_verdict_stale"]) == (UNVERIFIED, "✗ run", STALE_KERNEL)
@@ -321,3 +322,9 @@ def test_a_run_without_a_verdict_keeps_the_last_verdict_and_leaves_the_version_t
     st = VersionState("vector_add/v2", result=same)
     st.refresh_stale(ws)
     assert (st.stale, st.unverified, st.badge()) == ("", "", ("✓ ok", "green"))
+    # ktui status says the same as the tree (a new user saw "◦ compiled" there and "✓ ok" in the tree)
+    store.save(same)
+    v2 = workspace_status(ws)[0].versions[1]
+    assert (v2.verdict, v2.ok, v2.unverified, v2.last_verdict) == ("✓ ok", True, "", "✓ ok")
+    line = report.status_lines(workspace_status(ws), now=same.last_verdict.started_at + 60)[2]
+    assert line.startswith("  v2   ✓ ok") and "(the verdict of 1 min ago; compiled again since, same files)" in line

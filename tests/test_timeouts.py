@@ -251,7 +251,8 @@ def test_ktui_run_reports_a_hang_in_seconds_with_the_timeout_flag(make_ws):
 
 def test_ktui_run_json_prints_its_progress_on_stderr_and_only_the_envelope_on_stdout(make_ws):
     """``ktui run --json`` on a hanging kernel: stdout is the one envelope (the failed compile rung), stderr has the
-    same lines as the plain run: the header, ``[compile] running 5 s (limit 8 s)`` while it runs, the rung's line."""
+    same lines as the plain run: the header, ``[compile] running 5 s (limit 8 s without progress)`` while it runs,
+    the rung's line."""
     from .jsonout import data_of
 
     ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "hangs.py"})
@@ -268,7 +269,7 @@ def test_ktui_run_json_prints_its_progress_on_stderr_and_only_the_envelope_on_st
     assert [(r["name"], r["status"]) for r in data["rungs"]] == [("compile", "FAILED")]
     err = p.stderr.splitlines()
     assert "vector_add/v1  device: cpu (interpreter)" in err, err
-    assert "[compile] running 5 s (limit 8 s)" in err, err
+    assert "[compile] running 5 s (limit 8 s without progress)" in err, err
     assert any(line.startswith("[compile] FAILED WorkerTimeout: timed out after 8 s") for line in err), err
 
 
@@ -277,7 +278,7 @@ def test_limits_are_printed_in_whole_seconds_from_ten_up():
     from ktui.core.results import fmt_seconds
 
     line = RunningRung(sys.stdout, lambda rung: {"run": Limit(141.534, "derived")}.get(rung))
-    assert line.line("run", 5.2) == "[run] running 5 s (limit 142 s)"
+    assert line.line("run", 5.2) == "[run] running 5 s (limit 142 s without progress)"
     assert [fmt_seconds(x) for x in (809.981, 30.0, 9.96, 4.0, 2.5, 0.25)] == ["810", "30", "10", "4", "2.5", "0.2"]
 
 
@@ -285,7 +286,7 @@ def test_the_running_rung_line_shows_elapsed_seconds_and_the_limit():
     import io
 
     from ktui.cli import RunningRung
-    from ktui.core.events import RungStarted
+    from ktui.core.events import RungProgress, RungStarted
 
     out = io.StringIO()
     line = RunningRung(out, lambda rung: {"compile": 30.0}.get(rung))
@@ -297,9 +298,18 @@ def test_the_running_rung_line_shows_elapsed_seconds_and_the_limit():
     time.sleep(0.9)
     line.close()
     notes = out.getvalue().splitlines()
-    assert notes and all(n.startswith("[compile] running ") and n.endswith(" s (limit 30 s)") for n in notes)
+    assert notes and all(
+        n.startswith("[compile] running ") and n.endswith(" s (limit 30 s without progress)") for n in notes
+    )
     assert 2 <= len(notes) <= 3  # after 0.2 s, then every 0.5 s (not a terminal: no rewritten line)
     assert line.line("dumps", 4.4) == "[dumps] running 4 s"  # no limit known: none shown
+    # once the worker reports progress, the line says how far and how long since (the limit runs from there)
+    line.on_event(RungStarted(key="vector_add/v1", run_id=1, rung="run"))
+    line.on_event(RungProgress(key="vector_add/v1", run_id=1, rung="run", done=40, total=111))
+    text = line.line("run", 111.2)
+    assert text.startswith("[run] running 111 s, 40 of 111 done, the last ") and text.endswith(" s ago"), text
+    line.on_event(RungProgress(key="vector_add/v1", run_id=1, rung="compile", done=1, total=2))  # not this rung's
+    assert ", 40 of 111 done" in line.line("run", 112)
 
 
 def test_the_limit_is_on_time_without_progress_so_a_slow_steady_run_is_not_a_hang(make_ws, ladder_for):

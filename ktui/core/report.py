@@ -190,10 +190,13 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
                 line += f"  STALE: {v.stale}"
             if v.unverified:
                 line += f"  UNVERIFIED: {v.unverified}"
-            if v.last_verdict:
+            if v.last_verdict and v.unverified:
                 when = f", {ago(now - v.last_verdict_at)}" if v.last_verdict_at else ""
                 stale = f", STALE: {v.last_verdict_stale}" if v.last_verdict_stale else ""
                 line += f"; last verdict {v.last_verdict}{when}{stale}"
+            elif v.last_verdict:  # only compiled again on the files it judged: the verdict shown is that one
+                when = f" of {ago(now - v.last_verdict_at)}" if v.last_verdict_at else ""
+                line += f"  (the verdict{when}; compiled again since, same files)"
             out.append(line)
             kind = "not run" if v.ok is None else "reference" if v.reference_error else "ok" if v.ok else "failed"
             kind = "needs a GPU" if v.needs_gpu and v.ok else kind
@@ -208,7 +211,7 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
     total = f"{n} version{'s' if n != 1 else ''}" + (f": {', '.join(parts)}" if parts else "")
     if counts["stale"]:
         why = " or ".join(k for k in ("stale", "unverified") if k in kinds)
-        total += f"; {counts['stale']} {why} (ktui runs them at start-up; or ktui run KERNEL_FILE)"
+        total += f"; {counts['stale']} to run again, {why} (ktui runs them at start-up; or ktui run KERNEL_FILE)"
     out.append(total)
     return out
 
@@ -280,18 +283,26 @@ def _model_verdict(result: LadderResult) -> str:
 Segment = tuple[str, str]  # (text, style name: "" for plain, else a Rich style such as "bold red")
 
 
-def details(kernel: KernelRef, result: LadderResult | None, stale: str = "", unverified: str = "") -> list[Segment]:
+def details(
+    kernel: KernelRef, result: LadderResult | None, stale: str = "", unverified: str = "", running: bool = False
+) -> list[Segment]:
     """The Details tab of ``kernel``: its key and file, then (once it ran) why the result is stale (``stale``, from
     ``core.status.staleness``) or unverified (``unverified``, ``core.status.unverified``) with the last verdict it
     kept, device, source and reference hashes and the run's time, each compile launch, every warning, and the
-    failed rung with its whole message and traceback.
+    failed rung with its whole message and traceback. Before its first result: how to run it, or (``running``)
+    that it runs now.
 
     Returns:
         (text, style) pieces in order; each ends with a newline where a line ends.
     """
     out: list[Segment] = [(kernel.key, "bold"), (f"  {kernel.path.relative_to(kernel.root)}\n", "")]
+    if result is None and running:
+        out.append(("Running now: its rungs fill the ladder as they finish (x cancels).\n", "dim"))
+        return out
     if result is None:
-        out.append(("Not run yet: press r to run it, or save the file.\n", "dim"))
+        out.append(
+            ("Not run yet: press r to run it, a to run every version of its problem, or save the file.\n", "dim")
+        )
         return out
     if stale:
         out.append((f"STALE: {stale}: this result is about code no longer on disk (r runs it again)\n", "bold yellow"))

@@ -7,6 +7,7 @@ CPU, say). Figures are JSON values: the TUI, ``ktui run --json`` and session log
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -246,11 +247,23 @@ class ErrorInfo:
     traceback: str = ""
 
     def one_line(self) -> str:
-        """The first line of the message, prefixed by the type unless the message already names it."""
+        """The first line of the message, prefixed by the type unless the message already names it. A Triton
+        ``CompilationError``'s first line is only where (``at 2:11:``; the source line and a caret follow, the
+        cause last): its cause is added, ``CompilationError: at 2:11: arange's range must be a power of 2``."""
         msg = self.message.strip().splitlines()
         if not msg:
             return self.type
-        return msg[0] if f"{self.type}:" in msg[0] else f"{self.type}: {msg[0]}"
+        first = msg[0] if f"{self.type}:" in msg[0] else f"{self.type}: {msg[0]}"
+        if _WHERE_ONLY.search(msg[0]):
+            caret = next((i for i, line in enumerate(msg) if _CARET.match(line)), None)
+            rest = [ln.strip() for ln in msg[caret + 1 if caret is not None else 1 :] if ln.strip()]
+            if rest:
+                first += f" {rest[0]}"
+        return first
+
+
+_WHERE_ONLY = re.compile(r"\bat \d+:\d+:\s*$")  # Triton's CompilationError: "at LINE:COL:" and nothing else
+_CARET = re.compile(r"^\s*\^+\s*$")  # the caret under the source line
 
 
 @dataclass

@@ -158,13 +158,16 @@ def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None
     failed = result.failed_rung if result else None
     ref_fail = report.reference_failure(result)
     last = result.last_verdict if result is not None and not result.has_verdict else None
+    why_unverified = unverified(ws, kernel, result)
+    # only compiled again, on the very files its last verdict judged: that verdict stands (as the TUI's tree says)
+    stands = last is not None and not why_unverified
     return VersionStatus(
         key=kernel.key,
         problem=kernel.problem,
         version=kernel.version,
         kernel=str(kernel.path.relative_to(ws.root)),
-        verdict=report.verdict(result)[0],
-        ok=result.ok if result else None,
+        verdict=last.verdict if stands and last is not None else report.verdict(result)[0],
+        ok=(last.ok if stands and last is not None else result.ok) if result else None,
         failed_rung=failed.name if failed else None,
         reference_error=ref_fail.error.one_line() if ref_fail and ref_fail.error else "",
         speedup=result.worst_speedup if result else None,
@@ -172,7 +175,7 @@ def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None
         ran_at=result.started_at if result else None,
         device=device_label(result.device) if result else "",
         needs_gpu=needs_gpu_reason(result),
-        unverified=unverified(ws, kernel, result),
+        unverified=why_unverified,
         last_verdict=last.verdict if last is not None else "",
         last_verdict_stale=last_verdict_staleness(ws, kernel, result),
         last_verdict_at=last.started_at if last is not None else None,

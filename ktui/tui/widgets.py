@@ -172,7 +172,7 @@ class LadderTable(DataTable[str | Text]):
             if progress and state and state.progress:
                 line = state.progress[2]
             elif running and not line and limit:
-                line = f"running, limit {fmt_seconds(limit)} s per call"
+                line = f"running, limit {fmt_seconds(limit)} s without progress"
             first = state.first_text() if state and n == "correctness" and st in ("waiting", "running") else ""
             if first:  # the first verdict while the other cases run (issue 11)
                 line = first + (f" · {progress} judged" if progress else " · the rest running")
@@ -401,7 +401,7 @@ def details_text(k: KernelRef | None, st: VersionState | None) -> Text:
 
     t = Text()
     for text, style in report.details(
-        k, st.result if st else None, st.stale if st else "", st.unverified if st else ""
+        k, st.result if st else None, st.stale if st else "", st.unverified if st else "", bool(st and st.running)
     ):
         t.append(text, style=style or None)
     return t
