@@ -174,6 +174,10 @@ def test_crashing_and_hanging_kernels_fail_and_the_worker_comes_back(make_ws, la
     assert needle in failed.error.message, failed.error.message
     role = "compiler" if failed.name == "compile" else "candidate"
     assert f"the {role} worker was restarted" in failed.error.message
+    if bad == "hangs.py":  # where it hung: the worker's stack dumped before it was killed, the user's path
+        assert 'it was at File "' in failed.error.message and 'kernels/vector_add/v1.py", line 5 in custom_kernel' in (
+            failed.error.message
+        ), failed.error.message
     assert before[role].starts == starts[role] + 1
     # candidate-side workers are replaced after every ladder; the judge stays
     assert cpu_pool.judge is before["judge"] and cpu_pool.candidate is not before["candidate"]

@@ -9,7 +9,9 @@ requests; the judge, which runs no kernel code, serves its requests on the main 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -63,6 +65,11 @@ def main() -> None:
     if args.device == "cuda" and not torch.cuda.is_available():
         proto_out.write(encode({"fatal": "--device cuda, but torch.cuda.is_available() is False on this machine"}))
         sys.exit(2)
+
+    # Where a hanging kernel is: ktui sends SIGUSR1 before it kills a worker past its time limit, and every
+    # thread's Python stack goes to stderr (the worker's log), which names the kernel's line in the timeout.
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     from ktui.worker.server import Server
 

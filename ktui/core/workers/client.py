@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import selectors
+import signal
 import subprocess
 import threading
 import time
@@ -23,7 +24,7 @@ from typing import IO, Any
 
 from ktui.core.results import ErrorInfo, fmt_seconds
 from ktui.core.workers import orphans
-from ktui.core.workers.crash import crash_message, lost_message
+from ktui.core.workers.crash import crash_message, lost_message, stuck_frame
 from ktui.core.workers.logs import LogSink, RotatingLog, open_pipe
 from ktui.core.workers.transport import LocalTransport, RequestPipe, Transport, WorkerHandle
 from ktui.protocol import OnProgress, decode, encode
@@ -35,6 +36,7 @@ TIMINGS_KEPT = 64  # (method, seconds) of this many results are kept: every call
 IDLE_STEPS_CAP = 10
 """A worker call's time limit (``timeout_s``) is on time without progress; in all a call runs at most this many
 limits (``WorkerProcess.call``)."""
+STUCK_WAIT_S = 1.0  # how long a timed-out worker's stack dump is waited for (``_where_stuck``)
 
 
 class WorkerError(Exception):
@@ -408,6 +410,7 @@ class WorkerProcess:
                 msg = self._read_message(min(deadline, backstop))
             except WorkerTimeout:
                 doing = self._doing
+                where = self._where_stuck(proc)
                 self.restart(f"{method} timed out after {fmt_seconds(timeout_s)} s")
                 why = getattr(timeout_s, "why", "")  # a ktui.core.timeouts.Limit says where it came from
                 total = time.monotonic() - started
@@ -419,8 +422,9 @@ class WorkerProcess:
                 if time.monotonic() >= backstop:
                     limit = fmt_seconds(timeout_s)
                     what = f"timed out after {total:.0f} s in all ({IDLE_STEPS_CAP} times the limit of {limit} s)"
+                at = f"; it was at {where}" if where else ""
                 raise WorkerTimeout(
-                    f"{what} while running {doing} (the kernel may hang); the "
+                    f"{what} while running {doing} (the kernel may hang{at}); the "
                     f"{self.role} worker was restarted" + (f"\nthe limit: {why}" if why else "")
                 ) from None
             except WorkerCrashed as exc:
@@ -495,6 +499,28 @@ class WorkerProcess:
                     raise self._died(code, proc)
             elif proc.poll() is not None:
                 raise self._died(proc.returncode, proc)
+
+    def _where_stuck(self, proc: WorkerHandle) -> str:
+        """Where the kernel's own code is in ``proc``, a local worker past its time limit: it is sent ``SIGUSR1``
+        (its ``faulthandler`` dumps every thread's stack to its log) and the dump read within ``STUCK_WAIT_S``;
+        ``File "...", line N in name`` (``crash.stuck_frame``), '' for a remote worker, one already gone, or no
+        frame of the kernel's in the dump."""
+        sink = self._sink
+        if not isinstance(proc, subprocess.Popen) or sink is None or proc.poll() is not None:
+            return ""
+        before = sink.total
+        try:
+            os.kill(proc.pid, signal.SIGUSR1)
+        except OSError:
+            return ""
+        deadline = time.monotonic() + STUCK_WAIT_S
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            new = sink.total - before
+            where = stuck_frame(sink.tail_text()[-new:]) if new > 0 else ""
+            if where:
+                return where
+        return ""
 
     def _died(self, code: int | None, proc: WorkerHandle) -> WorkerCrashed:
         """The error for ``proc`` having ended with ``code``: ``WorkerLost`` when its transport lost it (``lost``),

@@ -119,6 +119,19 @@ def kernel_frame(log_tail: str, foreign_dirs: tuple[str, ...] = ()) -> str:
     return ""
 
 
+def stuck_frame(dump: str, foreign_dirs: tuple[str, ...] = ()) -> str:
+    """Where the kernel's own code was in a ``faulthandler`` dump of every thread taken while it hung (the worker
+    dumps on ``SIGUSR1``: ``ktui.worker.__main__``), as ``File "...", line N in name``; '' when no thread was in
+    it. Unlike a crash, the kernel's thread need not be the "current" one (the signal lands on any thread), so every
+    thread's frames are read, innermost first, skipping ktui's, Python's and installed packages' frames."""
+    for ln in dump.splitlines():
+        m = _FRAME.match(ln)
+        if m is None or m["file"].startswith(("<", _KTUI_DIR, *_LIBRARY_DIRS, *foreign_dirs)):
+            continue
+        return f'File "{m["file"]}", line {m["line"]} in {m["func"]}'
+    return ""
+
+
 def tail_lines(text: str, lines: int = TAIL_LINES) -> list[str]:
     """The last ``lines`` non-blank lines of ``text``, each cut to 300 characters (faulthandler's list of loaded
     extension modules left out: it names no cause)."""
