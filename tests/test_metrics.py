@@ -101,6 +101,11 @@ def test_unwritten_elements_are_counted_from_the_poison_pattern():
     v = metrics.verdict(out, torch.ones(2, 129), resolve("float32", None), poisoned_mask(out))
     assert not v["ok"] and v["unwritten"] == 2
     assert v["reason"].startswith("2 elements unwritten at [0, 128]")
+    # the figures are the written elements' (a new user saw max_abs, psnr and cosine all nan), the verdict fails
+    out[0, :128] += 1e-3
+    v = metrics.verdict(out, torch.ones(2, 129), resolve("float32", None), poisoned_mask(out))
+    assert not v["ok"] and v["unwritten"] == 2 and v["max_abs_err"] == pytest.approx(1e-3, rel=1e-3)
+    assert math.isfinite(v["psnr_db"]) and v["cosine"] > 0.99
 
 
 def test_a_computed_nan_is_not_mistaken_for_unwritten():

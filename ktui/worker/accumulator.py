@@ -60,6 +60,12 @@ class Sums:
     def add(self, s: int, o: torch.Tensor, r: torch.Tensor, unwritten: torch.Tensor | None) -> None:
         """Fold in elements ``s ..`` of the output ``o`` and reference ``r`` (float64, flat, same device)."""
         tol = self.tol
+        if unwritten is not None:
+            # an element holding the reference's own value is right, whatever wrote it: integer poison bytes are
+            # ordinary values of 1- and 2-byte ints (0x5A is 90 in int8), and the decoy fill shows an unwritten one
+            unwritten = unwritten.to(o.device) & ~(o == r)
+            if bool(unwritten.any()):  # counted below; the figures are the written elements' (not NaN everywhere)
+                o = torch.where(unwritten, r, o)
         nan_o, nan_r = torch.isnan(o), torch.isnan(r)
         same = (nan_o & nan_r) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
         d = torch.where(same, torch.zeros_like(o), o - r)
@@ -95,9 +101,6 @@ class Sums:
             self.peak = max(self.peak, to_float(fr.abs().max()))
         bad = nonfinite.clone()
         if unwritten is not None:
-            # an element holding the reference's own value is right, whatever wrote it: integer poison bytes are
-            # ordinary values of 1- and 2-byte ints (0x5A is 90 in int8), and the decoy fill shows an unwritten one
-            unwritten = unwritten.to(o.device) & ~(o == r)
             n_unwritten = int(unwritten.sum())
             if n_unwritten and self.first_unwritten is None:
                 self.first_unwritten = s + int(torch.nonzero(unwritten)[0])
