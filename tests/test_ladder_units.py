@@ -56,7 +56,9 @@ def test_a_passing_fold_names_the_worst_spec_and_keeps_its_metrics():
     assert (s0["label"], s0["ok"], s0["seeds"], s0["cases"], s0["worst_seed"]) == ("(1,)", True, [5, 6], 2, 5)
     assert (s1["worst_seed"], s1["max_abs_err"], s1["score"]) == (6, pytest.approx(0.7e-6), 0.7)
     assert s1["failed_cases"] == [] and s1["unsupported_layouts"] == []
-    assert r.summary == "worst=(129,) max_abs_err=7.00e-07 max_rel_err=7.00e-06 psnr_db=119.3 cosine=1 (4 cases)"
+    assert r.summary == (
+        "worst=(129,) at 70% of tolerance max_abs_err=7.00e-07 max_rel_err=7.00e-06 psnr_db=119.3 cosine=1 (4 cases)"
+    )
 
 
 def test_a_failing_fold_puts_the_worst_failing_case_and_its_reason_in_the_error():

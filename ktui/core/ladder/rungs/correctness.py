@@ -268,9 +268,13 @@ def correctness_result(
             warnings=unique,
         )
     w = worst_spec
+    # how much of its tolerance the worst spec used: an absolute error reads alarming on inputs of 1e15 (the large
+    # family) where it is a float32 rounding (a new user read max_abs_err=6.71e+07 on a passing version)
+    score = json_float(w.get("score")) if w else None
+    used = f" at {score:.0%} of tolerance" if isinstance(score, float) and math.isfinite(score) else ""
     summary = (
         (
-            f"worst={w['label']} max_abs_err={fmt(w['max_abs_err'])} max_rel_err={fmt(w['max_rel_err'])} "
+            f"worst={w['label']}{used} max_abs_err={fmt(w['max_abs_err'])} max_rel_err={fmt(w['max_rel_err'])} "
             f"psnr_db={fmt(w['psnr_db'])} cosine={fmt(w['cosine'], 7)}"
         )
         if w
