@@ -45,6 +45,7 @@ from ktui.worker.cases import (
     build_input,
     is_moved_arg,
     move_ints,
+    moved,
 )
 from ktui.worker.problem import Problem
 from ktui.worker.special import valid_reference
@@ -133,6 +134,19 @@ def _try(problem: Problem, base: dict[int, tuple[Any, Any]], vary: dict[str, str
     return "" if changed else "the output does not change"
 
 
+def _crosses(value: float, move: str, others: list[tuple[str, Any]]) -> str:
+    """Why the float ``value`` moved by ``move`` is not kept for its order ('' when it is): it reaches or passes
+    another float argument it was below or above (``others``: (path, value)), or leaves one it equalled. A pair of
+    floats is often a range (``clamp(x, lo, hi)``: lo + 1.0 = 1.0 = hi, or hi negated below lo), where torch and an
+    honest ``max(min(x, hi), lo)`` disagree once the order flips: no kernel's error (red team round 17b)."""
+    new = float(moved(value, move))
+    for path, other in others:
+        w = float(other)  # (unscaled: a case that moves a float scales none, ``cases.build_input``)
+        if ((float(value) > w) - (float(value) < w)) != ((new > w) - (new < w)):
+            return f"it changes its order with the float in{path} (= {other!r}): a range's ends would cross"
+    return ""
+
+
 def _base(problem: Problem, device: str) -> dict[int, tuple[Any, Any]] | None:
     """Per picked spec its unmoved float64 output and native inputs (seed 1); None when the inputs hold no int or
     bool argument (nothing run) or the reference fails on them (the cases will say so)."""
@@ -171,8 +185,10 @@ def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]],
             kept: list[str] = []
             why: dict[str, list[str]] = {}
             is_float = _is_float(value)
+            floats = [(p, v) for p, v in int_arguments(problem, first) if p != path and _is_float(v)]
             for move in FLOAT_MOVES if is_float else BOOL_MOVES if type(value) is bool else INT_MOVES:
-                reason = _try(problem, base, {path: move}, device)
+                reason = _crosses(value, move, floats) if is_float else ""
+                reason = reason or _try(problem, base, {path: move}, device)
                 if reason:
                     why.setdefault(reason, []).append(move)
                 else:

@@ -493,7 +493,8 @@ def native_fails_too(
     reason says how many elements are further off than the reference's own error allows. Not applied: to a
     tolerance the reference sets itself (``tol.explicit``: taken exactly as written; the reason notes the
     reference's own failure) unless every element is within it and only ktui's whole-output ``rel_l2`` rule failed
-    (``m["whole_only"]``), to unwritten elements, to a case whose float64 truth holds NaN (the reference is
+    (``m["whole_only"]``) as it does for the reference itself: then the kernel's rel_l2 is held to ``NATIVE_FACTOR``
+    times the reference's, to unwritten elements, to a case whose float64 truth holds NaN (the reference is
     invalid there), or to anything but a float tensor of the reference's shape. Computed only when the kernel
     failed: a passing run pays nothing."""
     if m.get("unwritten") or not isinstance(native, torch.Tensor) or not native.is_floating_point():
@@ -507,11 +508,29 @@ def native_fails_too(
     if nv["ok"]:
         return
     dt = str(native.dtype).removeprefix("torch.")
-    if tol.explicit and not m.get("whole_only"):
-        # the reference's own tolerance is taken exactly as written: the failure stands, explained. Not where every
-        # element is within it and only ktui's whole-output rule (rel_l2) failed, which the reference itself fails
-        # too: a GELU's 1 + erf(x / sqrt 2) cancelling in float32 at x = -4.5, on a 1-element output (a new user's
-        # first problem failed so)
+    if tol.explicit and m.get("whole_only") and nv.get("whole_only"):
+        # every element within the reference's own tolerance, and only ktui's whole-output rule (rel_l2) failed,
+        # which the reference itself fails the same way: a GELU's 1 + erf(x / sqrt 2) cancelling in float32 at
+        # x = -4.5, on a 1-element output (a new user's first problem failed so). The kernel's rel_l2 is held to
+        # NATIVE_FACTOR times the reference's own (any failure of the reference excused any kernel within the
+        # elementwise tolerance: red team round 17b)
+        ours, theirs = float(m["rel_l2_err"]), float(nv["rel_l2_err"])
+        if ours <= NATIVE_FACTOR * theirs:
+            why = m["reason"]
+            m.update(ok=True, score=0.0, reason="", reference_fails=nv["reason"])
+            m.setdefault("warnings", []).append(
+                f"judged against the reference's own {dt} error: the reference itself fails ktui's whole-output "
+                f"rule here ({nv['reason']}), and the kernel's rel_l2 ({ours:.3g}) is within {NATIVE_FACTOR:g}x "
+                f"the reference's ({theirs:.3g}); the kernel's own figures: {why}"
+            )
+        else:
+            m["reason"] += (
+                f" (the reference itself in {dt} fails it too, rel_l2 {theirs:.3g}; the kernel's is more than "
+                f"{NATIVE_FACTOR:g}x that)"
+            )
+        return
+    if tol.explicit:
+        # the reference's own tolerance is taken exactly as written: the failure stands, explained
         m["reason"] += (
             f" (the reference itself in {dt} fails this tolerance here too: {nv['reason']}; the reference's "
             "tolerance cannot be met on this case)"
