@@ -152,3 +152,85 @@ def test_a_real_session_on_the_shared_pool_runs_once_for_the_agents_write_and_th
     session._on_file(k.path, deleted=False)  # the watcher's report of the same save
     assert session.scheduler.wait_idle(60)
     assert session.scheduler.last(k.key).started_at == r.started_at  # skipped: no second run
+
+
+def test_a_copy_of_a_version_takes_its_verdict_on_save_and_a_rerun_or_an_edit_runs_it(make_ws, monkeypatch):
+    """``n`` copies v1 to the next vN.py: the watcher's save of those bytes gets v1's verdict as the copy's
+    (stored, published, said), with no second run; ``r`` runs the copy; an edit of the copy runs it."""
+    from ktui.core import report
+    from ktui.core.events import LadderFinished, Notice
+    from ktui.core.session import Session
+
+    ws = make_ws(["vector_add"])
+    v1 = ws.versions("vector_add")[0]
+    session = Session(ws, "cpu", watch=False)
+    ran: list[str] = []
+    fake = fake_ladder(ran)
+
+    def run(kernel, rungs=None):
+        res = fake(kernel, rungs)
+        session.store.save(res)
+        session.bus.publish(LadderFinished(key=kernel.key, run_id=len(ran), result=res))
+        return res
+
+    seen: list = []
+    session.bus.subscribe(seen.append)
+    session.scheduler._run_ladder = run
+    monkeypatch.setattr(session.pool, "start", lambda: None)
+    monkeypatch.setattr(session.pool, "stop", lambda grace_s=3.0: None)
+    session.start()
+    try:
+        r1 = session.result_for(v1, timeout_s=10)
+        assert len(ran) == 1
+        copy = session.new_version(v1)
+        session._on_file(copy.path, deleted=False)  # the watcher's report of the new file
+        assert session.scheduler.wait_idle(10)
+        assert len(ran) == 1  # no second run of the same bytes
+        got = session.latest(copy)
+        assert got.version == copy.version and got.kernel == f"kernels/vector_add/{copy.version}.py"
+        assert got.carried_from == v1.version and got.started_at == r1.started_at
+        assert [x.status for x in got.rungs] == [x.status for x in r1.rungs]
+        stored = session.store.load("vector_add", copy.version)
+        assert stored.carried_from == v1.version and stored.source_sha256 == r1.source_sha256
+        assert any(isinstance(e, LadderFinished) and e.key == copy.key and e.run_id == 0 for e in seen)
+        notes = [e.message for e in seen if isinstance(e, Notice)]
+        assert any(f"its verdict stands for {copy.version}" in m and v1.version in m for m in notes), notes
+        text = "".join(t for t, _ in report.details(copy, got))
+        assert f"the run of {v1.version}, the same source and reference" in text
+        session._on_file(copy.path, deleted=False)  # saved again unchanged: still nothing runs
+        assert session.scheduler.wait_idle(10) and len(ran) == 1
+        assert session.run(copy, timeout_s=10).carried_from is None and len(ran) == 2  # `r` runs it
+        copy.path.write_text(copy.path.read_text() + "# an idea\n")
+        session._on_file(copy.path, deleted=False)
+        assert session.scheduler.wait_idle(10) and len(ran) == 3  # an edit runs
+        assert session.latest(copy).carried_from is None
+    finally:
+        session.stop()
+
+
+def test_a_copy_does_not_take_a_verdict_on_another_reference_or_from_a_broken_run(make_ws, monkeypatch):
+    from ktui.core.session import Session
+
+    ws = make_ws(["vector_add"])
+    v1 = ws.versions("vector_add")[0]
+    session = Session(ws, "cpu", watch=False)
+    content = (sha256(v1.path.read_bytes()), sha256(ws.reference_path("vector_add").read_bytes()))
+    good = fake_ladder([])(v1)
+    session.store.save(good)
+    copy = session.new_version(v1)
+    assert session._carry(copy, content).carried_from == v1.version
+    session.store.path("vector_add", copy.version).unlink()
+    assert session._carry(copy, (content[0], "0" * 64)) is None  # the reference changed since v1's run
+    from ktui.core.results import ErrorInfo
+
+    broken = LadderResult(
+        "vector_add", v1.version, good.kernel, {"type": "cpu"},
+        [RungResult("compile", Status.OK), RungResult("run", Status.FAILED, error=ErrorInfo("WorkerStartError", "no"))],
+        source_sha256=content[0], reference_sha256=content[1],
+    )  # fmt: skip
+    session.store.save(broken)  # a worker that could not start says nothing about the kernel
+    assert session._carry(copy, content) is None
+    session.store.save(good)
+    cuda = LadderResult(good.problem, good.version, good.kernel, {"type": "cuda"}, good.rungs, content[0], content[1])
+    session.store.save(cuda)
+    assert session._carry(copy, content) is None  # a verdict of another device is not this session's

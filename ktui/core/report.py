@@ -115,6 +115,14 @@ def verdict_style(text: str) -> str:
     return VERDICT_STYLES.get(text[:1], "")
 
 
+def carried_line(result: LadderResult) -> str:
+    """The line saying a result is another version's run of the same source (``LadderResult.carried_from``)."""
+    return (
+        f"the run of {result.carried_from}, the same source and reference: its verdict stands for "
+        f"{result.version} (r runs {result.version} itself)"
+    )
+
+
 # -- ktui run ----------------------------------------------------------------------------------------------------
 def run_header(key: str, device: dict[str, Any]) -> str:
     """The first line of ``ktui run``: ``softmax/v2  device: cpu (interpreter)``."""
@@ -312,6 +320,8 @@ def details(
     if last is not None:
         what = f" {last.failed_rung}: {last.summary}" if last.failed_rung and last.summary else ""
         out.append((f"last verdict: {last.verdict}{what} (source {last.source_sha256[:12]})\n", "yellow"))
+    if result.carried_from:
+        out.append((carried_line(result) + "\n", "cyan"))
     out.append(
         (
             f"device: {device_label(result.device)}   source sha256: {result.source_sha256[:12]}   "

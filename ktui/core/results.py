@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -157,6 +157,9 @@ class LadderJson(TypedDict):
         rungs: the rungs that ran, in ladder order (a failed compile or run is the last).
         last_verdict: only on a result without a correctness verdict (only compiled: ``ktui diff``, ``--rungs
             dumps``) that followed one with a verdict: that earlier verdict, kept (absent otherwise).
+        carried_from: only on a verdict no run of this version made: a save gave it the source another version
+            (named here) had already run to a verdict with the same reference (``n`` copies a version), so that run's
+            result stands for it (absent otherwise).
     """
 
     problem: str
@@ -170,6 +173,7 @@ class LadderJson(TypedDict):
     seconds: float
     rungs: list[RungJson]
     last_verdict: NotRequired[LastVerdictJson]
+    carried_from: NotRequired[str]
 
 
 class LastVerdictJson(TypedDict):
@@ -347,6 +351,8 @@ class LadderResult:
         seconds: how long the whole ladder took.
         last_verdict: on a result without a verdict (``has_verdict`` False: only compiled), the verdict of the
             version's last run that had one (``ktui.core.ladder.runner.merge`` keeps it), else None.
+        carried_from: the version whose run this result is, when a save gave this version the very source (and
+            reference) that version had run to a verdict (``carried``), else None: no run of this version made it.
     """
 
     problem: str
@@ -359,6 +365,12 @@ class LadderResult:
     started_at: float = 0.0
     seconds: float = 0.0
     last_verdict: LastVerdict | None = None
+    carried_from: str | None = None
+
+    def carried(self, version: str, kernel: str) -> LadderResult:
+        """This result as ``version``'s (file ``kernel``, relative to the workspace), which holds the same source:
+        the rungs, hashes, device and times are this run's, ``carried_from`` names the version that ran."""
+        return replace(self, version=version, kernel=kernel, carried_from=self.carried_from or self.version)
 
     @property
     def ok(self) -> bool:
@@ -425,6 +437,8 @@ class LadderResult:
         }
         if self.last_verdict is not None:
             out["last_verdict"] = self.last_verdict.to_json()
+        if self.carried_from is not None:
+            out["carried_from"] = self.carried_from
         return out
 
     @classmethod
@@ -441,6 +455,7 @@ class LadderResult:
             started_at=d.get("started_at", 0.0),
             seconds=d.get("seconds", 0.0),
             last_verdict=LastVerdict.from_json(last) if isinstance(last, Mapping) else None,
+            carried_from=d["carried_from"] if isinstance(d.get("carried_from"), str) else None,
         )
 
 

@@ -7,7 +7,10 @@ own run and no save is dropped.
 Every ``submit`` returns a ``Ticket``: a future of the ``LadderResult`` of the run that serves it (``result()``
 blocks). A save whose content already ran (the kernel's and the reference's sha256 equal those of this scheduler's
 last result for the version) is skipped when its turn comes, and its ticket gets that result: the agent's own
-submit and the watcher's save of the same write run once. A rerun (``why="rerun"``) always runs.
+submit and the watcher's save of the same write run once. A save that gives a version the source another version of
+its problem already ran to a verdict with the same reference (``n`` copies a version; a revert to an earlier
+version's text) is skipped the same way when ``carry`` finds that verdict: the ticket gets it as this version's
+(``LadderResult.carried``), no second run of the same bytes. A rerun (``why="rerun"``) always runs.
 
 ``cancel`` ends the run under way (the cancel key, ctrl+c): its worker calls fail at once (``on_cancel``, the
 pool's ``cancel_run``), the busy workers are restarted, and its ticket is cancelled. A save of the running version
@@ -130,6 +133,8 @@ class Scheduler:
         on_cancel: ends the run under way now (``WorkerPool.cancel_run``: its calls fail, its busy workers are
             restarted); called with the reason, returns the roles of the workers it stopped.
         after_cancel: the cancelled run has returned; the next one runs normally (``WorkerPool.end_cancel``).
+        carry: for a save with no run of its content: another version's result for the same (kernel, reference)
+            sha256 pair, already stored and published as this version's (``Session._carry``), else None.
     """
 
     def __init__(
@@ -138,8 +143,10 @@ class Scheduler:
         bus: EventBus,
         on_cancel: Callable[[str], list[str]] | None = None,
         after_cancel: Callable[[], None] | None = None,
+        carry: Callable[[KernelRef, tuple[str, str]], LadderResult | None] | None = None,
     ):
         self._run_ladder = run_ladder
+        self._carry = carry
         self._on_cancel = on_cancel
         self._after_cancel = after_cancel
         self.bus = bus
@@ -279,14 +286,19 @@ class Scheduler:
 
     def _already_ran(self, kernel: KernelRef, whys: set[str], content: tuple[str, str] | None) -> LadderResult | None:
         """The last result when only saves asked for this run and the content it would run already ran to a verdict
-        (a run of compile and dumps alone, ``LadderResult.has_verdict`` False, does not count)."""
-        if whys != {"save"}:
+        (a run of compile and dumps alone, ``LadderResult.has_verdict`` False, does not count); else, for saves, the
+        verdict ``carry`` finds for that content in another version (kept as this version's last result)."""
+        if whys != {"save"} or content is None:
             return None
         with self._cv:
             last = self._last.get(kernel.key)
-        if last is None or not last.has_verdict:
-            return None
-        return last if content == (last.source_sha256, last.reference_sha256) else None
+        if last is not None and last.has_verdict and content == (last.source_sha256, last.reference_sha256):
+            return last
+        carried = self._carry(kernel, content) if self._carry is not None else None
+        if carried is not None:
+            with self._cv:
+                self._last[kernel.key] = carried
+        return carried
 
     @property
     def waiting(self) -> tuple[str, ...]:

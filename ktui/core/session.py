@@ -108,7 +108,11 @@ class Session:
         self.reference_times = ReferenceTimes(workspace)
         self.ladder = Ladder(workspace, self.pool, self.bus, self.options, self.store)
         self.scheduler = Scheduler(
-            self._run_ladder, self.bus, on_cancel=self._cancel_running, after_cancel=self._after_cancel
+            self._run_ladder,
+            self.bus,
+            on_cancel=self._cancel_running,
+            after_cancel=self._after_cancel,
+            carry=self._carry,
         )
         self.watcher = Watcher(workspace, self._on_file, debounce_s, bus=self.bus) if watch else None
         self._log: logging.Handler | None = None
@@ -217,6 +221,44 @@ class Session:
         if not is_cancelled(result) and not self.pool.stopping:
             self.reference_times.record(self.device, kernel.problem, judge.timings_since(mark))
         return result
+
+    def _carry(self, kernel: KernelRef, content: tuple[str, str]) -> LadderResult | None:
+        """The scheduler's ``carry``: when another version of ``kernel``'s problem has a verdict (not a broken or
+        cancelled run) on this device for exactly ``content`` (the sha256 of ``kernel``'s source and of the reference
+        now), that result as ``kernel``'s (``LadderResult.carried``: ``carried_from`` names the version that ran),
+        stored, published (``LadderFinished`` with run id 0: no run) and said in a ``Notice``; else None.
+
+        ``n`` copies a version to the next ``vN.py``: the copy's first save is the same bytes, already judged, and
+        its run would only repeat that run with fresh draws. ``r`` (a rerun) always runs it."""
+        for other in self.ws.versions(kernel.problem):
+            if other.version == kernel.version:
+                continue
+            r = self.latest(other)
+            if (
+                r is None
+                or not r.has_verdict
+                or is_broken(r)
+                or (r.source_sha256, r.reference_sha256) != content
+                or r.device.get("type") != self.device
+            ):
+                continue
+            carried = r.carried(kernel.version, str(kernel.path.relative_to(self.ws.root)))
+            try:
+                self.store.save(carried)
+            except OSError:
+                pass  # published all the same; a full disk must not stop the session
+            with self._lock:
+                self._latest[kernel.key] = carried
+            self.bus.publish(LadderFinished(key=kernel.key, run_id=0, result=carried))
+            self.bus.publish(
+                Notice(
+                    level="info",
+                    message=f"{kernel.key} is {carried.carried_from}'s source, already run: its verdict stands "
+                    f"for {kernel.version} (r runs it again)",
+                )
+            )
+            return carried
+        return None
 
     def _cancel_running(self, reason: str) -> list[str]:
         """The scheduler's cancel: the local pool's (``WorkerPool.cancel_run``), or the engine's run of the version

@@ -336,6 +336,7 @@ def _merge_rungs(old: LadderResult | None, new: LadderResult) -> LadderResult:
         new.reference_sha256,
         new.started_at,
         new.seconds,
+        carried_from=old.carried_from,  # (the rungs kept from ``old`` are that version's run)
     )
     return merged
 
