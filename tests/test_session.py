@@ -112,25 +112,32 @@ def test_stop_cancels_waiting_tickets_and_a_failure_reaches_the_ticket(make_ws, 
     assert s.submit(a).cancelled()
 
 
-def test_session_result_for_waits_on_its_ticket_and_reuses_a_current_result(make_ws, monkeypatch):
+def _fake_session(ws, monkeypatch, ran: list[str]):
+    """A ``Session`` whose ladder is ``fake_ladder`` (storing and publishing its result as ``Ladder.run`` does),
+    with no workers started."""
+    from ktui.core.events import LadderFinished
     from ktui.core.session import Session
 
-    ws = make_ws(["vector_add"])
-    k = ws.versions("vector_add")[0]
     session = Session(ws, "cpu", watch=False)
-    ran: list[str] = []
     fake = fake_ladder(ran)
 
     def run(kernel, rungs=None):
-        from ktui.core.events import LadderFinished
-
         res = fake(kernel, rungs)
+        session.store.save(res)
         session.bus.publish(LadderFinished(key=kernel.key, run_id=len(ran), result=res))
         return res
 
     session.scheduler._run_ladder = run
     monkeypatch.setattr(session.pool, "start", lambda: None)
     monkeypatch.setattr(session.pool, "stop", lambda grace_s=3.0: None)
+    return session
+
+
+def test_session_result_for_waits_on_its_ticket_and_reuses_a_current_result(make_ws, monkeypatch):
+    ws = make_ws(["vector_add"])
+    k = ws.versions("vector_add")[0]
+    ran: list[str] = []
+    session = _fake_session(ws, monkeypatch, ran)
     session.start()
     try:
         r = session.result_for(k, timeout_s=10)
@@ -159,25 +166,13 @@ def test_a_copy_of_a_version_takes_its_verdict_on_save_and_a_rerun_or_an_edit_ru
     (stored, published, said), with no second run; ``r`` runs the copy; an edit of the copy runs it."""
     from ktui.core import report
     from ktui.core.events import LadderFinished, Notice
-    from ktui.core.session import Session
 
     ws = make_ws(["vector_add"])
     v1 = ws.versions("vector_add")[0]
-    session = Session(ws, "cpu", watch=False)
     ran: list[str] = []
-    fake = fake_ladder(ran)
-
-    def run(kernel, rungs=None):
-        res = fake(kernel, rungs)
-        session.store.save(res)
-        session.bus.publish(LadderFinished(key=kernel.key, run_id=len(ran), result=res))
-        return res
-
+    session = _fake_session(ws, monkeypatch, ran)
     seen: list = []
     session.bus.subscribe(seen.append)
-    session.scheduler._run_ladder = run
-    monkeypatch.setattr(session.pool, "start", lambda: None)
-    monkeypatch.setattr(session.pool, "stop", lambda grace_s=3.0: None)
     session.start()
     try:
         r1 = session.result_for(v1, timeout_s=10)
