@@ -398,7 +398,7 @@ class RunningRung:
         self._lock = threading.Lock()
         self._rung: tuple[str, float] | None = None  # the rung under way and when it started (monotonic)
         # the rung's last progress: (rung, done, total, when: monotonic)
-        self._progress: tuple[str, int, int, float] | None = None
+        self._progress: tuple[str, int, int, float, str] | None = None
         self._noted = 0.0  # seconds into the rung of the last note (not a terminal)
         self._shown = False  # the terminal's last line is ours
         self._stop = threading.Event()
@@ -431,7 +431,7 @@ class RunningRung:
         if isinstance(ev, RungProgress):
             with self._lock:
                 if self._rung is not None and ev.rung == self._rung[0] and ev.total:
-                    self._progress = (ev.rung, ev.done, ev.total, time.monotonic())
+                    self._progress = (ev.rung, ev.done, ev.total, time.monotonic(), ev.detail)
         elif isinstance(ev, FirstVerdict):
             with self._lock:
                 self._clear()
@@ -450,7 +450,9 @@ class RunningRung:
     def line(self, rung: str, seconds: float) -> str:
         """``[compile] running 12 s (limit 30 s without progress)``; once the rung's worker has reported progress,
         ``[run] running 111 s, 40 of 111 done, the last 2 s ago (limit 120 s without progress)``: the limit is on
-        the time since the last case finished, not on the rung's total (a new user read 111 s of 120 as close)."""
+        the time since the last case finished, not on the rung's total (a new user read 111 s of 120 as close);
+        a step of the rung with its own progress names it: ``[run] running 80 s, compiling the distinct launches for
+        sm_90a: 3 of 37 done, the last 1 s ago (...)``."""
         import time
 
         limit = self.limit_of(rung)
@@ -459,7 +461,8 @@ class RunningRung:
         text = f"[{rung}] running {seconds:.0f} s"
         p = self._progress
         if p is not None and p[0] == rung:
-            text += f", {p[1]} of {p[2]} done, the last {time.monotonic() - p[3]:.0f} s ago"
+            step = f"{p[4]}: " if p[4] else ""
+            text += f", {step}{p[1]} of {p[2]} done, the last {time.monotonic() - p[3]:.0f} s ago"
         return text + (f" (limit {fmt_seconds(limit)} s without progress)" if limit else "")
 
     def _tick(self) -> None:

@@ -325,3 +325,37 @@ def test_the_limit_is_on_time_without_progress_so_a_slow_steady_run_is_not_a_han
     run = res.rung("run")
     assert run.status is Status.OK, run.line()
     assert run.figures["total_s"] > 3 * 3.0, run.figures["total_s"]  # well past one limit in all
+
+
+def test_a_step_of_the_run_rung_with_its_own_progress_is_named_in_the_running_line():
+    """After the calls, the run rung compiles each distinct launch: the line names that step and counts launches,
+    instead of the calls' '170 of 170 done, the last 42 s ago' that read as a hang."""
+    import io
+
+    from ktui.cli import RunningRung
+    from ktui.core.events import RungProgress, RungStarted
+
+    line = RunningRung(io.StringIO(), lambda rung: {"run": 120.0}.get(rung))
+    line.on_event(RungStarted(key="k/v1", run_id=1, rung="run"))
+    line.on_event(RungProgress(key="k/v1", run_id=1, rung="run", done=170, total=170))
+    assert ", 170 of 170 done, the last 0 s ago (limit 120 s without progress)" in line.line("run", 66.0)
+    detail = "compiling the distinct launches for sm_90a"
+    line.on_event(RungProgress(key="k/v1", run_id=1, rung="run", done=3, total=37, detail=detail))
+    assert line.line("run", 80.0) == (
+        "[run] running 80 s, compiling the distinct launches for sm_90a: 3 of 37 done, the last 0 s ago "
+        "(limit 120 s without progress)"
+    )
+
+
+def test_the_run_rung_reports_its_launch_compiles_as_progress(make_ws, ladder_for):
+    """The compiler's per-launch progress reaches the bus as the run rung's, with the step named."""
+    from ktui.core.events import RungProgress
+
+    ws = make_ws(["vector_add"])
+    k = ws.versions("vector_add")[0]
+    lad = ladder_for(ws, seeds=1, distributions=False, layouts=False, rungs=("compile", "run"))
+    seen: list[RungProgress] = []
+    lad.bus.subscribe(lambda ev: seen.append(ev) if isinstance(ev, RungProgress) else None)
+    assert lad.run(k).ok
+    steps = [ev for ev in seen if ev.rung == "run" and ev.detail.startswith("compiling the distinct launches")]
+    assert steps and steps[-1].done == steps[-1].total >= 1, [(e.detail, e.done, e.total) for e in seen]
