@@ -220,3 +220,24 @@ def test_details_show_the_whole_message_of_a_failed_rung(tmp_path):
         "    the worker's last lines:",
         "    boom",
     ]
+
+
+def test_a_failed_rung_whose_line_shows_its_summary_prints_the_cause_under_it():
+    """A run rung whose launches' compile timed out printed only '178 cases ok ...; one does not compile' and the
+    limit: the cause (compile: timed out ...) was in the stored result only (a new user's trial)."""
+    cause = (
+        "compile: timed out after 34 s while running the launch rmsnorm_kernel(BLOCK=8192) (compile) (the version or "
+        "its compile may hang, or be slow); the compiler worker was restarted\nthe limit: derived: 5 x 6.85 s"
+    )
+    rr = RungResult(
+        "run",
+        Status.FAILED,
+        summary="178 cases ok on 24 specs, total 11.2 s; 60 distinct launches, one does not compile",
+        error=ErrorInfo("WorkerTimeout", cause),
+    )
+    lines = report.rung_lines(rr)
+    assert lines[0] == f"[run] FAILED {rr.summary}"
+    assert lines[1] == "    WorkerTimeout: " + cause.splitlines()[0]
+    assert lines[2] == "    the limit: derived: 5 x 6.85 s"
+    plain = RungResult("run", Status.FAILED, error=ErrorInfo("ValueError", "bad shape"))
+    assert report.rung_lines(plain) == ["[run] FAILED ValueError: bad shape"]  # the line is the cause: not twice

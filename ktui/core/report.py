@@ -130,9 +130,14 @@ def run_header(key: str, device: dict[str, Any]) -> str:
 
 
 def rung_lines(r: RungResult) -> list[str]:
-    """What ``ktui run`` prints for one finished rung: its line (``[name] ok  summary``), one line per warning, and
-    for a failure other than correctness the end of its traceback (the correctness line already names the spec)."""
+    """What ``ktui run`` prints for one finished rung: its line (``[name] ok  summary``); for a failure other than
+    correctness whose line shows a summary, the error's first line under it (the cause: ``compile: timed out ...``);
+    one line per warning; and for a failure other than correctness the rest of the message and the end of its
+    traceback (the correctness line already names the spec)."""
     out = [r.line()]
+    failed = r.error.one_line() if r.status is Status.FAILED and r.error else ""
+    if failed and r.summary and failed not in r.summary and r.name != "correctness":
+        out.append(f"    {failed}")  # the line shows the summary: the cause is this (a run whose compile timed out)
     out += inside_lines(r)
     out += [f"    warning: {w}" for w in r.warnings]
     if r.status is Status.FAILED and r.error and (r.name != "correctness" or is_reference_error(r.error)):

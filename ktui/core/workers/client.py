@@ -423,8 +423,14 @@ class WorkerProcess:
                     limit = fmt_seconds(timeout_s)
                     what = f"timed out after {total:.0f} s in all ({IDLE_STEPS_CAP} times the limit of {limit} s)"
                 at = f"; it was at {where}" if where else ""
+                # the compiler imports the version, makes its dry call and compiles: any may hang (or crawl under load)
+                suspect = (
+                    "the version or its compile may hang, or be slow"
+                    if self.role == "compiler"
+                    else "the kernel may hang"
+                )
                 raise WorkerTimeout(
-                    f"{what} while running {doing} (the kernel may hang{at}); the "
+                    f"{what} while running {doing} ({suspect}{at}); the "
                     f"{self.role} worker was restarted" + (f"\nthe limit: {why}" if why else "")
                 ) from None
             except WorkerCrashed as exc:

@@ -227,8 +227,9 @@ def compile_seen(ctx: RunContext, res: ExecuteReply, seen: list[SeenLaunch], rr:
     # ago" while 37 launches compiled: it read as a hang)
     on_progress = ctx.progress("run", detail=f"compiling the distinct launches for {target}")
     try:
-        # part of the run rung, so under its limit (a derived one grows with what the rung took, this included)
-        reply = ctx.compiler.compile(request, timeout_s=ctx.options.timeouts["run"], on_progress=on_progress)
+        # compiling, so under the compile limit (the run's, derived from the reference's prepare, was 34 s on a
+        # loaded machine: one BLOCK=8192 launch's sm_90a compile took longer and an honest kernel failed)
+        reply = ctx.compiler.compile(request, timeout_s=ctx.options.timeouts["compile"], on_progress=on_progress)
     except WorkerError as exc:
         info = ctx.user_paths(exc.info)
         raise RungFailed(
