@@ -127,9 +127,19 @@ def test_the_details_tab():
         ("Not run yet: press r to run it, a to run every version of its problem, or save the file.\n", "dim"),
     ]
     assert report.details(k, None, running=True)[-1] == (  # not "not run" while its first run is under way
-        "Running now: its rungs fill the ladder as they finish (x cancels).\n",
-        "dim",
+        "Running now (x cancels): no rung finished yet.\n",
+        "bold yellow",
     )
+    # a new user saw "Not run yet" after compile, run and correctness had finished: Details follows the run, a failed
+    # rung's whole message shows at once, and a previous result is marked as the last finished run's
+    live = [failed_run().rungs[0], failed_run().rungs[1]]
+    during = report.details(k, None, running=True, live=live)
+    assert during[2] == ("Running now (x cancels): compile ok, run FAILED.\n", "bold yellow")
+    assert ("\n[run] FAILED  IndexError: index 4 is out of bounds\n", "bold red") in during
+    again = report.details(k, failed_run(), running=True, live=live[:1])
+    assert again[2] == ("Running now (x cancels): compile ok.\n", "bold yellow")
+    assert again[3] == ("\nThe last finished run, until this one ends:\n", "dim")
+    assert again[4:] == report.details(k, failed_run())[2:]
     assert report.details(k, failed_run()) == [
         ("softmax/v3", "bold"),
         ("  kernels/softmax/v3.py\n", ""),

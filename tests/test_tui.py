@@ -374,6 +374,7 @@ async def test_the_cancel_key_and_palette_command_stop_a_hang_and_the_running_ru
     panel too, the footer offers the cancel key; x cancels the run within seconds (a notice, not a failure: the
     tree still says "not run"), and so does the palette's "Cancel run"."""
     from textual.command import CommandPalette
+    from textual.widgets import Static
 
     from ktui.core.events import Notice
     from ktui.tui.widgets import QueuePanel
@@ -410,6 +411,8 @@ async def test_the_cancel_key_and_palette_command_stop_a_hang_and_the_running_ru
             cell_text(ladder, "compile", "figures") == "running, limit 120 s without progress"
         )  # FAST's compile limit
         assert "s/120s" in str(app.query_one(QueuePanel).render())
+        details = str(app.query_one("#details", Static).render())
+        assert "Running now (x cancels): no rung finished yet." in details, details  # not "Not run yet"
         assert app.check_action("cancel_run", ()) is True
         assert "x" in {b.binding.key for b in app.screen.active_bindings.values() if b.enabled}
         t0 = time.monotonic()

@@ -297,21 +297,33 @@ Segment = tuple[str, str]  # (text, style name: "" for plain, else a Rich style 
 
 
 def details(
-    kernel: KernelRef, result: LadderResult | None, stale: str = "", unverified: str = "", running: bool = False
+    kernel: KernelRef,
+    result: LadderResult | None,
+    stale: str = "",
+    unverified: str = "",
+    running: bool = False,
+    live: Sequence[RungResult] = (),
 ) -> list[Segment]:
     """The Details tab of ``kernel``: its key and file, then (once it ran) why the result is stale (``stale``, from
     ``core.status.staleness``) or unverified (``unverified``, ``core.status.unverified``) with the last verdict it
     kept, device, source and reference hashes and the run's time, each compile launch, every warning, and the
-    failed rung with its whole message and traceback. Before its first result: how to run it, or (``running``)
-    that it runs now.
+    failed rung with its whole message and traceback. Before its first result: how to run it. While it runs
+    (``running``): that it runs, the rungs of this run finished so far (``live``), a failed one's whole message at
+    once, and that what follows is the last finished run's.
 
     Returns:
         (text, style) pieces in order; each ends with a newline where a line ends.
     """
     out: list[Segment] = [(kernel.key, "bold"), (f"  {kernel.path.relative_to(kernel.root)}\n", "")]
-    if result is None and running:
-        out.append(("Running now: its rungs fill the ladder as they finish (x cancels).\n", "dim"))
-        return out
+    if running:
+        done = ", ".join(f"{r.name} {r.status.value}" for r in live)
+        out.append((f"Running now (x cancels): {done or 'no rung finished yet'}.\n", "bold yellow"))
+        failed = next((r for r in live if r.status is Status.FAILED and r.error), None)
+        if failed is not None and failed.error is not None:
+            out += _failure(failed, failed.error)
+        if result is None:
+            return out
+        out.append(("\nThe last finished run, until this one ends:\n", "dim"))
     if result is None:
         out.append(
             ("Not run yet: press r to run it, a to run every version of its problem, or save the file.\n", "dim")
@@ -343,14 +355,21 @@ def details(
         out += [(f"warning [{r.name}]: {w}\n", "yellow") for w in r.warnings]
     failed = result.failed_rung
     if failed and failed.error:
-        if is_reference_error(failed.error):
-            out.append(("\nthe reference failed, not this version: fix it and save it\n", "bold magenta"))
-        out.append((f"\n[{failed.name}] FAILED  {failed.error.one_line()}\n", "bold red"))
-        rest = message_rest(failed.error, 200)
-        if rest:
-            out.append(("\n".join(rest) + "\n", ""))
-        if failed.error.traceback:
-            out.append((failed.error.traceback.rstrip() + "\n", ""))
+        out += _failure(failed, failed.error)
+    return out
+
+
+def _failure(failed: RungResult, error: ErrorInfo) -> list[Segment]:
+    """A failed rung's whole message and traceback, for Details."""
+    out: list[Segment] = []
+    if is_reference_error(error):
+        out.append(("\nthe reference failed, not this version: fix it and save it\n", "bold magenta"))
+    out.append((f"\n[{failed.name}] FAILED  {error.one_line()}\n", "bold red"))
+    rest = message_rest(error, 200)
+    if rest:
+        out.append(("\n".join(rest) + "\n", ""))
+    if error.traceback:
+        out.append((error.traceback.rstrip() + "\n", ""))
     return out
 
 

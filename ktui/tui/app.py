@@ -410,6 +410,8 @@ class KtuiApp(App[None]):
         self.query_one(KernelTree).update_version(self._ref(ev.key), st)
         if self.selected and self.selected.key == ev.key:
             self._show_ladder(st)
+            if isinstance(ev, (LadderStarted, RungFinished)):  # Details says it runs, and what finished so far
+                self.query_one("#details", Static).update(details_text(self.selected, st))
         self._show_queue()
 
     def _ladder_finished(self, ev: LadderFinished) -> None:

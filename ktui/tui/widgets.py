@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ktui.core.figures import CorrectnessSpec, benchmark_of, correctness_of
-from ktui.core.results import LadderResult, Status, fmt, fmt_seconds
+from ktui.core.results import RUNG_ORDER, LadderResult, Status, fmt, fmt_seconds
 from ktui.core.store import Baselines
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.state import VersionState, problem_badge, rung_names
@@ -400,8 +400,10 @@ def details_text(k: KernelRef | None, st: VersionState | None) -> Text:
     from ktui.core import report
 
     t = Text()
+    running = bool(st and st.running)
+    live = [st.live[n] for n in RUNG_ORDER if n in st.live] if st and running else []
     for text, style in report.details(
-        k, st.result if st else None, st.stale if st else "", st.unverified if st else "", bool(st and st.running)
+        k, st.result if st else None, st.stale if st else "", st.unverified if st else "", running, live
     ):
         t.append(text, style=style or None)
     return t
