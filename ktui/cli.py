@@ -334,9 +334,10 @@ def _engine(args: argparse.Namespace, ws: Any, remote: Any = None) -> Any:
 def tui_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="ktui",
-        description="A terminal assistant for writing GPU kernels: saving a "
-        "kernel reruns its rung ladder. Headless subcommands: `ktui run KERNEL_FILE`, "
-        "`ktui agent PROBLEM -m MESSAGE`, `ktui diff A B`, `ktui status`, `ktui init PROBLEM` (each with --help).",
+        description="A terminal assistant for writing GPU kernels: saving a kernel reruns its rung ladder. "
+        "Commands (each with --help): "
+        + "; ".join(f"`ktui {name}{' ' + args if args else ''}` {what}" for name, args, what in COMMAND_HELP)
+        + ".",
         epilog=EXIT_CODES,
     )
     p.add_argument("workspace", nargs="?", default=".", help="a folder with references/ and kernels/ (default .)")
@@ -725,6 +726,23 @@ def cmd_tui(argv: list[str]) -> int:
     return app.return_code or 0  # 128 + the signal when SIGTERM or SIGHUP ended it
 
 
+COMMAND_HELP: tuple[tuple[str, str, str], ...] = (
+    ("init", "PROBLEM", "writes a reference and a first version to fill"),
+    ("run", "KERNEL_FILE", "climbs one version's ladder, headless"),
+    ("status", "[WORKSPACE]", "where every version stands"),
+    ("eval", "[PROBLEM]", "runs a problem's versions (or all) and ranks them"),
+    ("diff", "A B", "what the compiler made of two versions"),
+    ("agent", "PROBLEM -m MESSAGE", "the LLM loop, headless"),
+    ("sessions", "", "the recorded sessions"),
+    ("replay", "SESSION", "replays one"),
+    ("export", "SESSION", "writes one out"),
+    ("import", "SOURCE", "brings KernelBench or GPU MODE problems in"),
+    ("context", "COMMAND", "the searchable context directory"),
+    ("mcp", "", "serves ktui to an MCP client"),
+    ("schema", "[COMMAND]", "the JSON every command prints with --json"),
+)
+"""Each subcommand with its arguments and what it does: the ``ktui --help`` list (every one of ``COMMANDS``)."""
+
 COMMANDS = (
     "run",
     "agent",
@@ -935,7 +953,13 @@ def status_parser() -> argparse.ArgumentParser:
         "verdict is stale (the kernel or the reference changed since it ran). Runs nothing.",
         epilog="exit codes: 0 ok, 2 usage (not a workspace)",
     )
-    p.add_argument("workspace", nargs="?", default=".", help="the workspace (default: the current folder)")
+    p.add_argument(
+        "workspace",
+        nargs="?",
+        default=".",
+        help="the workspace (default: the current folder), or one problem of the workspace here (`ktui status "
+        "softmax`)",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -952,11 +976,23 @@ def cmd_status(argv: list[str]) -> int:
     from ktui.core.status import status_json, workspace_status
     from ktui.core.workspace import Workspace, WorkspaceError
 
+    only = None
     try:
         ws = Workspace(args.workspace)
-    except WorkspaceError as exc:
-        raise UsageError(str(exc)) from None
-    problems = workspace_status(ws)
+    except WorkspaceError as exc:  # perhaps a problem's name (as ktui eval takes one), of the workspace here
+        try:
+            here = Workspace.find(".")
+        except WorkspaceError:
+            raise UsageError(str(exc)) from None
+        if args.workspace not in here.problems():
+            if Path(args.workspace).is_dir():
+                raise UsageError(str(exc)) from None
+            raise UsageError(
+                f"{args.workspace} is neither a folder nor a problem of the workspace {here.root} (its problems: "
+                f"{', '.join(here.problems()) or 'none'})"
+            ) from None
+        ws, only = here, args.workspace
+    problems = [p for p in workspace_status(ws) if only is None or p.problem == only]
     if args.json:
         return envelope.emit("status", status_json(ws, problems))
     print("\n".join(report.status_lines(problems)))

@@ -328,3 +328,21 @@ def test_a_run_without_a_verdict_keeps_the_last_verdict_and_leaves_the_version_t
     assert (v2.verdict, v2.ok, v2.unverified, v2.last_verdict) == ("✓ ok", True, "", "✓ ok")
     line = report.status_lines(workspace_status(ws), now=same.last_verdict.started_at + 60)[2]
     assert line.startswith("  v2   ✓ ok") and "(the verdict of 1 min ago; compiled again since, same files)" in line
+
+
+def test_status_takes_a_problem_name_as_eval_does_and_help_lists_every_command(make_ws):
+    """A new user typed `ktui status rmsnorm` (as `ktui eval rmsnorm`) and got 'not a ktui workspace'; `ktui --help`
+    named five of the thirteen commands."""
+    from ktui.cli import COMMAND_HELP, COMMANDS
+
+    ws = make_ws(["vector_add", "softmax"])
+    p = ktui("status", "softmax", cwd=ws.root / "kernels")  # a problem of the workspace at or above the folder
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("softmax  (references/softmax.py)") and "vector_add" not in p.stdout, p.stdout
+    p = ktui("status", "nope", cwd=ws.root)
+    assert p.returncode == 2 and "nope is neither a folder nor a problem of the workspace" in p.stderr, p.stderr
+    assert "(its problems: softmax, vector_add)" in p.stderr, p.stderr
+    assert ktui("status", str(ws.root), cwd=ws.root.parent).stdout.count("references/") == 2  # a folder still is one
+    assert sorted(name for name, _, _ in COMMAND_HELP) == sorted(COMMANDS)
+    text = " ".join(ktui("--help", cwd=ws.root).stdout.split())
+    assert all(f"`ktui {name}" in text for name in COMMANDS), text
