@@ -404,3 +404,25 @@ def test_main_screen_snapshot_at_each_size(tmp_path, snap_compare, size):
     that ctrl+g opens it; the footer names the maximize and chat keys."""
     ws = build_softmax_ws(tmp_path / "softmax-work")
     assert snap_compare(KtuiApp(ws, start_session=False), terminal_size=size)
+
+
+async def test_question_mark_shows_the_keys_and_an_80_column_footer_shows_the_everyday_keys(softmax_ws):
+    """A new user pressed ? for help and got nothing, and at 80 x 24 the footer never showed e, x or q."""
+    from textual.widgets import Footer, HelpPanel
+
+    app = KtuiApp(softmax_ws, start_session=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert len(app.screen.query(HelpPanel)) == 1
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert len(app.screen.query(HelpPanel)) == 0
+        footer = app.query_one(Footer)
+        shown = [
+            str(k.render()) for k in footer.query("FooterKey") if k.region.right <= app.size.width and k.region.width
+        ]
+        text = " ".join(shown)
+        for label in ("Keys", "Rerun", "Edit", "New version", "Quit"):
+            assert label in text, text

@@ -711,6 +711,14 @@ class KtuiApp(App[None]):
         """Select the previous version in the tree."""
         self._step(-1)
 
+    def action_toggle_help(self) -> None:
+        """Show the keys panel (Textual's ``HelpPanel``: every key of the focused widget and the app, with what it
+        does), or hide it when shown."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
     def action_new_version(self) -> None:
         """Copy the selected version to the next free vN.py (the watcher then runs it)."""
         source = self.selected

@@ -13,16 +13,27 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 
 KEYS = (  # key, action, footer label, shown in the footer, command palette title ("": not there), its help
+    # the footer shows them in this order and an 80-column one only the first few: help, then the keys of the
+    # everyday loop (a new user at 80 x 24 never saw e, x or q there)
+    ("question_mark", "toggle_help", "Keys", True, "Keys", "Show or hide the panel of every key and what it does (?)"),
     ("r", "rerun", "Rerun", True, "Rerun", "Run the selected version's ladder again (r)"),
+    (
+        "x",
+        "cancel_run",
+        "Cancel run",
+        True,  # in the footer only while a ladder runs (KtuiApp.check_action)
+        "Cancel run",
+        "Cancel the running ladder: its worker calls end now and its workers restart; no verdict (x)",
+    ),
+    ("e", "open_editor", "Edit", True, "Open in $EDITOR", "Open the selected version in $EDITOR, else $VISUAL (e)"),
+    ("n", "new_version", "New version", True, "New version", "Copy the selected version to the next free vN.py (n)"),
+    ("q", "quit", "Quit", True, "", ""),
     ("a", "run_problem", "Run all", True, "Run all versions", "Run every version of the selected problem (a)"),
-    # m and ctrl+g before the keys that have others (arrows, ctrl+p), so that an 80-column footer shows them
     ("m", "toggle_maximize", "Maximize", True, "Maximize panel", "The focused panel fills the screen (m; esc)"),
     ("ctrl+g", "toggle_chat", "Chat pane", True, "Show/hide chat", "Collapse the chat pane to one line, or open it"),
     ("right_square_bracket", "next_version", "Next", True, "Next version", "Select the next version (])"),
     ("left_square_bracket", "previous_version", "Prev", True, "Previous version", "Select the previous version ([)"),
-    ("n", "new_version", "New version", True, "New version", "Copy the selected version to the next free vN.py (n)"),
     ("c", "focus_chat", "Chat", True, "", ""),
-    ("e", "open_editor", "Edit", False, "Open in $EDITOR", "Open the selected version in $EDITOR, else $VISUAL (e)"),
     ("p", "profile", "Profile", False, "Profile", "Profile the selected version with Nsight Compute (p, GPU only)"),
     (
         "t",
@@ -41,15 +52,6 @@ KEYS = (  # key, action, footer label, shown in the footer, command palette titl
         "Diff: side by side",
         "Toggle the SASS diff between unified and two columns (s)",
     ),
-    (
-        "x",
-        "cancel_run",
-        "Cancel run",
-        True,  # in the footer only while a ladder runs (KtuiApp.check_action)
-        "Cancel run",
-        "Cancel the running ladder: its worker calls end now and its workers restart; no verdict (x)",
-    ),
-    ("q", "quit", "Quit", True, "", ""),
     ("escape", "stop_agent", "Stop agent", True, "Agent: stop", "Stop the agent's reply and its loop (esc)"),
     (
         "ctrl+t",
