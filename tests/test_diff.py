@@ -203,3 +203,27 @@ def test_ktui_diff_takes_problem_version_names_and_keeps_the_failed_verdict_it_r
         "ktui: error: no such kernel file: vector_add/v9 (nor a version: vector_add has v1, v2, v3; give "
         "kernels/<problem>/<version>.py or problem/version)"
     )
+
+
+def test_a_version_whose_ladder_stopped_before_dumps_says_so_and_the_diff_tab_skips_it(sides):
+    """A new user's v3 was compared with v2, whose run had FAILED: 'no dumps yet: run its ladder' sent them to run
+    a version that had run. The tab compares with the nearest earlier version that has dumps; the message says the
+    ladder stopped and how to pick another."""
+    from ktui.core.results import ErrorInfo
+    from ktui.core.workspace import KernelRef
+    from ktui.tui.inside import DiffView
+
+    (ws, k1, r1), (_, k2, r2) = sides
+    stopped = LadderResult(
+        k2.problem, k2.version, r2.kernel, r2.device,
+        [RungResult("compile", Status.OK), RungResult("run", Status.FAILED, error=ErrorInfo("ValueError", "no"))],
+        r2.source_sha256, r2.reference_sha256,
+    )  # fmt: skip
+    with pytest.raises(diff.DiffError, match=r"add/v2 has no dumps: its ladder stopped at run \(FAILED\), before"):
+        diff.compare_results([(ws, k1, r1), (ws, k2, stopped)])
+    (ws.root / "kernels/add/v3.py").write_text((ws.root / "kernels/add/v2.py").read_text())
+    k3 = KernelRef("add", "v3", ws.root)
+    results = {k1.key: r1, k2.key: stopped}
+    assert DiffView.compare_with(ws, k3, results) == k1  # v2 stopped before dumps: v1 has them
+    assert DiffView.compare_with(ws, k3, {k2.key: stopped}) == k2  # none has dumps: the one before, its message
+    assert DiffView.compare_with(ws, k3, {k1.key: r1, k2.key: r2}) == k2  # v2 has dumps: the version before

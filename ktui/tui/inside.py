@@ -236,8 +236,13 @@ class DiffView(Log):
         self._key: str | None = None
 
     @staticmethod
-    def compare_with(ws: Workspace, k: KernelRef) -> KernelRef | None:
-        """The pinned baseline of ``k``'s problem, else the version before ``k``."""
+    def compare_with(
+        ws: Workspace, k: KernelRef, results: dict[str, LadderResult | None] | None = None
+    ) -> KernelRef | None:
+        """The pinned baseline of ``k``'s problem, else the nearest version before ``k`` whose latest result (in
+        ``results``, by key) has dumps, else the version just before ``k`` (its message says why there is no diff).
+        A version whose ladder stopped before dumps (a failed run) never has any: the Diff tab sent a new user to
+        run one that had run."""
         from ktui.core.ladder import Baselines
 
         versions = [v.version for v in ws.versions(k.problem)]
@@ -245,6 +250,11 @@ class DiffView(Log):
         if base and base != k.version and base in versions:
             return KernelRef(k.problem, base, ws.root)
         i = versions.index(k.version) if k.version in versions else 0
+        for v in reversed(versions[:i]):
+            r = (results or {}).get(f"{k.problem}/{v}")
+            dumps = r.rung("dumps") if r is not None else None
+            if dumps is not None and dumps.status is Status.OK:
+                return KernelRef(k.problem, v, ws.root)
         return KernelRef(k.problem, versions[i - 1], ws.root) if i > 0 else None
 
     def show(self, ws: Workspace, k: KernelRef | None, results: dict[str, LadderResult | None]) -> None:
@@ -252,7 +262,7 @@ class DiffView(Log):
         worker runs on the app, so that the app's ``Worker.StateChanged`` handler reports it if it fails."""
         self.clear()
         self._key = k.key if k else None
-        other = self.compare_with(ws, k) if k else None
+        other = self.compare_with(ws, k, results) if k else None
         ra, rb = (results.get(other.key) if other else None), (results.get(k.key) if k else None)
         if k is None or other is None or ra is None or rb is None:
             self.write_line(self.NOTHING)

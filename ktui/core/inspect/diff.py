@@ -280,6 +280,12 @@ def side(ws: Workspace, k: KernelRef, res: LadderResult, stage: str = "sass") ->
     """
     rung = res.rung("dumps")
     if rung is None or rung.status is not Status.OK:
+        failed = res.failed_rung
+        if failed is not None and failed.name != "dumps":  # it ran, and stopped before the dumps rung
+            raise DiffError(
+                f"{k.key} has no dumps: its ladder stopped at {failed.name} (FAILED), before the dumps rung; fix it, "
+                "or compare with another version (b pins the selected one as the baseline)"
+            )
         raise DiffError(f"{k.key} has no dumps yet: run its ladder (the dumps rung writes them)")
     kernels, lines = [], []
     for kk in rung.figures.get("kernels", []):
