@@ -139,3 +139,36 @@ def test_the_host_loop_refreshes_inputs_before_every_call_and_keeps_the_last_out
     events.clear()
     reply, last = host_loop(direct(lambda: None), refresh, 2, False, lambda: events.append("sync"))
     assert last is None and events == ["refresh0", "sync", "refresh1", "sync"]
+
+
+def test_an_out_of_bounds_access_through_a_strided_argument_says_to_index_it_by_its_strides():
+    """A new user's row offset ``row * cols`` on a laid-out input read 'mask every access (offs < n)' with every
+    access masked: the message names the strided arguments and the other fix."""
+    import numpy as np
+    import pytest
+
+    from ktui.worker import interp_bounds as ib
+
+    x = torch.zeros(4, 8)[:, :4]  # padded rows: strides (8, 1)
+    out = torch.zeros(4, 4)
+
+    class Ptrs:
+        data = np.array([out.data_ptr() + 4 * 64], dtype=np.uint64)  # past out's 16 elements
+
+        def get_element_ty(self):
+            raise TypeError("no numpy name")
+
+    ib._CURRENT.append(ib._ranges([("x_ptr", x), ("out_ptr", out)]))
+    try:
+        with pytest.raises(ib.OutOfBoundsAccess) as e:
+            ib._check(Ptrs(), None, "store")
+    finally:
+        ib._CURRENT.pop()
+    assert "mask every access (offs < n); x_ptr is strided (8, 1): index it by its strides" in str(e.value), e.value
+    ib._CURRENT.append(ib._ranges([("out_ptr", out)]))
+    try:
+        with pytest.raises(ib.OutOfBoundsAccess) as e:
+            ib._check(Ptrs(), None, "store")
+    finally:
+        ib._CURRENT.pop()
+    assert str(e.value).endswith("mask every access (offs < n)"), e.value  # nothing strided: the mask alone

@@ -96,3 +96,17 @@ def test_the_interpreters_tf32_rounds_to_nearest_ties_away_as_cvt_rna_does():
     assert _to_tf32(x).tolist() == [1.0, 1 + 2**-10, 1 + 2**-9, 1.0, -1 - 2**-10, np.inf]
     assert np.isnan(_to_tf32(np.array([np.nan], dtype=np.float32)))[0]
     assert _is_tf32("INPUT_PRECISION.TF32") and not _is_tf32("INPUT_PRECISION.TF32x3") and not _is_tf32("IEEE")
+
+
+def test_a_laid_out_case_names_each_inputs_layout_and_strides(make_ws, ladder_for):
+    """A new user's bug was the 1-D bias's stride; the failing case said only 'layout=transposed' (the first input's)
+    and pointed at the input they had handled. Every failing laid-out case now names each input's layout and
+    strides; the twin reads b through its stride and passes."""
+    ref = CASES / "references" / "bias_add_rows.py"
+    bad = run(make_ws, ladder_for, "bias_add", K / "bias_flat_bias_bad.py", reference=ref, seed=1)
+    failed = bad.failed_rung
+    assert failed is not None and failed.name in ("run", "correctness"), bad.rungs
+    text = failed.line() + (failed.error.message if failed.error else "")
+    assert "in[1] strided, strides (2,)" in text or "in[1] offset, strides (1,)" in text, text
+    assert "in[0] " in text, text  # both inputs named, each with its own layout
+    good(run(make_ws, ladder_for, "bias_add", K / "rt11_grid_x_good.py", reference=ref, seed=1))

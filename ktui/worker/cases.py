@@ -54,15 +54,27 @@ from ktui.worker.problem import DISTRIBUTIONS, Problem, spec_label
 from ktui.worker.special import SPECIAL, near_duplicate_, refill_special
 from ktui.worker.tensors import dataclass_fields, with_fields
 
-__all__ = ["DISTRIBUTIONS", "LAYOUTS", "build_input", "case_label", "label_of", "layout_of", "round_to_tf32", "spec_of"]
+__all__ = [
+    "DISTRIBUTIONS",
+    "LAYOUTS",
+    "build_input",
+    "case_label",
+    "label_of",
+    "layout_detail",
+    "layout_of",
+    "round_to_tf32",
+    "spec_of",
+]
 LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted")
 
 
 def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
     """``spec=(4, 129) seed=5 dist=heavy layout=offset config=softmax_kernel:2,reduce_kernel:0 fill=decoy``: how
-    failures name the case. ``config`` lists the config each autotuned kernel launched (``configs``, recorded by the
-    candidate: index into the kernel's ``configs``), ``config=auto(softmax_kernel:2)`` where the autotuner chose,
-    or the case's own ``config`` before the call has run (``config=1``, ``config=auto``)."""
+    failures name the case; a ``layout_detail`` in ``case`` (``layout_detail``: each input's layout and strides, the
+    judge's) follows the layout in parentheses. ``config`` lists the config each autotuned kernel launched
+    (``configs``, recorded by the candidate: index into the kernel's ``configs``), ``config=auto(softmax_kernel:2)``
+    where the autotuner chose, or the case's own ``config`` before the call has run (``config=1``,
+    ``config=auto``)."""
     parts = [f"spec={spec_label}", f"seed={case['seed']}"]
     for key in ("dist", "layout", "config", "fill"):
         if key == "dist" and case.get("vary"):  # the int and bool arguments the scalars case moved
@@ -73,7 +85,8 @@ def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
             if shown:
                 parts.append(f"config={shown}")
         elif case.get(key) not in (None, "native", "contiguous"):
-            parts.append(f"{key}={case[key]}")
+            detail = case.get("layout_detail") if key == "layout" else None
+            parts.append(f"{key}={case[key]}" + (f" ({detail})" if detail else ""))
     if case.get("near_dup"):
         parts.append("near-duplicate")
     return " ".join(parts)
@@ -400,6 +413,24 @@ def round_to_tf32(t: torch.Tensor) -> torch.Tensor:
     bits = x.view(torch.int32)
     rounded = ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
     return torch.where(torch.isfinite(x), rounded, x)
+
+
+LAYOUT_DETAIL_LEAVES = 4  # ``layout_detail``: the input tensors named at most
+
+
+def layout_detail(inputs: Any) -> str:
+    """Each input tensor of a laid-out case with its layout and strides, for the failure's name:
+    ``in[0] transposed, strides (1, 2); in[1] strided, strides (2,)`` (the first ``LAYOUT_DETAIL_LEAVES`` tensors of
+    more than one element; '' when there are none). A new user's bug was in the 1-D weight's stride, and the case
+    named only the first input's layout."""
+    from ktui.worker.tensors import flatten
+
+    parts = []
+    for path, t in flatten(inputs, "in"):
+        if isinstance(t, torch.Tensor) and t.numel() > 1:
+            parts.append(f"{path} {layout_of(t)}, strides {tuple(t.stride())}")
+    more = f"; and {len(parts) - LAYOUT_DETAIL_LEAVES} more" if len(parts) > LAYOUT_DETAIL_LEAVES else ""
+    return "; ".join(parts[:LAYOUT_DETAIL_LEAVES]) + more
 
 
 def layout_of(t: torch.Tensor) -> str:

@@ -69,6 +69,8 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
         return {**base, "ok": True, "reason": "", "score": 0.0, "unsupported": case["unsupported"]}
     if prep.get("skip"):  # special values on which this case's reference is no valid target: not judged
         return {**base, "ok": True, "reason": "", "score": 0.0, "skipped": prep["skip"]}
+    if prep.get("layout_detail"):  # a verdict on a laid-out case names each input's layout and strides
+        base["case"] = case_label(label_of(problem, case), {**shown, "layout_detail": prep["layout_detail"]})
     if case["input_hash_before"] != prep["input_hash"]:
         return fail(
             "the candidate's inputs differ from the judge's for the same case: generate_input is not "

@@ -42,6 +42,7 @@ class _Arg:
     dtype: str
     lo: int  # the storage's allowed bytes: [lo, hi)
     hi: int
+    strides: tuple[int, ...] | None = None  # a tensor that is not contiguous: its strides (elements), else None
 
 
 @dataclass
@@ -71,7 +72,13 @@ def _ranges(named: list[tuple[str, Any]]) -> _Ranges:
             return
         s = v.untyped_storage()
         lo, hi = payload_of(s) or (s.data_ptr(), s.data_ptr() + s.nbytes())
-        args.append(_Arg(name, v.data_ptr(), v.element_size(), str(v.dtype).removeprefix("torch."), lo, hi))
+        strides = None
+        try:
+            if not v.is_contiguous():
+                strides = tuple(v.stride())
+        except (AttributeError, RuntimeError):
+            pass
+        args.append(_Arg(name, v.data_ptr(), v.element_size(), str(v.dtype).removeprefix("torch."), lo, hi, strides))
 
     for name, v in named:
         add(name, v)
@@ -126,9 +133,17 @@ def _check(ptrs: Any, mask: Any, what: str) -> None:
         raise OutOfBoundsAccess(f"out-of-bounds {what} at address {bad:#x}: the launch has no tensor arguments")
     offset = (bad - arg.data_ptr) // arg.elsize
     held = (arg.hi - arg.data_ptr) // arg.elsize
+    strided = [a for a in r.args if a.strides is not None]
+    # a flat index into a strided view runs past its storage as a missing mask does: name both fixes (a new user's
+    # stride bug read "mask every access" with every access masked)
+    hint = "mask every access (offs < n)" + (
+        "; " + ", ".join(f"{a.name} is strided {a.strides}" for a in strided[:3]) + ": index it by its strides"
+        if strided
+        else ""
+    )
     raise OutOfBoundsAccess(
         f"out-of-bounds {what} at offset {offset} of {arg.name} ({arg.dtype}, {held} element{'s' if held != 1 else ''}"
-        f" up to the end of its storage){_kernel_line()}: {lanes}; mask every access (offs < n)"
+        f" up to the end of its storage){_kernel_line()}: {lanes}; {hint}"
     )
 
 

@@ -38,7 +38,7 @@ from ktui.protocol import (
 )
 from ktui.worker import upstream
 from ktui.worker.baselines import time_baselines
-from ktui.worker.cases import build_input, layout_of, round_to_tf32
+from ktui.worker.cases import build_input, layout_detail, layout_of, round_to_tf32
 from ktui.worker.compare import buffer_mismatch, judge_burst, judge_case, judge_outputs
 from ktui.worker.fuzz import describe_for_run
 from ktui.worker.native import native_errors, truncate_to_tf32
@@ -133,6 +133,7 @@ class Judge:
         facts = input_facts(inputs)
         entry: dict[str, Any] = {
             "layout_name": layout_of(first) if first is not None and case.get("layout") else None,
+            "layout_detail": layout_detail(inputs) if case.get("layout") else "",
             "inputs": facts,  # each input's description and digest: what the call must leave as it is
             "input_hash": hash_data(inputs, [digest for _, digest in facts.values()]),
             "structure": structure(expected),
