@@ -653,7 +653,8 @@ def copy_into(dst: Any, src: Any) -> None:
     """Copy every tensor of ``src`` into the tensor at the same place in ``dst`` (same structure): the fresh inputs
     of a timed call in the buffers the calls hold. A tensor whose shape the seed changes (jagged inputs: a values
     tensor as long as the drawn segments) is resized in place first (``resize_``, contiguous), so the same tensor
-    holds the new draw (red team round 15: an honest jagged sum failed the benchmark rung on a size mismatch).
+    holds the new draw (red team round 15: an honest jagged sum failed the benchmark rung on a size mismatch). The
+    values go in through ``.data``: the tensors' version counters do not move, as when a kernel writes them.
 
     Raises:
         ValueError: a shape changed and the tensor cannot be resized in place (a view, or not resizable); names the
@@ -674,4 +675,7 @@ def copy_into(dst: Any, src: Any) -> None:
                         f"and that tensor cannot take the new draw in place ({why}): return a tensor the generator "
                         f"owns (not a view) from generate_input"
                     )
-            d.copy_(s)
+            # written as a Triton kernel or a ``.data`` write writes a tensor in real use: its ``_version`` stays
+            # (a cache keyed on (tensor, _version), red team round 18 W3, served stale results in use and passed
+            # when every refill bumped the counter)
+            d.data.copy_(s)

@@ -1,0 +1,36 @@
+"""Red team round 18: each finding fixed as a mechanism, with a bad kernel, its honest twin and a test asserting the
+verdict and its message (docs/cases.md).
+
+W3: a weight preparation cached per (tensor, ``_version``) served stale values when the weight was written in place
+without moving its version counter (a kernel's write, a ``.data`` write), and passed because every fresh input ktui
+wrote for timed and verified calls moved it; ktui writes them as a kernel would (``tensors.copy_into``)."""
+
+from __future__ import annotations
+
+from ktui.core.results import Status
+
+from .test_cases import CASES, K, good, run
+
+R = CASES / "references"
+FAST = dict(distributions=False, layouts=False, seeds=1)
+
+
+def test_copy_into_leaves_the_version_counter_as_a_kernels_write_does():
+    import torch
+
+    from ktui.worker.tensors import copy_into
+
+    d = (torch.zeros(4), torch.zeros(2, 3))
+    before = [t._version for t in d]
+    copy_into(d, (torch.ones(4), torch.ones(2, 3)))
+    assert [t._version for t in d] == before and bool((d[0] == 1).all()) and bool((d[1] == 1).all())
+
+
+def test_a_weight_cache_keyed_on_its_version_fails_the_verified_stretch_and_its_twin_passes(make_ws, ladder_for):
+    ref = R / "rt18_rmsnorm.py"
+    bad = run(make_ws, ladder_for, "rmsnorm", K / "rt18_rmsnorm_cache_bad.py", reference=ref, **FAST)
+    failed = bad.failed_rung
+    assert failed is not None and failed.name == "benchmark", [r.line() for r in bad.rungs]
+    assert bad.rung("correctness").status is Status.OK  # fresh tensors every case: only reused buffers show it
+    assert "is wrong" in failed.line() and "every call gets fresh inputs" in failed.line(), failed.line()
+    good(run(make_ws, ladder_for, "rmsnorm", K / "rt18_rmsnorm_good.py", reference=ref, **FAST))
