@@ -34,3 +34,13 @@ def test_a_weight_cache_keyed_on_its_version_fails_the_verified_stretch_and_its_
     assert bad.rung("correctness").status is Status.OK  # fresh tensors every case: only reused buffers show it
     assert "is wrong" in failed.line() and "every call gets fresh inputs" in failed.line(), failed.line()
     good(run(make_ws, ladder_for, "rmsnorm", K / "rt18_rmsnorm_good.py", reference=ref, **FAST))
+
+
+def test_a_none_in_the_references_output_is_matched_by_none_and_a_tensor_there_fails(make_ws, ladder_for):
+    """F4: a reference returning (y, None) failed every kernel on every spec ('cannot compare with the reference')."""
+    ref = R / "rt18_swiglu_none.py"
+    good(run(make_ws, ladder_for, "swiglu", K / "rt18_swiglu_none_good.py", reference=ref, **FAST))
+    bad = run(make_ws, ladder_for, "swiglu", K / "rt18_swiglu_none_bad.py", reference=ref, **FAST)
+    failed = bad.failed_rung
+    assert failed is not None and failed.name == "correctness", [r.line() for r in bad.rungs]
+    assert "out[1] is a" in failed.line() and "expected None (the reference returns None there)" in failed.line()

@@ -55,6 +55,16 @@ def _out_of_bounds(label: str, found: list[str], out: Any, inputs: Any) -> str:
     return f"{label}: {first}out-of-bounds write: {'; '.join(found[:4])}"
 
 
+def readable(leaves: list[OutputLeaf]) -> bool:
+    """Every output leaf went to the judge as bytes or a value (a tensor's file, a number, a None): the outputs can
+    be kept and hashed, so a change after the call shows. A None (``(y, None)``, red team round 18 F4) is a value:
+    without it the outputs were let go, and the next call's output landing in their memory read as reused."""
+    return all(
+        leaf.get("file") or leaf["kind"] == "number" or (leaf["kind"] == "other" and leaf.get("type") == "NoneType")
+        for leaf in leaves
+    )
+
+
 class CheckedCalls:
     """``do_execute`` and the one call it makes per case (``_call``)."""
 
@@ -172,7 +182,7 @@ class CheckedCalls:
             if in_place:  # declared in-place inputs: judged as outputs (``do_execute``)
                 rec["inplace_outputs"] = save_outputs(in_place, folder / f"call{c}" / "inplace")
                 kept.append((rec, in_place, hash_data(in_place), "changed_after"))
-            if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
+            if readable(leaves):  # bytes sent: readable
                 kept.append((rec, out, hash_data(out, out_digests), "changed_after"))
             kept.append((rec, before, rec["input_hash_after"], "inputs_changed_after"))
             total += seconds
@@ -298,7 +308,7 @@ class CheckedCalls:
                     patched = integrity.tampered(self.baseline, own_only=True)  # ktui's own code, after every case
                     if patched:
                         entry["tampered"] = patched
-                    if all(leaf.get("file") or leaf["kind"] == "number" for leaf in leaves):  # bytes sent: readable
+                    if readable(leaves):  # bytes sent: readable
                         kept.append((entry, out, hash_data(out, out_digests), "changed_after"))
                     kept.append((entry, before, entry["input_hash_after"], "inputs_changed_after"))
                 else:

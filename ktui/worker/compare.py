@@ -347,6 +347,11 @@ def judge_leaf(
 ) -> dict[str, Any] | str:
     """The verdict for one output leaf (``metrics.verdict``; ``metrics.verdict_large``, chunked on ``device``, over
     ``large`` elements; with the precision and determinism checks), or the reason it cannot be compared (a str)."""
+    if exp is None:  # the reference returns None there (``(y, None)``: attention weights not asked for)
+        if g["kind"] == "other" and g.get("type") == "NoneType":
+            return {"ok": True, "reason": "", "score": -1.0, "none": True}  # (never the case's worst leaf)
+        got = g.get("type") or g.get("dtype") or g["kind"]
+        return f"{path} is a {got}, expected None (the reference returns None there)"
     type_note = ""
     exp_tensor = isinstance(exp, torch.Tensor)  # (a Python number becomes a tensor below: no native precision)
     if g["kind"] == "number" and isinstance(exp, torch.Tensor):  # red team round 5: a float for a 0-d tensor
