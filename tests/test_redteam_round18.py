@@ -44,3 +44,29 @@ def test_a_none_in_the_references_output_is_matched_by_none_and_a_tensor_there_f
     failed = bad.failed_rung
     assert failed is not None and failed.name == "correctness", [r.line() for r in bad.rungs]
     assert "out[1] is a" in failed.line() and "expected None (the reference returns None there)" in failed.line()
+
+
+def test_the_cpu_reaches_the_benchmarks_width_along_the_innermost_field():
+    """W2: on the CPU every fuzzed spec stayed within 65,536 elements; the bench draw of the innermost field now goes
+    to the benchmark's 128,256 columns (one or two rows) in every run."""
+    import hashlib
+
+    from ktui.worker.fuzz import describe_for_run
+    from ktui.worker.problem import Problem
+
+    path = R / "rt18_wide_softmax.py"
+    problem = Problem(path, path.stem, hashlib.sha256(path.read_bytes()).hexdigest())
+    for seed in (1, 2, 3, 4):
+        info = describe_for_run(problem, "cpu", seed)
+        widest = max(info["tests"][i]["cols"] for i in info["fuzzed"])
+        assert 128_255 <= widest <= 128_259, (seed, widest)
+
+
+def test_a_split_path_taken_only_past_65536_columns_fails_on_the_cpu_and_its_twin_passes(make_ws, ladder_for):
+    ref = R / "rt18_wide_softmax.py"
+    rungs = ("compile", "run", "correctness")
+    bad = run(make_ws, ladder_for, "vocab_softmax", K / "rt18_wide_softmax_bad.py", reference=ref, rungs=rungs, **FAST)
+    failed = bad.failed_rung
+    assert failed is not None and failed.name == "correctness", [r.line() for r in bad.rungs]
+    assert "fuzzed(" in failed.line() and "1282" in failed.line(), failed.line()  # the 128,25x-column spec
+    good(run(make_ws, ladder_for, "vocab_softmax", K / "rt18_wide_softmax_good.py", reference=ref, rungs=rungs, **FAST))
