@@ -70,3 +70,37 @@ def test_a_split_path_taken_only_past_65536_columns_fails_on_the_cpu_and_its_twi
     assert failed is not None and failed.name == "correctness", [r.line() for r in bad.rungs]
     assert "fuzzed(" in failed.line() and "1282" in failed.line(), failed.line()  # the 128,25x-column spec
     good(run(make_ws, ladder_for, "vocab_softmax", K / "rt18_wide_softmax_good.py", reference=ref, rungs=rungs, **FAST))
+
+
+def test_an_integer_output_that_could_index_an_input_says_how_to_declare_it():
+    """F2: a MoE router's top-2 of a softmax failed on tied probabilities with 'got 865, expected 988' alone: its
+    indices gather the softmax's values, not the input's, so ktui cannot detect them; the message says how to
+    declare them (and declared, ties pass by what they select)."""
+    import torch
+
+    from ktui.worker.indices import index_allowance, select_verdict
+
+    logits = torch.zeros(2, 8)  # every logit tied: any two indices are a right top-2
+    probs = torch.softmax(logits.double(), -1)
+    vals, ref_idx = probs.topk(2, dim=-1)
+    ref_idx = torch.tensor([[5, 3], [7, 0]])
+    out = torch.tensor([[0, 1], [0, 1]])
+
+    class NoDecl:
+        pass
+
+    m = {"ok": False, "reason": "output out[1]: got 0, expected 5"}
+    index_allowance(NoDecl, "out[1]", m, out, ref_idx, (vals, ref_idx), lambda: logits)
+    assert not m["ok"]
+    assert m["reason"].endswith(
+        "(if out[1] holds indices into in along dim -1 whose ties may come in any order, declare index_outputs = "
+        "{1: (None, -1)} in the reference: ktui then judges them by what they select)"
+    ), m["reason"]
+
+    class Declared:
+        index_outputs = {1: (None, -1)}
+
+    m = {"ok": False, "reason": "output out[1]: got 0, expected 5"}
+    index_allowance(Declared, "out[1]", m, out, ref_idx, (vals, ref_idx), lambda: logits)
+    assert m["ok"], m
+    assert select_verdict(torch.tensor([[0, 0], [0, 1]]), ref_idx, logits, -1, "in")  # the same index twice: wrong

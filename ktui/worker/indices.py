@@ -226,6 +226,7 @@ def index_allowance(
     else:
         found = detect(data, ref_outputs, path)
         if found is None:
+            m["reason"] += index_hint(data, ref, path)
             return
         name, key, dim = found
         x = input_of(data, key)
@@ -248,6 +249,31 @@ def index_allowance(
             f"{dim} (ties, in an order of their own): accepted as indices ({how}; declare index_outputs in the "
             "reference to say so, or index_outputs = {} to compare indices exactly)"
         )
+
+
+def index_hint(inputs: Any, ref: torch.Tensor, path: str) -> str:
+    """For an integer output ``path`` that failed its exact compare and that ``detect`` did not take for indices: when
+    the reference's values (``ref``) could index a float input along a dimension (in range, a shape that fits), how
+    to say so (`` (if out[1] holds indices ... declare index_outputs = {1: (0, -1)} ...)``); else ''. A top-k of a
+    softmax of the input indexes the input, but gathers the softmax's values, not the input's: the reference must
+    say it (red team round 18 F2: an honest MoE router failed on tied probabilities)."""
+    if not isinstance(ref, torch.Tensor) or _float(ref) or ref.numel() == 0 or ref.dtype == torch.bool:
+        return ""
+    r = ref.detach().cpu()
+    for name, x in flatten(inputs, "in"):
+        if not isinstance(x, torch.Tensor) or not _float(x) or x.ndim == 0:
+            continue
+        for dim in range(-1, -x.ndim - 1, -1):
+            a = _aligned(r, x.detach().cpu(), dim)
+            if a is not None and bool(((a[0] >= 0) & (a[0] < x.shape[a[1]])).all()):
+                out_key = path[4:-1] if path.startswith("out[") else None
+                in_key = _key_of(name)
+                return (
+                    f" (if {path} holds indices into {name} along dim {dim} whose ties may come in any order, declare "
+                    f"index_outputs = {{{out_key}: ({in_key!r}, {dim})}} in the reference: ktui then judges them by "
+                    "what they select)"
+                )
+    return ""
 
 
 def _float(t: torch.Tensor) -> bool:
