@@ -48,7 +48,7 @@ def test_a_none_in_the_references_output_is_matched_by_none_and_a_tensor_there_f
 
 def test_the_cpu_reaches_the_benchmarks_width_along_the_innermost_field():
     """W2: on the CPU every fuzzed spec stayed within 65,536 elements; the bench draw of the innermost field now goes
-    to the benchmark's 128,256 columns (one or two rows) in every run."""
+    to the benchmark's 128,256 columns (on the tests' most rows) in every run."""
     import hashlib
 
     from ktui.worker.fuzz import describe_for_run
@@ -60,12 +60,17 @@ def test_the_cpu_reaches_the_benchmarks_width_along_the_innermost_field():
         info = describe_for_run(problem, "cpu", seed)
         widest = max(info["tests"][i]["cols"] for i in info["fuzzed"])
         assert 128_255 <= widest <= 128_259, (seed, widest)
+        rows = max(info["tests"][i]["rows"] for i in info["fuzzed"] if info["tests"][i]["cols"] == widest)
+        assert rows == 7, (seed, rows)  # the test spec with the most rows (7, 127), within 2**20 elements
 
 
 def test_a_split_path_taken_only_past_65536_columns_fails_on_the_cpu_and_its_twin_passes(make_ws, ladder_for):
     ref = R / "rt18_wide_softmax.py"
     rungs = ("compile", "run", "correctness")
-    bad = run(make_ws, ladder_for, "vocab_softmax", K / "rt18_wide_softmax_bad.py", reference=ref, rungs=rungs, **FAST)
+    # seed 1 draws (7, 128255): a row whose max lies in its second half hides the bug, so seven rows miss it 1 in 128
+    bad = run(
+        make_ws, ladder_for, "vocab_softmax", K / "rt18_wide_softmax_bad.py", reference=ref, rungs=rungs, seed=1, **FAST
+    )
     failed = bad.failed_rung
     assert failed is not None and failed.name == "correctness", [r.line() for r in bad.rungs]
     assert "fuzzed(" in failed.line() and "1282" in failed.line(), failed.line()  # the 128,25x-column spec
@@ -104,3 +109,39 @@ def test_an_integer_output_that_could_index_an_input_says_how_to_declare_it():
     index_allowance(Declared, "out[1]", m, out, ref_idx, (vals, ref_idx), lambda: logits)
     assert m["ok"], m
     assert select_verdict(torch.tensor([[0, 0], [0, 1]]), ref_idx, logits, -1, "in")  # the same index twice: wrong
+
+
+def test_the_tie_order_probe_tells_a_stable_sort_from_topk_and_an_unstable_sort():
+    import torch
+
+    from ktui.worker.indices import orders_ties_by_index
+
+    class Stable:
+        @staticmethod
+        def ref_kernel(x):
+            return torch.sort(x, dim=-1, stable=True)
+
+    class Unstable:
+        @staticmethod
+        def ref_kernel(x):
+            return torch.sort(x, dim=-1)
+
+    class TopK:
+        @staticmethod
+        def ref_kernel(x):
+            return torch.topk(x, 8, dim=-1)
+
+    assert orders_ties_by_index(Stable, torch.randn(3, 257), None, -1, "out[1]")
+    assert not orders_ties_by_index(Unstable, torch.randn(3, 257), None, -1, "out[1]")
+    assert not orders_ties_by_index(TopK, torch.randn(3, 257), None, -1, "out[1]")
+    assert not orders_ties_by_index(Stable, torch.randn(3, 16), None, -1, "out[1]")  # too short to tell
+
+
+def test_a_sort_breaking_the_stability_its_reference_asks_for_fails_and_its_twin_passes(make_ws, ladder_for):
+    ref = R / "rt18_stable_sort.py"
+    rungs = ("compile", "run", "correctness")
+    bad = run(make_ws, ladder_for, "sort", K / "rt18_stable_sort_bad.py", reference=ref, rungs=rungs, **FAST)
+    failed = bad.failed_rung
+    assert failed is not None and failed.name == "correctness", [r.line() for r in bad.rungs]
+    assert "the reference orders ties by index" in failed.line(), failed.line()
+    good(run(make_ws, ladder_for, "sort", K / "rt18_stable_sort_good.py", reference=ref, rungs=rungs, **FAST))

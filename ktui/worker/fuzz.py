@@ -22,11 +22,11 @@ not of 4096, as a dispatch on ``n % 4096`` then ``n % 1024`` makes, passed every
 
 and then one more per integer field that a benchmark spec makes larger than every test (``bench``): that field at
 the benchmark's value (or its neighbour: -1, +1, +3), the other fields of a test spec halved until the spec fits the
-budget (a dimension at benchmark scale, the others small: cheap on the CPU; the innermost field on the CPU up to
-``CPU_INNER_BENCH`` = 262,144 elements, a leading one within the CPU's budgets). So every run reaches the benchmark's
-size along the innermost dimension (on a GPU along each, up to ``GPU_BUDGET``), and a path that a kernel takes
-only past some width between the tests and the benchmark (a separate kernel for rows past 32,768 columns) is checked
-in every run, not in the runs whose draws happen there.
+budget (a dimension at benchmark scale, the others small: cheap on the CPU; the innermost field on the CPU in a spec
+of up to ``CPU_INNER_BENCH`` = 2**20 elements, from the test spec with the most rows, within the lead budget). So
+every run reaches the benchmark's size along the innermost dimension (on a GPU along each, up to ``GPU_BUDGET``),
+and a path that a kernel takes only past some width between the tests and the benchmark (a separate kernel for rows
+past 32,768 columns) is checked in every run, not in the runs whose draws happen there.
 
 and, on the CPU, one spec past two waves of a grid capped at the SM count the stand-in answers (``waves``,
 ``_draw_waves``: 265 rows and more, 169 tiles of 128 x 128, or two waves of a grid-stride loop of 4 programs per SM
@@ -73,10 +73,10 @@ FUZZ_COUNT = 4  # fuzzed specs per run: one per size class
 CLASSES = ("pow2", "odd", "threshold", "unit")
 CPU_BUDGET = 1 << 16  # spec size on the CPU: the Triton interpreter runs a kernel of this many elements in ~1 s
 CPU_LEAD = 64  # and the product of the leading fields at least this (rows, tiles: ``lead_budget``)
-# the ``bench`` draw of the innermost field on the CPU: up to this many elements (one row: the interpreter runs a
-# row's columns as array operations, cheap next to its rows; red team round 18 W2: a vocabulary softmax's path past
-# 65,536 columns, its benchmark at 128,256, never ran under the CPU budget)
-CPU_INNER_BENCH = 1 << 18
+# the ``bench`` draw of the innermost field on the CPU: up to this many elements (the interpreter runs a row's columns
+# as array operations, cheap next to its rows; red team round 18 W2: a vocabulary softmax's path past 65,536
+# columns, its benchmark at 128,256, never ran under the CPU budget; on one row its bug showed half the time)
+CPU_INNER_BENCH = 1 << 20
 GPU_BUDGET = 1 << 25  # and on a GPU: the float64 reference and the judge's verdict of 2**25 elements take ~1 s
 THRESHOLDS = tuple(1 << j for j in range(8, 25))  # 256 .. 2**24: block, chunk and grid-split thresholds
 MULTIPLES = (2, 4, 8, 16, 64, 128)
@@ -587,19 +587,26 @@ def _draw_bench(
     """A test spec with field ``f`` at the benchmark's value (capped at ``hi``) or its neighbour (-1, +1, +3), the
     other integer fields halved until the spec fits ``cap`` (a dimension at benchmark scale, the others small): a
     path taken only past some width between the tests and the benchmark runs in every run. The innermost field
-    (the spec's last integer) fits ``inner_cap`` instead when that is larger (``CPU_INNER_BENCH`` on the CPU)."""
+    (the spec's last integer), when the benchmark's value of it is past ``cap``, is drawn on the test spec with the
+    most rows and fits ``inner_cap`` instead (``CPU_INNER_BENCH`` on the CPU)."""
     base = [s for s in tests if _is_int(s.get(f))]
     if not base:
         return None
     spec = dict(rng.choice(base))
     inner = inner_cap > cap and [k for k, v in spec.items() if _is_int(v)][-1] == f
+    # only for a width the CPU budget cannot hold even on one row (a softmax's 8,192 columns fit it as before)
+    inner = inner and _field_range(f, tests, benchmarks, bounds, inner_cap)[3] > cap
+    if inner:  # the test spec with the most rows: a bug that shows on some rows only meets several
+        most: dict[str, Any] = max(base, key=_leading)
+        spec = dict(most)
     lo, hi, top, bench = _field_range(f, tests, benchmarks, bounds, inner_cap if inner else cap)
     v = min(max(min(bench, hi) + rng.choice((0, 0, -1, 1, 3)), lo), hi)
     if v <= top:
         return None
     spec[f] = v
-    # past ``cap`` only by the innermost field itself: the leading fields shrink to fit (one row at 128,256)
-    return _fit(rng, spec, f, bounds, max(cap, v) if inner else cap)
+    # past ``cap`` by the innermost field, the leading fields shrunk to fit ``inner_cap`` (8 rows at 128,256), and
+    # to the CPU's lead budget by the caller
+    return _fit(rng, spec, f, bounds, inner_cap if inner else cap)
 
 
 def _draw(

@@ -16,7 +16,9 @@ key, indexes input 0, likewise a tuple index or dict key, along dim -1; ``None``
 Without ``index_outputs`` ktui detects the common case itself (``detect``): an integer output whose reference
 indices, gathered from an input along a dimension, give exactly another output of the reference (the values of
 ``topk``, ``sort``, ``max(dim)``, ``kthvalue``); such an output is judged the same way, with a warning that says so.
-``index_outputs = {}`` turns detection off: integer outputs compare exactly.
+``index_outputs = {}`` turns detection off: integer outputs compare exactly. A detected index output whose reference
+orders ties by index (a stable sort: ``orders_ties_by_index``, probed on the case's inputs made all equal) keeps
+that order as part of its answer: ties in another order fail (red team round 18 W1).
 
 An index output whose shape is the input's with the dimension left out (``argmax`` without ``keepdim``) indexes it
 too; shapes that cannot index the input along the dimension are no index output (the exact verdict stands).
@@ -242,6 +244,15 @@ def index_allowance(
         m["reason"] = f"{why} (judged as indices of {name} along dim {dim}, {how})"
         return
     n = int((out.reshape(-1).long() != ref.reshape(-1).long().to(out.device)).sum())
+    if n and found is not None and orders_ties_by_index(module, data, key, dim, path):
+        m["reason"] = (
+            f"{n} of {out.numel()} indices differ from the reference's at equal values of {name} along dim {dim}: the "
+            "reference orders ties by index (on this case's inputs with every value of "
+            f"{name} equal, its indices come in order, as a stable sort's do; torch.topk's and an unstable sort's "
+            "do not), so the order of ties is part of its answer (declare index_outputs in the reference if any "
+            "order of ties is right)"
+        )
+        return
     m.update(ok=True, reason="", score=0.0, outside_tol=0, index_ties=n)
     if found is not None:
         m.setdefault("warnings", []).append(
@@ -249,6 +260,49 @@ def index_allowance(
             f"{dim} (ties, in an order of their own): accepted as indices ({how}; declare index_outputs in the "
             "reference to say so, or index_outputs = {} to compare indices exactly)"
         )
+
+
+TIE_PROBE_MIN = 64  # ``orders_ties_by_index``: rows at least this long (a short row's unstable sort keeps order)
+_TIE_ORDER: dict[tuple[int, str, Any, int, tuple[int, ...]], bool] = {}  # the probe's answers, per module and shape
+
+
+def orders_ties_by_index(module: Any, data: Any, key: Any, dim: int, path: str) -> bool:
+    """Whether the reference's index output ``path`` orders ties by index (a stable sort, ``torch.sort(...,
+    stable=True)``): ``module.ref_kernel`` run again on a CPU copy of ``data`` (this case's inputs) with every value
+    of input ``key`` equal gives indices in increasing order along ``dim``, in every row. Decided only
+    on rows of at least ``TIE_PROBE_MIN`` along ``dim``: ``torch.topk`` and the unstable ``torch.sort`` scramble
+    ties there (measured: 4,099 tied values gave topk indices 7, 4, 1, 3, ...), while a short row's unstable sort
+    may keep them in order by chance of its algorithm; False below it, or when the probe raises. Red team round 18
+    W1: a sort kernel breaking the stability the reference asks for passed as "ties in an order of their own"."""
+    x = input_of(data, key)
+    if x is None or x.ndim == 0 or x.shape[dim] < TIE_PROBE_MIN:
+        return False
+    memo = (id(module), path, key, dim, tuple(x.shape))
+    if memo in _TIE_ORDER:
+        return _TIE_ORDER[memo]
+    answer = False
+    try:
+        from torch.utils._pytree import tree_map
+
+        # on the CPU whatever the judge's device: a GPU's unstable sort (radix) keeps ties in order by chance of its
+        # algorithm, and the stability asked for is the reference's contract, not its device's
+        cpu = tree_map(lambda t: t.detach().cpu().clone() if isinstance(t, torch.Tensor) else t, data)
+        x = input_of(cpu, key)
+        if x is None:
+            return False
+        with torch.no_grad():
+            x.zero_()  # every value of the input equal: all ties
+            got = dict(flatten(module.ref_kernel(cpu))).get(path)
+        if isinstance(got, torch.Tensor) and not _float(got) and got.numel() > 1:
+            a = _aligned(got.detach().cpu(), x.detach().cpu(), dim)
+            if a is not None and a[0].shape[a[1]] > 1:
+                idx, d = a
+                n = idx.shape[d]
+                answer = bool((idx.narrow(d, 1, n - 1) > idx.narrow(d, 0, n - 1)).all())
+    except Exception:  # the reference refuses all-equal inputs: no evidence, ties in any order stand
+        answer = False
+    _TIE_ORDER[memo] = answer
+    return answer
 
 
 def index_hint(inputs: Any, ref: torch.Tensor, path: str) -> str:
