@@ -586,15 +586,18 @@ def _draw_bench(
 ) -> dict[str, Any] | None:
     """A test spec with field ``f`` at the benchmark's value (capped at ``hi``) or its neighbour (-1, +1, +3), the
     other integer fields halved until the spec fits ``cap`` (a dimension at benchmark scale, the others small): a
-    path taken only past some width between the tests and the benchmark runs in every run. The innermost field
-    (the spec's last integer), when the benchmark's value of it is past ``cap``, is drawn on the test spec with the
-    most rows and fits ``inner_cap`` instead (``CPU_INNER_BENCH`` on the CPU)."""
+    path taken only past some width between the tests and the benchmark runs in every run. The innermost field of
+    a spec of two or more (the spec's last integer), when the benchmark's value of it is past ``cap``, is drawn on the
+    test spec with the most rows and fits ``inner_cap`` instead (``CPU_INNER_BENCH`` on the CPU)."""
     base = [s for s in tests if _is_int(s.get(f))]
     if not base:
         return None
     spec = dict(rng.choice(base))
-    inner = inner_cap > cap and [k for k, v in spec.items() if _is_int(v)][-1] == f
-    # only for a width the CPU budget cannot hold even on one row (a softmax's 8,192 columns fit it as before)
+    ints = [k for k, v in spec.items() if _is_int(v)]
+    # only the innermost of two fields or more (a row's columns: a 1-D kernel's programs go by its length, and the
+    # ``waves`` draw already takes it past 2**20) and for a width the CPU budget cannot hold even on one row (a
+    # softmax's 8,192 columns fit it as before)
+    inner = inner_cap > cap and len(ints) >= 2 and ints[-1] == f
     inner = inner and _field_range(f, tests, benchmarks, bounds, inner_cap)[3] > cap
     if inner:  # the test spec with the most rows: a bug that shows on some rows only meets several
         most: dict[str, Any] = max(base, key=_leading)
