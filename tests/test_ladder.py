@@ -6,6 +6,8 @@ ladder on the same pool runs again.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ktui.core.figures import check as figures_check
@@ -178,9 +180,11 @@ def test_crashing_and_hanging_kernels_fail_and_the_worker_comes_back(make_ws, la
         assert f"({suspect}" in failed.error.message, failed.error.message
     assert f"the {role} worker was restarted" in failed.error.message
     if bad == "hangs.py":  # where it hung: the worker's stack dumped before it was killed, the user's path
-        assert 'it was at File "' in failed.error.message and 'kernels/vector_add/v1.py", line 5 in custom_kernel' in (
+        at = re.search(r'it was at File "([^"]+)", line (\d+) in custom_kernel', failed.error.message)
+        # ``while True: pass`` is lines 5 and 6: the dump finds the loop on either (line 6 in the fresh-clone run)
+        assert at and at.group(1).endswith("kernels/vector_add/v1.py") and at.group(2) in ("5", "6"), (
             failed.error.message
-        ), failed.error.message
+        )
     assert before[role].starts == starts[role] + 1
     # candidate-side workers are replaced after every ladder; the judge stays
     assert cpu_pool.judge is before["judge"] and cpu_pool.candidate is not before["candidate"]

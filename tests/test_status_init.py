@@ -73,7 +73,7 @@ def test_init_scaffolds_a_problem_that_passes_its_ladder_and_status_tracks_stale
         f.write("# edited too\n")
     text = ktui("status", str(root)).stdout.splitlines()
     assert text[1].endswith(f"STALE: {STALE_BOTH}"), text
-    assert text[-1].startswith("2 versions: 1 ok, 1 not run; 1 stale"), text
+    assert text[-1].startswith("2 versions: 1 ok, 1 not run; 1 to run again, stale"), text
 
 
 def test_a_mistyped_subcommand_says_what_it_might_have_meant(tmp_path):

@@ -300,7 +300,9 @@ def _figures(a: Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: torc
         max_rel = 0.0 if max_abs == 0 else (math.nan if math.isnan(max_abs) else math.inf)
     mse = a.sq / n
     nr, nd = math.sqrt(a.nr2), math.sqrt(a.sq)
-    wi = a.max_bad_i
+    # the figures leave unwritten elements out (the reference's value stands in), but the worst element is the
+    # first unwritten one: it is what fails, and what the message names ("unwritten at [128]")
+    wi = a.first_unwritten if a.first_unwritten is not None else a.max_bad_i
     return {
         "max_abs_err": max_abs,
         "max_rel_err": max_rel,
