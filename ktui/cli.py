@@ -727,37 +727,23 @@ def cmd_tui(argv: list[str]) -> int:
 
 
 COMMAND_HELP: tuple[tuple[str, str, str], ...] = (
-    ("init", "PROBLEM", "writes a reference and a first version to fill"),
     ("run", "KERNEL_FILE", "climbs one version's ladder, headless"),
-    ("status", "[WORKSPACE]", "where every version stands"),
-    ("eval", "[PROBLEM]", "runs a problem's versions (or all) and ranks them"),
-    ("diff", "A B", "what the compiler made of two versions"),
     ("agent", "PROBLEM -m MESSAGE", "the LLM loop, headless"),
+    ("diff", "A B", "what the compiler made of two versions"),
+    ("status", "[WORKSPACE|PROBLEM]", "where every version stands"),
+    ("init", "PROBLEM", "writes a reference and a first version to fill"),
     ("sessions", "", "the recorded sessions"),
-    ("replay", "SESSION", "replays one"),
     ("export", "SESSION", "writes one out"),
-    ("import", "SOURCE", "brings KernelBench or GPU MODE problems in"),
+    ("replay", "SESSION", "replays one"),
     ("context", "COMMAND", "the searchable context directory"),
     ("mcp", "", "serves ktui to an MCP client"),
+    ("import", "SOURCE", "brings KernelBench or GPU MODE problems in"),
+    ("eval", "[PROBLEM]", "runs a problem's versions (or all) and ranks them"),
     ("schema", "[COMMAND]", "the JSON every command prints with --json"),
 )
-"""Each subcommand with its arguments and what it does: the ``ktui --help`` list (every one of ``COMMANDS``)."""
+"""Each subcommand with its arguments and what it does: the ``ktui --help`` list."""
 
-COMMANDS = (
-    "run",
-    "agent",
-    "diff",
-    "status",
-    "init",
-    "sessions",
-    "export",
-    "replay",
-    "context",
-    "mcp",
-    "import",
-    "eval",
-    "schema",
-)
+COMMANDS = tuple(name for name, _, _ in COMMAND_HELP)
 CONTEXT_COMMANDS = ("add", "add-docs", "list", "remove", "reindex", "search")
 
 
@@ -984,12 +970,13 @@ def cmd_status(argv: list[str]) -> int:
             here = Workspace.find(".")
         except WorkspaceError:
             raise UsageError(str(exc)) from None
-        if args.workspace not in here.problems():
+        names = here.problems()
+        if args.workspace not in names:
             if Path(args.workspace).is_dir():
                 raise UsageError(str(exc)) from None
             raise UsageError(
                 f"{args.workspace} is neither a folder nor a problem of the workspace {here.root} (its problems: "
-                f"{', '.join(here.problems()) or 'none'})"
+                f"{', '.join(names) or 'none'})"
             ) from None
         ws, only = here, args.workspace
     problems = [p for p in workspace_status(ws) if only is None or p.problem == only]

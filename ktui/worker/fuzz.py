@@ -597,12 +597,12 @@ def _draw_bench(
     # only the innermost of two fields or more (a row's columns: a 1-D kernel's programs go by its length, and the
     # ``waves`` draw already takes it past 2**20) and for a width the CPU budget cannot hold even on one row (a
     # softmax's 8,192 columns fit it as before)
-    inner = inner_cap > cap and len(ints) >= 2 and ints[-1] == f
-    inner = inner and _field_range(f, tests, benchmarks, bounds, inner_cap)[3] > cap
+    lo, hi, top, bench = _field_range(f, tests, benchmarks, bounds, cap)
+    inner = inner_cap > cap and len(ints) >= 2 and ints[-1] == f and bench > cap
     if inner:  # the test spec with the most rows: a bug that shows on some rows only meets several
         most: dict[str, Any] = max(base, key=_leading)
         spec = dict(most)
-    lo, hi, top, bench = _field_range(f, tests, benchmarks, bounds, inner_cap if inner else cap)
+        lo, hi, top, bench = _field_range(f, tests, benchmarks, bounds, inner_cap)
     v = min(max(min(bench, hi) + rng.choice((0, 0, -1, 1, 3)), lo), hi)
     if v <= top:
         return None

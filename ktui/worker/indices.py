@@ -26,6 +26,7 @@ too; shapes that cannot index the input along the dimension are no index output 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -263,7 +264,11 @@ def index_allowance(
 
 
 TIE_PROBE_MIN = 64  # ``orders_ties_by_index``: rows at least this long (a short row's unstable sort keeps order)
-_TIE_ORDER: dict[tuple[int, str, Any, int, tuple[int, ...]], bool] = {}  # the probe's answers, per module and shape
+# the probe's answers per reference module (weakly held: a module let go takes its answers, and no later module can
+# reuse its id and read them), by (output path, input key, dim, input shape)
+_TIE_ORDER: weakref.WeakKeyDictionary[Any, dict[tuple[str, Any, int, tuple[int, ...]], bool]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def orders_ties_by_index(module: Any, data: Any, key: Any, dim: int, path: str) -> bool:
@@ -277,9 +282,13 @@ def orders_ties_by_index(module: Any, data: Any, key: Any, dim: int, path: str) 
     x = input_of(data, key)
     if x is None or x.ndim == 0 or x.shape[dim] < TIE_PROBE_MIN:
         return False
-    memo = (id(module), path, key, dim, tuple(x.shape))
-    if memo in _TIE_ORDER:
-        return _TIE_ORDER[memo]
+    try:
+        known = _TIE_ORDER.setdefault(module, {})
+    except TypeError:  # an object that takes no weak reference: asked every time
+        known = {}
+    memo = (path, key, dim, tuple(x.shape))
+    if memo in known:
+        return known[memo]
     answer = False
     try:
         from torch.utils._pytree import tree_map
@@ -301,7 +310,7 @@ def orders_ties_by_index(module: Any, data: Any, key: Any, dim: int, path: str) 
                 answer = bool((idx.narrow(d, 1, n - 1) > idx.narrow(d, 0, n - 1)).all())
     except Exception:  # the reference refuses all-equal inputs: no evidence, ties in any order stand
         answer = False
-    _TIE_ORDER[memo] = answer
+    known[memo] = answer
     return answer
 
 

@@ -107,16 +107,25 @@ def kernel_frame(log_tail: str, foreign_dirs: tuple[str, ...] = ()) -> str:
     start = next((i for i, ln in enumerate(lines) if ln.startswith("Current thread")), None)
     block = lines[start + 1 :] if start is not None else lines
     for ln in block:
-        m = _FRAME.match(ln)
-        if m is None:
+        frame = _own_frame(ln, foreign_dirs)
+        if frame is None:
             if start is not None and not ln.strip():
                 break  # the end of the crashing thread's frames
             continue
-        path = m["file"]
-        if path.startswith(("<", _KTUI_DIR, *_LIBRARY_DIRS, *foreign_dirs)):
-            continue
-        return f'File "{path}", line {m["line"]} in {m["func"]}'
+        if frame:
+            return frame
     return ""
+
+
+def _own_frame(line: str, foreign_dirs: tuple[str, ...]) -> str | None:
+    """A ``faulthandler`` dump's line as ``File "...", line N in name`` when it is a frame of the kernel's own code;
+    '' for a frame of ktui, Python, installed packages or ``foreign_dirs``; None for a line that is no frame."""
+    m = _FRAME.match(line)
+    if m is None:
+        return None
+    if m["file"].startswith(("<", _KTUI_DIR, *_LIBRARY_DIRS, *foreign_dirs)):
+        return ""
+    return f'File "{m["file"]}", line {m["line"]} in {m["func"]}'
 
 
 def stuck_frame(dump: str, foreign_dirs: tuple[str, ...] = ()) -> str:
@@ -124,12 +133,7 @@ def stuck_frame(dump: str, foreign_dirs: tuple[str, ...] = ()) -> str:
     dumps on ``SIGUSR1``: ``ktui.worker.__main__``), as ``File "...", line N in name``; '' when no thread was in
     it. Unlike a crash, the kernel's thread need not be the "current" one (the signal lands on any thread), so every
     thread's frames are read, innermost first, skipping ktui's, Python's and installed packages' frames."""
-    for ln in dump.splitlines():
-        m = _FRAME.match(ln)
-        if m is None or m["file"].startswith(("<", _KTUI_DIR, *_LIBRARY_DIRS, *foreign_dirs)):
-            continue
-        return f'File "{m["file"]}", line {m["line"]} in {m["func"]}'
-    return ""
+    return next((frame for ln in dump.splitlines() if (frame := _own_frame(ln, foreign_dirs))), "")
 
 
 def tail_lines(text: str, lines: int = TAIL_LINES) -> list[str]:
