@@ -145,10 +145,15 @@ def test_the_verdict_names_the_comparison_and_keeps_the_zeros_protection():
 
 def test_the_native_error_is_the_worse_of_the_inputs_and_the_inputs_one_ulp_away():
     x = torch.tensor([1.0, -2.0, 0.0, math.inf, 3.0])
-    moved = one_ulp_away(x, torch.Generator().manual_seed(0))
+    moved = one_ulp_away(x, 0)
     assert moved[2] == 0 and moved[3] == math.inf and bool((moved.sign() == x.sign()).all())
     assert bool(((moved[[0, 1, 4]] - x[[0, 1, 4]]).abs() > 0).all())  # every other element moved one ulp
     assert torch.equal(torch.nextafter(moved[[0, 1, 4]], x[[0, 1, 4]]), x[[0, 1, 4]])
+    # equal values move alike (a tie stays a tie), distinct ones each their own way, and the key redraws them
+    row = torch.full((64,), -1e9).index_fill(0, torch.arange(0, 64, 2), 3.0)
+    assert [len(torch.unique(one_ulp_away(row, k))) for k in range(4)] == [2, 2, 2, 2]
+    draws = torch.stack([one_ulp_away(torch.arange(1.0, 201.0), k) > torch.arange(1.0, 201.0) for k in (0, 1)])
+    assert 60 < int(draws[0].sum()) < 140 and not torch.equal(draws[0], draws[1])
 
     # y = x - mean(x) on a row far from zero: the float32 error sits in the rounded mean, so one lucky rounding
     # could make it small; the moved inputs measure it again

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ktui.core.results import Status
 
-from .test_cases import CASES, K, good, run
+from .test_cases import CASES, K, corr, good, run
 
 R = CASES / "references"
 FAST = dict(distributions=False, layouts=False, seeds=1)
@@ -145,3 +145,53 @@ def test_a_sort_breaking_the_stability_its_reference_asks_for_fails_and_its_twin
     assert failed is not None and failed.name == "correctness", [r.line() for r in bad.rungs]
     assert "the reference orders ties by index" in failed.line(), failed.line()
     good(run(make_ws, ladder_for, "sort", K / "rt18_stable_sort_good.py", reference=ref, rungs=rungs, **FAST))
+
+
+def test_a_softmax_that_zeroes_rows_of_equal_minus_1e9_fails_and_its_twin_passes(make_ws, ladder_for):
+    """W4: the native allowance moved each input one ulp at random, so a row of -1e9 (ulp 64) became one-hot and the
+    float32 reference looked off by ~1 there; equal values now move alike (``native.one_ulp_away``)."""
+    ref = R / "rt18_masked_softmax.py"
+    opts = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    bad = corr(run(make_ws, ladder_for, "masked_softmax", K / "rt18_masked_softmax_zero_bad.py", reference=ref, **opts))
+    assert bad.status is Status.FAILED, bad.line()
+    assert "dist=masked" in bad.summary and "expected 0.000" in bad.summary, bad.summary
+    assert "entirely" in bad.summary, bad.summary  # the whole masked row is named
+    good(run(make_ws, ladder_for, "masked_softmax", K / "rt18_masked_softmax_good.py", reference=ref, **opts))
+
+
+def test_topk_sorted_false_results_are_named_and_put_in_one_order():
+    import torch
+
+    from ktui.worker.unordered import UnorderedOps, canonical, canonical_
+
+    x = torch.tensor([[0.5, 3.0, 3.0, -1.0, 2.0], [1.0, 0.0, 4.0, 4.0, 4.0]])
+    with UnorderedOps() as seen:
+        v, i = torch.topk(x, 3, sorted=False)
+        w = x.topk(2, dim=1, largest=False, sorted=False)
+        s = torch.topk(x, 2)  # sorted: its order is the reference's, compared in place
+    groups = seen.groups({"v": v, "i": i, "lo": w.values, "s": s.values, "scaled": v * 2})
+    assert groups == [
+        {"values": "out['v']", "indices": "out['i']", "dim": 1, "largest": True},
+        {"values": "out['lo']", "indices": None, "dim": 1, "largest": False},
+    ]
+    # descending by value, ties by index ascending: every order of the same picks gives the same tensors
+    a = canonical(torch.tensor([[2.0, 3.0, 3.0]]), torch.tensor([[4, 2, 1]]), 1, True)
+    b = canonical(torch.tensor([[3.0, 2.0, 3.0]]), torch.tensor([[1, 4, 2]]), 1, True)
+    assert a[0].tolist() == b[0].tolist() == [[3.0, 3.0, 2.0]] and a[1].tolist() == b[1].tolist() == [[1, 2, 4]]
+    # a different multiset stays different
+    c = canonical(torch.tensor([[3.0, 2.0, 2.0]]), torch.tensor([[1, 4, 0]]), 1, True)
+    assert c[0].tolist() != a[0].tolist()
+    out = (torch.tensor([[1.0, 5.0, 3.0]]), torch.tensor([[7, 8, 9]]))
+    canonical_(out, [{"values": "out[0]", "indices": "out[1]", "dim": 1, "largest": True}])
+    assert out[0].tolist() == [[5.0, 3.0, 1.0]] and out[1].tolist() == [[8, 9, 7]]
+
+
+def test_a_topk_sorted_false_kernel_that_sorts_passes_and_one_that_misses_a_pick_fails(make_ws, ladder_for):
+    """F1: the reference's topk(sorted=False) order was compared position by position, failing an honest kernel
+    that returned its picks sorted (``worker.unordered``)."""
+    ref = R / "rt18_topk_unsorted.py"
+    opts = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    ok = corr(good(run(make_ws, ladder_for, "topk", K / "rt18_topk_sorted_good.py", reference=ref, **opts)))
+    assert any("compared in sorted order" in w for w in ok.warnings), ok.warnings
+    bad = corr(run(make_ws, ladder_for, "topk", K / "rt18_topk_first_block_bad.py", reference=ref, **opts))
+    assert bad.status is Status.FAILED and "4099" in bad.summary, bad.summary

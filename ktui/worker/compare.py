@@ -41,6 +41,7 @@ from ktui.worker.tensors import (
     tensor_bytes,
 )
 from ktui.worker.tolerance import EXACT, NATIVE_FACTOR, Tolerance, resolve
+from ktui.worker.unordered import canonical_, canonical_files, described
 
 
 def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folder: Path, device: str) -> CaseVerdict:
@@ -152,6 +153,11 @@ def judge_outputs(
             f"expected {len(want)} ({', '.join(p or 'out' for p, _ in want)}): the output's structure "
             "(nesting, names of dict keys) must match the reference's"
         )
+    unordered = prep.get("unordered") or []
+    if unordered:  # the reference's topk(sorted=False) results: both sides in one order (``worker.unordered``)
+        canonical_files(unordered, got, folder, prep["expected"])
+        if case.get("repeat_outputs"):
+            canonical_files(unordered, case["repeat_outputs"], folder / case["repeat_dir"], prep["expected"])
     tol = resolve(prep["policy_dtype"], problem.tolerance)
     leaves: list[dict[str, Any]] = []
     for path, exp in want:  # matched by path, not by order: swapped dict entries compare with their names' values
@@ -176,7 +182,7 @@ def judge_outputs(
         return fail(in_place)
     leaves += in_place
     worst = max(leaves, key=lambda m: m["score"]) if leaves else {"ok": True, "reason": "", "score": 0.0}
-    warnings = [w for m in leaves for w in m.get("warnings", [])]
+    warnings = [w for m in leaves for w in m.get("warnings", [])] + ([described(unordered)] if unordered else [])
     # cast: the worst leaf's figures are metrics.verdict's, CaseVerdict's keys (a chunked verdict adds ``chunked``).
     return cast(
         CaseVerdict,
@@ -663,7 +669,12 @@ def rounding_allowance(problem: Problem, prep: dict[str, Any], seed: int, path: 
             ]
             if floats:
                 unit = max(torch.finfo(dt).eps for dt in floats) / 2
-                cache.update(truth_moves(lambda d: problem.reference(d)[0], _map, data, prep["ref"], unit, seed))
+                order = prep.get("unordered") or []
+                cache.update(
+                    truth_moves(
+                        lambda d: canonical_(problem.reference(d)[0], order), _map, data, prep["ref"], unit, seed
+                    )
+                )
     return cache.get(path)
 
 

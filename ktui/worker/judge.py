@@ -56,6 +56,7 @@ from ktui.worker.structure import structure
 from ktui.worker.tensors import buffer_leaves, describe, flatten, hash_data, input_facts
 from ktui.worker.timing import bench, measure_bandwidth, measure_peak_tflops
 from ktui.worker.tolerance import native_unusable, resolve
+from ktui.worker.unordered import UnorderedOps, canonical_
 
 
 def _cpu(obj: Any) -> Any:
@@ -121,7 +122,10 @@ class Judge:
         data = build_input(problem, case, self.device)
         inputs = inputs_only(problem, data)
         ran_on: list[Any] = []
-        expected = problem.reference_native(data, ran_on)
+        with UnorderedOps() as seen:  # topk(sorted=False) results: compared in one order (``worker.unordered``)
+            expected = problem.reference_native(data, ran_on)
+        unordered = seen.groups(expected)
+        canonical_(expected, unordered)
         # the output leaves that are the reference's declared buffers (the kernel's must be too), before the copy
         # the reference ran on is let go: the float64 run below makes its own
         buffers = buffer_leaves(expected, problem.output_buffers(ran_on[0])) if problem.outputs else None
@@ -129,6 +133,11 @@ class Judge:
         del ran_on
         ran64: list[Any] = []
         ref, precision = problem.reference(data, ran64 if problem.inplace else None)
+        canonical_(ref, unordered)
+
+        def native(d: Any, keep: list[Any] | None = None) -> Any:  # the native reference, in that order too
+            return canonical_(problem.reference_native(d, keep), unordered)
+
         first = next((t for _, t in flatten(inputs) if isinstance(t, torch.Tensor) and t.numel() > 1), None)
         facts = input_facts(inputs)
         entry: dict[str, Any] = {
@@ -145,6 +154,7 @@ class Judge:
             # allowance of an integer output of float math: ``compare.integer_native_allowance``; index outputs:
             # ``worker.indices``)
             "inputs_of": functools.partial(build_input, problem, dict(case), self.device),
+            "unordered": unordered,
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers
@@ -161,11 +171,11 @@ class Judge:
             tf32_data = _map(
                 data, lambda x: round_to_tf32(x) if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x
             )
-            tf32_out = dict(flatten(problem.reference_native(tf32_data)))
+            tf32_out = dict(flatten(native(tf32_data)))
             # and truncated (toward zero), as the H200's tensor cores read fp32 operands: on data of one sign the
             # error is a bias, ~14x the rounded one (measured)
             rz_data = _map(data, lambda x: truncate_to_tf32(x) if isinstance(x, torch.Tensor) else x)
-            rz_out = dict(flatten(problem.reference_native(rz_data)))
+            rz_out = dict(flatten(native(rz_data)))
             truth = dict(flatten(ref))  # on the judge's device: a GPU's float64 norms, not the host's (issue 11)
             entry["expected_rel_l2"] = {
                 p: {
@@ -185,13 +195,13 @@ class Judge:
             # What the reference computed in the native precision achieves (cases.md honest-fp32): the default
             # tolerance allows a stated multiple of it (``ktui.worker.native``).
             entry["native_err"] = native_errors(  # on the judge's device, as the TF32 figures above
-                problem.reference_native, _map, data, expected, ref, case["seed"]
+                native, _map, data, expected, ref, case["seed"]
             )
         if inplace_native and precision == "float64":  # and of the in-place inputs, by the same rules
 
             def run_inplace(d: Any) -> Any:
                 kept: list[Any] = []
-                problem.reference_native(d, kept)
+                native(d, kept)
                 return problem.inplace_tensors(kept[0])
 
             entry["inplace_native_err"] = native_errors(
@@ -298,11 +308,15 @@ class Judge:
         data = problem.generate(seed, spec, self.device)
         inputs = inputs_only(problem, data)
         ran_on: list[Any] = []
-        expected = problem.reference_native(data, ran_on)
+        with UnorderedOps() as seen:
+            expected = problem.reference_native(data, ran_on)
+        unordered = seen.groups(expected)
+        canonical_(expected, unordered)
         # the leaves the reference returns as its declared buffers: a timed call's must be its buffers too
         buffers = buffer_leaves(expected, problem.output_buffers(ran_on[0])) if problem.outputs else None
         del ran_on
         ref, precision = problem.reference(data)
+        canonical_(ref, unordered)
         entry: dict[str, Any] = {
             "structure": structure(expected),
             "expected": _cpu(expected),
@@ -310,6 +324,7 @@ class Judge:
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
             "inputs_of": functools.partial(problem.generate, seed, spec, self.device),  # (``worker.indices``)
+            "unordered": unordered,
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers
@@ -318,7 +333,9 @@ class Judge:
             or (isinstance(e, torch.Tensor) and not e.is_floating_point() and e.dtype != torch.bool)
             for _, e in flatten(entry["expected"])
         ):
-            entry["native_err"] = native_errors(problem.reference_native, _map, data, expected, ref, seed)
+            entry["native_err"] = native_errors(
+                lambda d: canonical_(problem.reference_native(d), unordered), _map, data, expected, ref, seed
+            )
         del data, expected, ref
         return entry
 

@@ -2,7 +2,7 @@
 
 The default full-precision tolerance (``ktui.worker.tolerance``, cases.md honest-fp32) lets each element be off by a
 stated multiple of this error. It is measured twice per case: ``ref_kernel`` on the case's float32 inputs, and on the
-same inputs with every nonzero finite float32 element moved one ulp up or down in magnitude at random (zeros,
+same inputs with every nonzero finite float32 element moved one ulp up or down in magnitude (equal values alike; zeros,
 infinities and NaN stay, so no sign flips and no new special values). The worse of the two is the bar: a reference
 whose rounding happened to be lucky on one case (its error dominated by a few rounded intermediates, such as a row's
 mean) does not set a bar that no other fp32 program meets, and the second run also measures how far one ulp of
@@ -27,10 +27,13 @@ from ktui.worker.float32_scans import SEQUENTIAL, run_in_float32
 from ktui.worker.tensors import flatten
 
 
-def one_ulp_away(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+def one_ulp_away(t: torch.Tensor, key: int) -> torch.Tensor:
     """``t`` (float32 or float64) with each nonzero finite element moved one ulp up or down in magnitude, the
-    direction drawn from ``generator`` (on ``t``'s device); zeros, infinities and NaN unchanged. A new tensor."""
-    up = torch.rand(t.shape, generator=generator, device=t.device) < 0.5
+    direction drawn from the element's value and ``key`` (``value_signs``): equal values move alike, so a tie stays
+    a tie (a row of equal -1e9 scores keeps its uniform softmax: moved apart at one ulp of 1e9, 64, it became
+    one-hot and let a kernel that zeroes masked rows pass; red team round 18, W4). Zeros, infinities and NaN
+    unchanged. A new tensor."""
+    up = value_signs(t.to(torch.float64), key) > 0
     mag = t.abs()
     moved = torch.where(
         up, torch.nextafter(mag, torch.full_like(mag, math.inf)), torch.nextafter(mag, torch.zeros_like(mag))
@@ -80,18 +83,15 @@ def native_errors(
     integers the float precision cannot flip: an index, integer arithmetic).
 
     ``run_native(data)`` computes the reference in the native precision; ``map_data(data, fn)`` applies ``fn`` to
-    every leaf of the input data (``ktui.worker.problem._map``); ``seed`` draws the ulp directions. Outputs whose
-    paths differ from ``expected``'s on the moved inputs are measured on ``expected`` alone.
+    every leaf of the input data (``ktui.worker.problem._map``); ``seed`` keys the ulp directions
+    (``one_ulp_away``). Outputs whose paths differ from ``expected``'s on the moved inputs are measured on
+    ``expected`` alone.
     """
-    gens: dict[str, torch.Generator] = {}
 
     def move(x: Any) -> Any:
         if not isinstance(x, torch.Tensor) or x.dtype not in (torch.float32, torch.float64) or x.numel() == 0:
             return x
-        key = str(x.device)
-        if key not in gens:
-            gens[key] = torch.Generator(device=x.device).manual_seed(seed)
-        return one_ulp_away(x, gens[key])
+        return one_ulp_away(x, seed)
 
     moved_out, replaced = run_in_float32(run_native, map_data(data, move))
     moved = dict(flatten(moved_out))
