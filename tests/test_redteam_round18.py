@@ -195,3 +195,35 @@ def test_a_topk_sorted_false_kernel_that_sorts_passes_and_one_that_misses_a_pick
     assert any("compared in sorted order" in w for w in ok.warnings), ok.warnings
     bad = corr(run(make_ws, ladder_for, "topk", K / "rt18_topk_first_block_bad.py", reference=ref, **opts))
     assert bad.status is Status.FAILED and "4099" in bad.summary, bad.summary
+
+
+def test_float_entries_are_where_integers_enter_float_math():
+    import torch
+
+    from ktui.worker.native import FloatEntries, entry_rounding_allowance
+
+    x = torch.tensor([[100, 101, 102, 104], [1, 2, 3, 4]], dtype=torch.uint8)
+    with FloatEntries() as seen:
+        x.float().mean(-1)  # one entry (the cast); the mean of floats is float math already
+        torch.zeros(3, dtype=torch.float32)  # no tensor argument: nothing enters
+        x // 3  # integer arithmetic
+    assert seen.entries == 1
+
+    def ref(d):
+        return torch.round(d.float().mean(-1)).to(torch.uint8)
+
+    # row 0's mean is 101.75 (nowhere near a half-way point), row 1's 2.5 exactly: only row 1 may round either way
+    allow = entry_rounding_allowance(ref, x, ref(x), seed=1)["out"]
+    assert allow.tolist() == [0.0, 1.0]
+    assert entry_rounding_allowance(lambda d: d // 3, x, x // 3, seed=1)["out"].tolist() == [[0.0] * 4] * 2
+
+
+def test_a_uint8_mean_by_reciprocal_passes_and_a_truncated_mean_fails(make_ws, ladder_for):
+    """F3: a rounded uint8 mean whose sum * (1/n) lands an ulp off an exact k + 0.5 failed: integer-only inputs had no
+    rounding allowance (``native.entry_rounding_allowance`` moves the values where they enter float math)."""
+    ref = R / "rt18_int_mean.py"
+    opts = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    ok = corr(good(run(make_ws, ladder_for, "int_mean", K / "rt18_int_mean_reciprocal_good.py", reference=ref, **opts)))
+    assert any("within that precision's rounding of a half-way point" in w for w in ok.warnings), ok.warnings
+    bad = corr(run(make_ws, ladder_for, "int_mean", K / "rt18_int_mean_trunc_bad.py", reference=ref, **opts))
+    assert bad.status is Status.FAILED and "nor the truth is within that precision's rounding" in bad.summary

@@ -28,6 +28,7 @@ from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.conditioning import GROSS_SLACK, truth_slack
 from ktui.worker.ftz import ftz_allowance
 from ktui.worker.indices import index_allowance
+from ktui.worker.native import entry_rounding_allowance
 from ktui.worker.native import rounding_allowance as truth_moves
 from ktui.worker.problem import Problem, _map, inputs_only, output_dtype
 from ktui.worker.structure import mismatch
@@ -420,7 +421,9 @@ def judge_leaf(
     if tol.native_dtype:
         m["native_max_abs_err"] = tol.native_err
     if tol.mode == "exact" and not m["ok"]:
-        if (prep.get("native_err") or {}).get(path) is not None:
+        # an integer result of float math: measured by the judge (float inputs), or computed natively (no float
+        # input: a uint8 mean rounded; the reference is then its own truth)
+        if (prep.get("native_err") or {}).get(path) is not None or prep.get("precision") == "native":
             integer_native_allowance(m, out, exp, ref, lambda: rounding_allowance(problem, prep, case["seed"], path))
         if not m["ok"] and exp_tensor and g["kind"] == "tensor":  # indices: judged by what they select (ties)
             index_allowance(problem.module, path, m, out, ref, prep["ref"], prep.get("inputs_of"))
@@ -654,8 +657,9 @@ def _num(x: torch.Tensor) -> str:
 
 def rounding_allowance(problem: Problem, prep: dict[str, Any], seed: int, path: str) -> torch.Tensor | None:
     """``ktui.worker.native.rounding_allowance`` of output ``path`` on the case's inputs (``prep["inputs_of"]()``
-    builds them again), by the unit roundoff of the lowest floating precision among its inputs; cached in ``prep``.
-    None when the inputs hold no floating tensor (integer arithmetic rounds nothing) or the case cannot be rebuilt."""
+    builds them again), by the unit roundoff of the lowest floating precision among its inputs; when the inputs hold
+    no floating tensor, ``native.entry_rounding_allowance`` (the values moved where integers enter float math: none
+    in integer arithmetic, which rounds nothing). Cached in ``prep``; None when the case cannot be rebuilt."""
     cache: dict[str, torch.Tensor | None] = prep.setdefault("rounding_allowance", {})
     if path not in cache:
         rebuild = prep.get("inputs_of")
@@ -667,12 +671,18 @@ def rounding_allowance(problem: Problem, prep: dict[str, Any], seed: int, path: 
                 for _, t in flatten(inputs_only(problem, data))
                 if isinstance(t, torch.Tensor) and t.is_floating_point()
             ]
+            order = prep.get("unordered") or []
             if floats:
                 unit = max(torch.finfo(dt).eps for dt in floats) / 2
-                order = prep.get("unordered") or []
                 cache.update(
                     truth_moves(
                         lambda d: canonical_(problem.reference(d)[0], order), _map, data, prep["ref"], unit, seed
+                    )
+                )
+            else:
+                cache.update(
+                    entry_rounding_allowance(
+                        lambda d: canonical_(problem.reference_native(d), order), data, prep["ref"], seed
                     )
                 )
     return cache.get(path)

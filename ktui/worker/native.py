@@ -203,3 +203,88 @@ def rounding_allowance(
                     d = (m.to(t.device).double() - t.double()).abs()
                     out[p] = torch.maximum(out[p], torch.where(torch.isfinite(d), d, torch.zeros_like(d)))
     return out
+
+
+class FloatEntries(torch.overrides.TorchFunctionMode):
+    """Inside a reference run on integer inputs: each op that makes a floating tensor out of integer tensors alone
+    (``x.float()``, ``x.to(torch.float32)``, ``x / n``, ``x.mean(dtype=...)``: where integer data enters float math)
+    is counted in ``entries``, and its result passed through ``move`` when one is given. Ops with a floating tensor
+    among their arguments, and ops with no tensor argument (``torch.zeros(..., dtype=float)``), are left alone."""
+
+    def __init__(self, move: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
+        super().__init__()
+        self.move = move
+        self.entries = 0
+
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if not isinstance(out, torch.Tensor) or not out.is_floating_point() or out.numel() == 0:
+            return out
+        tensors: list[torch.Tensor] = []
+
+        def note(x: Any) -> None:
+            if isinstance(x, torch.Tensor):
+                tensors.append(x)
+            elif isinstance(x, (tuple, list)):
+                for y in x:
+                    note(y)
+
+        note(args)
+        note(list(kwargs.values()))
+        if not tensors or any(t.is_floating_point() or t.is_complex() for t in tensors):
+            return out
+        self.entries += 1
+        return self.move(out) if self.move is not None else out
+
+
+def entry_rounding_allowance(run: Callable[[Any], Any], data: Any, truth: Any, seed: int) -> dict[str, torch.Tensor]:
+    """``rounding_allowance`` for a reference whose inputs hold no floating tensor but that computes in floats (a
+    uint8 mean: ``torch.round(x.float().mean(-1))``): the values are moved where the integers enter float math
+    (``FloatEntries``), each by ``NEAR_ULPS`` unit roundoffs of the dtype they enter as, in ``NEAR_PAIRS`` antithetic
+    pairs, the moved values going on in float64 (a float32 sum of them would round the move away; where an op
+    refuses float64, in the dtype they entered as). Per integer output path of ``truth`` (the reference on
+    ``data``: with no floating input it is the native computation), per element, how far the output moves; 0
+    everywhere when the reference does no float math.
+
+    ``run(data)`` computes the reference. A mean exactly on a half-way point (a sum of 3795 over 30 values: 126.5)
+    moves to either side, so an honest kernel's ``sum * (1 / n)`` that rounds it the other way passes (red team
+    round 18, F3); a truncated mean off by one elsewhere still fails."""
+    truths = {p: t for p, t in flatten(truth) if isinstance(t, torch.Tensor) and not t.is_floating_point()}
+    out = {p: torch.zeros(t.shape, dtype=torch.float64, device=t.device) for p, t in truths.items()}
+    if not truths:
+        return out
+    for wide in (True, False):  # on from the entry in float64 (a float32 sum would round a move away), else as is
+        try:
+            return _entry_moves(run, data, truths, seed, wide)
+        except Exception:  # the float64 values met an op that wants float32 (a float32 constant)
+            continue
+    return out
+
+
+def _entry_moves(
+    run: Callable[[Any], Any], data: Any, truths: dict[str, torch.Tensor], seed: int, wide: bool
+) -> dict[str, torch.Tensor]:
+    """``entry_rounding_allowance``'s pairs of runs; ``wide``: the moved entries go on in float64."""
+    out = {p: torch.zeros(t.shape, dtype=torch.float64, device=t.device) for p, t in truths.items()}
+    for j in range(NEAR_PAIRS):
+        for side in (1.0, -1.0):
+
+            def move(x: torch.Tensor, j: int = j, side: float = side) -> torch.Tensor:
+                unit = torch.finfo(x.dtype).eps / 2
+                x64 = x.to(torch.float64)
+                moved = x64 * (1 + side * NEAR_ULPS * unit * value_signs(x64, seed * NEAR_PAIRS + j + 1))
+                return moved if wide else moved.to(x.dtype)
+
+            with FloatEntries(move) as entries:
+                moved = dict(flatten(run(data)))
+            if not entries.entries:
+                return out
+            for p, t in truths.items():
+                m = moved.get(p)
+                if isinstance(m, torch.Tensor) and tuple(m.shape) == tuple(t.shape):
+                    d = (m.to(t.device).double() - t.double()).abs()
+                    out[p] = torch.maximum(out[p], torch.where(torch.isfinite(d), d, torch.zeros_like(d)))
+    return out
