@@ -1,0 +1,36 @@
+"""Red team round 19: each finding fixed as a mechanism, with a bad kernel, its honest twin and a test asserting the
+verdict and its message (docs/cases.md)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import torch
+
+from ktui.core.results import Status
+from ktui.worker.problem import Problem
+
+from .test_cases import CASES, K, corr, good, run
+
+R = CASES / "references"
+CHECKED = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+
+
+def test_a_reference_reading_its_float_inputs_bits_runs_natively():
+    """F1: the float64 run read the halves of float64 values (``amax.view(torch.int32)`` of upcast inputs) and blamed
+    the kernel for the shape it got; any float64 tensor's bit view now sends the reference to its native run."""
+    ref = R / "rt19_e8m0_scale.py"
+    problem = Problem(ref, "e8m0", hashlib.sha256(ref.read_bytes()).hexdigest())
+    data = problem.generate(1, {"blocks": 3}, "cpu")
+    out, precision = problem.reference(data)
+    assert precision == "native (the reference reads its float inputs' bits)"
+    amax = data.abs().view(-1, 32).amax(dim=1)
+    want = torch.floor(torch.log2(amax.double())).to(torch.int64) + 127
+    assert out.shape == (3,) and out.dtype == torch.uint8 and out.tolist() == want.tolist()
+
+
+def test_an_e8m0_scale_kernel_passes_and_one_reading_the_first_value_fails(make_ws, ladder_for):
+    ref = R / "rt19_e8m0_scale.py"
+    good(run(make_ws, ladder_for, "e8m0", K / "rt19_e8m0_scale_good.py", reference=ref, **CHECKED))
+    bad = corr(run(make_ws, ladder_for, "e8m0", K / "rt19_e8m0_first_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED and "exact compare" in bad.summary, bad.summary
