@@ -34,3 +34,22 @@ def test_an_e8m0_scale_kernel_passes_and_one_reading_the_first_value_fails(make_
     good(run(make_ws, ladder_for, "e8m0", K / "rt19_e8m0_scale_good.py", reference=ref, **CHECKED))
     bad = corr(run(make_ws, ladder_for, "e8m0", K / "rt19_e8m0_first_bad.py", reference=ref, **CHECKED))
     assert bad.status is Status.FAILED and "exact compare" in bad.summary, bad.summary
+
+
+def test_the_zeros_distribution_plants_negative_zeros_too():
+    from ktui.worker.special import refill_special
+
+    t = torch.ones(4099)
+    refill_special(t, "zeros", torch.Generator().manual_seed(1), False, torch.Generator().manual_seed(2))
+    zeros = t == 0
+    negative = zeros & torch.signbit(t)
+    assert int(zeros.sum()) > 100 and 0.3 < int(negative.sum()) / int(zeros.sum()) < 0.7
+
+
+def test_an_atan2_blind_to_negative_zeros_fails_and_its_twin_passes(make_ws, ladder_for):
+    """W3: ktui never drew -0.0, so an atan2 taking the quadrant from ``x < 0`` passed (off by 2 pi at -0.0)."""
+    ref = R / "rt19_atan2.py"
+    opts = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "atan2", K / "rt19_atan2_good.py", reference=ref, **opts))
+    bad = corr(run(make_ws, ladder_for, "atan2", K / "rt19_atan2_signless_zero_bad.py", reference=ref, **opts))
+    assert bad.status is Status.FAILED and "dist=zeros" in bad.summary and "got 3.14159" in bad.summary, bad.summary

@@ -6,7 +6,7 @@ do, each from a generator seeded by the case:
 - ``zeros``: N(0, 1) with exact zeros in a band of 128 rows (aligned to 128, so whole 64- and 128-row tiles of a
   matmul's output are zero; the last half of the rows when there are at most 128), in about a quarter of the
   64 x 64 tiles of the last two dimensions, and at 5% of the elements scattered (a 1-D tensor: a band of 1024
-  aligned elements, or its last half, and the scattered zeros);
+  aligned elements, or its last half, and the scattered zeros); half of the zeros are -0.0, at random;
 - ``masked``: 3 N(0, 1) where every row holds a chunk of ``-inf`` (a random run of the last dimension, never the
   whole row) and about a quarter of the rows (at least one of two or more) are entirely ``-1e9`` (both conventions
   of masked attention);
@@ -176,6 +176,9 @@ def refill_special(t: torch.Tensor, dist: str, g: torch.Generator, allow_nan: bo
             b0, b1 = _band(n, 1024, g)
             v[:, b0:b1] = 0
         vals = torch.where(u() < 0.05, torch.zeros_like(vals), v.reshape(shape))
+        # half of them -0.0, as real data has them (-1 * 0.0): an atan2 testing x < 0 for the quadrant passed with
+        # +0.0 alone (red team round 19, W3)
+        vals = torch.where((vals == 0) & (u() < 0.5), torch.full_like(vals, -0.0), vals)
     elif dist == "masked":
         rows, cols = _rows(shape)
         v = (3.0 * vals).reshape(rows, cols)
