@@ -53,3 +53,27 @@ def test_an_atan2_blind_to_negative_zeros_fails_and_its_twin_passes(make_ws, lad
     good(run(make_ws, ladder_for, "atan2", K / "rt19_atan2_good.py", reference=ref, **opts))
     bad = corr(run(make_ws, ladder_for, "atan2", K / "rt19_atan2_signless_zero_bad.py", reference=ref, **opts))
     assert bad.status is Status.FAILED and "dist=zeros" in bad.summary and "got 3.14159" in bad.summary, bad.summary
+
+
+def test_layout_rules_of_an_output():
+    from ktui.worker.compare import layout_mismatch, overlaps, row_major
+
+    assert overlaps([4, 3], [0, 1]) and overlaps([4, 3], [2, 1]) and not overlaps([4, 3], [1, 4])
+    assert row_major([4, 3], [3, 1]) and row_major([1, 3], [7, 1]) and not row_major([4, 3], [1, 4])
+    exp = torch.zeros(4, 3)
+    assert "not row-major" in layout_mismatch("out", exp, [4, 3], [1, 4], inputs_row_major=True)
+    assert layout_mismatch("out", exp, [4, 3], [1, 4], inputs_row_major=False) == ""  # inputs transposed: any layout
+    assert "share memory" in layout_mismatch("out", exp, [4, 3], [0, 1], inputs_row_major=False)
+    assert layout_mismatch("out", exp.expand(4, 3)[:1].expand(4, 3), [4, 3], [0, 1], inputs_row_major=True) == ""
+    assert layout_mismatch("out", exp, [4, 3], [3, 1], inputs_row_major=True) == ""
+
+
+def test_a_right_valued_output_returned_transposed_fails_and_its_row_major_twin_passes(make_ws, ladder_for):
+    """W4: ``out_t.t()`` (strides (1, rows)) passed where x * w returns row-major: output strides were never read."""
+    ref = R / "rt19_colscale.py"
+    opts = dict(seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "colscale", K / "rt19_colscale_good.py", reference=ref, **opts))
+    bad = corr(run(make_ws, ladder_for, "colscale", K / "rt19_colscale_transposed_bad.py", reference=ref, **opts))
+    assert bad.status is Status.FAILED and "not row-major" in bad.summary and "strides (1, 3)" in bad.summary, (
+        bad.summary
+    )

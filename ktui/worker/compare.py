@@ -401,6 +401,10 @@ def judge_leaf(
             return f"{path} has dtype {g['dtype']}, expected {exp_dtype}"
         if list(g["shape"]) != list(exp.shape):
             return f"{path} has shape {tuple(g['shape'])}, expected {tuple(exp.shape)}"
+        if exp_tensor and g.get("stride") is not None:
+            why = layout_mismatch(path, exp, list(g["shape"]), list(g["stride"]), bool(prep.get("inputs_row_major")))
+            if why:
+                return why
         out = load_output(folder, g)
     if out.is_complex():  # judged as its (real, imaginary) pairs: each part written and within rtol |z| of its own
         tol = replace(tol, pairs=True)
@@ -444,6 +448,53 @@ def judge_leaf(
             folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m, problem.allow_nan, device
         )
     return m
+
+
+def overlaps(shape: list[int], stride: list[int]) -> bool:
+    """Whether a strided layout puts two elements at one address (a broadcast view: a stride 0 over a dimension of
+    more than one element, or strides too small for the sizes below them)."""
+    dims = sorted((st, n) for n, st in zip(shape, stride, strict=True) if n > 1)
+    least = 1
+    for st, n in dims:
+        if st < least:
+            return True
+        least = st * n
+    return False
+
+
+def row_major(shape: list[int], stride: list[int]) -> bool:
+    """Whether a strided layout is row-major (``Tensor.is_contiguous``: dimensions of one element ignored)."""
+    want = 1
+    for n, st in zip(reversed(shape), reversed(stride), strict=True):
+        if n != 1 and st != want:
+            return False
+        want *= n
+    return True
+
+
+def layout_mismatch(path: str, exp: torch.Tensor, shape: list[int], stride: list[int], inputs_row_major: bool) -> str:
+    """Why the kernel's output ``path`` (its ``shape`` and ``stride``, in elements) cannot stand for the reference's
+    ``exp`` though its values may be right, or ''. An output whose elements share memory where the reference's do
+    not fails (a caller that writes one element writes others); so does one that is not row-major where the
+    reference returns row-major from row-major inputs (``inputs_row_major``): code after the kernel may ``.view()``
+    it or read it by ``data_ptr()`` as row-major (red team round 19, W4: ``out_t.t()``, right values, strides
+    (1, rows)). Any dense layout passes where the inputs are not row-major (the reference's own output then follows
+    the inputs' layout, as torch's ops do, and a kernel may return either)."""
+    if exp.numel() <= 1:
+        return ""
+    shown = f"strides {tuple(stride)} for shape {tuple(shape)}"
+    if overlaps(shape, stride) and not overlaps(list(exp.shape), list(exp.stride())):
+        return (
+            f"{path} has {shown}: its elements share memory (a broadcast view) where the reference's output does "
+            "not, so a caller writing one element writes others; return a tensor with its own memory"
+        )
+    if inputs_row_major and exp.is_contiguous() and not row_major(shape, stride):
+        return (
+            f"{path} has {shown}, not row-major, where the reference returns row-major strides "
+            f"{tuple(exp.stride())} from row-major inputs: code after the kernel may .view() it or read it by "
+            "data_ptr() as row-major; write it row-major (or return .contiguous())"
+        )
+    return ""
 
 
 def ill_conditioned_allowance(

@@ -69,6 +69,11 @@ def _cpu(obj: Any) -> Any:
     return obj
 
 
+def _row_major(inputs: Any) -> bool:
+    """Whether every tensor of the inputs is row-major (``Tensor.is_contiguous``)."""
+    return all(t.is_contiguous() for _, t in flatten(inputs) if isinstance(t, torch.Tensor))
+
+
 # Timed calls' outputs over this many elements are judged chunk by chunk on the judge's device (``verdict_large``:
 # the same figures and rules); below it on the CPU with rows and columns named, as in a correctness case.
 TIMED_LARGE = 1 << 22
@@ -144,6 +149,8 @@ class Judge:
             "layout_name": layout_of(first) if first is not None and case.get("layout") else None,
             "layout_detail": layout_detail(inputs) if case.get("layout") else "",
             "inputs": facts,  # each input's description and digest: what the call must leave as it is
+            # (``compare.layout_mismatch``: a row-major reference output from row-major inputs asks the same)
+            "inputs_row_major": _row_major(inputs),
             "input_hash": hash_data(inputs, [digest for _, digest in facts.values()]),
             "structure": structure(expected),
             "expected": _cpu(expected),
@@ -323,6 +330,7 @@ class Judge:
             "ref": _cpu(ref),
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
+            "inputs_row_major": _row_major(inputs),
             "inputs_of": functools.partial(problem.generate, seed, spec, self.device),  # (``worker.indices``)
             "unordered": unordered,
         }
