@@ -77,3 +77,45 @@ def test_a_right_valued_output_returned_transposed_fails_and_its_row_major_twin_
     assert bad.status is Status.FAILED and "not row-major" in bad.summary and "strides (1, 3)" in bad.summary, (
         bad.summary
     )
+
+
+def test_generation_leaves_the_global_seed_as_it_found_it():
+    """W2: the global seed was reseeded from the OS after every generation, so it changed between checked calls and
+    never in real use; generation now puts the worker's own stream back."""
+    ref = R / "rt19_rmsnorm_w.py"
+    problem = Problem(ref, "rms", hashlib.sha256(ref.read_bytes()).hexdigest())
+    problem.generate(1, {"rows": 3, "cols": 127}, "cpu")
+    seed = torch.initial_seed()
+    a = problem.generate(2, {"rows": 3, "cols": 127}, "cpu")
+    b = problem.generate(2, {"rows": 3, "cols": 127}, "cpu")
+    assert torch.initial_seed() == seed and seed != 2 and torch.equal(a[0], b[0])
+
+
+def test_global_settings_changed_by_a_call_are_named():
+    from ktui.worker import global_state
+
+    before = global_state.snapshot()
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = not before["torch.backends.cuda.matmul.allow_tf32"]
+    try:
+        said = global_state.changes(before, global_state.snapshot())
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before["torch.backends.cuda.matmul.allow_tf32"]
+        torch.seed()
+    assert "torch.initial_seed()" in said and "-> 0" in said and "allow_tf32" in said
+    torch.rand(3)  # drawing numbers advances the stream, which is no change of settings
+    assert global_state.changes(global_state.snapshot(), global_state.snapshot()) == ""
+
+
+def test_a_kernel_resetting_the_seed_fails_one_caching_on_the_seed_fails_and_their_twin_passes(make_ws, ladder_for):
+    """W7 (``torch.manual_seed(0)`` in custom_kernel: right outputs, the caller's random stream reset every call) and
+    W2 (a weight cache trusted while ``torch.initial_seed()`` stays the same)."""
+    ref = R / "rt19_rmsnorm_w.py"
+    opts = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness", "benchmark"))
+    good(run(make_ws, ladder_for, "rms", K / "rt19_rmsnorm_w_good.py", reference=ref, **opts))
+    reset = run(make_ws, ladder_for, "rms", K / "rt19_rng_reset_bad.py", reference=ref, **opts)
+    assert reset.failed_rung is not None and reset.failed_rung.name == "run", [r.line() for r in reset.rungs]
+    assert "changed torch's global settings: torch.initial_seed()" in reset.failed_rung.line()
+    cached = run(make_ws, ladder_for, "rms", K / "rt19_seed_cache_bad.py", reference=ref, **opts)
+    assert cached.failed_rung is not None and cached.failed_rung.name == "benchmark", [r.line() for r in cached.rungs]
+    assert "is wrong" in cached.failed_rung.summary, cached.failed_rung.summary

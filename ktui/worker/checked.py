@@ -23,7 +23,7 @@ from ktui.protocol import (
     OutputLeaf,
     Sources,
 )
-from ktui.worker import allocation, capture, integrity, invoke
+from ktui.worker import allocation, capture, global_state, integrity, invoke
 from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
 from ktui.worker.guards import Guards
@@ -71,6 +71,7 @@ class CheckedCalls:
     device: str
     problems: ProblemCache
     baseline: dict[str, int]
+    state_changed: str = ""  # what the last checked call changed of torch's global settings (``global_state``)
 
     if TYPE_CHECKING:  # provided by Candidate
 
@@ -87,7 +88,20 @@ class CheckedCalls:
             capture.pinned_config(case.get("config", 0), f"{case['seed']}:{case['spec_index']}"),
         ):
             with capture.recording(case):  # the Triton/CuTeDSL launches of this case (cases.md hidden-torch)
-                out, _ = invoke.call(fn, data, self.device)
+                # torch's global settings read before and after the call, on the kernel's thread, between the
+                # call's steps (``global_state``): a change fails the case after its out-of-bounds check
+                seen: list[Any] = []
+                invoke.calls(
+                    fn,
+                    data,
+                    self.device,
+                    1,
+                    before=lambda i: seen.append(global_state.snapshot()),
+                    after=lambda i, o, s: seen.extend((o, global_state.snapshot())),
+                )
+                out = seen[1]
+                self.state_changed = global_state.changes(seen[0], seen[2])
+                seen.clear()
         self._sync()
         return out, time.perf_counter() - t0
 
@@ -144,6 +158,8 @@ class CheckedCalls:
                 guards.close()
             if out_of_bounds:
                 raise CaseFailed(_out_of_bounds(label, out_of_bounds, out, inputs))
+            if self.state_changed:
+                raise CaseFailed(f"{label}: {self.state_changed}")
             try:
                 out_digests: list[str] = []
                 in_digests: list[str] = []
@@ -271,6 +287,8 @@ class CheckedCalls:
                     guards.close()
                 if out_of_bounds:
                     raise CaseFailed(_out_of_bounds(label, out_of_bounds, out, inputs))
+                if self.state_changed:
+                    raise CaseFailed(f"{label}: {self.state_changed}")
                 folder = out_dir / f"case{base + i}" / (f"repeat{rep}" if rep else "")
                 out_digests: list[str] = []
                 in_digests: list[str] = []

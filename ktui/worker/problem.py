@@ -294,6 +294,29 @@ def seed_rngs(seed: int | None, device: str) -> int:
     return seed
 
 
+_OWN_SEED: list[int] = []  # the worker's own seed, drawn from the OS's entropy at its first generation
+
+
+def outer_rngs(device: str) -> tuple[torch.Tensor, list[torch.Tensor] | None]:
+    """The global RNG states outside generation (the CPU's default generator's, and every CUDA device's once CUDA is
+    in use), seeded once per process from the OS's entropy (a 64-bit seed) the first time; for ``restore_rngs``."""
+    if not _OWN_SEED:
+        _OWN_SEED.append(seed_rngs(None, device))
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None  # type: ignore[no-untyped-call]
+    return torch.default_generator.get_state(), cuda
+
+
+def restore_rngs(outer: tuple[torch.Tensor, list[torch.Tensor] | None], device: str) -> None:
+    """Put back the states ``outer_rngs`` returned; CUDA generators first used in between get the process's own seed
+    (so ``torch.cuda.initial_seed()`` is the same on every call too)."""
+    cpu, cuda = outer
+    torch.default_generator.set_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
+    elif torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+        torch.cuda.manual_seed_all(_OWN_SEED[0])
+
+
 class Problem:
     """A loaded reference module. ``name`` is the problem name, ``sha`` the source hash it was loaded from."""
 
@@ -364,12 +387,20 @@ class Problem:
 
     # -- data --------------------------------------------------------------------------------------------------
     def generate(self, seed: int, spec: dict[str, Any], device: str) -> Any:
-        """``generate_input(seed, **spec)`` on ``device``, with the global RNGs seeded by ``seed`` first and reseeded
-        from the OS's entropy after (``torch.seed()``: a 64-bit seed, as in a process nobody seeded).
+        """``generate_input(seed, **spec)`` on ``device``, with the global RNGs seeded by ``seed`` first and put back
+        as they were after (``outer_rngs``): outside generation they hold the worker's own stream, seeded once from
+        the OS's entropy, as in a process that seeded once.
+
+        The case seed must not stay in torch's global state, where a kernel could read it (``torch.initial_seed() <
+        2**31`` told a ktui call from real use: red team round 5); nor may the global seed change from call to call
+        (reseeded from the OS's entropy after every generation, it did: a weight cache trusted while
+        ``torch.initial_seed()`` stayed the same repacked its weight before every checked call and served a stale
+        one in real use; red team round 19, W2).
 
         Raises:
             ProblemError: generate_input raised (the message names the spec and seed).
         """
+        outer = outer_rngs(device)
         seed_rngs(seed, device)
         try:
             with torch.device(device), GeneratorDevice(device):
@@ -378,9 +409,7 @@ class Problem:
             args = ", ".join([f"seed={seed}", *(f"{k}={v!r}" for k, v in spec.items())])
             raise reference_error(exc, self.path, f"generate_input({args})") from exc
         finally:
-            # Reseeded from the OS's entropy: the case seed must not stay in torch's global state, where a kernel
-            # could read it (``torch.initial_seed() < 2**31`` tells a ktui call from real use; red team round 5).
-            seed_rngs(None, device)
+            restore_rngs(outer, device)
         hidden = opaque_tensors(data)
         if hidden:
             raise ProblemError(f"references/{self.name}.py: generate_input returns {hidden}")
