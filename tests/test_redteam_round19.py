@@ -119,3 +119,27 @@ def test_a_kernel_resetting_the_seed_fails_one_caching_on_the_seed_fails_and_the
     cached = run(make_ws, ladder_for, "rms", K / "rt19_seed_cache_bad.py", reference=ref, **opts)
     assert cached.failed_rung is not None and cached.failed_rung.name == "benchmark", [r.line() for r in cached.rungs]
     assert "is wrong" in cached.failed_rung.summary, cached.failed_rung.summary
+
+
+def test_a_str_argument_with_one_value_in_every_spec_is_named(tmp_path):
+    """W5: a kernel ignoring ``approximate`` (always the tanh GELU) passed and nothing said the argument never
+    varied; a str, dtype or enum argument with one value in every test spec is named in the run rung's notes."""
+    from ktui.worker.arguments import fixed_arguments
+
+    ref = R / "rt19_gelu_mode.py"
+    problem = Problem(ref, "gelu", hashlib.sha256(ref.read_bytes()).hexdigest())
+    notes = fixed_arguments(problem, "cpu")
+    assert len(notes) == 1 and "the str argument in[1] (= 'tanh') has that one value in every test spec" in notes[0]
+    varied = tmp_path / "gelu2.py"
+    varied.write_text(
+        ref.read_text()
+        .replace(
+            'def generate_input(seed: int, n: int):\n    return torch.randn(n, dtype=torch.float32), "tanh"',
+            "def generate_input(seed: int, n: int, mode: str):\n    return torch.randn(n, dtype=torch.float32), mode",
+        )
+        .replace(
+            'tests = [{"n": n} for n in (127, 1025)]', 'tests = [{"n": 127, "mode": "tanh"}, {"n": 9, "mode": "none"}]'
+        )
+    )
+    other = Problem(varied, "gelu2", hashlib.sha256(varied.read_bytes()).hexdigest())
+    assert "mode: str" in varied.read_text() and fixed_arguments(other, "cpu") == []

@@ -30,6 +30,7 @@ move is reported with why (``scalar_notes``, shown by the run rung): the checks 
 
 from __future__ import annotations
 
+import enum
 import random
 from typing import Any
 
@@ -207,6 +208,40 @@ def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]],
     result = (moves, notes)
     setattr(problem, "_argument_moves", result)  # noqa: B010 - a cache on the loaded problem
     return result
+
+
+def _fixed_kind(leaf: Any) -> bool:
+    """An argument leaf no case moves: a str, a ``torch.dtype``, an enum member (not an int or float one: those
+    move)."""
+    return isinstance(leaf, (str, torch.dtype)) or (isinstance(leaf, enum.Enum) and not is_moved_arg(leaf))
+
+
+FIXED_SPECS = 16  # fixed_arguments: the test specs whose inputs it builds, at most
+
+
+def fixed_arguments(problem: Problem, device: str) -> list[str]:
+    """A note per str, ``torch.dtype`` or enum argument of the inputs that has one value in every test spec (the
+    first ``FIXED_SPECS``, seed 1): no case gives it another, so a kernel that ignores it (always the tanh form of a
+    GELU asked for ``approximate``) is not caught; red team round 19, W5. Empty when the inputs cannot be built
+    (the cases say why). Cached on the problem."""
+    cached: list[str] | None = getattr(problem, "_fixed_arguments", None)
+    if cached is not None:
+        return cached
+    values: dict[str, list[Any]] = {}
+    try:
+        for i in range(min(len(problem.tests), FIXED_SPECS)):
+            data = build_input(problem, {"spec_index": i, "seed": 1}, device)
+            _map_inputs(data, problem.outputs, lambda x, path: values.setdefault(path, []).append(x), leaf=_fixed_kind)
+    except Exception:
+        values = {}
+    notes = [
+        f"the {type(vs[0]).__name__} argument in{path} (= {vs[0]!r}) has that one value in every test spec: no case "
+        "varies it, so a kernel that ignores it is not caught; give it a spec field with each value in the tests"
+        for path, vs in values.items()
+        if all(v == vs[0] and type(v) is type(vs[0]) for v in vs)
+    ]
+    setattr(problem, "_fixed_arguments", notes)  # noqa: B010 - a cache on the loaded problem
+    return notes
 
 
 def scalar_moves(problem: Problem, device: str, seed: int, count: int = COMBINATIONS) -> list[dict[str, str]]:

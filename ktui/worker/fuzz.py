@@ -937,6 +937,11 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
             moves = scalar_moves(problem, device, fuzz_seed or 0)
             if moves:
                 info["scalar_moves"] = moves
+    from ktui.worker.arguments import fixed_arguments
+
+    fixed = fixed_arguments(problem, device)  # str, dtype and enum arguments with one value in every test spec
+    if fixed:
+        info["scalar_notes"] = [*info.get("scalar_notes", []), *fixed]
     if fuzz_seed is None:
         return info
 
