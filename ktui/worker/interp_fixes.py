@@ -9,6 +9,10 @@ value), compute in float32, and round results that are bf16 back to nearest-even
 does. ``tl.dot`` keeps the accumulator's dtype: "bf16 in, fp32 accumulate" gets what the GPU computes up to
 summation order, and a bf16 accumulator rounds after every step, as on the GPU (cases.md bf16-accum).
 
+Reductions and scans of bf16 (``tl.sum``, ``tl.max``, ``tl.argmax``, ``tl.cumsum``, ``tl.reduce``,
+``tl.associative_scan``) run on the widened float32 values and round each bf16 result once
+(``_install_reduce_scan``).
+
 Casts into and out of bf16 are fixed the same way (``cast_impl``, which every ``fp_trunc``, ``fp_ext``,
 ``si_to_fp``, ``fp_to_si``... goes through): the interpreter truncates float32 -> bf16 (round toward zero, so every
 bf16 output computed in float32 came out biased low by up to one ulp) and converts ints, float64 and float16 to and
@@ -237,3 +241,48 @@ def install() -> None:
             return orig_fma(self, x, y, z)
 
         InterpreterBuilder.create_fma = create_fma
+    _install_reduce_scan(tl, TensorHandle)
+
+
+def _install_reduce_scan(tl: Any, handle: Any) -> None:
+    """Reductions and scans (``tl.sum``, ``tl.max``, ``tl.argmax``, ``tl.cumsum``, ``tl.reduce``,
+    ``tl.associative_scan``) of bf16 inputs: the interpreter summed and scanned the uint16 bit patterns (a bf16
+    ``tl.cumsum`` off by 1e36, NaN; ``tl.sum`` -2e-21 for -11.4; ``tl.argmax`` the wrong index: new-user trial 19).
+    Each bf16 input is widened to float32 exactly, the op runs on float32 and each result whose input was bf16 is
+    rounded back to nearest even once (the GPU rounds each combine step to bf16: its error is a few steps' worth
+    larger, which the GPU run measures; here the sum is the float32 one). Index results (argmax) are untouched."""
+    try:
+        from triton.runtime.interpreter import ReduceOps, ScanOps
+    except ImportError:
+        return
+    bf16 = tl.bfloat16
+
+    def widened(t: Any) -> Any:
+        if not isinstance(t, tl.core.tensor) or t.dtype.scalar != bf16:
+            return t
+        ty = tl.block_type(tl.float32, list(t.shape)) if t.shape else tl.float32
+        return tl.core.tensor(handle(_bf16_to_f32(t.handle.data), tl.float32), ty)
+
+    def narrowed(t: Any) -> Any:
+        if not isinstance(t, tl.core.tensor) or t.dtype.scalar != tl.float32:
+            return t
+        ty = tl.block_type(bf16, list(t.shape)) if t.shape else bf16
+        return tl.core.tensor(handle(_f32_to_bf16(t.handle.data), bf16), ty)
+
+    for cls in (ReduceOps, ScanOps):
+        orig = cls.apply_impl
+
+        def make(orig: Callable[..., Any]) -> Callable[..., Any]:
+            def apply_impl(self: Any, input: Any) -> Any:
+                args = input if isinstance(input, tuple) else (input,)
+                was = [isinstance(a, tl.core.tensor) and a.dtype.scalar == bf16 for a in args]
+                if not any(was):
+                    return orig(self, input)
+                ret = orig(self, tuple(widened(a) for a in args) if isinstance(input, tuple) else widened(input))
+                outs = list(ret) if isinstance(ret, (list, tuple)) else [ret]
+                outs = [narrowed(o) if i < len(was) and was[i] else o for i, o in enumerate(outs)]
+                return type(ret)(outs) if isinstance(ret, (list, tuple)) else outs[0]
+
+            return apply_impl
+
+        cls.apply_impl = make(orig)
