@@ -359,3 +359,17 @@ def test_the_run_rung_reports_its_launch_compiles_as_progress(make_ws, ladder_fo
     assert lad.run(k).ok
     steps = [ev for ev in seen if ev.rung == "run" and ev.detail.startswith("compiling the distinct launches")]
     assert steps and steps[-1].done == steps[-1].total >= 1, [(e.detail, e.done, e.total) for e in seen]
+
+
+def test_the_run_rungs_launch_compiles_get_a_floor_when_the_compile_limit_is_derived():
+    """New-user trial 19: a fuzzed spec's BLOCK=65536 launch took over 30 s to compile on a loaded machine, against
+    5 x the dry call's compile; a derived limit is raised to ``LAUNCH_COMPILE_FLOOR_S``, a set one is kept."""
+    from ktui.core.timeouts import LAUNCH_COMPILE_FLOOR_S, Limit, launch_compile_limit
+
+    derived = Limit(30.0, "the floor of a derived limit (5 x 5.81 s, the dumps rung of dequant8/v2, is less); set")
+    raised = launch_compile_limit(derived)
+    assert raised == LAUNCH_COMPILE_FLOOR_S == 120.0 and "the floor of the launch compiles" in raised.why
+    assert "5 x 5.81 s" in raised.why and "--timeout compile=" in raised.why
+    assert launch_compile_limit(Limit(400.0, "derived: 5 x 80.00 s, the compile rung of x/v1")) == 400.0
+    fixed = Limit(20.0, "set by --timeout")
+    assert launch_compile_limit(fixed) is fixed and launch_compile_limit(7.0) == 7.0

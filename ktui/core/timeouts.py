@@ -108,6 +108,26 @@ class Limit(float):
         return (Limit, (float(self), self.why))
 
 
+LAUNCH_COMPILE_FLOOR_S = 120.0
+"""The least a derived compile limit allows the run rung's launch compiles, seconds: they compile launches of other
+sizes than the compile rung's one dry call (new-user trial 19: a fuzzed spec's BLOCK=65536 launch took over 30 s
+to compile for sm_90a on a loaded 2-core machine, against a limit of 5 x the dry call's 5.8 s, and an honest
+version failed its run rung at random)."""
+
+
+def launch_compile_limit(limit: float) -> float:
+    """The limit of the run rung's launch compiles given the compile ``limit``: a derived one (``TimeoutPolicy``)
+    raised to ``LAUNCH_COMPILE_FLOOR_S``, saying so; one set by ``--timeout``, ``ktui.toml`` or the caller as it is."""
+    why = getattr(limit, "why", "")
+    if not why.startswith(("derived", "the floor of a derived")) or limit >= LAUNCH_COMPILE_FLOOR_S:
+        return limit
+    return Limit(
+        LAUNCH_COMPILE_FLOOR_S,
+        f"the floor of the launch compiles (the compile rung's limit, {float(limit):.0f} s, {why.split(';')[0]}, is "
+        f"for its one dry call; other sizes compile longer); set it with {hint('compile')}",
+    )
+
+
 class DefaultLimits(dict[str, float]):
     """The timeouts a ``LadderOptions`` carries when its caller set none (``FIRST_RUN_S``): a ``Session`` replaces
     them with its ``TimeoutPolicy``'s limits for each run; a bare ``Ladder`` uses them as they are."""

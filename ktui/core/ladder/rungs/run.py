@@ -25,6 +25,7 @@ from ktui.core.inspect.scan import TORCH_COMPUTE_KINDS, scan_source
 from ktui.core.ladder.cases import first_sweep, refill_refused
 from ktui.core.ladder.context import RunContext, RungFailed, needs_gpu_skipped, patched_names
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
+from ktui.core.timeouts import launch_compile_limit
 from ktui.core.workers.client import RemoteError, WorkerError
 from ktui.protocol import (
     Case,
@@ -229,7 +230,9 @@ def compile_seen(ctx: RunContext, res: ExecuteReply, seen: list[SeenLaunch], rr:
     try:
         # compiling, so under the compile limit (the run's, derived from the reference's prepare, was 34 s on a
         # loaded machine: one BLOCK=8192 launch's sm_90a compile took longer and an honest kernel failed)
-        reply = ctx.compiler.compile(request, timeout_s=ctx.options.timeouts["compile"], on_progress=on_progress)
+        # (raised to a floor of its own when derived: ``timeouts.launch_compile_limit``)
+        limit = launch_compile_limit(ctx.options.timeouts["compile"])
+        reply = ctx.compiler.compile(request, timeout_s=limit, on_progress=on_progress)
     except WorkerError as exc:
         info = ctx.user_paths(exc.info)
         raise RungFailed(
