@@ -332,3 +332,17 @@ def test_the_region_markers_are_the_one_part_of_ktui_a_kernel_may_import():
     for example in ("matmul/v2", "softmax/v1", "vector_add/v3"):
         found = [f for f in scan_source((ROOT / "kernels" / f"{example}.py").read_text()) if "ktui" in f.text]
         assert found == [], example
+
+
+def test_a_dtype_looked_up_by_name_is_no_torch_compute():
+    """New-user trial 19: ``dtype=getattr(torch, dtype)`` was reported as a torch fallback on every run."""
+    src = (
+        "import torch\n"
+        "def custom_kernel(x, dtype):\n"
+        "    out = torch.empty(3, dtype=getattr(torch, dtype))\n"
+        "    y = x.to(getattr(torch, dtype))\n"
+        "    return getattr(torch, 'mat' + 'mul')(y, out)\n"
+    )
+    assert [(f.kind, f.line, f.text) for f in scan_source(src)] == [
+        ("torch-op", 5, "falls back to torch for getattr(torch, '?')")
+    ]

@@ -147,6 +147,9 @@ PATCHED_ROOTS = {"torch", "time", "triton", "ktui", "builtins", "gc", "sys", "F"
 INTROSPECTION = {"_getframe", "get_objects", "get_referrers", "currentframe", "stack"}
 
 
+DTYPE_KEYWORDS = ("dtype", "out_dtype", "acc_dtype")  # keyword arguments that take a dtype
+
+
 @dataclass(frozen=True)
 class Finding:
     # by name: stream | thread | monkeypatch | fallback | torch-op | introspection | dynamic; by data flow
@@ -199,6 +202,7 @@ class _Scanner(ast.NodeVisitor):
         self.functional_aliases = {"F"}
         self.module_names: set[str] = set()  # every name an import binds: roots that are modules, not tensors
         self._in_handler = 0
+        self._dtype_args: set[int] = set()  # ids of expressions passed as a dtype (``dtype=``, ``.to(...)``)
 
     def add(self, kind: str, node: ast.AST, text: str) -> None:
         self.findings.append(Finding(kind, getattr(node, "lineno", 0), text))
@@ -322,6 +326,10 @@ class _Scanner(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
         parts = name.split(".") if name else []
+        # a dtype looked up by name (``dtype=getattr(torch, dtype)``) is no torch compute (new-user trial 19)
+        self._dtype_args.update(id(k.value) for k in node.keywords if k.arg in DTYPE_KEYWORDS)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "type") and node.args:
+            self._dtype_args.add(id(node.args[0]))
         if parts:
             last = parts[-1]
             if last in STREAM_NAMES and (parts[0] in self.torch_aliases or "cuda" in parts):
@@ -348,7 +356,7 @@ class _Scanner(ast.NodeVisitor):
                 and _dotted(node.args[0]).split(".")[0] in self.torch_aliases | self.functional_aliases
             ):
                 attr = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else "?"
-                if attr not in TORCH_ALLOWED:
+                if attr not in TORCH_ALLOWED and id(node) not in self._dtype_args:
                     self.add("torch-op", node, f"falls back to torch for getattr({_dotted(node.args[0])}, {attr!r})")
 
             elif (
