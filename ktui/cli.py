@@ -35,6 +35,7 @@ Every subcommand goes through ``ktui.core.session.Session`` (headless, ``watch=F
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shlex
 import sys
 from collections.abc import Callable
@@ -944,7 +945,7 @@ def status_parser() -> argparse.ArgumentParser:
         nargs="?",
         default=".",
         help="the workspace (default: the current folder), or one problem of the workspace here (`ktui status "
-        "softmax`)",
+        "softmax`), or one version (`ktui status softmax/v2`)",
     )
     p.add_argument(
         "--json",
@@ -963,6 +964,7 @@ def cmd_status(argv: list[str]) -> int:
     from ktui.core.workspace import Workspace, WorkspaceError
 
     only = None
+    version = None  # PROBLEM/VERSION (as run and diff name a version): that version alone
     try:
         ws = Workspace(args.workspace)
     except WorkspaceError as exc:  # perhaps a problem's name (as ktui eval takes one), of the workspace here
@@ -971,6 +973,9 @@ def cmd_status(argv: list[str]) -> int:
         except WorkspaceError:
             raise UsageError(str(exc)) from None
         names = here.problems()
+        head, _, tail = args.workspace.removesuffix(".py").removeprefix("kernels/").partition("/")
+        if tail and head in names and not Path(args.workspace).is_dir():
+            args.workspace, version = head, f"{head}/{tail}"
         if args.workspace not in names:
             if Path(args.workspace).is_dir():
                 raise UsageError(str(exc)) from None
@@ -980,6 +985,11 @@ def cmd_status(argv: list[str]) -> int:
             ) from None
         ws, only = here, args.workspace
     problems = [p for p in workspace_status(ws) if only is None or p.problem == only]
+    if version is not None:
+        known = [v.key for p in problems for v in p.versions]
+        problems = [dataclasses.replace(p, versions=[v for v in p.versions if v.key == version]) for p in problems]
+        if not any(p.versions for p in problems):
+            raise UsageError(f"{version} is no version of {only} (its versions: {', '.join(known) or 'none'})")
     if args.json:
         return envelope.emit("status", status_json(ws, problems))
     print("\n".join(report.status_lines(problems)))

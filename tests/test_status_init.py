@@ -346,3 +346,15 @@ def test_status_takes_a_problem_name_as_eval_does_and_help_lists_every_command(m
     assert sorted(name for name, _, _ in COMMAND_HELP) == sorted(COMMANDS)
     text = " ".join(ktui("--help", cwd=ws.root).stdout.split())
     assert all(f"`ktui {name}" in text for name in COMMANDS), text
+
+
+def test_status_takes_a_version_as_run_and_diff_do(make_ws):
+    """New-user trial 19: `ktui status dequant8/v3` said 'neither a folder nor a problem'."""
+    ws = make_ws(["softmax"], {"softmax/v1": ROOT / "kernels" / "softmax" / "v1.py"})
+    (ws.root / "kernels" / "softmax" / "v2.py").write_text((ROOT / "kernels" / "softmax" / "v2.py").read_text())
+    for name in ("softmax/v2", "kernels/softmax/v2.py"):
+        p = ktui("status", name, cwd=ws.root)
+        assert p.returncode == 0, p.stderr
+        assert "  v2   " in p.stdout and "  v1   " not in p.stdout and "1 version:" in p.stdout, p.stdout
+    p = ktui("status", "softmax/v9", cwd=ws.root)
+    assert p.returncode == 2 and "softmax/v9 is no version of softmax (its versions: softmax/v1, softmax/v2)" in p.stderr
