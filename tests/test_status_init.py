@@ -357,4 +357,5 @@ def test_status_takes_a_version_as_run_and_diff_do(make_ws):
         assert p.returncode == 0, p.stderr
         assert "  v2   " in p.stdout and "  v1   " not in p.stdout and "1 version:" in p.stdout, p.stdout
     p = ktui("status", "softmax/v9", cwd=ws.root)
-    assert p.returncode == 2 and "softmax/v9 is no version of softmax (its versions: softmax/v1, softmax/v2)" in p.stderr
+    assert p.returncode == 2, p.stderr
+    assert "softmax/v9 is no version of softmax (its versions: softmax/v1, softmax/v2)" in p.stderr
