@@ -163,6 +163,16 @@ def value_signs(t: torch.Tensor, key: int) -> torch.Tensor:
     return sign * magnitude
 
 
+def _widen(out: dict[str, torch.Tensor], truths: dict[str, torch.Tensor], moved: dict[str, Any]) -> None:
+    """``out[p]`` raised, per element, to how far the moved run's output ``moved[p]`` is from ``truths[p]`` (paths
+    whose moved output is no tensor of the truth's shape, and non-finite distances, left out)."""
+    for p, t in truths.items():
+        m = moved.get(p)
+        if isinstance(m, torch.Tensor) and tuple(m.shape) == tuple(t.shape):
+            d = (m.to(t.device).double() - t.double()).abs()
+            out[p] = torch.maximum(out[p], torch.where(torch.isfinite(d), d, torch.zeros_like(d)))
+
+
 def rounding_allowance(
     run_float64: Callable[[Any], Any],
     map_data: Callable[[Any, Callable[[Any], Any]], Any],
@@ -197,11 +207,7 @@ def rounding_allowance(
                 return x64 * (1 + side * NEAR_ULPS * unit * value_signs(x64, seed * NEAR_PAIRS + j + 1))
 
             moved = dict(flatten(run_float64(map_data(data, move))))
-            for p, t in truths.items():
-                m = moved.get(p)
-                if isinstance(m, torch.Tensor) and tuple(m.shape) == tuple(t.shape):
-                    d = (m.to(t.device).double() - t.double()).abs()
-                    out[p] = torch.maximum(out[p], torch.where(torch.isfinite(d), d, torch.zeros_like(d)))
+            _widen(out, truths, moved)
     return out
 
 
@@ -282,9 +288,5 @@ def _entry_moves(
                 moved = dict(flatten(run(data)))
             if not entries.entries:
                 return out
-            for p, t in truths.items():
-                m = moved.get(p)
-                if isinstance(m, torch.Tensor) and tuple(m.shape) == tuple(t.shape):
-                    d = (m.to(t.device).double() - t.double()).abs()
-                    out[p] = torch.maximum(out[p], torch.where(torch.isfinite(d), d, torch.zeros_like(d)))
+            _widen(out, truths, moved)
     return out
