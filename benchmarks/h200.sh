@@ -3,7 +3,7 @@
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
 #                                        issue9-open context round10a round10b fixes24 round12 round15 interp-vs-gpu tc-accum
-#                                        timing-escape rounds16-18
+#                                        timing-escape rounds16-19
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -274,7 +274,7 @@ PY
           --rungs compile,run,correctness,benchmark,dumps --json --no-record) > "$OUT/r15_${p}_$k.json" 2>"$OUT/r15_${p}_$k.err"
         python3 benchmarks/rung_cells.py "$OUT/r15_${p}_$k.json" "$p/$k ($((SECONDS - t0)) s)" run correctness benchmark dumps
       done ;;
-    rounds16-18)  # red teams 16-18 on the GPU (seed ${ROUNDS_SEED:-3}): each bad kernel FAILED at correctness or
+    rounds16-19)  # red teams 16-19 on the GPU (seed ${ROUNDS_SEED:-3}): each bad kernel FAILED at correctness or
       # benchmark, each honest twin ok on every rung. ROUNDS_ONLY=substring keeps the matching pairs only
       W=$(mktemp -d) && mkdir -p "$W/references" "$W/kernels"
       for pk in rt16_softmax:rt16_persistent_waves_floor_bad rt16_softmax:rt16_persistent_waves_good \
@@ -289,15 +289,23 @@ PY
           rt18_rmsnorm:rt18_rmsnorm_cache_bad rt18_rmsnorm:rt18_rmsnorm_good \
           rt18_swiglu_none:rt18_swiglu_none_bad rt18_swiglu_none:rt18_swiglu_none_good \
           rt18_wide_softmax:rt18_wide_softmax_bad rt18_wide_softmax:rt18_wide_softmax_good \
-          rt18_stable_sort:rt18_stable_sort_bad rt18_stable_sort:rt18_stable_sort_good; do
+          rt18_stable_sort:rt18_stable_sort_bad rt18_stable_sort:rt18_stable_sort_good \
+          rt18_masked_softmax:rt18_masked_softmax_zero_bad rt18_masked_softmax:rt18_masked_softmax_good \
+          rt18_topk_unsorted:rt18_topk_first_block_bad rt18_topk_unsorted:rt18_topk_sorted_good \
+          rt18_int_mean:rt18_int_mean_trunc_bad rt18_int_mean:rt18_int_mean_reciprocal_good \
+          rt19_hint_scale:rt19_hint_contiguous_bad rt19_hint_scale:rt19_hint_scale_good \
+          rt19_e8m0_scale:rt19_e8m0_first_bad rt19_e8m0_scale:rt19_e8m0_scale_good \
+          rt19_atan2:rt19_atan2_signless_zero_bad rt19_atan2:rt19_atan2_good \
+          rt19_colscale:rt19_colscale_transposed_bad rt19_colscale:rt19_colscale_good \
+          rt19_rmsnorm_w:rt19_rng_reset_bad rt19_rmsnorm_w:rt19_seed_cache_bad rt19_rmsnorm_w:rt19_rmsnorm_w_good; do
         case $pk in *"${ROUNDS_ONLY:-}"*) ;; *) continue ;; esac
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
         t0=$SECONDS
         (cd "$W" && timeout 120 python3 -m ktui run kernels/$p/$k.py --device cuda --seed ${ROUNDS_SEED:-3} \
-          --rungs compile,run,correctness,benchmark --json --no-record) > "$OUT/r1618_$k.json" 2>"$OUT/r1618_$k.err"
-        python3 benchmarks/rung_cells.py "$OUT/r1618_$k.json" "$k ($((SECONDS - t0)) s)" correctness benchmark
-      done 2>&1 | tee "$OUT/rounds16-18.log" ;;
+          --rungs compile,run,correctness,benchmark --json --no-record) > "$OUT/r16_$k.json" 2>"$OUT/r16_$k.err"
+        python3 benchmarks/rung_cells.py "$OUT/r16_$k.json" "$k ($((SECONDS - t0)) s)" run correctness benchmark
+      done 2>&1 | tee "$OUT/rounds16-19.log" ;;
     interp-vs-gpu)  # the CPU interpreter's fp8 casts and libdevice functions (ktui's emulation) against the H200's
       python3 benchmarks/interp_vs_gpu.py 2>&1 | tee "$OUT/interp-vs-gpu.log" | tail -40 ;;
     tc-accum)  # the tensor cores' fp32 accumulation error on fp8/fp16/bf16 GEMMs over K against float32's own (the

@@ -313,3 +313,16 @@ def test_flush_to_zero_on_the_gpu_an_honest_libdevice_log_passes_and_a_clamped_o
     assert any("float32 subnormals flushed to zero" in w for w in c.warnings), c.warnings
     bad = run(tmp_path, gpu_pool, "ftz_log", K / "ftz_log_clamp_bad.py", ref, **opts)
     assert bad.rung("correctness").status is Status.FAILED and "extreme" in bad.rung("correctness").summary
+
+
+def test_a_contiguity_hint_on_strided_offsets_fails_on_the_gpu_and_its_twin_passes(tmp_path, gpu_pool):
+    """Red team round 19, W1: ``tl.max_contiguous(tl.multiple_of(offs * stride, BLOCK), BLOCK)`` holds only at
+    stride 1; the interpreter ignores hints (the CPU passes it), the GPU's vectorized load reads x[2i..2i+3] of a
+    stride-2 view: the layout cases (transposed: stride 2, expanded: stride 0) fail it there."""
+    ref = CASES / "references" / "rt19_hint_scale.py"
+    opts = {"rungs": ("compile", "run", "correctness")}
+    good = run(tmp_path, gpu_pool, "hint_scale", K / "rt19_hint_scale_good.py", ref, **opts)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
+    bad = run(tmp_path, gpu_pool, "hint_scale", K / "rt19_hint_contiguous_bad.py", ref, **opts)
+    c = bad.rung("correctness")
+    assert c.status is Status.FAILED and "layout=" in c.summary, c.line()
