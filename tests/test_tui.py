@@ -435,3 +435,23 @@ async def test_the_cancel_key_and_palette_command_stop_a_hang_and_the_running_ru
         await wait_for(pilot, lambda: sum("run cancelled" in n for n in notices) == 2, timeout=5, what="two notices")
         assert "not run" in app.query_one(KernelTree).label_of("vector_add/v2")
         assert session.store.load("vector_add", "v2") is None
+
+
+@pytest.mark.anyio
+async def test_the_accuracy_tab_fills_when_the_correctness_rung_ends_before_the_run_does(demo_ws):
+    """New-user trial 19: the Accuracy tab stayed empty for the ~70 s of a CPU benchmark rung after correctness."""
+    from ktui.core.events import LadderStarted, RungFinished
+    from ktui.core.results import RungResult, Status
+
+    app = KtuiApp(demo_ws, start_session=False)
+    async with app.run_test(size=(120, 35)) as pilot:
+        key = app.selected.key
+        spec = {"label": "(7, 1e9)", "ok": False, "cases": 3, "reason": "the planted reason", "max_abs_err": 0.5}
+        rung = RungResult("correctness", Status.FAILED, 1.0, "FAILED spec=(7, 1e9)", figures={"specs": [spec]})
+        rungs = ("compile", "correctness", "benchmark")
+        app._ladder_event(LadderStarted(key=key, run_id=99, source_sha256="0" * 64, rungs=rungs))
+        app._ladder_event(RungFinished(key=key, run_id=99, result=rung))
+        await pilot.pause()
+        acc = app.query_one(AccuracyTable)
+        assert [str(r.value) for r in acc.rows] == ["(7, 1e9)"]
+        assert "the planted reason" in str(app.query_one("#accuracy-notes").render())

@@ -412,6 +412,11 @@ class KtuiApp(App[None]):
             self._show_ladder(st)
             if isinstance(ev, (LadderStarted, RungFinished)):  # Details says it runs, and what finished so far
                 self.query_one("#details", Static).update(details_text(self.selected, st))
+            if isinstance(ev, RungFinished) and ev.result.name == "correctness":  # Accuracy fills when it ends
+                self.query_one(AccuracyTable).show_rung(ev.result)
+                notes = accuracy_notes(None, ev.result)
+                self.query_one("#accuracy-notes", Static).update(notes)
+                self.query_one("#accuracy-notes").display = bool(notes)
         self._show_queue()
 
     def _ladder_finished(self, ev: LadderFinished) -> None:

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ktui.core.figures import CorrectnessSpec, benchmark_of, correctness_of
-from ktui.core.results import RUNG_ORDER, LadderResult, Status, fmt, fmt_seconds
+from ktui.core.results import RUNG_ORDER, LadderResult, RungResult, Status, fmt, fmt_seconds
 from ktui.core.store import Baselines
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.state import VersionState, problem_badge, rung_names
@@ -224,10 +224,11 @@ def accuracy_columns(specs: list[CorrectnessSpec], width: int, padding: int = 1)
     return [(name, w) for name, w, _ in kept]
 
 
-def accuracy_notes(result: LadderResult | None) -> Text:
+def accuracy_notes(result: LadderResult | None, rung: RungResult | None = None) -> Text:
     """The Accuracy tab's notes, wrapped under the table: why each failing spec failed (its reason, how many of its
-    cases failed, its worst case) and a correctness error that no spec explains. Empty when every spec passed."""
-    rung = result.rung("correctness") if result else None
+    cases failed, its worst case) and a correctness error that no spec explains. Empty when every spec passed.
+    ``rung``: a correctness rung to read instead of ``result``'s (a run's, before the run ends)."""
+    rung = rung or (result.rung("correctness") if result else None)
     if rung is None:
         return Text()
     t = Text()
@@ -292,7 +293,10 @@ class AccuracyTable(DataTable[str | Text]):
 
     def show(self, result: LadderResult | None) -> None:
         """Draw ``result``'s correctness specs, a row each (keyed by the spec's label)."""
-        rung = result.rung("correctness") if result else None
+        self.show_rung(result.rung("correctness") if result else None)
+
+    def show_rung(self, rung: RungResult | None) -> None:
+        """Draw a correctness rung's specs (``show``; the TUI draws a run's as soon as its correctness rung ends)."""
         self._specs = list(correctness_of(rung.figures).get("specs", [])) if rung else []
         labels = [s["label"] for s in self._specs]
         names = [name for name, _ in self._fitting()]
