@@ -455,3 +455,27 @@ async def test_the_accuracy_tab_fills_when_the_correctness_rung_ends_before_the_
         acc = app.query_one(AccuracyTable)
         assert [str(r.value) for r in acc.rows] == ["(7, 1e9)"]
         assert "the planted reason" in str(app.query_one("#accuracy-notes").render())
+
+
+@pytest.mark.anyio
+async def test_details_scrolls_to_its_top_when_a_run_starts(demo_ws):
+    """New-user trial 19: scrolled down to an old traceback, Details kept showing it through the next run, its
+    'Running now' header out of view."""
+    from textual.containers import VerticalScroll
+    from textual.widgets import Static
+
+    from ktui.core.events import LadderStarted
+
+    app = KtuiApp(demo_ws, start_session=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("6")  # the Details tab
+        app.query_one("#details", Static).update("\n".join(f"traceback line {i}" for i in range(300)))
+        await pilot.pause()
+        scroll = app.query_one("#details-scroll", VerticalScroll)
+        scroll.scroll_end(animate=False)
+        await pilot.pause()
+        assert scroll.scroll_y > 100
+        start = LadderStarted(key=app.selected.key, run_id=7, source_sha256="0" * 64, rungs=("compile",))
+        app._ladder_event(start)
+        await pilot.pause()
+        assert scroll.scroll_y == 0

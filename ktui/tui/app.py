@@ -195,7 +195,7 @@ class KtuiApp(App[None]):
                             with VerticalScroll(id="trace-scroll"):
                                 yield TraceView(id="trace")
                     with TabPane("Details", id="tab-details"):
-                        with VerticalScroll():
+                        with VerticalScroll(id="details-scroll"):
                             yield Static(id="details")
                     with TabPane("IR", id="tab-ir"):
                         yield IRView(id="ir")
@@ -412,6 +412,8 @@ class KtuiApp(App[None]):
             self._show_ladder(st)
             if isinstance(ev, (LadderStarted, RungFinished)):  # Details says it runs, and what finished so far
                 self.query_one("#details", Static).update(details_text(self.selected, st))
+            if isinstance(ev, LadderStarted):  # its header says a new run is under way: shown, not scrolled past
+                self.query_one("#details-scroll", VerticalScroll).scroll_home(animate=False)
             if isinstance(ev, RungFinished) and ev.result.name == "correctness":  # Accuracy fills when it ends
                 self.query_one(AccuracyTable).show_rung(ev.result)
                 notes = accuracy_notes(None, ev.result)
