@@ -184,7 +184,8 @@ class Scheduler:
 
     def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None, why: Why = "rerun") -> Ticket:
         """Queue ``kernel`` unless it already waits (then its waiting run serves this submit too); ``rungs``
-        (default: the default ladder) merge with those of a run already waiting.
+        (default: the default ladder) merge with those of a run already waiting. A ``save`` waits ahead of runs
+        queued for other reasons and behind earlier saves.
 
         Returns:
             the ticket of the run that will serve this submit (cancelled at once when the scheduler stopped).
@@ -203,6 +204,10 @@ class Scheduler:
                 self._tickets[kernel.key] = Ticket(kernel.key)
                 self._why[kernel.key] = set()
             self._why[kernel.key].add(why)
+            if why == "save":  # a save goes ahead of what waits for other reasons (start-up's stale versions, a
+                # rerun of all), behind earlier saves: the version being edited runs next (new-user trial 19 M2)
+                for key in reversed([k for k in self._queue if "save" in self._why[k]]):
+                    self._queue.move_to_end(key, last=False)
             ticket = self._tickets[kernel.key]
             ticket.holders += 1
             supersedes = (
