@@ -274,6 +274,11 @@ def cmd_agent(argv: list[str]) -> int:
         raise UsageError(f"unknown problem {problem!r} (problems: {', '.join(ws.problems()) or 'none'})")
     if not config.configured:
         raise UsageError(SETUP_HINT)
+    from ktui.agent.llm import missing_key
+
+    missing = missing_key(config)  # before the workers start, not after the first request
+    if missing:
+        raise UsageError(missing)
     if args.max_rounds is not None:
         if args.max_rounds < 0:
             raise UsageError("--max-rounds must be 0 or more")

@@ -423,3 +423,30 @@ def test_the_model_asks_for_a_trace_and_reads_its_summary(make_ws, tmp_path):
     assert second.startswith("error: unknown rung(s) speed")
     schema = next(t for t in llm.requests[0]["tools"] if t["function"]["name"] == "run_ladder")
     assert "trace" in schema["function"]["parameters"]["properties"]["rungs"]["items"]["enum"]
+
+
+def test_a_missing_api_key_is_said_before_any_request(make_ws, monkeypatch):
+    """New-user trial 19: the missing key was said 15-40 s after the first message (``ktui agent`` started its
+    workers first); a local server's model (no key) is not refused."""
+    from ktui.agent.llm import missing_key
+
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "MY_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    said = missing_key(AgentConfig(model="anthropic/claude-sonnet-4-5"))
+    assert "needs ANTHROPIC_API_KEY in the environment, which is not set" in said
+    assert missing_key(AgentConfig(model="ollama/qwen2.5-coder")) == ""  # (litellm lists OLLAMA_API_BASE)
+    assert "reads its key from MY_KEY (api_key_env)" in missing_key(AgentConfig(model="openai/x", api_key_env="MY_KEY"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    assert missing_key(AgentConfig(model="anthropic/claude-sonnet-4-5")) == ""
+    ws = make_ws(["vector_add"])
+    env = {k: v for k, v in os.environ.items() if k not in ("KTUI_MODEL", "OPENAI_API_KEY")}
+    exe = str(Path(sys.executable).with_name("ktui"))
+    p = subprocess.run(
+        [exe, "agent", "vector_add", "-m", "hi", "--model", "openai/gpt-4.1", "--workspace", str(ws.root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert p.returncode == 2 and "needs OPENAI_API_KEY in the environment" in p.stderr, p.stderr
+    assert not (ws.root / "sessions").exists() or not any((ws.root / "sessions").iterdir())  # nothing started

@@ -41,6 +41,31 @@ def preload() -> None:
     litellm()
 
 
+def missing_key(config: AgentConfig) -> str:
+    """Why ``config``'s model cannot be called for want of an API key (litellm's ``validate_environment``, or the
+    ``api_key_env`` the settings name), as a line to show before the first message; '' when the key is there, the
+    model needs none (a local server) or litellm cannot tell (new-user trial 19: the missing key was said 15-40 s
+    after the first message, ``ktui agent`` having started its workers first)."""
+    if not config.model:
+        return ""
+    if config.api_key_env:
+        if os.environ.get(config.api_key_env):
+            return ""
+        return f"the model {config.model} reads its key from {config.api_key_env} (api_key_env), which is not set"
+    try:
+        env = litellm().validate_environment(model=config.model, api_base=config.api_base)
+    except Exception:  # an unknown provider: the first request says what is wrong
+        return ""
+    # keys and tokens only: litellm also lists OLLAMA_API_BASE for ollama, which serves on localhost without it
+    missing = [str(k) for k in env.get("missing_keys") or [] if "KEY" in str(k) or "TOKEN" in str(k)]
+    if env.get("keys_in_environment", True) or not missing:
+        return ""
+    return (
+        f"the model {config.model} needs {', '.join(missing)} in the environment, which is not set: export it "
+        "(or name another variable with api_key_env under [agent] in ktui.toml)"
+    )
+
+
 class LLMError(Exception):
     """A request failed. ``retry``: whether trying again can help; ``wait_s``: how long the server asked to wait."""
 

@@ -225,7 +225,16 @@ class ChatPane(Vertical):
                 base_of=selected_of(self.app),
             )
         )
-        threading.Thread(target=preload, name="ktui-litellm-import", daemon=True).start()
+
+        def load() -> None:  # and says at once when the model's API key is missing
+            from ktui.agent.llm import missing_key
+
+            preload()
+            missing = missing_key(self.config)
+            if missing:
+                self.app.call_from_thread(self._warn, missing)
+
+        threading.Thread(target=load, name="ktui-litellm-import", daemon=True).start()
 
     @property
     def busy(self) -> bool:
@@ -315,6 +324,10 @@ class ChatPane(Vertical):
     async def _mount(self, widget: Widget) -> None:
         await self.log_view.mount(widget)
         self.log_view.scroll_end(animate=False)
+
+    def _warn(self, text: str) -> None:
+        """A yellow line in the chat (from the app's thread: ``call_from_thread``)."""
+        self.run_worker(self.add_line(text, "yellow"))
 
     async def add_line(self, text: str, style: str = "") -> None:
         await self._mount(Static(Text(text, style=style), classes="chat-line"))
