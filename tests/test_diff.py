@@ -227,3 +227,11 @@ def test_a_version_whose_ladder_stopped_before_dumps_says_so_and_the_diff_tab_sk
     assert DiffView.compare_with(ws, k3, results) == k1  # v2 stopped before dumps: v1 has them
     assert DiffView.compare_with(ws, k3, {k2.key: stopped}) == k2  # none has dumps: the one before, its message
     assert DiffView.compare_with(ws, k3, {k1.key: r1, k2.key: r2}) == k2  # v2 has dumps: the version before
+
+
+def test_the_mix_delta_puts_total_last():
+    """New-user trial 19: ``LDG.32 1 1 +0`` came after the ``total`` row."""
+    from ktui.core.inspect.sass import mix_delta
+
+    rows = mix_delta({"LDG.32": 1, "FFMA": 2, "total": 72}, {"LDG.32": 1, "FFMA": 130, "total": 200})
+    assert [r["family"] for r in rows] == ["FFMA", "LDG.32", "total"]

@@ -363,12 +363,13 @@ def side_by_side(diff: list[str], width: int = 60) -> list[str]:
 
 
 def mix_delta(a: dict[str, int], b: dict[str, int]) -> list[dict[str, Any]]:
-    """Rows ``{family, a, b, delta}`` for every family in either mix, changed ones first."""
+    """Rows ``{family, a, b, delta}`` for every family in either mix, changed ones first, ``total`` last (a new
+    user read the unchanged rows after it as outside the table)."""
     rows = [
         {"family": k, "a": a.get(k, 0), "b": b.get(k, 0), "delta": b.get(k, 0) - a.get(k, 0)}
         for k in sorted(set(a) | set(b))
     ]
-    return sorted(rows, key=lambda r: (r["delta"] == 0, r["family"]))
+    return sorted(rows, key=lambda r: (r["family"] == "total", r["delta"] == 0, r["family"]))
 
 
 def line_map(funcs: list[Function], source: str) -> dict[str, Any]:
