@@ -479,3 +479,18 @@ async def test_details_scrolls_to_its_top_when_a_run_starts(demo_ws):
         app._ladder_event(start)
         await pilot.pause()
         assert scroll.scroll_y == 0
+
+
+@pytest.mark.anyio
+async def test_profile_and_trace_keys_say_at_once_that_they_need_a_gpu(session_ws):
+    """New-user trial 19: ``p`` on the CPU recompiled and marked four rungs stale for 10 s, then said no."""
+    ws, session = session_ws
+    app = KtuiApp(ws, session=session)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await pilot.press("p")
+        await pilot.press("t")
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert any("a profile: Nsight Compute needs a CUDA GPU" in m for m in said), said
+        assert any("a trace: the GPU's clocks needs a CUDA GPU" in m for m in said), said
+        assert session.scheduler.waiting == () and session.scheduler.running is None

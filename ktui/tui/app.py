@@ -651,15 +651,23 @@ class KtuiApp(App[None]):
 
     def action_profile(self) -> None:
         """Profile the selected version with Nsight Compute (one call after warm-up; needs a GPU)."""
-        if run := self._runnable():
+        if (run := self._runnable()) and self._on_a_gpu("a profile: Nsight Compute"):
             session, k = run
             session.submit(k, ("profile",))
 
     def action_trace(self) -> None:
         """Trace the selected version's ktui.trace regions (one traced call apart from the benchmark; needs a GPU)."""
-        if run := self._runnable():
+        if (run := self._runnable()) and self._on_a_gpu("a trace: the GPU's clocks"):
             session, k = run
             session.submit(k, ("trace",))
+
+    def _on_a_gpu(self, what: str) -> bool:
+        """Whether the session's workers have a GPU; else a notice says at once that ``what`` needs one (a new user's
+        ``p`` on the CPU recompiled and marked four rungs stale for 10 s before saying so: trial 19)."""
+        if self.session is not None and self.session.device == "cpu":
+            self.notify(f"{what} needs a CUDA GPU: this session runs on the CPU (the interpreter)", severity="warning")
+            return False
+        return True
 
     def action_toggle_side_by_side(self) -> None:
         """Show the SASS diff unified or side by side (s)."""
