@@ -408,17 +408,28 @@ def test_main_screen_snapshot_at_each_size(tmp_path, snap_compare, size):
 
 async def test_question_mark_shows_the_keys_and_an_80_column_footer_shows_the_everyday_keys(softmax_ws):
     """A new user pressed ? for help and got nothing, and at 80 x 24 the footer never showed e, x or q."""
-    from textual.widgets import Footer, HelpPanel
+    from textual.widgets import Footer, Static
+
+    from ktui.tui.keys import KeysPanel, keys_table
 
     app = KtuiApp(softmax_ws, start_session=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("question_mark")
         await pilot.pause()
-        assert len(app.screen.query(HelpPanel)) == 1
+        assert len(app.screen.query(KeysPanel)) == 1
+        # ktui's own keys first, in view at 80 x 24 (Textual's panel listed the tree's: none of ktui's fitted)
+        panel = app.screen.query_one(KeysPanel)
+        table = keys_table(app.get_key_display)  # what the panel's Static draws
+        assert panel.query_one(Static).region.height >= len(table.rows)
+        keys = [str(c) for c in table.columns[0]._cells]
+        helps = [str(c) for c in table.columns[1]._cells]
+        assert keys[:2] == ["?", "r"] and helps[keys.index("x")].startswith("Cancel the running ladder")
+        assert max(keys.index(k) for k in ("x", "e", "p", "t", "b", "s", "1-8")) < panel.region.height - 1
+        assert panel.region.width >= 30 and panel.region.right == 80
         await pilot.press("question_mark")
         await pilot.pause()
-        assert len(app.screen.query(HelpPanel)) == 0
+        assert len(app.screen.query(KeysPanel)) == 0
         footer = app.query_one(Footer)
         shown = [
             str(k.render()) for k in footer.query("FooterKey") if k.region.right <= app.size.width and k.region.width
@@ -426,3 +437,10 @@ async def test_question_mark_shows_the_keys_and_an_80_column_footer_shows_the_ev
         text = " ".join(shown)
         for label in ("Keys", "Rerun", "Edit", "New version", "Quit"):
             assert label in text, text
+
+
+def test_every_key_has_a_short_line_in_the_keys_panel():
+    from ktui.tui.keys import KEYS, SHORT_HELP
+
+    assert {action for _, action, *_ in KEYS} == set(SHORT_HELP)
+    assert max(len(text) for text in SHORT_HELP.values()) <= 28

@@ -64,7 +64,7 @@ from ktui.tui.context_panel import ContextPanel
 from ktui.tui.editor import open_in_editor
 from ktui.tui.inside import DiffView, ProfileTable, SourceSass, TraceView
 from ktui.tui.ir import IRView
-from ktui.tui.keys import APP_BINDINGS, KEYS, palette_commands
+from ktui.tui.keys import APP_BINDINGS, KEYS, KeysPanel, palette_commands
 from ktui.tui.messages import CoreEvent
 from ktui.tui.state import VersionState, stale_keys
 from ktui.tui.widgets import (
@@ -727,12 +727,13 @@ class KtuiApp(App[None]):
         self._step(-1)
 
     def action_toggle_help(self) -> None:
-        """Show the keys panel (Textual's ``HelpPanel``: every key of the focused widget and the app, with what it
-        does), or hide it when shown."""
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
+        """Show the keys panel (``keys.KeysPanel``: ktui's keys first, with what each does, then the tree's), or
+        hide it when shown."""
+        shown = self.screen.query(KeysPanel)
+        if shown:
+            shown.remove()
         else:
-            self.action_show_help_panel()
+            self.screen.mount(KeysPanel())
 
     def action_new_version(self) -> None:
         """Copy the selected version to the next free vN.py (the watcher then runs it)."""

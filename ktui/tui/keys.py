@@ -7,10 +7,14 @@ cannot drift apart. The actions themselves are ``KtuiApp``'s ``action_*`` method
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import Static
 
 KEYS = (  # key, action, footer label, shown in the footer, command palette title ("": not there), its help
     # the footer shows them in this order and an 80-column one only the first few: help, then the keys of the
@@ -84,3 +88,72 @@ def palette_commands(app: App[None]) -> Iterator[SystemCommand]:
     for _, action, _, _, title, help_text in KEYS:
         if title:
             yield SystemCommand(title, help_text, getattr(app, f"action_{action}"))
+
+
+# one line each for the keys panel (``keys_table``): at most 28 characters, its column at 80 x 24 (the palette keeps
+# the long help)
+SHORT_HELP = {
+    "toggle_help": "This panel",
+    "rerun": "Rerun the selected version",
+    "cancel_run": "Cancel the running ladder",
+    "open_editor": "Open it in $EDITOR",
+    "new_version": "Copy it to the next vN.py",
+    "quit": "Quit",
+    "run_problem": "Run every version",
+    "toggle_maximize": "Maximize the focused panel",
+    "toggle_chat": "Open or collapse the chat",
+    "next_version": "Next version",
+    "previous_version": "Previous version",
+    "focus_chat": "Type to the agent",
+    "profile": "Profile (Nsight, GPU)",
+    "trace": "Trace regions (GPU)",
+    "pin_baseline": "Pin as the baseline",
+    "toggle_side_by_side": "Diff: unified/side by side",
+    "stop_agent": "Stop the agent",
+    "toggle_auto": "Agent: ask or apply writes",
+    "cycle_rounds": "Agent: rounds 0/1/3/5/10",
+}
+
+# what other keys do, beside ``KEYS``: the tree's and Textual's own (the palette lists every command)
+OTHER_KEYS = (
+    ("↑ ↓", "Move in the version tree (or the focused table)"),
+    ("enter", "Expand or collapse a problem in the tree"),
+    ("tab", "Focus the next panel"),
+    ("ctrl+p", "The command palette: every command, searchable"),
+    ("ctrl+q", "Quit"),
+)
+
+
+def keys_table(display: Callable[[Binding], str]) -> Table:
+    """ktui's keys first, each with what it does (``KEYS``, the tabs 1-8), then the tree's and Textual's
+    (``OTHER_KEYS``); ``display`` is the app's ``get_key_display`` (``?``, ``]``). Textual's own keys panel listed
+    the focused tree's keys first: at 80 x 24 none of ktui's were in view (new-user trial 19)."""
+    table = Table(show_header=False, box=None, padding=(0, 1, 0, 0))
+    table.add_column(justify="right", style="bold")
+    table.add_column()
+    for key, action, label, *_ in KEYS:
+        table.add_row(display(Binding(key, action, label)), Text(SHORT_HELP.get(action, label)))
+    table.add_row("1-8", Text(f"Tabs: {', '.join(TABS)}"))
+    table.add_row("", "")
+    for key, what in OTHER_KEYS:
+        table.add_row(key, Text(what, style="dim"))
+    return table
+
+
+class KeysPanel(VerticalScroll, can_focus=False):
+    """The keys panel (``?``): ``keys_table`` in a column docked at the right."""
+
+    DEFAULT_CSS = """
+    KeysPanel {
+        dock: right;
+        width: 46;
+        max-width: 50%;
+        height: 1fr;
+        border-left: vkey $foreground 30%;
+        padding: 0 1;
+        layer: overlay;
+    }
+    """
+
+    def compose(self) -> Iterator[Static]:
+        yield Static(keys_table(self.app.get_key_display))
