@@ -284,3 +284,11 @@ def test_context_progress_publishes_rung_progress_on_the_bus(tmp_path):
     ctx.progress("correctness")({"done": 1, "total": 9})
     ctx.progress("run")({"done": 1, "total": 9})
     assert [(e.rung, e.done) for e in seen[2:]] == [("run", 1)]
+
+
+def test_a_passing_fold_names_the_distribution_of_its_worst_case():
+    """New-user trial 19: "worst=(65537,) at 6% of tolerance max_abs_err=6.71e+07" on a vector add read as a bug;
+    the worst case drew the large distribution, which the summary now names."""
+    cases = [case(0, 5, score=0.02), case(1, 6, score=0.06, case="spec=(129,) seed=6 dist=large layout=offset")]
+    r = correctness_result(cases, DESCRIBE)
+    assert r.summary.startswith("worst=(129,) dist=large at 6% of tolerance max_abs_err="), r.summary

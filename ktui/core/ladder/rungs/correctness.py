@@ -9,6 +9,7 @@ precision, score, unsupported layouts, failed cases), ``worst`` (the worst spec'
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
@@ -272,9 +273,12 @@ def correctness_result(
     # family) where it is a float32 rounding (a new user read max_abs_err=6.71e+07 on a passing version)
     score = json_float(w.get("score")) if w else None
     used = f" at {score:.0%} of tolerance" if isinstance(score, float) and math.isfinite(score) else ""
+    # and the distribution its worst case drew (max_abs_err=6.71e+07 on a vector add reads as a bug without it)
+    dist = re.search(r"\bdist=(\S+)", str(w.get("worst_case") or "")) if w else None
+    drawn = f" dist={dist.group(1)}" if dist else ""
     summary = (
         (
-            f"worst={w['label']}{used} max_abs_err={fmt(w['max_abs_err'])} max_rel_err={fmt(w['max_rel_err'])} "
+            f"worst={w['label']}{drawn}{used} max_abs_err={fmt(w['max_abs_err'])} max_rel_err={fmt(w['max_rel_err'])} "
             f"psnr_db={fmt(w['psnr_db'])} cosine={fmt(w['cosine'], 7)}"
         )
         if w
