@@ -232,7 +232,10 @@ class ChatPane(Vertical):
             preload()
             missing = missing_key(self.config)
             if missing:
-                self.app.call_from_thread(self._warn, missing)
+                try:
+                    self.app.call_from_thread(self._warn, missing)
+                except RuntimeError:  # the app ended meanwhile: nobody to tell
+                    pass
 
         threading.Thread(target=load, name="ktui-litellm-import", daemon=True).start()
 
