@@ -61,22 +61,25 @@ def test_layout_rules_of_an_output():
     assert overlaps([4, 3], [0, 1]) and overlaps([4, 3], [2, 1]) and not overlaps([4, 3], [1, 4])
     assert row_major([4, 3], [3, 1]) and row_major([1, 3], [7, 1]) and not row_major([4, 3], [1, 4])
     exp = torch.zeros(4, 3)
-    assert "not row-major" in layout_mismatch("out", exp, [4, 3], [1, 4], inputs_row_major=True)
-    assert layout_mismatch("out", exp, [4, 3], [1, 4], inputs_row_major=False) == ""  # inputs transposed: any layout
-    assert "share memory" in layout_mismatch("out", exp, [4, 3], [0, 1], inputs_row_major=False)
-    assert layout_mismatch("out", exp.expand(4, 3)[:1].expand(4, 3), [4, 3], [0, 1], inputs_row_major=True) == ""
-    assert layout_mismatch("out", exp, [4, 3], [3, 1], inputs_row_major=True) == ""
+    fails, warns = layout_mismatch("out", exp, [4, 3], [1, 4], inputs_row_major=True)
+    assert fails == "" and "not row-major" in warns and "strides (1, 4)" in warns
+    assert layout_mismatch("out", exp, [4, 3], [1, 4], inputs_row_major=False) == ("", "")  # inputs transposed
+    assert "share memory" in layout_mismatch("out", exp, [4, 3], [0, 1], inputs_row_major=False)[0]
+    assert layout_mismatch("out", exp[:1].expand(4, 3), [4, 3], [0, 1], inputs_row_major=True) == ("", "")
+    assert layout_mismatch("out", exp, [4, 3], [3, 1], inputs_row_major=True) == ("", "")
 
 
-def test_a_right_valued_output_returned_transposed_fails_and_its_row_major_twin_passes(make_ws, ladder_for):
-    """W4: ``out_t.t()`` (strides (1, rows)) passed where x * w returns row-major: output strides were never read."""
+def test_a_right_valued_output_returned_transposed_is_warned_about(make_ws, ladder_for):
+    """W4: ``out_t.t()`` (strides (1, rows)) passed without a word where x * w returns row-major: output strides
+    were never read. Now a warning names the layout (not a failure: torch's own ops return such views, and
+    ``odd_outputs``' honest transposed outputs pass)."""
     ref = R / "rt19_colscale.py"
     opts = dict(seeds=1, seed=1, rungs=("compile", "run", "correctness"))
     good(run(make_ws, ladder_for, "colscale", K / "rt19_colscale_good.py", reference=ref, **opts))
-    bad = corr(run(make_ws, ladder_for, "colscale", K / "rt19_colscale_transposed_bad.py", reference=ref, **opts))
-    assert bad.status is Status.FAILED and "not row-major" in bad.summary and "strides (1, 3)" in bad.summary, (
-        bad.summary
+    warned = corr(
+        good(run(make_ws, ladder_for, "colscale", K / "rt19_colscale_transposed_warned.py", reference=ref, **opts))
     )
+    assert any("not row-major" in w and "strides (1, 3)" in w for w in warned.warnings), warned.warnings
 
 
 def test_generation_leaves_the_global_seed_as_it_found_it():
@@ -95,14 +98,15 @@ def test_global_settings_changed_by_a_call_are_named():
     from ktui.worker import global_state
 
     before = global_state.snapshot()
-    torch.manual_seed(0)
+    torch.manual_seed(before["torch.initial_seed()"] + 1)  # (another test of this process may have seeded 0)
     torch.backends.cuda.matmul.allow_tf32 = not before["torch.backends.cuda.matmul.allow_tf32"]
     try:
         said = global_state.changes(before, global_state.snapshot())
     finally:
         torch.backends.cuda.matmul.allow_tf32 = before["torch.backends.cuda.matmul.allow_tf32"]
         torch.seed()
-    assert "torch.initial_seed()" in said and "-> 0" in said and "allow_tf32" in said
+    assert "torch.initial_seed()" in said and f"-> {before['torch.initial_seed()'] + 1}" in said
+    assert "allow_tf32" in said
     torch.rand(3)  # drawing numbers advances the stream, which is no change of settings
     assert global_state.changes(global_state.snapshot(), global_state.snapshot()) == ""
 

@@ -402,9 +402,12 @@ def judge_leaf(
         if list(g["shape"]) != list(exp.shape):
             return f"{path} has shape {tuple(g['shape'])}, expected {tuple(exp.shape)}"
         if exp_tensor and g.get("stride") is not None:
-            why = layout_mismatch(path, exp, list(g["shape"]), list(g["stride"]), bool(prep.get("inputs_row_major")))
+            why, layout_note = layout_mismatch(
+                path, exp, list(g["shape"]), list(g["stride"]), bool(prep.get("inputs_row_major"))
+            )
             if why:
                 return why
+            type_note = type_note or layout_note
         out = load_output(folder, g)
     if out.is_complex():  # judged as its (real, imaginary) pairs: each part written and within rtol |z| of its own
         tol = replace(tol, pairs=True)
@@ -472,29 +475,32 @@ def row_major(shape: list[int], stride: list[int]) -> bool:
     return True
 
 
-def layout_mismatch(path: str, exp: torch.Tensor, shape: list[int], stride: list[int], inputs_row_major: bool) -> str:
-    """Why the kernel's output ``path`` (its ``shape`` and ``stride``, in elements) cannot stand for the reference's
-    ``exp`` though its values may be right, or ''. An output whose elements share memory where the reference's do
-    not fails (a caller that writes one element writes others); so does one that is not row-major where the
-    reference returns row-major from row-major inputs (``inputs_row_major``): code after the kernel may ``.view()``
-    it or read it by ``data_ptr()`` as row-major (red team round 19, W4: ``out_t.t()``, right values, strides
-    (1, rows)). Any dense layout passes where the inputs are not row-major (the reference's own output then follows
-    the inputs' layout, as torch's ops do, and a kernel may return either)."""
+def layout_mismatch(
+    path: str, exp: torch.Tensor, shape: list[int], stride: list[int], inputs_row_major: bool
+) -> tuple[str, str]:
+    """(why the kernel's output ``path`` fails, a warning about its layout), each '' when none, from its ``shape``
+    and ``stride`` (elements) beside the reference's ``exp``. An output whose elements share memory where the
+    reference's do not fails: a caller that writes one element writes others. One that is not row-major where the
+    reference returns row-major from row-major inputs is warned about (red team round 19, W4: ``out_t.t()``, right
+    values, strides (1, rows): a caller's ``.view()`` raises, a kernel reading ``data_ptr()`` row-major reads it
+    transposed), not failed: torch's own ops return such views, and ``odd_outputs``' honest transposed outputs
+    pass."""
     if exp.numel() <= 1:
-        return ""
+        return "", ""
     shown = f"strides {tuple(stride)} for shape {tuple(shape)}"
     if overlaps(shape, stride) and not overlaps(list(exp.shape), list(exp.stride())):
         return (
             f"{path} has {shown}: its elements share memory (a broadcast view) where the reference's output does "
-            "not, so a caller writing one element writes others; return a tensor with its own memory"
+            "not, so a caller writing one element writes others; return a tensor with its own memory",
+            "",
         )
     if inputs_row_major and exp.is_contiguous() and not row_major(shape, stride):
-        return (
+        return "", (
             f"{path} has {shown}, not row-major, where the reference returns row-major strides "
-            f"{tuple(exp.stride())} from row-major inputs: code after the kernel may .view() it or read it by "
-            "data_ptr() as row-major; write it row-major (or return .contiguous())"
+            f"{tuple(exp.stride())} from row-major inputs: a caller's .view() raises and code reading it by "
+            "data_ptr() as row-major reads other elements; write it row-major (or return .contiguous())"
         )
-    return ""
+    return "", ""
 
 
 def ill_conditioned_allowance(

@@ -1,4 +1,4 @@
-"""WRONG (red team round 19, W4): column scale in 64 x 64 tiles, written into a column-major buffer and returned as
+"""WARNED (red team round 19, W4): column scale in 64 x 64 tiles, written into a column-major buffer and returned as
 its transpose: the right values, strides (1, rows) instead of the row-major (cols, 1) that x * w returns.
 `out.view(-1)` raises, and the next kernel that takes out.data_ptr() with row-major offsets reads it transposed."""
 
