@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import torch
 
@@ -56,7 +56,7 @@ from ktui.worker.structure import structure
 from ktui.worker.tensors import buffer_leaves, describe, flatten, hash_data, input_facts
 from ktui.worker.timing import bench, measure_bandwidth, measure_peak_tflops
 from ktui.worker.tolerance import native_unusable, resolve
-from ktui.worker.unordered import UnorderedOps, canonical_
+from ktui.worker.unordered import UnorderedGroup, UnorderedOps, canonical_
 
 
 def _cpu(obj: Any) -> Any:
@@ -99,6 +99,40 @@ def _rel_l2(a: torch.Tensor, ref: torch.Tensor) -> float:
     return nd / nr if nr > 0 else (0.0 if nd == 0 else math.inf)
 
 
+class _ReferenceRuns(NamedTuple):
+    """The reference's two runs on one input set, both in the canonical order of its unordered results."""
+
+    expected: Any  # the native reference (the output's own dtypes)
+    ref: Any  # the float64 reference where the op allows it, else the native one again
+    precision: str  # "float64" or "native"
+    unordered: list[UnorderedGroup]  # the reference's ``topk(sorted=False)`` results (``worker.unordered``)
+    buffers: Any  # the output leaves that are the reference's declared buffers (None without ``outputs``)
+    inplace_native: dict[str, Any]  # declared in-place inputs as the native run left them ({} unless asked)
+    inplace_ref: dict[str, Any]  # and as the float64 run left them
+
+
+def _reference_runs(problem: Problem, data: Any, *, inplace: bool) -> _ReferenceRuns:
+    """The native and the float64 reference on ``data`` (a built input set), with ``topk(sorted=False)`` results
+    noted during the native run (``UnorderedOps``) and both outputs put in one canonical order (``canonical_``),
+    the declared output buffers' leaves and, when ``inplace``, the declared in-place inputs as each run left them.
+    Raises what the reference raises."""
+    ran_on: list[Any] = []
+    with UnorderedOps() as seen:  # topk(sorted=False) results: compared in one order (``worker.unordered``)
+        expected = problem.reference_native(data, ran_on)
+    unordered = seen.groups(expected)
+    canonical_(expected, unordered)
+    # the output leaves that are the reference's declared buffers (a candidate's must be too), before the copy
+    # the reference ran on is let go: the float64 run below makes its own
+    buffers = buffer_leaves(expected, problem.output_buffers(ran_on[0])) if problem.outputs else None
+    inplace_native = problem.inplace_tensors(ran_on[0]) if inplace else {}
+    del ran_on
+    ran64: list[Any] = []
+    ref, precision = problem.reference(data, ran64 if inplace and problem.inplace else None)
+    canonical_(ref, unordered)
+    inplace_ref = problem.inplace_tensors(ran64[0]) if inplace_native else {}
+    return _ReferenceRuns(expected, ref, precision, unordered, buffers, inplace_native, inplace_ref)
+
+
 class Judge:
     """Handlers of the ``judge`` role. Keeps, per worker: the prepared references of the current cases, the timed
     reference specs (per reference source) and the measured roofline."""
@@ -126,19 +160,10 @@ class Judge:
             return self.prepared[key]
         data = build_input(problem, case, self.device)
         inputs = inputs_only(problem, data)
-        ran_on: list[Any] = []
-        with UnorderedOps() as seen:  # topk(sorted=False) results: compared in one order (``worker.unordered``)
-            expected = problem.reference_native(data, ran_on)
-        unordered = seen.groups(expected)
-        canonical_(expected, unordered)
-        # the output leaves that are the reference's declared buffers (the kernel's must be too), before the copy
-        # the reference ran on is let go: the float64 run below makes its own
-        buffers = buffer_leaves(expected, problem.output_buffers(ran_on[0])) if problem.outputs else None
-        inplace_native = problem.inplace_tensors(ran_on[0])  # declared in-place inputs as the reference left them
-        del ran_on
-        ran64: list[Any] = []
-        ref, precision = problem.reference(data, ran64 if problem.inplace else None)
-        canonical_(ref, unordered)
+        runs = _reference_runs(problem, data, inplace=True)
+        expected, ref, precision, unordered, buffers = runs[:5]
+        inplace_native, inplace_ref = runs.inplace_native, runs.inplace_ref
+        del runs
 
         def native(d: Any, keep: list[Any] | None = None) -> Any:  # the native reference, in that order too
             return canonical_(problem.reference_native(d, keep), unordered)
@@ -165,8 +190,6 @@ class Judge:
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers
-        inplace_ref = problem.inplace_tensors(ran64[0]) if inplace_native else {}
-        del ran64
         if inplace_native:  # judged as outputs (``compare.judge_outputs``): the same keys, in float64 where it ran
             entry["inplace_expected"] = _cpu(inplace_native)
             entry["inplace_ref"] = _cpu(inplace_ref)
@@ -314,16 +337,9 @@ class Judge:
         the correctness rung)."""
         data = problem.generate(seed, spec, self.device)
         inputs = inputs_only(problem, data)
-        ran_on: list[Any] = []
-        with UnorderedOps() as seen:
-            expected = problem.reference_native(data, ran_on)
-        unordered = seen.groups(expected)
-        canonical_(expected, unordered)
-        # the leaves the reference returns as its declared buffers: a timed call's must be its buffers too
-        buffers = buffer_leaves(expected, problem.output_buffers(ran_on[0])) if problem.outputs else None
-        del ran_on
-        ref, precision = problem.reference(data)
-        canonical_(ref, unordered)
+        runs = _reference_runs(problem, data, inplace=False)
+        expected, ref, precision, unordered, buffers = runs[:5]
+        del runs
         entry: dict[str, Any] = {
             "structure": structure(expected),
             "expected": _cpu(expected),
