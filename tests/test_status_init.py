@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from ktui.core import report
 from ktui.core.ladder import LadderOptions
 from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status
 from ktui.core.scaffold import TAIL_SIZES
@@ -248,6 +249,29 @@ def test_version_state_badges(stale_ws):
     assert st.badge() == ("✓ ok (stale)", "dim italic")
     st.queued = True
     assert st.badge() == ("… queued", "yellow")  # what happens next outranks the old verdict
+
+
+def test_a_copys_badge_names_the_version_that_ran_and_is_not_run_once_the_copy_is_edited(stale_ws):
+    """New-user trial 19 M3: ``n`` copied v2 to v3, which showed ``✓ ok``, and after an edit ``✓ ok (stale)``,
+    a verdict v3 never earned; the Details line said the verdict still stood."""
+    ws = stale_ws
+    v1, v2 = ws.versions("vector_add")[:2]
+    v2.path.write_text(v1.path.read_text())  # what ``n`` does
+    carried = _result(ws, "v1").carried("v2", "kernels/vector_add/v2.py")
+    st = VersionState("vector_add/v2", result=carried)
+    assert st.badge() == ("✓ ok (as v1)", "green")
+    assert "its verdict stands for v2" in "".join(t for t, _ in report.details(v2, carried))
+    st.stale = STALE_KERNEL
+    assert st.badge() == ("· not run", "dim")
+    text = "".join(t for t, _ in report.details(v2, carried, stale=STALE_KERNEL))
+    assert "does not stand for v2 now, which has not run" in text and "stands for v2 (" not in text
+    ResultStore(ws).save(carried)
+    line = next(x for x in report.status_lines(workspace_status(ws)) if x.startswith("  v2 "))
+    assert "(the run of v1)" in line and "STALE" not in line, line
+    with v2.path.open("a") as f:
+        f.write("# edited\n")
+    line = next(x for x in report.status_lines(workspace_status(ws)) if x.startswith("  v2 "))
+    assert "(the run of v1, on the source it had when copied)  STALE: " in line, line
 
 
 # -- a verdict followed by a run without one (ktui diff) ----------------------------------------------------

@@ -115,8 +115,14 @@ def verdict_style(text: str) -> str:
     return VERDICT_STYLES.get(text[:1], "")
 
 
-def carried_line(result: LadderResult) -> str:
-    """The line saying a result is another version's run of the same source (``LadderResult.carried_from``)."""
+def carried_line(result: LadderResult, stale: str = "") -> str:
+    """The line saying a result is another version's run of the same source (``LadderResult.carried_from``); when
+    ``stale`` (``core.status.staleness``: the version's files changed since), that the verdict no longer stands."""
+    if stale:
+        return (
+            f"the run of {result.carried_from}, on the source {result.version} had when it was copied: its verdict "
+            f"does not stand for {result.version} now, which has not run (r runs it)"
+        )
     return (
         f"the run of {result.carried_from}, the same source and reference: its verdict stands for "
         f"{result.version} (r runs {result.version} itself)"
@@ -199,6 +205,8 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
         for v in p.versions:
             where = f"{v.device}, {ago(now - v.ran_at)}" if v.ran_at else ""
             line = f"  {v.version:<4} {v.verdict:<{width}}  {where}".rstrip()
+            if v.carried_from:  # a copy's verdict is its source version's run
+                line += f"  (the run of {v.carried_from}" + (", on the source it had when copied)" if v.stale else ")")
             if v.stale:
                 line += f"  STALE: {v.stale}"
             if v.unverified:
@@ -338,7 +346,7 @@ def details(
         what = f" {last.failed_rung}: {last.summary}" if last.failed_rung and last.summary else ""
         out.append((f"last verdict: {last.verdict}{what} (source {last.source_sha256[:12]})\n", "yellow"))
     if result.carried_from:
-        out.append((carried_line(result) + "\n", "cyan"))
+        out.append((carried_line(result, stale) + "\n", "yellow" if stale else "cyan"))
     out.append(
         (
             f"device: {device_label(result.device)}   source sha256: {result.source_sha256[:12]}   "

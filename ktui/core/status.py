@@ -116,6 +116,8 @@ class VersionStatus:
             none of its own; else ''.
         last_verdict_stale: why that last verdict is not about the files on disk (``STALE_KERNEL``...), else ''.
         last_verdict_at: when the run of that verdict started (seconds since the epoch), else None.
+        carried_from: the version whose run the latest result is (a copy made with ``n`` of a version that had
+            run: ``LadderResult.carried_from``), else ''; with ``stale`` set, the copy has not run its own source.
     """
 
     key: str
@@ -135,6 +137,7 @@ class VersionStatus:
     last_verdict: str = ""
     last_verdict_stale: str = ""
     last_verdict_at: float | None = None
+    carried_from: str = ""
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,7 @@ def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None
         last_verdict=last.verdict if last is not None else "",
         last_verdict_stale=last_verdict_staleness(ws, kernel, result),
         last_verdict_at=last.started_at if last is not None else None,
+        carried_from=(result.carried_from or "") if result is not None else "",
     )
 
 

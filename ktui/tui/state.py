@@ -148,8 +148,13 @@ class VersionState:
             return f"{last.verdict} (stale)", "dim italic"
         if last is not None:  # only compiled again, on the code its last verdict judged: that verdict stands
             return last.verdict, report.verdict_style(last.verdict)
+        carried = self.result.carried_from if self.result is not None else None
+        if self.stale and carried:  # another version's verdict on a source this one no longer has: never its own
+            return "· not run", report.verdict_style("·")
         if self.stale and self.result is not None:  # a verdict on code that is no longer on disk
             return f"{text} (stale)", "dim italic"
+        if carried and not self.unverified:  # a copy (``n``): the verdict of its source's run, said as such
+            return f"{text} (as {carried})", style
         if self.unverified:
             return f"{text} (unverified)", "dim italic"
         return text, style
