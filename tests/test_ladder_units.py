@@ -102,6 +102,26 @@ def test_warnings_are_deduplicated_in_order_and_capped():
     assert s1["unsupported_layouts"] == ["padded"] and s1["worst_seed"] == 5
 
 
+def test_a_failing_cases_warnings_follow_its_error_and_other_failing_cases_are_counted():
+    """New-user trial 19 M9: a stride bug printed its failure, then seven warnings (the gross bound, flushed
+    values) that were its symptoms, alike but for their counts: the worst failing case's warnings follow its
+    error, the other failing cases' are counted in one line, and a passing case's stay."""
+    cases = [
+        case(0, 5, warnings=["a passing case's note"]),
+        case(1, 5, ok=False, score=3.0, warnings=["271 elements past the gross bound", "values flushed?"]),
+        case(1, 6, ok=False, score=9.0, warnings=["300 elements past the gross bound"]),
+    ]
+    r = correctness_result(cases, DESCRIBE)
+    assert r.status is Status.FAILED
+    assert r.summary == "spec=(129,) seed=6: 3 elements outside tolerance; max_abs_err=9.00e-06"
+    assert r.error.message == r.summary + "\n  and in that case: 300 elements past the gross bound"
+    assert r.warnings == [
+        "spec=(1,): a passing case's note",
+        "2 more warnings of other failing cases left out (most are symptoms of the failure; the cases that pass "
+        "keep theirs)",
+    ]
+
+
 def test_an_unsupported_layout_shows_as_a_warning():
     cases = [
         case(0, 5),

@@ -196,7 +196,9 @@ def correctness_result(
 ) -> RungResult:
     """Fold per-case verdicts into the correctness rung: per spec the worst case's metrics, the worst spec named in
     the summary, the worst failing case (spec, seed, distribution, layout) and its reason as the error; unsupported
-    layouts and per-case warnings (precision, nondeterminism within tolerance, scale) as rung warnings.
+    layouts and per-case warnings (precision, nondeterminism within tolerance, scale) as rung warnings: those of
+    passing cases; a failing case's warnings are the failure's symptoms, so the worst one's follow its error and
+    the others are counted in one warning.
 
     ``cases`` are the judge's ``compare`` reply: each has ``spec_index``, ``seed``, ``ok``, and ``score`` (higher is
     worse), ``case`` (its one-line name), ``reason``, ``label``, the metrics, ``warnings`` and ``unsupported`` (a
@@ -211,6 +213,7 @@ def correctness_result(
         by_spec.setdefault(c["spec_index"], []).append(c)
     specs = []
     warnings: list[str] = []
+    failed_warnings: list[str] = []  # of the failing cases (new-user trial 19: 7 lines under a clear failure)
     for i, cs in sorted(by_spec.items()):
         judged = [c for c in cs if not c.get("unsupported") and not c.get("skipped")]
         worst = max(judged or cs, key=lambda c: json_float(c.get("score", 0.0)))
@@ -239,8 +242,10 @@ def correctness_result(
         for c in cs:
             if c.get("unsupported"):
                 warnings.append(f"{c.get('case') or 'spec=' + entry['label']} unsupported: {c['unsupported']}")
-            for w in c.get("warnings", []):
-                warnings.append(f"spec={entry['label']}: {w}")
+            if c["ok"]:
+                warnings += [f"spec={entry['label']}: {w}" for w in c.get("warnings", [])]
+            else:  # a failing case's warnings are mostly the failure's symptoms: the worst one's go with its error
+                failed_warnings += c.get("warnings", [])
     unique = list(dict.fromkeys(warnings))
     if len(unique) > MAX_WARNINGS:
         unique = unique[:MAX_WARNINGS] + [f"... and {len(unique) - MAX_WARNINGS} more warnings"]
@@ -260,12 +265,20 @@ def correctness_result(
             detail += f"; max_abs_err={fmt(f['max_abs_err'])}"
         n_fail = sum(not s["ok"] for s in specs)
         suffix = f" ({n_fail} of {len(specs)} specs failed)" if n_fail > 1 else ""
+        own = list(dict.fromkeys(f.get("warnings", [])))
+        message = detail + suffix + "".join(f"\n  and in that case: {w}" for w in own)
+        rest = len(set(failed_warnings) - set(own))
+        if rest:
+            unique.append(
+                f"{rest} more warning{'s' * (rest != 1)} of other failing cases left out (most are symptoms of the "
+                "failure; the cases that pass keep theirs)"
+            )
         return RungResult(
             "correctness",
             Status.FAILED,
             summary=detail + suffix,
             figures=figures,
-            error=ErrorInfo("CorrectnessError", detail + suffix),
+            error=ErrorInfo("CorrectnessError", message),
             warnings=unique,
         )
     w = worst_spec
