@@ -74,15 +74,20 @@ elements zeroed or of the wrong sign keep PSNR above 40 dB, cosine above 0.9999 
 team round 10: a chunked loop whose mask drops the last element of every 16,384). So low precision also bounds every
 element (``gross_ulps``): an element is *grossly* off when ``|out - ref| > min(GROSS_ULPS * u, GROSS_CAP) *
 max(|ref|, rms(ref), tiny)``, rms(ref) the root mean square of the reference's finite elements, and one such element
-fails the output. GROSS_ULPS = 32 (16 to 32 ulp; 12.5% at bf16, 1.6% at fp16), GROSS_CAP = 0.5 (float8, where 32u
-is 2 or 4: still half of the element's scale). Derived: an honest kernel's error at an element is its output rounding
+fails the output. GROSS_ULPS = ELEM_ULPS = 8 (4 to 8 ulp; 3.1% at bf16, 0.39% at fp16), GROSS_CAP = 0.5 (float8,
+where 8u is 0.5 or 1: still half of the element's scale). So the 1% allowance covers only what it exists for,
+elements off against |ref| but not against rms(ref) (cancellation); an element off by 8u at the scale of
+max(|ref|, rms(ref)) is no rounding of an honest computation, wherever it sits. It was 32 until red team round 19
+(W6): a bf16 SiLU rounding one lane in 128 to 3 mantissa bits was off by 17u (6.7%) there, under 32u, in 0.78% of the
+elements (under the 1% allowance), with an L1 error of 0.05%; rounded to 4 bits (8u) it would pass a bound of 16u
+too. The honest kernels' largest error (below) stays 4x inside. Derived: an honest kernel's error at an element is its output rounding
 (at most u |ref| to nearest, 2u truncating) plus what its arithmetic in a wider precision costs, which against
 rms(ref) is that precision's unit roundoff times the op's conditioning (fp32 accumulation: ~1e-7 of the terms'
 scale); elements whose |ref| is small against rms(ref) through cancellation are bounded at rms(ref), not at |ref|,
 which the 8u |ref| test cannot do and why it allows 1%. Measured (tests/cases and the examples, every input
 distribution, CPU interpreter; ``ktui/worker/metrics.py`` reports the ratio as ``gross_ratio``): honest bf16 and
-fp16 kernels reach 0.016 to 0.06 of this bound (1 ulp at the largest element; two orders of magnitude below it),
-while an element zeroed or negated fails wherever |ref| is above 12.5% (zeroed) or 6.3% (negated) of rms(ref) in
+fp16 kernels reach 0.016 to 0.06 of the bound at 32 u (0.06 to 0.25 at 8 u: 2u at most, truncating),
+while an element zeroed or negated fails wherever |ref| is above 3.1% (zeroed) or 1.6% (negated) of rms(ref) in
 bf16. Where the float64 truth is a step of the inputs (a rounding, a fake quantization ``round(x / s) * s``), an
 honest fp32 computation lands a whole step off wherever the truth is within fp32's rounding of the step: an output
 that fails the gross bound is judged again with the bound grown at each element by twice how far the truth moves
@@ -103,8 +108,8 @@ if TYPE_CHECKING:
 
 ELEM_ULPS = 8.0  # low precision: an element is off beyond 8 u |ref| (4 to 8 ulp); derivation in the docstring
 MAX_OFF_FRAC = 0.01  # and at most 1% of the elements may be off; the L1 relative error at most 4u
-GROSS_ULPS = 32.0  # and none off by more than 32 u max(|ref|, rms(ref)) (derivation in the docstring)
-GROSS_CAP = 0.5  # the gross bound's factor never above 0.5 (float8: 32u is 2 or 4)
+GROSS_ULPS = 8.0  # and none off by more than 8 u max(|ref|, rms(ref)) (derivation in the docstring)
+GROSS_CAP = 0.5  # the gross bound's factor never above 0.5 (float8: 8u is 0.5 or 1)
 LOW_PRECISION = frozenset(
     {"bfloat16", "float16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"}
 )
