@@ -534,7 +534,8 @@ def ill_conditioned_allowance(
         again["warnings"] = m["warnings"] + [w for w in again.get("warnings", []) if w not in m["warnings"]]
     if let:
         again.setdefault("warnings", []).append(
-            f"{let} element{'s' * (let != 1)} past the gross bound ({tol.gross_ulps:g} u max(|ref|, rms(ref))) where the float64 "
+            f"{let} element{'s' * (let != 1)} past the gross bound ({tol.gross_ulps:g} u max(|ref|, rms(ref))) "
+            "where the float64 "
             f"truth itself moves that far when the inputs move by u = {tol.unit_roundoff:.3g} relative (a step of "
             f"the inputs, such as a rounding): allowed {GROSS_SLACK:g}x that move beyond the bound"
         )

@@ -72,29 +72,29 @@ truncation ~u on average, while losing a few % of the mass (the flushed values, 
 Neither the 1% allowance nor the whole-tensor figures bound a *few* elements grossly wrong: 1 to 4 of 65,536 bf16
 elements zeroed or of the wrong sign keep PSNR above 40 dB, cosine above 0.9999 and the off fraction far below 1% (red
 team round 10: a chunked loop whose mask drops the last element of every 16,384). So low precision also bounds every
-element (``gross_ulps``): an element is *grossly* off when ``|out - ref| > min(GROSS_ULPS * u, GROSS_CAP) *
-max(|ref|, rms(ref), tiny)``, rms(ref) the root mean square of the reference's finite elements, and one such element
-fails the output. GROSS_ULPS = ELEM_ULPS = 8 (4 to 8 ulp; 3.1% at bf16, 0.39% at fp16), GROSS_CAP = 0.5 (float8,
-where 8u is 0.5 or 1: still half of the element's scale). So the 1% allowance covers only what it exists for,
-elements off against |ref| but not against rms(ref) (cancellation); an element off by 8u at the scale of
-max(|ref|, rms(ref)) is no rounding of an honest computation, wherever it sits. It was 32 until red team round 19
-(W6): a bf16 SiLU rounding one lane in 128 to 3 mantissa bits was off by 17u (6.7%) there, under 32u, in 0.78% of the
-elements (under the 1% allowance), with an L1 error of 0.05%; rounded to 4 bits (8u) it would pass a bound of 16u
-too. The honest kernels' largest error (below) stays 4x inside. Derived: an honest kernel's error at an element is its output rounding
-(at most u |ref| to nearest, 2u truncating) plus what its arithmetic in a wider precision costs, which against
-rms(ref) is that precision's unit roundoff times the op's conditioning (fp32 accumulation: ~1e-7 of the terms'
-scale); elements whose |ref| is small against rms(ref) through cancellation are bounded at rms(ref), not at |ref|,
-which the 8u |ref| test cannot do and why it allows 1%. Measured (tests/cases and the examples, every input
-distribution, CPU interpreter; ``ktui/worker/metrics.py`` reports the ratio as ``gross_ratio``): honest bf16 and
-fp16 kernels reach 0.016 to 0.06 of the bound at 32 u (0.06 to 0.25 at 8 u: 2u at most, truncating),
-while an element zeroed or negated fails wherever |ref| is above 3.1% (zeroed) or 1.6% (negated) of rms(ref) in
-bf16. Where the float64 truth is a step of the inputs (a rounding, a fake quantization ``round(x / s) * s``), an
-honest fp32 computation lands a whole step off wherever the truth is within fp32's rounding of the step: an output
-that fails the gross bound is judged again with the bound grown at each element by twice how far the truth moves
-there when the inputs move by u relative (``ktui.worker.conditioning``; measured on ``round(x / 0.3) * 0.3`` to bf16:
-57 of 65,536 elements a step off, all let through, while every zeroed or negated element of a scale, a GELU or an
-exp still fails). Where the reference computed in its own precision is itself grossly off (an op ill-conditioned in
-that precision), the case is judged against its error element by element instead (``compare.native_fails_too``).
+element (``gross_ulps``): an element is *grossly* off when ``|out - ref| > min(GROSS_ULPS * u, GROSS_CAP) * max(|ref|,
+rms(ref), tiny)``, rms(ref) the root mean square of the reference's finite elements, and one such element fails the
+output. GROSS_ULPS = ELEM_ULPS = 8 (4 to 8 ulp; 3.1% at bf16, 0.39% at fp16), GROSS_CAP = 0.5 (float8, where 8u is 0.5
+or 1: still half of the element's scale). So the 1% allowance covers only what it exists for, elements off against |ref|
+but not against rms(ref) (cancellation); an element off by 8u at the scale of max(|ref|, rms(ref)) is no rounding of an
+honest computation, wherever it sits. It was 32 until red team round 19 (W6): a bf16 SiLU rounding one lane in 128 to 3
+mantissa bits was off by 17u (6.7%) there, under 32u, in 0.78% of the elements (under the 1% allowance), with an L1
+error of 0.05%; rounded to 4 bits (8u) it would pass a bound of 16u too. The honest kernels' largest error (below) stays
+4x inside. Derived: an honest kernel's error at an element is its output rounding (at most u |ref| to nearest, 2u
+truncating) plus what its arithmetic in a wider precision costs, which against rms(ref) is that precision's unit
+roundoff times the op's conditioning (fp32 accumulation: ~1e-7 of the terms' scale); elements whose |ref| is small
+against rms(ref) through cancellation are bounded at rms(ref), not at |ref|, which the 8u |ref| test cannot do and why
+it allows 1%. Measured (tests/cases and the examples, every input distribution, CPU interpreter;
+``ktui/worker/metrics.py`` reports the ratio as ``gross_ratio``): honest bf16 and fp16 kernels reach 0.016 to 0.06 of
+the bound at 32 u (0.06 to 0.25 at 8 u: 2u at most, truncating), while an element zeroed or negated fails wherever |ref|
+is above 3.1% (zeroed) or 1.6% (negated) of rms(ref) in bf16. Where the float64 truth is a step of the inputs (a
+rounding, a fake quantization ``round(x / s) * s``), an honest fp32 computation lands a whole step off wherever the
+truth is within fp32's rounding of the step: an output that fails the gross bound is judged again with the bound grown
+at each element by twice how far the truth moves there when the inputs move by u relative (``ktui.worker.conditioning``;
+measured on ``round(x / 0.3) * 0.3`` to bf16: 57 of 65,536 elements a step off, all let through, while every zeroed or
+negated element of a scale, a GELU or an exp still fails). Where the reference computed in its own precision is itself
+grossly off (an op ill-conditioned in that precision), the case is judged against its error element by element instead
+(``compare.native_fails_too``).
 """
 
 from __future__ import annotations
