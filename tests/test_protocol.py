@@ -368,3 +368,32 @@ def test_worker_process_starts_through_its_transport(tmp_path):
             w.call("prepare", {}, timeout_s=30.0)
     finally:
         w.stop()
+
+
+def test_an_exception_in_the_judges_own_code_says_it_is_ktuis_not_the_kernels():
+    """Red team round 20 F2: torch's missing float8 comparison on the CPU, raised in ``special.valid_reference``,
+    read as the version's compile error; the judge runs no kernel code, so such an error names ktui."""
+    import io
+
+    from ktui.protocol import decode
+    from ktui.worker.errors import ProblemError
+    from ktui.worker.server import JUDGE_FAULT, Server
+
+    out = io.BytesIO()
+    server = Server("judge", "cpu", io.BytesIO(), out)
+
+    def broken(params, progress):
+        raise NotImplementedError("\"gt_cpu\" not implemented for 'Float8_e5m2'")
+
+    def reference_missing(params, progress):
+        raise ProblemError("references/x.py does not define tests")
+
+    server.table["describe"] = broken
+    assert server.handle({"id": 1, "method": "describe", "params": {}})
+    server.table["describe"] = reference_missing
+    assert server.handle({"id": 2, "method": "describe", "params": {}})
+    first, second = (decode(line)["error"] for line in out.getvalue().splitlines())
+    assert first["type"] == "NotImplementedError"
+    assert first["message"].startswith(f"{JUDGE_FAULT} (ktui's own code, not the kernel's or the reference's")
+    assert first["message"].endswith("\"gt_cpu\" not implemented for 'Float8_e5m2'")
+    assert second["message"] == "reference error: references/x.py does not define tests"  # the reference's, as before

@@ -157,6 +157,16 @@ def format_error(exc: BaseException) -> ErrorReply:
     return {"type": etype, "message": message, "traceback": tb[-12000:]}
 
 
+JUDGE_FAULT = "ktui's judge failed"
+
+
+def judge_fault(message: str) -> str:
+    """The message of an exception the judge raised in ktui's own code: the judge runs no kernel code, and the
+    reference's own exceptions arrive as ``ReferenceRaised``, so neither the version nor the reference is to blame
+    (red team round 20 F2: torch's missing float8 comparison on the CPU read as the version's compile error)."""
+    return f"{JUDGE_FAULT} (ktui's own code, not the kernel's or the reference's; please report it): {message}"
+
+
 def dispatch_table(role: str, handler: object) -> dict[str, Handler]:
     """method name -> bound ``do_<method>`` of ``handler`` for every method ``METHODS`` lists for ``role`` (except
     ``shutdown``, which the loop itself serves).
@@ -265,6 +275,8 @@ class Server:
             elif isinstance(exc, SystemExit):
                 msg["error"]["type"] = "SystemExit"
                 msg["error"]["message"] = f"the kernel called sys.exit({exc.code!r})"
+            elif self.role == "judge" and not isinstance(exc, (ProblemError, KtuiCheckError, CaseFailed)):
+                msg["error"]["message"] = judge_fault(msg["error"]["message"])
             self.send(msg)
             if fatal:
                 os._exit(3)
