@@ -169,10 +169,11 @@ def test_topk_sorted_false_results_are_named_and_put_in_one_order():
         v, i = torch.topk(x, 3, sorted=False)
         w = x.topk(2, dim=1, largest=False, sorted=False)
         s = torch.topk(x, 2)  # sorted: its order is the reference's, compared in place
-    groups = seen.groups({"v": v, "i": i, "lo": w.values, "s": s.values, "scaled": v * 2})
-    assert groups == [
-        {"values": "out['v']", "indices": "out['i']", "dim": 1, "largest": True},
-        {"values": "out['lo']", "indices": None, "dim": 1, "largest": False},
+        scaled = v * 2
+    groups = seen.groups({"v": v, "i": i, "lo": w.values, "s": s.values, "scaled": scaled})
+    assert groups == [  # v * 2 follows v's positions (red team round 20 F1): put in the same order
+        {"values": "out['v']", "indices": "out['i']", "dim": 1, "largest": True, "companions": ["out['scaled']"]},
+        {"values": "out['lo']", "indices": None, "dim": 1, "largest": False, "companions": []},
     ]
     # descending by value, ties by index ascending: every order of the same picks gives the same tensors
     a = canonical(torch.tensor([[2.0, 3.0, 3.0]]), torch.tensor([[4, 2, 1]]), 1, True)
@@ -182,7 +183,7 @@ def test_topk_sorted_false_results_are_named_and_put_in_one_order():
     c = canonical(torch.tensor([[3.0, 2.0, 2.0]]), torch.tensor([[1, 4, 0]]), 1, True)
     assert c[0].tolist() != a[0].tolist()
     out = (torch.tensor([[1.0, 5.0, 3.0]]), torch.tensor([[7, 8, 9]]))
-    canonical_(out, [{"values": "out[0]", "indices": "out[1]", "dim": 1, "largest": True}])
+    canonical_(out, [{"values": "out[0]", "indices": "out[1]", "dim": 1, "largest": True, "companions": []}])
     assert out[0].tolist() == [[5.0, 3.0, 1.0]] and out[1].tolist() == [[8, 9, 7]]
 
 

@@ -19,3 +19,45 @@ def test_a_reference_returning_float8_is_judged_and_an_unclamped_rtz_quantizer_f
     assert corr(ok).figures["cases"] > 20
     bad = corr(run(make_ws, ladder_for, "fp8q", K / "rt20_fp8_e5m2_rtz_unclamped_bad.py", reference=ref, **CHECKED))
     assert bad.status is Status.FAILED and "NaN/inf where the reference differs" in bad.summary, bad.summary
+
+
+def test_leaves_computed_from_topk_sorted_false_results_follow_their_order():
+    """F1: the router's weights (``scores.gather(1, ids)`` renormalized) follow its ids' positions; a leaf mixed
+    with anything not constant along the topk dimension, or reduced along it, does not."""
+    import torch
+
+    from ktui.worker.unordered import UnorderedOps, canonical_
+
+    torch.manual_seed(0)
+    scores = torch.rand(4, 16)
+    with UnorderedOps() as seen:
+        _, ids = torch.topk(scores + 0.1, 4, dim=-1, sorted=False)
+        w = scores.gather(1, ids)
+        w = w / w.sum(-1, keepdim=True)
+        half = w.to(torch.float16)
+        mixed = w * torch.arange(4.0)  # positions weighted: not a follower
+        total = w.sum(-1)
+        shifted = w.roll(1, dims=1)  # positions moved: not a follower
+    out = {"w": w, "ids": ids, "half": half, "mixed": mixed, "total": total, "shifted": shifted}
+    groups = seen.groups(out)
+    source = groups[0].pop("source")  # what the call ranked: orders and judges the lone indices
+    assert torch.equal(source, scores + 0.1)
+    assert groups == [
+        {"values": None, "indices": "out['ids']", "dim": 1, "largest": True, "companions": ["out['w']", "out['half']"]}
+    ]
+    groups[0]["source"] = source
+    pairs = {(r, int(i)): float(x) for r in range(4) for i, x in zip(ids[r], w[r], strict=True)}
+    canonical_(out, groups)
+    picked = source.gather(1, ids)
+    assert bool((picked[:, 1:] <= picked[:, :-1]).all())  # in the order of what they select, largest first
+    assert {(r, int(i)): float(x) for r in range(4) for i, x in zip(ids[r], w[r], strict=True)} == pairs
+
+
+def test_a_router_returning_its_picks_sorted_passes_and_one_pairing_weights_wrongly_fails(make_ws, ladder_for):
+    """F1: an honest router returning its picks in descending order failed 15 of 15 specs: its weights were compared
+    by position while its ids were sorted; a router whose weights go to the wrong ids still fails."""
+    ref = R / "rt20_router.py"
+    ok = corr(good(run(make_ws, ladder_for, "router", K / "rt20_router_sorted_good.py", reference=ref, **CHECKED)))
+    assert any("out[0], out[1]" in w or "out[1], out[0]" in w for w in ok.warnings), ok.warnings
+    bad = corr(run(make_ws, ladder_for, "router", K / "rt20_router_swapped_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED and "out[0]" in bad.summary, bad.summary

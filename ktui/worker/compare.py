@@ -27,7 +27,7 @@ from ktui.worker.accumulator import pair_magnitude
 from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.conditioning import GROSS_SLACK, truth_slack
 from ktui.worker.ftz import ftz_allowance
-from ktui.worker.indices import index_allowance
+from ktui.worker.indices import index_allowance, select_verdict
 from ktui.worker.native import entry_rounding_allowance
 from ktui.worker.native import rounding_allowance as truth_moves
 from ktui.worker.problem import Problem, _map, inputs_only, output_dtype
@@ -42,7 +42,7 @@ from ktui.worker.tensors import (
     tensor_bytes,
 )
 from ktui.worker.tolerance import EXACT, NATIVE_FACTOR, Tolerance, resolve
-from ktui.worker.unordered import canonical_, canonical_files, described
+from ktui.worker.unordered import UnorderedGroup, canonical_, canonical_files, described
 
 
 def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folder: Path, device: str) -> CaseVerdict:
@@ -432,7 +432,12 @@ def judge_leaf(
         # input: a uint8 mean rounded; the reference is then its own truth)
         if (prep.get("native_err") or {}).get(path) is not None or prep.get("precision") == "native":
             integer_native_allowance(m, out, exp, ref, lambda: rounding_allowance(problem, prep, case["seed"], path))
-        if not m["ok"] and exp_tensor and g["kind"] == "tensor":  # indices: judged by what they select (ties)
+        ranks = next(
+            (u for u in prep.get("unordered") or [] if u["indices"] == path and u.get("source") is not None), None
+        )
+        if not m["ok"] and exp_tensor and g["kind"] == "tensor" and ranks is not None:
+            unordered_index_allowance(m, out, ref, ranks)  # a lone topk(sorted=False) indices leaf: by what it selects
+        elif not m["ok"] and exp_tensor and g["kind"] == "tensor":  # indices: judged by what they select (ties)
             index_allowance(problem.module, path, m, out, ref, prep["ref"], prep.get("inputs_of"))
     if not m["ok"] and float(m.get("gross_ratio", 0.0)) > 1 and exp_tensor and g["kind"] == "tensor":
         m = ill_conditioned_allowance(problem, prep, m, out, ref, tol, path, unwritten_mask(out, exp), device, large)
@@ -473,6 +478,32 @@ def row_major(shape: list[int], stride: list[int]) -> bool:
             return False
         want *= n
     return True
+
+
+def unordered_index_allowance(m: dict[str, Any], out: torch.Tensor, ref: torch.Tensor, g: UnorderedGroup) -> None:
+    """Judge a ``topk(sorted=False)`` indices leaf returned without its values (``m``, failed its exact compare,
+    updated in place) by what it selects from the tensor the call ranked (``g["source"]``; both sides already in
+    the order of what they select, ``worker.unordered``): equal values at every position, in range, no index twice
+    where the reference's are distinct (``indices.select_verdict``). The kernel may pick other ones of equal values
+    than the reference did (red team round 20 F1: a router on constant scores)."""
+    src = g.get("source")
+    if src is None:
+        return
+    name = "the tensor its topk(sorted=False) ranks"
+    try:
+        why = select_verdict(out, ref, src, g["dim"], name)
+    except ValueError as e:
+        m["reason"] += f" ({e})"
+        return
+    if why:
+        m["reason"] = f"{why} (judged as the indices of a topk(sorted=False) by what they select)"
+        return
+    n = int((out.reshape(-1).long() != ref.reshape(-1).long().to(out.device)).sum())
+    m.update(ok=True, reason="", score=0.0, outside_tol=0, index_ties=n)
+    m.setdefault("warnings", []).append(
+        f"{n} of {out.numel()} indices differ from the reference's and select equal values of {name} along dim "
+        f"{g['dim']} (ties picked otherwise): accepted"
+    )
 
 
 def layout_mismatch(

@@ -4,22 +4,27 @@ torch documents ``sorted=False`` as "the k elements in no particular order": CUD
 and from one size to the next. A kernel that returns them sorted, or in any other order, is as right as the
 reference, and position-by-position comparison failed honest kernels (red team round 18, F1: a router's
 ``topk(sorted=False)``, 10 of 24 specs failed a kernel that sorted). So the judge runs the reference under
-``UnorderedOps``, which notes every such call; an output leaf that is one of its results (the very tensor: one
-computed from it, such as ``values * 2`` or ``values.float()``, is not recognised and is compared in place) is
-compared in one canonical order on both sides (``canonical_``): along the topk dimension by value (descending for
-``largest``, ascending else; NaN where ``torch.sort`` puts it), ties by index ascending, the indices leaf
-following its values; an indices leaf returned without its values is sorted ascending. Nothing else is relaxed:
-the multiset of each row must still match, an index by what it selects (``ktui.worker.indices``).
+``UnorderedOps``, which notes every such call and follows its results through the ops that keep their positions
+(casts, pointwise arithmetic with tensors constant along the topk dimension, a ``gather`` by the indices: red team
+round 20, F1, a router's weights gathered by its ids). An output leaf that is one of its results is compared in one
+canonical order on both sides (``canonical_``): along the topk dimension by value (descending for ``largest``,
+ascending else; NaN where ``torch.sort`` puts it), ties by index ascending, the indices leaf following its values;
+an indices leaf returned without its values is ordered by what it selects from the tensor the call ranked (its
+input in the native run), then by index, and judged by what it selects there where ties were picked otherwise
+(``ktui.worker.indices.select_verdict``); the leaves that follow the call (its companions)
+are put in the same order, so (id, weight) pairs are compared as pairs. Nothing else is relaxed: the multiset of
+each row must still match, an index by what it selects (``ktui.worker.indices``), and a companion by its pair.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, NotRequired, TypedDict
 
 import torch
-from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ktui.protocol import OutputLeaf
 from ktui.worker.tensors import flatten, load_output, tensor_bytes
@@ -27,15 +32,22 @@ from ktui.worker.tensors import flatten, load_output, tensor_bytes
 
 class UnorderedGroup(TypedDict):
     """The output paths of one ``topk(sorted=False)`` call: its values and indices leaves (None where the reference
-    does not return that result), the topk dimension (non-negative) and ``largest``."""
+    does not return that result), the topk dimension (non-negative), ``largest``, and ``companions``: the other
+    output leaves computed position by position from its results along that dimension (``w = scores.gather(dim,
+    indices) / s``), which follow the same order."""
 
     values: str | None
     indices: str | None
     dim: int
     largest: bool
+    companions: list[str]
+    source: NotRequired[torch.Tensor | None]  # what the call ranked (its input in the native run)
 
 
-_TOPK = (torch.topk, torch.Tensor.topk)
+_aten = torch.ops.aten
+_TOPK = (_aten.topk.default,)
+# ops whose output is its input's values, position for position (the casts and copies; ``clone`` is pointwise)
+_SAME_POSITIONS = frozenset({_aten._to_copy.default, _aten.detach.default, _aten.alias.default, _aten.clone.default})
 
 
 def _arg(args: Sequence[Any], kwargs: dict[str, Any], index: int, name: str, default: Any) -> Any:
@@ -43,90 +55,214 @@ def _arg(args: Sequence[Any], kwargs: dict[str, Any], index: int, name: str, def
     return args[index] if len(args) > index else kwargs.get(name, default)
 
 
-class UnorderedOps(TorchFunctionMode):
-    """Notes the results of every ``torch.topk`` / ``Tensor.topk`` call with ``sorted=False`` made inside it (the
-    reference's; nothing of the kernel runs here). ``groups(output)`` then names the output leaves that are those
-    results."""
+class _Tag(NamedTuple):
+    """A tensor whose positions along ``dim`` are those of topk call ``call``'s results (``role``: "values" or
+    "indices" for the results themselves, "derived" for a tensor computed from them position by position)."""
+
+    call: int
+    dim: int
+    role: str
+
+
+class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """Notes the results of every ``topk`` with ``sorted=False`` made inside it (the reference's; nothing of the
+    kernel runs here), and follows them through the ops that keep their positions along the topk dimension: a
+    pointwise op whose other tensors are of size 1 along it (``w / w.sum(-1, keepdim=True)``) or follow the same
+    call, a cast or copy, and a ``gather`` along that dimension by its indices (``scores.gather(1, ids)``). Any
+    other op drops the mark (its result is compared in place, as before). ``groups(output)`` then names the output
+    leaves that are those results or follow them (red team round 20, F1: a router's weights gathered by its
+    ``topk(sorted=False)`` ids were compared by position while the ids were sorted)."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[tuple[torch.Tensor, torch.Tensor, int, bool]] = []
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.calls: list[tuple[int, bool, torch.Tensor]] = []  # (dim, largest, input) per noted call
+        # id(tensor) -> (a weak reference to it, its mark): not kept alive, and an id reused after it died is not it
+        self.tags: dict[int, tuple[weakref.ref[torch.Tensor], _Tag]] = {}
 
-    def __torch_function__(
-        self,
-        func: Callable[..., Any],
-        types: Any,
-        args: Sequence[Any] = (),
-        kwargs: dict[str, Any] | None = None,
+    def _tag(self, t: Any, tag: _Tag | None) -> None:
+        if not isinstance(t, torch.Tensor):
+            return
+        if tag is None:
+            self.tags.pop(id(t), None)  # an in-place op that mixed positions: the mark goes
+            return
+        self.tags[id(t)] = (weakref.ref(t), tag)
+
+    def tag_of(self, t: Any) -> _Tag | None:
+        """The mark of tensor ``t`` (None when it does not follow a noted call)."""
+        if not isinstance(t, torch.Tensor):
+            return None
+        entry = self.tags.get(id(t))
+        return entry[1] if entry is not None and entry[0]() is t else None
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
     ) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if func in _TOPK and not _arg(args, kwargs, 4, "sorted", True):
-            values, indices = out[0], out[1]
-            ndim = max(values.dim(), 1)
-            dim = int(_arg(args, kwargs, 2, "dim", -1)) % ndim
-            self.calls.append((values, indices, dim, bool(_arg(args, kwargs, 3, "largest", True))))
+        if func in _TOPK:
+            if not _arg(args, kwargs, 4, "sorted", True):
+                values, indices = out[0], out[1]
+                dim = int(_arg(args, kwargs, 2, "dim", -1)) % max(values.dim(), 1)
+                self.calls.append((dim, bool(_arg(args, kwargs, 3, "largest", True)), args[0]))
+                n = len(self.calls) - 1
+                self._tag(values, _Tag(n, dim, "values"))
+                self._tag(indices, _Tag(n, dim, "indices"))
+            return out
+        if self.calls and isinstance(out, torch.Tensor):
+            self._tag(out, self._follows(func, args, kwargs, out))
         return out
 
+    def _follows(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: torch.Tensor) -> _Tag | None:
+        """The mark ``out`` carries after ``func`` (None when its positions along a topk dimension are no longer
+        those of a noted call's results)."""
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+        tagged = [(a, self.tag_of(a)) for a in tensors if self.tag_of(a) is not None]
+        if not tagged:
+            return None
+        if func in _SAME_POSITIONS:
+            a, tag = tagged[0]
+            return tag if a is args[0] and tag is not None and out.shape == a.shape else None
+        if func == _aten.gather.default:  # gather(self, dim, index): the index's positions, whatever self's
+            index = _arg(args, kwargs, 2, "index", None)
+            tag = self.tag_of(index)
+            dim = int(_arg(args, kwargs, 1, "dim", 0)) % max(out.dim(), 1)
+            if tag is None or tag.dim != dim or self.tag_of(args[0]) is not None:
+                return None
+            return _Tag(tag.call, dim, "derived")
+        if torch.Tag.pointwise not in getattr(func, "tags", ()):
+            return None
+        call = {tag.call for _, tag in tagged if tag is not None}
+        if len(call) != 1:
+            return None
+        dims = {tag.dim + out.dim() - a.dim() for a, tag in tagged if tag is not None}  # broadcast from the right
+        if len(dims) != 1:
+            return None
+        dim = dims.pop()
+        for a in tensors:  # every other tensor is constant along that dimension (size 1 there, or absent)
+            if self.tag_of(a) is None:
+                at = dim - (out.dim() - a.dim())
+                if at >= 0 and a.shape[at] != 1:
+                    return None
+        return _Tag(call.pop(), dim, "derived")
+
     def groups(self, output: Any) -> list[UnorderedGroup]:
-        """The groups of ``output``'s leaves that are results of a noted call (by identity), a group a call."""
-        leaves = [(p, t) for p, t in flatten(output) if isinstance(t, torch.Tensor)]
-        found: list[UnorderedGroup] = []
-        for values, indices, dim, largest in self.calls:
-            pv = next((p for p, t in leaves if t is values), None)
-            pi = next((p for p, t in leaves if t is indices), None)
-            if (pv is not None or pi is not None) and values.dim() > 0:
-                found.append({"values": pv, "indices": pi, "dim": dim, "largest": largest})
-        return found
+        """The groups of ``output``'s leaves that are results of a noted call or follow one, a group a call that
+        has its values or indices among them (the order is taken from those); the rest are compared in place."""
+        found: dict[int, UnorderedGroup] = {}
+        derived: list[tuple[int, str]] = []
+        for p, t in flatten(output):
+            tag = self.tag_of(t)
+            if tag is None or not isinstance(t, torch.Tensor) or t.dim() == 0:
+                continue
+            g = found.setdefault(
+                tag.call,
+                {"values": None, "indices": None, "dim": tag.dim, "largest": self.calls[tag.call][1], "companions": []},
+            )
+            g["source"] = self.calls[tag.call][2].detach()
+            if tag.role == "values" and g["values"] is None:
+                g["values"] = p
+            elif tag.role == "indices" and g["indices"] is None:
+                g["indices"] = p
+            elif tag.dim == g["dim"]:
+                derived.append((tag.call, p))
+        for call, p in derived:
+            found[call]["companions"].append(p)
+        out = [g for _, g in sorted(found.items()) if g["values"] is not None or g["indices"] is not None]
+        for g in out:
+            if g["values"] is not None or g["indices"] is None:
+                g.pop("source", None)  # ordered by its values; the source only orders and judges lone indices
+        return out
+
+
+def order(values: torch.Tensor | None, indices: torch.Tensor | None, dim: int, largest: bool) -> torch.Tensor | None:
+    """The permutation along ``dim`` that puts ``values`` and ``indices`` (the same shape; either may be None) in
+    the canonical order: by value (descending when ``largest``), ties by index ascending; indices alone
+    ascending. ``x.gather(dim, order(...))`` reorders ``x``. None when there is no such order: a pair of two
+    shapes, a ``dim`` past a tensor's dimensions, complex or bool values, floating indices (they fail their
+    checks as they are)."""
+    if values is not None and (dim >= values.dim() or values.is_complex() or values.dtype == torch.bool):
+        return None
+    if indices is not None and (dim >= indices.dim() or indices.is_floating_point()):
+        return None
+    if values is not None and indices is not None:
+        if values.shape != indices.shape:
+            return None
+        p1 = torch.sort(indices, dim=dim, stable=True)[1]
+        p2 = torch.sort(values.gather(dim, p1), dim=dim, descending=largest, stable=True)[1]
+        return p1.gather(dim, p2)
+    if values is not None:
+        return torch.sort(values, dim=dim, descending=largest, stable=True)[1]
+    if indices is not None:
+        return torch.sort(indices, dim=dim, stable=True)[1]
+    return None
 
 
 def canonical(
     values: torch.Tensor | None, indices: torch.Tensor | None, dim: int, largest: bool
 ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-    """``values`` and ``indices`` (the same shape; either may be None) in the canonical order along ``dim``: by
-    value (descending when ``largest``), ties by index ascending; indices alone ascending. New tensors; a pair of
-    two shapes, or a ``dim`` past a tensor's dimensions, comes back as it is (it fails its shape check)."""
-    if values is not None and (dim >= values.dim() or values.is_complex() or values.dtype == torch.bool):
+    """``values`` and ``indices`` in the canonical order along ``dim`` (``order``): new tensors; as they are when
+    there is no such order."""
+    p = order(values, indices, dim, largest)
+    if p is None:
         return values, indices
-    if indices is not None and (dim >= indices.dim() or indices.is_floating_point()):
-        return values, indices
-    if values is not None and indices is not None:
-        if values.shape != indices.shape:
-            return values, indices
-        by_index, p1 = torch.sort(indices, dim=dim, stable=True)
-        v, p2 = torch.sort(values.gather(dim, p1), dim=dim, descending=largest, stable=True)
-        return v, by_index.gather(dim, p2)
-    if values is not None:
-        return torch.sort(values, dim=dim, descending=largest, stable=True)[0], None
-    if indices is not None:
-        return None, torch.sort(indices, dim=dim, stable=True)[0]
-    return None, None
+    return (
+        values.gather(dim, p) if values is not None else None,
+        indices.gather(dim, p) if indices is not None else None,
+    )
+
+
+def ranked(g: UnorderedGroup, indices: torch.Tensor | None) -> torch.Tensor | None:
+    """What ``indices`` (a group's lone indices leaf, either side's) select from the values the call ranked (its
+    ``source``): the key that orders them as values would (ties by index), so that both sides line up value by
+    value whichever of equal values each picked. None without a source or when they cannot index it."""
+    src = g.get("source")
+    if src is None or indices is None or indices.is_floating_point() or indices.dim() != src.dim():
+        return None
+    d = g["dim"]
+    if any(indices.shape[k] > src.shape[k] for k in range(src.dim()) if k != d) or src.shape[d] == 0:
+        return None
+    crop = src[tuple(slice(None) if k == d else slice(0, indices.shape[k]) for k in range(src.dim()))]
+    return crop.to(indices.device).gather(d, indices.long().clamp(0, src.shape[d] - 1))
+
+
+def _reorder(t: torch.Tensor | None, p: torch.Tensor, dim: int) -> torch.Tensor | None:
+    """``t`` in the order ``p`` along ``dim``, where it has ``p``'s shape; else None (left as it is)."""
+    if t is None or t.shape != p.shape:
+        return None
+    return t.gather(dim, p)
 
 
 def canonical_(output: Any, groups: list[UnorderedGroup]) -> Any:
     """``output`` (a reference's, any structure) with the leaves of ``groups`` put in the canonical order in place
-    (``canonical``); returns ``output``. Paths ``output`` lacks, or leaves that are not tensors, are left alone."""
+    (``order``: by the group's values and indices; its companions follow); returns ``output``. Paths ``output``
+    lacks, or leaves that are not tensors, are left alone."""
     if not groups:
         return output
     leaves = dict(flatten(output))
+
+    def get(path: str | None) -> torch.Tensor | None:
+        t = leaves.get(path) if path is not None else None
+        return t if isinstance(t, torch.Tensor) else None
+
     for g in groups:
-        v = leaves.get(g["values"]) if g["values"] is not None else None
-        i = leaves.get(g["indices"]) if g["indices"] is not None else None
-        v = v if isinstance(v, torch.Tensor) else None
-        i = i if isinstance(i, torch.Tensor) else None
-        cv, ci = canonical(v, i, g["dim"], g["largest"])
+        i = get(g["indices"])
+        p = order(get(g["values"]) if g["values"] is not None else ranked(g, i), i, g["dim"], g["largest"])
+        if p is None:
+            continue
         with torch.no_grad():
-            if v is not None and cv is not None and cv is not v:
-                v.copy_(cv)
-            if i is not None and ci is not None and ci is not i:
-                i.copy_(ci)
+            for path in (g["values"], g["indices"], *g.get("companions", [])):
+                t = get(path)
+                after = _reorder(t, p, g["dim"])
+                if t is not None and after is not None:
+                    t.copy_(after)
     return output
 
 
 def canonical_files(groups: list[UnorderedGroup], leaves: list[OutputLeaf], folder: Path, expected: Any) -> None:
     """The kernel's output files under ``folder`` (``leaves``, as ``save_outputs`` described them) of the paths in
-    ``groups`` rewritten in the canonical order, where each has the shape of the reference's leaf (``expected``);
-    the rest unchanged. Idempotent: judging the same folder twice reads the same bytes."""
+    ``groups`` rewritten in the canonical order (the kernel's own values and indices give it; its companions
+    follow), where each has the shape of the reference's leaf (``expected``); the rest unchanged. Idempotent:
+    judging the same folder twice reads the same bytes."""
     by_path = {g["path"]: g for g in leaves if g.get("kind") == "tensor" and g.get("file")}
     want = dict(flatten(expected))
 
@@ -138,18 +274,20 @@ def canonical_files(groups: list[UnorderedGroup], leaves: list[OutputLeaf], fold
         return load_output(folder, leaf)
 
     for g in groups:
-        v, i = load(g["values"]), load(g["indices"])
-        if v is None and i is None:
+        i = load(g["indices"])
+        p = order(load(g["values"]) if g["values"] is not None else ranked(g, i), i, g["dim"], g["largest"])
+        if p is None:
             continue
-        cv, ci = canonical(v, i, g["dim"], g["largest"])
-        for path, before, after in ((g["values"], v, cv), (g["indices"], i, ci)):
-            if path is not None and before is not None and after is not None and after is not before:
+        for path in (g["values"], g["indices"], *g.get("companions", [])):
+            t = load(path)
+            after = _reorder(t, p, g["dim"])
+            if path is not None and after is not None:
                 (folder / by_path[path]["file"]).write_bytes(tensor_bytes(after))
 
 
 def described(groups: list[UnorderedGroup]) -> str:
     """What a verdict on these leaves says of their order, e.g. ``out[0], out[1] compared in sorted order (the
     reference's topk(sorted=False) leaves the order unspecified)``."""
-    paths = [p for g in groups for p in (g["values"], g["indices"]) if p is not None]
+    paths = [p for g in groups for p in (g["values"], g["indices"], *g.get("companions", [])) if p is not None]
     why = "the reference's topk(sorted=False) leaves the order unspecified"
     return f"{', '.join(paths)} compared in sorted order ({why})"
