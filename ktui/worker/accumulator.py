@@ -40,7 +40,7 @@ class Sums:
         self.typical_ref = typical_ref  # the median |ref| (the off rule's floor where the truth is 0)
         # flat, float64: per element what the gross bound grows by (an ill-conditioned truth: ``worker.conditioning``)
         self.gross_slack = gross_slack
-        self.slacked = 0  # elements past the plain gross bound that the slack let through
+        self.slacked = 0  # elements past a plain bound (off or gross) that the slack let through
         self.gross, self.gross_ratio, self.gross_ratio_i = 0, 0.0, 0  # psnr mode: elements grossly off, worst ratio
         self.first_gross: int | None = None
         self.last_gross: int | None = None
@@ -125,7 +125,13 @@ class Sums:
             if to_float(ratio[j]) > self.ratio:
                 self.ratio, self.ratio_i = to_float(ratio[j]), s + j
         else:  # psnr: small values flushed to zero, which whole-tensor figures cannot see
+            # where the truth is ill-conditioned, each bound grows by this (``worker.conditioning``); the elements it
+            # let through (past a plain bound, within the grown ones) are counted in ``slacked``
+            slack = self.gross_slack[s : s + r.numel()].to(r.device) if self.gross_slack is not None else None
+            slacked = off = gross = torch.zeros_like(r, dtype=torch.bool)
             flushed = (o == 0) & (ar >= self.tiny) & torch.isfinite(r)
+            if slack is not None:  # a zero the ill-conditioned truth allows is no flushed value
+                flushed &= ad > slack
             n_flushed = int(flushed.sum())
             if n_flushed:
                 self.flushed += n_flushed
@@ -138,10 +144,17 @@ class Sums:
                 # zeroes |x| < 1e-3 through once the extreme family's max/8 values had set the scale (round 17b)
                 lim = tol.elementwise(scale, self.tiny)
                 lim = torch.where(ar == 0, lim.clamp_min(FLOAT32_U * self.typical_ref), lim)
+                beyond = ad  # the error past what an ill-conditioned truth allows (``worker.conditioning``)
+                if slack is not None:
+                    plain_off = fin & (ad > lim)
+                    lim = lim + slack
+                    beyond = (ad - slack).clamp_min(0.0)
                 off = fin & (ad > lim)
+                if slack is not None:
+                    slacked |= plain_off & ~off
                 n_off = int(off.sum())
                 self.off += n_off
-                self.l1 += to_float(torch.where(fin, ad, torch.zeros_like(ad)).sum())
+                self.l1 += to_float(torch.where(fin, beyond, torch.zeros_like(ad)).sum())
                 self.l1_ref += to_float(torch.where(fin, ar, torch.zeros_like(ar)).sum())
                 if n_off:
                     idx = torch.nonzero(off)[:, 0]
@@ -152,10 +165,10 @@ class Sums:
             gross_lim = tol.gross_allowance(ar, self.rms_ref, self.tiny)
             if gross_lim is not None:  # no element grossly off (``tolerance.gross_allowance``)
                 fin = torch.isfinite(r) & ~nonfinite
-                if self.gross_slack is not None:
+                if slack is not None:
                     plain = gross_lim
-                    gross_lim = plain + self.gross_slack[s : s + r.numel()].to(r.device)
-                    self.slacked += int((fin & (ad > plain) & (ad <= gross_lim)).sum())
+                    gross_lim = plain + slack
+                    slacked |= fin & (ad > plain) & (ad <= gross_lim)
                 ratio = torch.where(fin, ad / gross_lim, torch.zeros_like(ad))
                 j = int(torch.argmax(ratio))
                 if to_float(ratio[j]) > self.gross_ratio:
@@ -169,6 +182,8 @@ class Sums:
                     self.last_gross = s + int(idx[-1])
                 if self.keep_mask:
                     self.gross_mask = gross
+            if slack is not None:  # let through: past a plain bound, within every grown one
+                self.slacked += int((slacked & ~off & ~gross).sum())
         if self.keep_mask:
             self.bad_mask = bad
         if bool(bad.any()):

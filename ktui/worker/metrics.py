@@ -35,6 +35,8 @@ from ktui.worker.accumulator import Sums, poisoned_chunk, to_float
 from ktui.worker.locate import index_of, where_bad
 from ktui.worker.tolerance import Tolerance
 
+FLUSHED = "are 0 where the reference is not"  # the zeros warning's words (``compare`` recognises it)
+
 
 def psnr_db(mse: float, peak: float) -> float:
     """10 log10(peak**2 / mse): inf for an exact answer, -inf when the reference is zero or the error infinite,
@@ -394,7 +396,7 @@ def _rules(
     else:  # psnr
         if a.flushed and a.flushed >= 0.01 * n:
             warnings.append(
-                f"{a.flushed} of {n} elements are 0 where the reference is not (up to |ref| = "
+                f"{a.flushed} of {n} elements {FLUSHED} (up to |ref| = "
                 f"{a.flushed_max:.3g}): small values flushed to zero? PSNR and cosine cannot see them"
             )
         if math.isnan(psnr) or math.isnan(cos):
