@@ -603,6 +603,10 @@ def cmd_run(argv: list[str]) -> int:
         if recorder is not None:
             recorder.close(end)
     code = envelope.OK if result.ok else envelope.FAILED
+    corr = result.rung("correctness")
+    seed = corr.figures.get("seed") if corr is not None else None
+    if isinstance(seed, int) and args.seed is None:  # drawn for this run: how to draw the same cases again
+        print(f"seed {seed}: ktui run {args.kernel} --seed {seed} draws these cases again", file=shown, flush=True)
     if args.json:
         return envelope.emit("run", result.to_json(), code)
     return code

@@ -195,6 +195,7 @@ class CorrectnessFigures(TypedDict, total=False):
     first_verdict: FirstVerdictFigures
     verdict_at_s: float  # when the full verdict came, seconds since the ladder started
     judged_at_end: int  # cases the judge compared after the run (the rest it compared while the run went on)
+    seed: int  # the run's base seed: ``ktui run KERNEL --seed N`` draws the same cases and fuzzed specs again
     upstream: UpstreamFigures  # the reference's own check_implementation, beside ktui's verdict (imported GPU MODE)
     upstream_differs: str  # ``upstream: pass, ktui: fail (dtype)`` where the two verdicts differ
 

@@ -38,6 +38,15 @@ from ktui.worker.tolerance import Tolerance
 FLUSHED = "are 0 where the reference is not"  # the zeros warning's words (``compare`` recognises it)
 
 
+def _zeros_hint(largest_zeroed: float, peak: float) -> str:
+    """What zeros where the reference is not suggest: small values flushed when every one of them is below
+    2**-10 of the output's largest |ref| (``peak``); else not only small ones (new-user trial 20: "small values
+    flushed?" for values up to 6e10)."""
+    if largest_zeroed <= peak * 2.0**-10:
+        return "small values flushed to zero?"
+    return f"zeros where the reference reaches {largest_zeroed:.3g} (not only small values): never written, or zeroed?"
+
+
 def psnr_db(mse: float, peak: float) -> float:
     """10 log10(peak**2 / mse): inf for an exact answer, -inf when the reference is zero or the error infinite,
     NaN when the error is."""
@@ -396,8 +405,9 @@ def _rules(
     else:  # psnr
         if a.flushed and a.flushed >= 0.01 * n:
             warnings.append(
-                f"{a.flushed} of {n} elements {FLUSHED} (up to |ref| = "
-                f"{a.flushed_max:.3g}): small values flushed to zero? PSNR and cosine cannot see them"
+                f"{a.flushed} of {n} elements {FLUSHED} (up to |ref| = {a.flushed_max:.3g}): "
+                + _zeros_hint(a.flushed_max, a.peak)
+                + " PSNR and cosine cannot see them"
             )
         if math.isnan(psnr) or math.isnan(cos):
             score = math.inf
@@ -472,8 +482,9 @@ def _elementwise(
         reasons.append(
             f"{a.off} of {n} elements ({frac:.1%}) off by more than {tol.elem_ulps:g} u |ref| "
             f"(u = {tol.unit_roundoff:.3g}: 4-8 ulp), more than the {tol.max_off_frac:.0%} allowed; first at "
-            f"{index_of(i, shape)}: got {to_float(of[i]):.6g}, expected {to_float(rf[i]):.6g} (small values flushed "
-            "or lost? PSNR and cosine cannot see them)"
+            f"{index_of(i, shape)}: got {to_float(of[i]):.6g}, expected {to_float(rf[i]):.6g} ("
+            + (_zeros_hint(a.flushed_max, a.peak) + " " if to_float(of[i]) == 0 else "")
+            + "PSNR and cosine cannot see them)"
         )
         if a.first_bad is None:  # name where the off elements sit
             a.bad_mask, a.first_bad, a.last_bad = a.off_mask, a.first_off, a.last_off

@@ -79,6 +79,7 @@ def run(ctx: RunContext) -> RungResult:
     rr = times_torch(correctness_result(verdicts, ctx.problem, uses_dot=ctx.uses_dot), ctx)
     rr = with_upstream(rr, verdicts)  # the problem's own checker beside ktui's verdict, once that verdict is final
     rr.figures["judged_at_end"] = at_end  # the cases no comparison during the run had judged as they ended
+    rr.figures["seed"] = ctx.seed  # the run's base seed: ``--seed`` draws the same cases and fuzzed specs again
     rr.figures["verdict_at_s"] = round(time.perf_counter() - ctx.t0, 3)
     first = _first_verdict(ctx, t)
     if first is not None:
