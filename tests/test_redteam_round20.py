@@ -75,3 +75,47 @@ def test_an_honest_blocked_bf16_scan_passes_the_extreme_family_and_a_scan_droppi
     assert not any("are 0 where the reference is not" in w for w in ok.warnings), ok.warnings
     bad = corr(run(make_ws, ladder_for, "rowcumsum", K / "nu20_rowcumsum_carry_stops_bad.py", reference=ref, **opts))
     assert bad.status is Status.FAILED and "4099" in bad.summary, bad.summary
+
+
+def test_an_fp32_softmax_skipping_small_exps_fails_and_its_twin_passes(make_ws, ladder_for):
+    """W1: ``tl.where(x > -17, exp(x), 0)`` wrote 0 for every probability below e^-17 of its row's max and passed
+    under the default fp32 tolerance (atol 1e-5: an absolute error below it anywhere); a caller's log(p) gives -inf.
+    A 0 where the float32 reference is a normal number and the float64 truth one its inputs determine now fails."""
+    ref = R / "rt20_softmax_cut.py"
+    bad = corr(run(make_ws, ladder_for, "softmax", K / "rt20_softmax_skip_small_exp_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED, bad.summary
+    assert "exactly 0 where the reference computed in float32 is not" in bad.summary, bad.summary
+    good(run(make_ws, ladder_for, "softmax", K / "rt20_softmax_good.py", reference=ref, **CHECKED))
+
+
+def test_a_zero_where_the_truth_is_not_determined_by_the_inputs_is_not_failed():
+    """The rule asks the truth to move by less than half of itself when the inputs move by u: a cancellation to 0
+    (x - mean where x is the mean) is left to the tolerance."""
+    import hashlib
+
+    import torch
+
+    from ktui.worker import compare
+    from ktui.worker.problem import Problem
+
+    src = R / "rt20_softmax_cut.py"
+    problem = Problem(src, "softmax", hashlib.sha256(src.read_bytes()).hexdigest())
+    x = torch.tensor([[0.0, -30.0, 5.0]])
+    truth = torch.softmax(x.double(), -1)
+    native = torch.softmax(x, -1)
+    out = native.clone()
+    out[0, 1] = 0.0  # e^-35 / sum: a normal float32 number, well determined by the inputs
+    prep = {"inputs_of": lambda: x.clone()}
+    m = {"ok": True, "score": 0.0, "reason": ""}
+    compare.zeros_where_the_truth_is_not(problem, prep, m, out, native, truth, "out", 1 << 22)
+    assert not m["ok"] and m["reason"].startswith("1 of 3 element exactly 0"), m
+    y = torch.tensor([[1.0, 2.0, 3.0]])
+    centered = (y - y.mean()).double() + torch.tensor([[0.0, 1e-9, 0.0]], dtype=torch.float64)  # truth ~1e-9
+    prep = {"inputs_of": lambda: y.clone()}
+    m = {"ok": True, "score": 0.0, "reason": ""}
+    ident = Problem(src, "softmax", hashlib.sha256(src.read_bytes()).hexdigest())
+    ident.module.ref_kernel = lambda data: data - data.mean()  # the truth moves by ~u |y| >> 1e-9: undetermined
+    compare.zeros_where_the_truth_is_not(
+        ident, prep, m, torch.tensor([[-1.0, 0.0, 1.0]]), torch.tensor([[-1.0, 1e-8, 1.0]]), centered, "out", 1 << 22
+    )
+    assert m["ok"], m

@@ -28,6 +28,7 @@ from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.conditioning import GROSS_SLACK, truth_slack
 from ktui.worker.ftz import ftz_allowance
 from ktui.worker.indices import index_allowance, select_verdict
+from ktui.worker.locate import index_of, where_bad
 from ktui.worker.native import entry_rounding_allowance
 from ktui.worker.native import rounding_allowance as truth_moves
 from ktui.worker.problem import Problem, _map, inputs_only, output_dtype
@@ -35,6 +36,7 @@ from ktui.worker.structure import mismatch
 from ktui.worker.tensors import (
     bytes_digest,
     dtype_from_name,
+    dtype_name,
     flatten,
     load_output,
     poisoned_mask,
@@ -453,6 +455,8 @@ def judge_leaf(
         m = ftz_allowance(
             problem, prep.get("inputs_of"), m, out, ref, tol, path, unwritten_mask(out, exp), device, large
         )
+    if m["ok"] and tol.mode == "allclose" and not tol.explicit and exp_tensor and g["kind"] == "tensor":
+        zeros_where_the_truth_is_not(problem, prep, m, out, exp, ref, path, large)
     if path and not m["ok"]:
         m["reason"] = f"output {path}: {m['reason']}"
     precision_check(prep, path, m)
@@ -580,6 +584,56 @@ def ill_conditioned_allowance(
             f"against much larger values): allowed {GROSS_SLACK:g}x that move beyond the bounds"
         )
     return again
+
+
+def zeros_where_the_truth_is_not(
+    problem: Problem,
+    prep: dict[str, Any],
+    m: dict[str, Any],
+    out: torch.Tensor,
+    exp: torch.Tensor,
+    ref: torch.Tensor,
+    path: str,
+    large: int,
+) -> None:
+    """Fail the passing leaf ``m`` (a float32 or float64 output under the default tolerance) where the kernel wrote
+    exactly 0 and the reference computed in the output's own precision (``exp``) is a normal number, as is the
+    float64 truth (``ref``), which the case's inputs determine: moved by the dtype's unit roundoff
+    (``conditioning.truth_slack``) it moves by less than half of itself. The fixed atol of 1e-5 allows an absolute
+    error below it anywhere, so a softmax that skips every probability below e^-17 of its row's max passed (red team
+    round 20, W1), while a caller's ``log(p)`` or ``1 / p`` turns each of those zeros into an infinity. A declared
+    tolerance is taken as written (the rule does not apply). Only outputs up to ``large`` elements (test sizes)."""
+    if out.numel() > large or not out.is_floating_point() or out.is_complex() or out.dtype != exp.dtype:
+        return
+    o, e = out.detach().cpu().reshape(-1), exp.detach().cpu().reshape(-1)
+    r = ref.detach().to("cpu", torch.float64).reshape(-1)
+    if o.shape != r.shape or e.shape != r.shape:
+        return
+    tiny = torch.finfo(out.dtype).tiny
+    zeros = (o == 0) & (e != 0) & (e.abs() >= tiny) & (r.abs() >= tiny) & torch.isfinite(r)
+    if not bool(zeros.any()):
+        return
+    inputs_of = prep.get("inputs_of")
+    u = torch.finfo(out.dtype).eps / 2
+    slack = truth_slack(problem, inputs_of, path, ref, resolve(dtype_name(out.dtype), None), u) if inputs_of else None
+    if slack is None:
+        return
+    firm = zeros & (GROSS_SLACK * slack < r.abs() / 2)
+    n = int(firm.sum())
+    if not n:
+        return
+    i = int(torch.nonzero(firm)[0])
+    shape = tuple(out.shape)
+    m.update(
+        ok=False,
+        score=max(float(m.get("score", 0.0)), 1.0 + n / out.numel()),
+        reason=(
+            f"{n} of {out.numel()} element{'s' * (n != 1)} exactly 0 where the reference computed in "
+            f"{dtype_name(out.dtype)} is not and the float64 truth is a normal number its inputs determine, first at "
+            f"{index_of(i, shape)}: got 0, expected {float(r[i]):.6g} (values skipped or flushed: within atol, but "
+            f"a caller's log or division turns each into an infinity) ({where_bad(firm.reshape(shape))})"
+        ),
+    )
 
 
 def unwritten_mask(out: torch.Tensor, native: Any) -> torch.Tensor:

@@ -50,21 +50,26 @@ def _moved(data: Any, u: float, sign: float) -> Any:
 
 
 def truth_slack(
-    problem: Problem, inputs_of: Callable[[], Any], path: str, ref: torch.Tensor, tol: Tolerance
+    problem: Problem,
+    inputs_of: Callable[[], Any],
+    path: str,
+    ref: torch.Tensor,
+    tol: Tolerance,
+    u: float | None = None,
 ) -> torch.Tensor | None:
     """Per element of output ``path`` (``ref``: its float64 truth, any shape), flat on the CPU: how far the truth
-    moves, the larger of the two runs, when the inputs (``inputs_of()``, the case's own) move by
-    ``tol.unit_roundoff`` relative (module docstring); infinite where a finite truth becomes NaN or infinite. None
-    when the gross bound is off, or the reference does not run in float64 or fails on the moved inputs (nothing is
-    allowed then)."""
-    if not tol.bounds_gross or not problem.float64:
+    moves, the larger of the two runs, when the inputs (``inputs_of()``, the case's own) move by ``u`` relative
+    (default ``tol.unit_roundoff``; module docstring); infinite where a finite truth becomes NaN or infinite. None
+    when the gross bound is off (and no ``u`` is given), or the reference does not run in float64 or fails on the
+    moved inputs (nothing is allowed then)."""
+    if (u is None and not tol.bounds_gross) or not problem.float64:
         return None
     r = ref.detach().to("cpu", torch.float64).reshape(-1)
     fin = torch.isfinite(r)
     slack = torch.zeros_like(r)
     for sign in (1.0, -1.0):
         try:
-            out, precision = problem.reference(_moved(inputs_of(), tol.unit_roundoff, sign))
+            out, precision = problem.reference(_moved(inputs_of(), tol.unit_roundoff if u is None else u, sign))
         except Exception:
             return None
         leaf = dict(flatten(out)).get(path)
