@@ -133,7 +133,7 @@ def parse(folder: Path) -> GMProblem:
     )
     if gen:
         p.outputs = output_buffers(gen)
-        p.contiguous = all_contiguous(gen)
+        p.contiguous = all_contiguous(gen, skip=set(p.outputs))
     return p
 
 
@@ -146,10 +146,11 @@ def _ends_contiguous(node: ast.AST | None) -> bool:
     )
 
 
-def all_contiguous(gen: ast.FunctionDef) -> bool:
+def all_contiguous(gen: ast.FunctionDef, skip: set[int] | None = None) -> bool:
     """Whether every tensor ``generate_input`` returns is made ``.contiguous()`` (directly, or the name it returns was
-    last assigned such a value): the upstream contract is contiguous inputs, so ktui's strided layout cases (which
-    upstream never gives) are left out (``contiguous_only``)."""
+    last assigned such a value), the elements at the indices in ``skip`` aside (output buffers, ``output_buffers``:
+    a ``torch.empty`` needs no ``.contiguous()``, new-user trial 20 M3): the upstream contract is contiguous
+    inputs, so ktui's strided layout cases (which upstream never gives) are left out (``contiguous_only``)."""
     last: dict[str, ast.AST] = {}
     for node in ast.walk(gen):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -159,8 +160,10 @@ def all_contiguous(gen: ast.FunctionDef) -> bool:
         return False
     value = rets[0].value
     elts = value.elts if isinstance(value, ast.Tuple) else [value]
+    skip = skip or set()
     return bool(elts) and all(
-        _ends_contiguous(e) or (isinstance(e, ast.Name) and _ends_contiguous(last.get(e.id))) for e in elts
+        i in skip or _ends_contiguous(e) or (isinstance(e, ast.Name) and _ends_contiguous(last.get(e.id)))
+        for i, e in enumerate(elts)
     )
 
 
@@ -352,7 +355,7 @@ def render(p: GMProblem, allow_torch: bool) -> tuple[str, list[str]]:
     if p.outputs:
         body.append(f"outputs = {tuple(p.outputs)!r}  # output buffers: made by torch.empty, never filled")
     if p.contiguous:
-        body.append("contiguous_only = True  # generate_input makes every tensor .contiguous(): upstream's contract")
+        body.append("contiguous_only = True  # generate_input makes every input .contiguous(): upstream's contract")
     if allow_torch:
         body.append("allow_torch = True  # imported with --allow-torch: versions may compute in torch alone")
     body += [
@@ -451,6 +454,12 @@ def import_problem(
     if ref.exists() and not force:
         raise ImporterError(f"{ref} exists: pass --force to overwrite it")
     text, notes = render(p, allow_torch)
+    if not p.contiguous:  # new-user trial 20 M3: the import said nothing, and solutions failed on strided inputs
+        notes.append(
+            "strided layouts are tested (transposed, padded, offset, expanded inputs): generate_input returns an "
+            "input not made .contiguous(); add contiguous_only = True to the reference if upstream's contract is "
+            "contiguous inputs"
+        )
     tests = [{k: v for k, v in s.items() if k != "seed"} for s in p.config["tests"]]
     if check:
         with tempfile.TemporaryDirectory(prefix="ktui-probe-") as scratch:  # outside the workspace: no watcher sees it
