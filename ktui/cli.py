@@ -38,6 +38,7 @@ import argparse
 import dataclasses
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -652,6 +653,9 @@ def cmd_diff(argv: list[str]) -> int:
         for ws, k in refs:
             res = ResultStore(ws).load(k.problem, k.version)
             if not has_current_dumps(ws, k, res, args.stage):
+                # no current dumps of this side: compiled now (for sm_90a on the CPU), which takes a while
+                print(f"ktui diff: compiling {k.key} and dumping its code ...", file=sys.stderr, flush=True)
+                t0 = time.perf_counter()
                 session = sessions.get(ws.root)
                 if session is None:
                     session = sessions[ws.root] = Session(ws, args.device, watch=False)
@@ -661,6 +665,7 @@ def cmd_diff(argv: list[str]) -> int:
                     except WorkerStartError as exc:
                         raise EnvironmentFailure(str(exc)) from None
                 res = session.result_for(k, rungs=("dumps",))
+                print(f"ktui diff: {k.key} dumped in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
                 failed = next((r for r in res.rungs if r.name in ("compile", "dumps") and not r.ok), None)
                 if failed:  # (the result merges stored rungs of the same source: only these two matter here)
                     raise CommandFailed(f"{k.key}: {failed.line()}")

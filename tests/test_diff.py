@@ -191,6 +191,9 @@ def test_ktui_diff_takes_problem_version_names_and_keeps_the_failed_verdict_it_r
     p = ktui("diff", "vector_add/v1", "vector_add/v2", "--device", "cpu", cwd=ws.root)
     assert p.returncode == 0, p.stderr
     assert "vector_add/v1" in p.stdout and "vector_add/v2" in p.stdout
+    # a side compiled now says so as it starts and when done (new-user trial 20 M6: 31 s of silence)
+    assert "ktui diff: compiling vector_add/v2 and dumping its code ..." in p.stderr, p.stderr
+    assert "ktui diff: vector_add/v2 dumped in " in p.stderr, p.stderr
     st = data_of(ktui("status", "--json", cwd=ws.root).stdout, "status")["problems"][0]["versions"][1]
     assert (st["verdict"], st["stale"], st["unverified"]) == ("◦ compiled", "", UNVERIFIED)
     assert (st["last_verdict"], st["last_verdict_stale"]) == ("✗ run", STALE_KERNEL)
