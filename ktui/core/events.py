@@ -229,6 +229,10 @@ class LadderFinished(Event):
     result: LadderResult
 
 
+CANCELLED = "the run was cancelled"
+"""``WorkerState.detail`` of a worker restarted because its run was cancelled (the cancel's own notice says so)."""
+
+
 @dataclass(frozen=True)
 class WorkerState(Event):
     """A worker process (``role``: ``candidate``, ``judge`` or ``compiler``) changed ``state``; ``detail`` says why

@@ -36,6 +36,7 @@ from ktui.agent.config import AgentConfig
 from ktui.agent.events import AGENT_EVENTS, ApprovalDecided, ApprovalRequest
 from ktui.core.engines import Engine
 from ktui.core.events import (
+    CANCELLED,
     Event,
     FileChanged,
     FirstVerdict,
@@ -449,7 +450,7 @@ class KtuiApp(App[None]):
 
     def _worker_state(self, ev: WorkerState) -> None:
         self.worker_states[ev.role] = ev.state
-        if ev.state == "restarting":
+        if ev.state == "restarting" and ev.detail != CANCELLED:  # a cancel's own notice names the workers restarted
             self.notify(f"{ev.role} worker restarted: {ev.detail}", severity="warning", timeout=6)
         elif ev.state == "failed":
             self.notify(f"the {ev.role} worker could not start: {ev.detail}", severity="error", timeout=10)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from ktui.core.events import CANCELLED
 from ktui.core.results import ErrorInfo, fmt_seconds
 from ktui.core.workers import orphans
 from ktui.core.workers.crash import crash_message, lost_message, stuck_frame
@@ -256,7 +257,7 @@ class WorkerProcess:
                 msg = self._read_message(deadline)
             except WorkerCrashed as exc:
                 if self._cancelled():  # killed by WorkerPool.cancel_run while it started: not a failure
-                    self.restart("the run was cancelled")
+                    self.restart(CANCELLED)
                     raise RunCancelled(self._cancel_message("its start")) from None
                 self.on_state(self.role, "failed", str(exc))
                 raise WorkerStartError(f"the {self.role} worker did not start: {exc}") from None
@@ -435,7 +436,7 @@ class WorkerProcess:
                 ) from None
             except WorkerCrashed as exc:
                 doing = self._doing
-                self.restart(f"crashed during {method}" if not self._cancelled() else "the run was cancelled")
+                self.restart(f"crashed during {method}" if not self._cancelled() else CANCELLED)
                 if self._cancelled():  # killed by WorkerPool.cancel_run: not the kernel's doing
                     raise RunCancelled(self._cancel_message(doing or method)) from None
                 raise type(exc)(f"{exc}\nthe {self.role} worker was restarted") from None
