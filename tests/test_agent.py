@@ -450,3 +450,28 @@ def test_a_missing_api_key_is_said_before_any_request(make_ws, monkeypatch):
     )
     assert p.returncode == 2 and "needs OPENAI_API_KEY in the environment" in p.stderr, p.stderr
     assert not (ws.root / "sessions").exists() or not any((ws.root / "sessions").iterdir())  # nothing started
+
+
+def test_the_key_of_a_common_provider_is_checked_without_importing_litellm_and_as_litellm_says(monkeypatch):
+    """New-user trial 20 L4: ``ktui agent`` took 10.5 s (litellm's import) to say the key was missing; the providers
+    whose key litellm reads from one variable are answered from ``PROVIDER_KEYS``, the same as litellm answers."""
+    from ktui.agent import llm
+
+    models = {
+        "anthropic": "anthropic/claude-sonnet-4-5",
+        "openai": "openai/gpt-4o",
+        "deepseek": "deepseek/deepseek-chat",
+        "groq": "groq/llama3-8b-8192",
+        "mistral": "mistral/mistral-large-latest",
+        "xai": "xai/grok-2",
+    }
+    assert set(models) == set(llm.PROVIDER_KEYS)
+    for var in llm.PROVIDER_KEYS.values():
+        monkeypatch.delenv(var, raising=False)
+    with monkeypatch.context() as mp:
+        mp.setattr(llm, "litellm", lambda: (_ for _ in ()).throw(AssertionError("litellm imported")))
+        said = {p: llm.missing_key(AgentConfig(model=m)) for p, m in models.items()}
+    for provider, model in models.items():
+        key = llm.PROVIDER_KEYS[provider]
+        assert f"needs {key} in the environment" in said[provider], said[provider]
+        assert llm.litellm().validate_environment(model=model)["missing_keys"] == [key]  # litellm agrees

@@ -402,6 +402,24 @@ async def test_the_chat_pane_owns_the_exchange_and_keeps_what_is_typed_meanwhile
         assert chat.config.max_rounds == 5
 
 
+async def test_a_message_is_not_sent_while_the_models_key_is_missing():
+    """New-user trial 20 L4: after ktui's line about the missing key, a message still went to litellm, whose
+    5-line AuthenticationError said it again; it is not sent, and the line says why."""
+    chat = ChatPane(AgentConfig(model="anthropic/claude-sonnet-4-5"), problem=lambda: "vector_add")
+    agent = StandInAgent()
+    async with One(chat).run_test() as pilot:
+        chat.attach(agent)
+        chat.missing_key = "the model anthropic/claude-sonnet-4-5 needs ANTHROPIC_API_KEY in the environment"
+        box = chat.query_one("#chat-input", Input)
+        box.focus()
+        box.value = "hello"
+        await pilot.press("enter")
+        await pilot.pause(0.05)
+        assert agent.sent == [] and not chat.busy
+        lines = [str(w.render()) for w in chat.query(".chat-line")]
+        assert lines[-1] == "not sent: the model anthropic/claude-sonnet-4-5 needs ANTHROPIC_API_KEY in the environment"
+
+
 async def test_the_chat_pane_draws_tool_calls_and_takes_y_for_an_approval():
     chat = ChatPane(AgentConfig(model="openai/scripted"))
     agent = StandInAgent()

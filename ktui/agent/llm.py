@@ -41,6 +41,18 @@ def preload() -> None:
     litellm()
 
 
+# The one environment variable litellm reads the key from, per provider prefix of a model name (litellm's
+# ``validate_environment`` for these providers; new-user trial 20 L4: importing litellm to ask took 10.5 s).
+PROVIDER_KEYS = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "xai": "XAI_API_KEY",
+}
+
+
 def missing_key(config: AgentConfig) -> str:
     """Why ``config``'s model cannot be called for want of an API key (litellm's ``validate_environment``, or the
     ``api_key_env`` the settings name), as a line to show before the first message; '' when the key is there, the
@@ -52,6 +64,15 @@ def missing_key(config: AgentConfig) -> str:
         if os.environ.get(config.api_key_env):
             return ""
         return f"the model {config.model} reads its key from {config.api_key_env} (api_key_env), which is not set"
+    provider = config.model.split("/", 1)[0] if "/" in config.model else ""
+    key = PROVIDER_KEYS.get(provider)
+    if key is not None and not config.api_base:  # known without importing litellm (10 s on a loaded machine)
+        if os.environ.get(key):
+            return ""
+        return (
+            f"the model {config.model} needs {key} in the environment, which is not set: export it "
+            "(or name another variable with api_key_env under [agent] in ktui.toml)"
+        )
     try:
         env = litellm().validate_environment(model=config.model, api_base=config.api_base)
     except Exception:  # an unknown provider: the first request says what is wrong

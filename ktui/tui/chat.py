@@ -174,6 +174,7 @@ class ChatPane(Vertical):
         self.agent: Agent | None = None  # set by ``attach`` once the session runs
         self._outbox: deque[str] = deque()  # messages typed while the agent works
         self._busy = False
+        self.missing_key = ""  # why the model cannot be called (``agent.llm.missing_key``), once known
         self._reply: Markdown | None = None
         self._stream: MarkdownStream | None = None
         self._reply_text = ""
@@ -232,6 +233,7 @@ class ChatPane(Vertical):
             preload()
             missing = missing_key(self.config)
             if missing:
+                self.missing_key = missing  # messages are not sent: litellm's own error says it again, at length
                 try:
                     self.app.call_from_thread(self._warn, missing)
                 except RuntimeError:  # the app ended meanwhile: nobody to tell
@@ -263,6 +265,10 @@ class ChatPane(Vertical):
                 SETUP_HINT if not self.config.configured else "the workers are starting; send it again in a moment",
                 "yellow",
             )
+            return
+        if self.missing_key:  # (new-user trial 20 L4: ktui's line, then litellm's 5-line AuthenticationError)
+            await self.add_user(text)
+            await self.add_line(f"not sent: {self.missing_key}", "yellow")
             return
         if self._busy:
             self._outbox.append(text)
