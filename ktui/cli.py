@@ -604,6 +604,9 @@ def cmd_run(argv: list[str]) -> int:
         if recorder is not None:
             recorder.close(end)
     code = envelope.OK if result.ok else envelope.FAILED
+    from ktui.core.store import LastVersion
+
+    LastVersion(ws).set(kernel.key)  # the TUI starts on it
     corr = result.rung("correctness")
     seed = corr.figures.get("seed") if corr is not None else None
     if isinstance(seed, int) and args.seed is None:  # drawn for this run: how to draw the same cases again

@@ -121,6 +121,31 @@ class ResultStore:
             return None
 
 
+class LastVersion:
+    """The version last worked on in this workspace: ``.ktui/last.json`` ({"key": "problem/version"}), written when
+    the TUI selects a version and when ``ktui run`` ends; the TUI starts on it (new-user trial 20 L1: it always
+    opened on the first problem, not the one just created or run). A missing or unreadable file means none."""
+
+    def __init__(self, workspace: Workspace):
+        self.path = workspace.state_dir / "last.json"
+
+    def get(self) -> str | None:
+        try:
+            key = json.loads(self.path.read_text()).get("key")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return key if isinstance(key, str) else None
+
+    def set(self, key: str) -> None:
+        """Remember ``key`` (``problem/version``); a write that fails is let go (nothing depends on it)."""
+        if key == self.get():
+            return
+        try:
+            atomic_write(self.path, json.dumps({"key": key}).encode())
+        except OSError:
+            pass
+
+
 class Baselines:
     """The version pinned as each problem's baseline: ``.ktui/baseline.json`` ({problem: version}).
 

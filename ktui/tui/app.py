@@ -55,7 +55,7 @@ from ktui.core.results import LadderResult, device_label, fmt_seconds
 from ktui.core.scheduler import is_cancelled
 from ktui.core.session import Session
 from ktui.core.status import stale_policy
-from ktui.core.store import ResultStore
+from ktui.core.store import LastVersion, ResultStore
 from ktui.core.timeouts import LIMIT_OF
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.sessions.record import Recorder, maybe_record
@@ -221,7 +221,12 @@ class KtuiApp(App[None]):
             st.result = self.store.load(k.problem, k.version)
             st.refresh_stale(self.ws)  # a result of code edited while ktui was closed is marked stale
         self.query_one(KernelTree).rebuild(self.states)
-        self._step(1)  # the first version
+        last = LastVersion(self.ws).get()  # the version last worked on (selected here, or run by ktui run)
+        if last in self.states:
+            self.query_one(KernelTree).select_key(last)
+            self.select(self._ref(last))
+        else:
+            self._step(1)  # the first version
         self._show_queue()
         if self.start_session:
             # Workers import torch for seconds on every core: spawn them once the first screen is drawn.
@@ -329,6 +334,8 @@ class KtuiApp(App[None]):
 
     def select(self, k: KernelRef | None) -> None:
         self.selected = k
+        if k is not None and self.start_session:  # (a test's app without a session leaves the file alone)
+            LastVersion(self.ws).set(k.key)
         self._show_selected()
 
     def _show_selected(self) -> None:
