@@ -360,7 +360,7 @@ def test_sessions_json_has_the_verified_best_speedup_and_the_figures(tmp_path, c
     assert [r["id"] for r in rows] == [SID, "20261201-210000-ffff"]
     r = rows[0]
     assert r["best"] == {"key": "softmax/v2", "speedup": 1.5}  # not v2's 3.00x: its correctness failed
-    assert (r["versions"], r["runs"], r["problems"]) == (2, 3, ["softmax"])
+    assert (r["versions"], r["runs"], r["problems"], r["verified"]) == (2, 3, ["softmax"], 2)
     assert r["device"] == "NVIDIA H200" and r["model"] == "scripted/test-model"
     assert r["cost_usd"] == pytest.approx(0.003) and r["log_problems"] == 0 and r["ended"] is True
     assert r["start"] == T0 and r["start_iso"] == "2026-12-01T18:33:20Z"
@@ -372,6 +372,17 @@ def test_sessions_json_has_the_verified_best_speedup_and_the_figures(tmp_path, c
     assert lines[1].startswith(SID) and "1.50x softmax/v2" in lines[1] and "$0.0030" in lines[1]
     assert "(cut short)" in lines[2] and lines[2].endswith("1 problem")
     assert lines[-1] == "2 sessions"
+
+
+def test_a_cpu_sessions_best_says_how_many_versions_were_verified():
+    """New-user trial 20 L13: BEST was '-' for every CPU session (no times), verified versions or none."""
+    from ktui.sessions.catalog import SessionRow, table
+
+    def row(verified: int) -> SessionRow:
+        return SessionRow("s1", T0, 60.0, True, ("softmax",), 2, 3, None, None, "cpu", "", None, 0, verified)
+
+    assert "2 verified, no times" in table([row(2)])[1]
+    assert "verified" not in table([row(0)])[1]
 
 
 def test_export_md_has_verdicts_timings_diffs_chat_and_the_best(tmp_path, capsys):

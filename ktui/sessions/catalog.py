@@ -70,6 +70,7 @@ class SessionJson(TypedDict):
         versions: how many distinct ``problem/version`` had a (not cancelled) run.
         runs: how many runs finished.
         best: the best verified version, null when none had a speedup.
+        verified: how many distinct versions had a run whose correctness passed.
         device: the device's name.
         model: the model's name ('' when none was configured).
         cost_usd: the replies' summed cost, null when none was priced.
@@ -85,6 +86,7 @@ class SessionJson(TypedDict):
     versions: int
     runs: int
     best: BestJson | None
+    verified: int
     device: str
     model: str
     cost_usd: float | None
@@ -118,6 +120,8 @@ class SessionRow:
         runs: how many runs finished.
         best_key, best_speedup: the version with the highest verified speedup (its correctness passed) and that
             speedup; None when no version had one.
+        verified: how many distinct versions had a run whose correctness passed (on the CPU, with no times, what
+            tells a session with a verified version from one without: new-user trial 20 L13).
         device: the device's name (the ``device`` record, the metadata, else the runs' device).
         model: the model's name ("" when no model was configured).
         cost_usd: the sum of the replies' costs, else the last ``session_cost_usd``; None when none was priced.
@@ -137,6 +141,7 @@ class SessionRow:
     model: str
     cost_usd: float | None
     log_problems: int
+    verified: int = 0
 
     def to_json(self) -> SessionJson:
         """The row as ``ktui sessions --json`` writes it (``start`` also as ISO 8601 UTC)."""
@@ -150,6 +155,7 @@ class SessionRow:
             "versions": self.versions,
             "runs": self.runs,
             "best": {"key": self.best_key, "speedup": self.best_speedup} if self.best_key else None,
+            "verified": self.verified,
             "device": self.device,
             "model": self.model,
             "cost_usd": self.cost_usd,
@@ -234,6 +240,7 @@ def row(session: Session) -> SessionRow:
         model=model_name(s),
         cost_usd=s.cost,
         log_problems=len(session.log.problems) + s.skipped,
+        verified=len({r.key for r in s.runs if r.correct}),
     )
 
 
@@ -308,6 +315,8 @@ def table(rows: list[SessionRow]) -> list[str]:
     for r in rows:
         start = iso(r.start)
         best = f"{r.best_speedup:.2f}x {r.best_key}" if r.best_key and r.best_speedup is not None else "-"
+        if best == "-" and r.verified:  # verified versions with no times (the CPU): say how many passed
+            best = f"{r.verified} verified, no times"
         body.append(
             (
                 r.id,
