@@ -413,7 +413,7 @@ async def test_the_cancel_key_and_palette_command_stop_a_hang_and_the_running_ru
         assert (
             cell_text(ladder, "compile", "figures") == "running, limit 120 s without progress"
         )  # FAST's compile limit
-        assert "s/120s" in str(app.query_one(QueuePanel).render())
+        assert "· limit 120s" in str(app.query_one(QueuePanel).render())  # named (new-user trial 20 L7)
         details = str(app.query_one("#details", Static).render())
         assert "Running now (x cancels): no rung finished yet." in details, details  # not "Not run yet"
         assert app.check_action("cancel_run", ()) is True

@@ -258,6 +258,8 @@ async def test_the_queue_panel_names_the_rung_and_its_progress():
             "workers: candidate failed · judge busy (correctness)",  # (no seconds: none given)
         ]
         assert Text.from_markup(panel.border_subtitle).plain == "cand ✗ judg ✓"  # the workers, in the border
+        panel.render_state("vector_add/v1", "run", (), {}, "3/146", "12s", 12.0, "limit 201s")
+        assert str(panel.render()).splitlines()[:2] == ["▶ vector_add/v1  12s", "  run 3/146 · limit 201s"]
 
 
 async def test_the_tree_labels_each_version_with_its_verdict(demo_ws):

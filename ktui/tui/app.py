@@ -373,14 +373,13 @@ class KtuiApp(App[None]):
         if st is not None and st.running:
             rung = st.running_rung or rung
         clock = self._clock(st)
-        elapsed = ""
-        if clock is not None:
-            elapsed = f"{clock[0]:.0f}s" + (
-                f"/{fmt_seconds(clock[1])}s" if clock[1] else ""
-            )  # 12s/30s: so far, the limit
+        elapsed = f"{clock[0]:.0f}s" if clock is not None else ""  # so far
+        limit = f"limit {fmt_seconds(clock[1])}s" if clock is not None and clock[1] else ""
         progress = st.progress_text() if st else ""
         seconds = clock[0] if clock is not None else None
-        self.query_one(QueuePanel).render_state(running, rung, waiting, self.worker_states, progress, elapsed, seconds)
+        self.query_one(QueuePanel).render_state(
+            running, rung, waiting, self.worker_states, progress, elapsed, seconds, limit
+        )
 
     def _clock(self, st: VersionState | None) -> tuple[float, float | None] | None:
         """The running rung's seconds so far and its time limit (seconds, None when not known), or None when

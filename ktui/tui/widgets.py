@@ -425,16 +425,19 @@ class QueuePanel(Static):
         progress: str = "",
         elapsed: str = "",
         seconds: float | None = None,
+        limit: str = "",
     ) -> None:
-        """``running`` on ``rung`` (with its ``progress``, ``37/106``, and the rung's ``elapsed`` time and limit,
-        ``12s/30s``), the versions ``waiting``, the workers (``workers``: role -> ``WorkerState`` word): their
-        marks in the border, and their line (``worker_line``; ``seconds``: how long the rung has run) last."""
+        """``running`` on ``rung`` (with its ``progress``, ``37/106``, the rung's ``elapsed`` time, ``12s``, and its
+        ``limit``, ``limit 30s``, named as such: new-user trial 20 L7 read ``12s/30s`` as nothing), the versions
+        ``waiting``, the workers (``workers``: role -> ``WorkerState`` word): their marks in the border, and their
+        line (``worker_line``; ``seconds``: how long the rung has run) last."""
         t = Text()
         if running:
             t.append("▶ ", "bold yellow")
             t.append(running, "bold")
             t.append(f"  {elapsed}\n" if elapsed else "\n", "yellow")
-            t.append(f"  {rung or 'starting'}{' ' + progress if progress else ''}\n")
+            t.append(f"  {rung or 'starting'}{' ' + progress if progress else ''}")
+            t.append(f" · {limit}\n" if limit else "\n", "dim")
         else:
             t.append("idle\n", "dim")
         t.append(f"waiting: {', '.join(waiting)}\n" if waiting else "nothing waiting\n", "yellow" if waiting else "dim")
