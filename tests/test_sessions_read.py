@@ -537,3 +537,20 @@ def test_a_redacted_source_is_found_by_its_original_hash(tmp_path):
     md = markdown(load(d))
     assert "+    x = data * [redacted OPENAI_API_KEY]\n" in md and "Source: against run 2: +3 -2." in md
     assert "Problems reading the log" not in md
+
+
+def test_a_copys_run_reads_as_its_source_versions_run_in_the_export():
+    """New-user trial 20 L5: ``n`` copied v1 to v2, and the export listed v2 with v1's 61.6 s as a run of its own."""
+    from ktui.core.results import LadderResult, RungResult, Status
+    from ktui.sessions.export import VersionDiff, _version_md
+    from ktui.sessions.fold import VersionRun
+
+    ran = LadderResult(
+        "rowcumsum", "v1", "kernels/rowcumsum/v1.py", {"type": "cpu"}, [RungResult("run", Status.OK, 1.0)]
+    )
+    ran.seconds = 61.6
+    copy = ran.carried("v2", "kernels/rowcumsum/v2.py")
+    run = VersionRun(1, 1, T0, "rowcumsum/v2", 0, copy, "✓ ok", True, None, None, None, 61.6, "ab" * 32, "cpu")
+    text = "\n".join(_version_md(1, run, VersionDiff("", "", "", "first version")))
+    assert "### 1. rowcumsum/v2: ✓ ok (the run of v1, copied: no run of its own)" in text
+    assert "61.6 s when v1 ran" in text

@@ -240,11 +240,13 @@ def markdown(session: Session) -> str:
 
 def _version_md(n: int, run: VersionRun, diff: VersionDiff) -> list[str]:
     res = run.result
+    # a copy (``n``) carries its source version's run: said as such (new-user trial 20 L5: read as a 61.6 s run)
+    carried = f" (the run of {res.carried_from}, copied: no run of its own)" if res.carried_from else ""
     out = [
-        f"### {n}. {run.key}: {run.verdict}",
+        f"### {n}. {run.key}: {run.verdict}{carried}",
         "",
         f"{_clock(run.t)} UTC, run {run.run_id}, {res.kernel} (sha256 {run.source_sha256[:12]}), {run.device}, "
-        f"{run.seconds:.1f} s",
+        + (f"{run.seconds:.1f} s" if not res.carried_from else f"{run.seconds:.1f} s when {res.carried_from} ran"),
         "",
         "| rung | status | seconds | summary |",
         "|---|---|---|---|",

@@ -336,7 +336,8 @@ class ReplayApp(App[None]):
             verdict: Text = Text("…", "dim")
         elif row.run is not None:
             vs = report.verdict(row.run.result)
-            verdict = Text(vs[0], vs[1])
+            carried = row.run.result.carried_from  # a copy's verdict is its source's run (new-user trial 20 L5)
+            verdict = Text(vs[0] + (f" as {carried}" if carried else ""), vs[1])
         else:
             verdict = Text(f"◌ cancelled ({row.cancel_rung})", "yellow")
         return (Text(f"{mark}{row.number}", style), Text(row.key, style), verdict, Text(clock(row.t), style))
