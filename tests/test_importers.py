@@ -806,3 +806,14 @@ def test_export_takes_a_problem_version_name_too(tmp_path, capsys):
         ["export", "gpumode", str(ws_root / "kernels/gm_toy_silu_py/v1.py"), "--workspace", str(other)], capsys
     )
     assert code == 2 and f"is in the workspace {ws_root.resolve()}, not in {other.resolve()} (--workspace)" in err
+
+
+def test_the_eval_tables_note_is_cut_at_a_word():
+    """New-user trial 20 L12: the note column ran to ~200 characters, cut mid-token."""
+    from ktui.importers.evaluate import NOTE_WIDTH, short_note
+
+    long = "spec=(33, 1025) seed=7 layout=transposed: 12 of 33825 elements outside atol=1e-05 rtol=1e-05 or 8x " * 2
+    cut = short_note(long)
+    assert len(cut) <= NOTE_WIDTH and cut.endswith(" …") and long.startswith(cut[:-2])
+    assert long[len(cut) - 2] == " "  # at a word boundary
+    assert short_note("short note") == "short note"

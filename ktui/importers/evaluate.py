@@ -414,6 +414,18 @@ def _speedup(value: float | None, timed: bool, missing: str = "-") -> str:
     return f"{value:.2f}x" if value is not None else missing
 
 
+NOTE_WIDTH = 100  # the note column's width in the table (``--json`` keeps the reason; ktui run shows it all)
+
+
+def short_note(text: str, width: int = NOTE_WIDTH) -> str:
+    """``text`` cut to ``width`` characters at a word boundary, with `` …`` where it was cut (new-user trial 20 L12:
+    a 200-character note cut mid-token wrapped every row of a 120-column terminal)."""
+    if len(text) <= width:
+        return text
+    head = text[: width - 2]
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ;,:") + " …"
+
+
 def render(table: Table) -> list[str]:
     """The table as lines: one per version, then the summary. On the CPU each timed column says "needs a GPU";
     where the upstream checker and ktui disagree, the note says so first."""
@@ -442,7 +454,7 @@ def render(table: Table) -> list[str]:
         notes = [r.differs, "stored" if r.cached else "", r.reason]
         if r.compile_error:
             notes.append(f"torch.compile failed: {r.compile_error[:80]}")
-        cells.append("; ".join(x for x in notes if x))
+        cells.append(short_note("; ".join(x for x in notes if x)))
         body.append(cells)
     widths = [max(len(h), *(len(c[i]) for c in body)) if body else len(h) for i, h in enumerate(head)]
 
