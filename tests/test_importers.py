@@ -475,6 +475,7 @@ def test_kernelbench_import_run_and_eval_table(tmp_path, capsys, session_for):
     )
     assert code == 0, out
     assert "created references/kb1_1_scale_add.py" in out and "created references/kb1_2_linear_relu.py" in out
+    assert "  next: write kernels/kb1_1_scale_add/v1.py with custom_kernel(data)" in out  # (new-user trial 20 L10)
     ref = ws_root / "references" / "kb1_2_linear_relu.py"
     meta = read_meta(ref)
     assert meta is not None and meta["format"] == "kernelbench" and meta["official"]["in_features"] == 256
@@ -806,6 +807,28 @@ def test_export_takes_a_problem_version_name_too(tmp_path, capsys):
         ["export", "gpumode", str(ws_root / "kernels/gm_toy_silu_py/v1.py"), "--workspace", str(other)], capsys
     )
     assert code == 2 and f"is in the workspace {ws_root.resolve()}, not in {other.resolve()} (--workspace)" in err
+
+
+def test_an_upstream_files_error_names_that_file_and_its_line():
+    """New-user trial 20 L10: "the generated reference does not load: TypeError: Bound must be a type." named neither
+    task.py nor the line."""
+
+    from ktui.importers.probe import run_job
+
+    text = (
+        "import torch\n# ==== GPU MODE mine/utils.py, verbatim but for device literals ====\nx = 1\n"
+        "# ==== GPU MODE mine/task.py, verbatim but for device literals ====\nimport typing\n"
+        "T = typing.TypeVar('T', bound=(torch.Tensor, torch.Tensor))\n"
+    )
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "gm_mine_x.py"
+        path.write_text(text)
+        answer = run_job({"path": str(path), "call": "ref_kernel", "specs": []}, 0)
+    assert isinstance(answer, str) and answer.endswith("(at gm_mine_x.py:6)"), answer
+    assert gpumode.upstream_place(answer, text).endswith("(at task.py:2)")
 
 
 def test_the_eval_tables_note_is_cut_at_a_word():

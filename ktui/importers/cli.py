@@ -102,6 +102,12 @@ def import_cli(argv: list[str]) -> int:
             print(f"  test spec dropped ({d})")
         for note in w.notes:
             print(f"  note: {note}")
+        if not w.versions:  # (new-user trial 20 L10: unlike ktui init, no word on what to write next)
+            problem = w.reference.stem
+            print(
+                f"  next: write kernels/{problem}/v1.py with custom_kernel(data) (the reference's docstring says what "
+                f"data holds), then `ktui run {problem}/v1` (or `ktui` to watch every save)"
+            )
     for f in failed:
         print(f"not imported: {f}")
     if not written:

@@ -299,6 +299,26 @@ def _ktui_device():
 '''
 
 
+_SECTION = re.compile(r"^# ==== GPU MODE [^/\n]*/(\S+), verbatim")
+
+
+def upstream_place(error: str, text: str) -> str:
+    """``error`` (the probe's one line, ``... (at gm_x.py:41)``) with the place in the generated reference
+    ``text`` given as the upstream file and its line (``(at task.py:5)``): each inlined file starts after its
+    section line and keeps its lines (new-user trial 20 L10: a ``task.py`` error named neither file nor line)."""
+    m = re.search(r" \(at [^:()]+:(\d+)\)$", error)
+    if m is None:
+        return error
+    lineno, start, label = int(m.group(1)), 0, ""
+    for i, line in enumerate(text.splitlines()[:lineno], 1):
+        hit = _SECTION.match(line)
+        if hit:
+            start, label = i, hit.group(1)
+    if not label or lineno <= start:
+        return error
+    return f"{error[: m.start()]} (at {label}:{lineno - start})"
+
+
 def render(p: GMProblem, allow_torch: bool) -> tuple[str, list[str]]:
     """The generated reference's text, and notes (``"cuda"`` strings left as they were)."""
     notes: list[str] = []
@@ -467,7 +487,7 @@ def import_problem(
             write_new(tmp, text, force=True)
             answer, buffers = probe([(tmp, "ref_kernel", tests), (tmp, "output_buffers", tests[:1])])
         if isinstance(answer, str):
-            raise ImporterError(f"{p.name}: the generated reference does not load: {answer}")
+            raise ImporterError(f"{p.name}: the generated reference does not load: {upstream_place(answer, text)}")
         bad = [f"{t}: {e}" for t, e in zip(tests, answer) if e]
         if bad:
             raise ImporterError(f"{p.name}: a test raises on the CPU: {bad[0]}")

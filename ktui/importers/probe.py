@@ -17,8 +17,22 @@ from typing import Any
 
 
 def _one_line(exc: BaseException) -> str:
+    """``TypeError: Bound must be a type. (at task.py:5)``: the error and the innermost frame of the problem's own
+    files (not Python's or an installed package's; new-user trial 20 L10: the message named neither file nor line)."""
     text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__
+    line = f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__
+    import os
+    import traceback
+
+    installed = tuple({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    own = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not os.path.realpath(f.filename).startswith(installed)
+        and not f.filename.startswith("<")
+        and os.path.basename(f.filename) != "probe.py"
+    ]
+    return f"{line} (at {os.path.basename(own[-1].filename)}:{own[-1].lineno})" if own else line
 
 
 def run_job(job: dict[str, Any], n: int) -> list[str] | str:
