@@ -3,7 +3,7 @@
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
 #                                        issue9-open context round10a round10b fixes24 round12 round15 interp-vs-gpu tc-accum
-#                                        timing-escape rounds16-19
+#                                        timing-escape rounds16-20
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -274,7 +274,8 @@ PY
           --rungs compile,run,correctness,benchmark,dumps --json --no-record) > "$OUT/r15_${p}_$k.json" 2>"$OUT/r15_${p}_$k.err"
         python3 benchmarks/rung_cells.py "$OUT/r15_${p}_$k.json" "$p/$k ($((SECONDS - t0)) s)" run correctness benchmark dumps
       done ;;
-    rounds16-19)  # red teams 16-19 on the GPU (seed ${ROUNDS_SEED:-3}): each bad kernel FAILED at correctness or
+    rounds16-19|rounds16-20)  # red teams 16-20 and new-user trial 20's scan on the GPU (seed ${ROUNDS_SEED:-3}):
+      # each bad kernel FAILED at correctness or
       # benchmark, each honest twin ok on every rung. ROUNDS_ONLY=substring keeps the matching pairs only
       W=$(mktemp -d) && mkdir -p "$W/references" "$W/kernels"
       for pk in rt16_softmax:rt16_persistent_waves_floor_bad rt16_softmax:rt16_persistent_waves_good \
@@ -296,8 +297,13 @@ PY
           rt19_hint_scale:rt19_hint_contiguous_bad rt19_hint_scale:rt19_hint_scale_good \
           rt19_e8m0_scale:rt19_e8m0_first_bad rt19_e8m0_scale:rt19_e8m0_scale_good \
           rt19_atan2:rt19_atan2_signless_zero_bad rt19_atan2:rt19_atan2_good \
-          rt19_colscale:rt19_colscale_transposed_bad rt19_colscale:rt19_colscale_good \
-          rt19_rmsnorm_w:rt19_rng_reset_bad rt19_rmsnorm_w:rt19_seed_cache_bad rt19_rmsnorm_w:rt19_rmsnorm_w_good; do
+          rt19_colscale:rt19_colscale_transposed_warned rt19_colscale:rt19_colscale_good \
+          rt19_rmsnorm_w:rt19_rng_reset_bad rt19_rmsnorm_w:rt19_seed_cache_bad rt19_rmsnorm_w:rt19_rmsnorm_w_good \
+          rt19_bf16_silu:rt19_silu_packed_lane_bad rt19_bf16_silu:rt19_silu_good \
+          rt20_softmax_cut:rt20_softmax_skip_small_exp_bad rt20_softmax_cut:rt20_softmax_good \
+          rt20_router:rt20_router_swapped_bad rt20_router:rt20_router_sorted_good \
+          rt20_fp8_e5m2:rt20_fp8_e5m2_rtz_unclamped_bad rt20_fp8_e5m2:rt20_fp8_e5m2_good \
+          nu20_rowcumsum:nu20_rowcumsum_carry_stops_bad nu20_rowcumsum:nu20_rowcumsum_blocked_good; do
         case $pk in *"${ROUNDS_ONLY:-}"*) ;; *) continue ;; esac
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
@@ -305,7 +311,7 @@ PY
         (cd "$W" && timeout 120 python3 -m ktui run kernels/$p/$k.py --device cuda --seed ${ROUNDS_SEED:-3} \
           --rungs compile,run,correctness,benchmark --json --no-record) > "$OUT/r16_$k.json" 2>"$OUT/r16_$k.err"
         python3 benchmarks/rung_cells.py "$OUT/r16_$k.json" "$k ($((SECONDS - t0)) s)" run correctness benchmark
-      done 2>&1 | tee "$OUT/rounds16-19.log" ;;
+      done 2>&1 | tee "$OUT/rounds16-20.log" ;;
     interp-vs-gpu)  # the CPU interpreter's fp8 casts and libdevice functions (ktui's emulation) against the H200's
       python3 benchmarks/interp_vs_gpu.py 2>&1 | tee "$OUT/interp-vs-gpu.log" | tail -40 ;;
     tc-accum)  # the tensor cores' fp32 accumulation error on fp8/fp16/bf16 GEMMs over K against float32's own (the
