@@ -456,11 +456,15 @@ async def test_the_accuracy_tab_fills_when_the_correctness_rung_ends_before_the_
         rung = RungResult("correctness", Status.FAILED, 1.0, "FAILED spec=(7, 1e9)", figures={"specs": [spec]})
         rungs = ("compile", "correctness", "benchmark")
         app._ladder_event(LadderStarted(key=key, run_id=99, source_sha256="0" * 64, rungs=rungs))
+        await pilot.pause()
+        # until this run's correctness ends, the table is the last finished run's: said (new-user trial 20 L8)
+        assert "the figures below are the last finished run's" in str(app.query_one("#accuracy-notes").render())
         app._ladder_event(RungFinished(key=key, run_id=99, result=rung))
         await pilot.pause()
         acc = app.query_one(AccuracyTable)
         assert [str(r.value) for r in acc.rows] == ["(7, 1e9)"]
-        assert "the planted reason" in str(app.query_one("#accuracy-notes").render())
+        notes = str(app.query_one("#accuracy-notes").render())
+        assert "the planted reason" in notes and "last finished run" not in notes
 
 
 @pytest.mark.anyio

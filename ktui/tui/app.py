@@ -51,7 +51,7 @@ from ktui.core.events import (
     WorkerState,
 )
 from ktui.core.log import close_log, get_logger, open_log
-from ktui.core.results import LadderResult, device_label, fmt_seconds
+from ktui.core.results import LadderResult, RungResult, device_label, fmt_seconds
 from ktui.core.scheduler import is_cancelled
 from ktui.core.session import Session
 from ktui.core.status import stale_policy
@@ -343,9 +343,7 @@ class KtuiApp(App[None]):
         st = self.states.get(k.key) if k else None
         self._show_ladder(st)
         self.query_one(AccuracyTable).show(st.result if st else None)
-        notes = accuracy_notes(st.result if st else None)
-        self.query_one("#accuracy-notes", Static).update(notes)
-        self.query_one("#accuracy-notes").display = bool(notes)
+        self._show_accuracy_notes(st)
         self._show_timings()
         self.query_one(SourceSass).show(self.ws.root, st.result if st else None)
         self.query_one(IRView).show(self.ws.root, st.result if st else None)
@@ -364,6 +362,19 @@ class KtuiApp(App[None]):
             return
         rows = [(v, self.state(v.key)) for v in self.ws.versions(k.problem)]
         self.query_one(TimingsTable).show(k.problem, rows)
+
+    def _show_accuracy_notes(self, st: VersionState | None, rung: RungResult | None = None) -> None:
+        """The notes under the Accuracy table (``accuracy_notes``: of ``rung``, a run's correctness rung as it
+        ends, else of the last result), led while a run is under way and its correctness has not ended by a line
+        saying the table is the last finished run's (new-user trial 20 L8: it showed the previous content's figures
+        during a run, and v1's under v2's title after ``n``)."""
+        notes = accuracy_notes(st.result if st else None, rung)
+        if rung is None and st is not None and st.running and st.result is not None and "correctness" not in st.live:
+            lead = Text("Running now: the figures below are the last finished run's, until this run's correctness "
+                        "rung ends.", "bold yellow")  # fmt: skip
+            notes = Text.assemble(lead, "\n", notes) if notes else lead
+        self.query_one("#accuracy-notes", Static).update(notes)
+        self.query_one("#accuracy-notes").display = bool(notes)
 
     def _show_queue(self) -> None:
         """The queue panel; the running version's rung and progress come from its ``VersionState``, its elapsed
@@ -423,9 +434,9 @@ class KtuiApp(App[None]):
                 self.query_one("#details-scroll", VerticalScroll).scroll_home(animate=False)
             if isinstance(ev, RungFinished) and ev.result.name == "correctness":  # Accuracy fills when it ends
                 self.query_one(AccuracyTable).show_rung(ev.result)
-                notes = accuracy_notes(None, ev.result)
-                self.query_one("#accuracy-notes", Static).update(notes)
-                self.query_one("#accuracy-notes").display = bool(notes)
+                self._show_accuracy_notes(st, ev.result)
+            elif isinstance(ev, LadderStarted):  # the table still shows the last finished run's: said above it
+                self._show_accuracy_notes(st)
         self._show_queue()
 
     def _ladder_finished(self, ev: LadderFinished) -> None:
