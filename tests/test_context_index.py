@@ -537,6 +537,16 @@ def test_an_exact_symbols_definition_ranks_above_its_callers_and_examples(ws, re
     assert ix.search("TiledCopy.retile")[0].path == "context/minicute/cute/core.py"
 
 
+def test_a_dotted_name_with_a_word_finds_the_definition_that_names_it_without_its_module(ws, repo):
+    """New-user trial 20 L9: ``tl.cumsum reverse`` found nothing where ``cumsum reverse`` found the definition:
+    a dotted term also matches its last component."""
+    cli(["--workspace", str(ws), "add", str(repo)])
+    ix = ContextIndex.for_workspace(ws)
+    hits = ix.search("cute.local_tile coordinates")
+    assert hits and hits[0].path == "context/minicute/cute/core.py" and 8 <= hits[0].line <= 12, hits
+    assert ix.search("cute.local_tile zzzznotaword") == []  # every term must still match
+
+
 def test_without_the_symbol_table_bm25_ranks_near_names_above_the_exact_definition(ws, repo):
     """What the symbol table is for: BM25 over trigrams ranks the short ``make_tiled_copy_A`` and ``_B`` above the
     long ``def make_tiled_copy`` (as on the installed CuTeDSL: ``make_tiled_copy_S`` at atom.py:1299 above

@@ -922,12 +922,27 @@ class ContextIndex:
     def _quote(t: str) -> str:
         return '"' + t.replace('"', '""') + '"'
 
+    def _term(self, t: str, ok: Callable[[str], bool]) -> str:
+        """One term of a query: a dotted name (``tl.cumsum``, ``cute::local_tile``) matches itself or its last
+        component, which is how a definition's text names it (new-user trial 20 L9: ``tl.cumsum reverse`` found
+        nothing where ``cumsum reverse`` found ``def cumsum(..., reverse=False)``)."""
+        last = re.split(r"::|\.", t)[-1]
+        if last and last != t and ok(last) and len(re.split(r"::|\.", t)) > 1 and t[0] not in ".%":
+            return f"({self._quote(t)} OR {self._quote(last)})"
+        return self._quote(t)
+
     def _tri_expr(self, terms: list[str]) -> str:
         # a trigram index matches substrings of 3 characters or more; shorter terms are left to the word index
-        return " AND ".join(self._quote(t) for t in terms if len(t) >= 3)
+        def ok(t: str) -> bool:
+            return len(t) >= 3
+
+        return " AND ".join(self._term(t, ok) for t in terms if ok(t))
 
     def _word_expr(self, terms: list[str]) -> str:
-        return " AND ".join(self._quote(t) for t in terms if re.search(r"\w", t))
+        def ok(t: str) -> bool:
+            return re.search(r"\w", t) is not None
+
+        return " AND ".join(self._term(t, ok) for t in terms if ok(t))
 
     def _fts(self, table: str, expr: str, kind: str | None, lim: int) -> list[int]:
         sql = (
