@@ -216,8 +216,8 @@ def test_small_values_flushed_to_zero_at_low_precision_are_shown():
     v = metrics.verdict(out.to(torch.bfloat16), ref, resolve("bfloat16", None))
     # below the tensor's noise floor for PSNR and cosine, but most elements are off: the elementwise bound fails it
     assert v["psnr_db"] > 40 and v["cosine"] > 0.9999
-    # cases.md mass-loss: many elements off by 8 u |ref|, the largest flushed also off by 8 u max(|ref|, rms(ref))
-    assert not v["ok"] and "grossly wrong: off by more than 0.0312 x max(|ref|, rms(ref))" in v["reason"]
+    # cases.md mass-loss: many elements off by 8 u |ref| (the largest flushed ones by 8 u max(|ref|, rms(ref)) too)
+    assert not v["ok"] and "off by more than" in v["reason"] and "elements (" in v["reason"]
     assert any("flushed to zero" in w for w in v["warnings"])
     honest = metrics.verdict(ref.to(torch.bfloat16), ref, resolve("bfloat16", None))
     assert not any("flushed" in w for w in honest["warnings"])

@@ -7,7 +7,7 @@
   and a vec4 path wrong when n % 4 == 0 passed; the integers of tuple and list fields are fuzzed now, and a run that
   can draw no fuzzed spec says so (``ktui.worker.fuzz``);
 - a bf16 output wrong on 1 to 4 of 65,536 elements (a zeroed chunk end) passed on the totals (PSNR, cosine, the 1%
-  elementwise allowance); no element may now be off by more than 8 u max(|ref|, rms(ref)) (``tolerance``), plus
+  elementwise allowance); no element may now be off by more than 32 u max(|ref|, rms(ref)) (``tolerance``), plus
   twice how far the float64 truth moves there when the inputs move by u (a rounding: ``worker.conditioning``);
 - an honest top-k failed on ties (indices compared exactly, torch.topk orders ties its own way): index outputs are
   judged by what they select, declared (``index_outputs``) or detected (``ktui.worker.indices``).
@@ -139,7 +139,7 @@ def test_a_bf16_output_wrong_on_a_few_elements_fails_and_its_twin_passes(
     bad = corr(run(make_ws, ladder_for, problem, K / bad_kernel, reference=ref, seed=12))
     assert bad.status is Status.FAILED, bad.summary
     reasons = " ".join(s["reason"] for s in bad.figures["specs"] if not s["ok"])
-    assert "grossly wrong: off by more than 0.0312 x max(|ref|, rms(ref))" in reasons, reasons
+    assert "grossly wrong: off by more than 0.125 x max(|ref|, rms(ref))" in reasons, reasons
     failing = [s for s in bad.figures["specs"] if not s["ok"]]
     assert all(s["fuzzed"] and s["spec"]["n"] >= 16384 for s in failing), [s["label"] for s in failing]
     good(run(make_ws, ladder_for, problem, K / good_kernel, reference=ref, seed=12))
@@ -158,7 +158,7 @@ def test_the_gross_bound_fails_one_element_zeroed_or_negated_and_passes_rounding
         truncated = ((x.float() * 2.5).view(torch.int32) & ~low_bits).view(torch.float32).to(dtype)  # toward zero
         for out in (honest, truncated):
             m = metrics.verdict(out, ref, tol)
-            assert m["ok"] and m["gross_ratio"] <= 0.26, (name, m["gross_ratio"])  # 2u at most (truncated)
+            assert m["ok"] and m["gross_ratio"] < 1 / 15, (name, m["gross_ratio"])
         j = int((ref.abs() - 0.3 * ref.pow(2).mean().sqrt()).abs().argmin())  # |ref| 0.3 rms(ref): no outlier
         for wrong in (0.0, -float(honest[j])):
             out = honest.clone()

@@ -100,11 +100,11 @@ def test_a_zero_where_the_truth_is_not_determined_by_the_inputs_is_not_failed():
 
     src = R / "rt20_softmax_cut.py"
     problem = Problem(src, "softmax", hashlib.sha256(src.read_bytes()).hexdigest())
-    x = torch.tensor([[0.0, -30.0, 5.0]])
+    x = torch.tensor([[0.0, -10.0, 5.0]])
     truth = torch.softmax(x.double(), -1)
     native = torch.softmax(x, -1)
     out = native.clone()
-    out[0, 1] = 0.0  # e^-35 / sum: a normal float32 number, well determined by the inputs
+    out[0, 1] = 0.0  # 3e-7: well determined by the inputs, above eps rms(ref) = 7e-8
     prep = {"inputs_of": lambda: x.clone()}
     m = {"ok": True, "score": 0.0, "reason": ""}
     compare.zeros_where_the_truth_is_not(problem, prep, m, out, native, truth, "out", 1 << 22)
@@ -118,4 +118,14 @@ def test_a_zero_where_the_truth_is_not_determined_by_the_inputs_is_not_failed():
     compare.zeros_where_the_truth_is_not(
         ident, prep, m, torch.tensor([[-1.0, 0.0, 1.0]]), torch.tensor([[-1.0, 1e-8, 1.0]]), centered, "out", 1 << 22
     )
+    assert m["ok"], m
+    # red team 20b F1: tanh as 2 sigmoid(2x) - 1 rounds to 0 where |x| < eps / 2, below eps rms(ref): not failed
+    tanh = Problem(src, "softmax", hashlib.sha256(src.read_bytes()).hexdigest())
+    tanh.module.ref_kernel = torch.tanh
+    t = torch.tensor([3e-8, -2e-8, 0.5, -1.0, 2.0, 1e-3])
+    formula = 2 * torch.sigmoid(2 * t) - 1
+    assert formula[0] == 0 and formula[1] == 0 and torch.tanh(t)[0] != 0
+    m = {"ok": True, "score": 0.0, "reason": ""}
+    prep = {"inputs_of": lambda: t.clone()}
+    compare.zeros_where_the_truth_is_not(tanh, prep, m, formula, torch.tanh(t), torch.tanh(t.double()), "out", 1 << 22)
     assert m["ok"], m

@@ -42,6 +42,10 @@ class Sums:
         self.gross_slack = gross_slack
         self.slacked = 0  # elements past a plain bound (off or gross) that the slack let through
         self.gross, self.gross_ratio, self.gross_ratio_i = 0, 0.0, 0  # psnr mode: elements grossly off, worst ratio
+        self.firm = 0  # psnr mode: elements off by more than elem_ulps u max(|ref|, rms(ref)) (``max_firm_frac``)
+        self.first_firm: int | None = None
+        self.last_firm: int | None = None
+        self.firm_mask: torch.Tensor | None = None
         self.first_gross: int | None = None
         self.last_gross: int | None = None
         self.gross_mask: torch.Tensor | None = None
@@ -128,7 +132,7 @@ class Sums:
             # where the truth is ill-conditioned, each bound grows by this (``worker.conditioning``); the elements it
             # let through (past a plain bound, within the grown ones) are counted in ``slacked``
             slack = self.gross_slack[s : s + r.numel()].to(r.device) if self.gross_slack is not None else None
-            slacked = off = gross = torch.zeros_like(r, dtype=torch.bool)
+            slacked = off = gross = firm = torch.zeros_like(r, dtype=torch.bool)
             flushed = (o == 0) & (ar >= self.tiny) & torch.isfinite(r)
             if slack is not None:  # a zero the ill-conditioned truth allows is no flushed value
                 flushed &= ad > slack
@@ -174,6 +178,19 @@ class Sums:
                 if to_float(ratio[j]) > self.gross_ratio:
                     self.gross_ratio, self.gross_ratio_i = to_float(ratio[j]), s + j
                 gross = ratio > 1
+                firm_lim = tol.firm_allowance(ar, self.rms_ref, self.tiny)
+                if firm_lim is not None:
+                    firm = fin & (ad > (firm_lim + slack if slack is not None else firm_lim))
+                    if slack is not None:
+                        slacked |= fin & (ad > firm_lim) & ~firm
+                    n_firm = int(firm.sum())
+                    self.firm += n_firm
+                    if n_firm:
+                        idx = torch.nonzero(firm)[:, 0]
+                        self.first_firm = s + int(idx[0]) if self.first_firm is None else self.first_firm
+                        self.last_firm = s + int(idx[-1])
+                    if self.keep_mask:
+                        self.firm_mask = firm
                 n_gross = int(gross.sum())
                 self.gross += n_gross
                 if n_gross:
@@ -183,7 +200,7 @@ class Sums:
                 if self.keep_mask:
                     self.gross_mask = gross
             if slack is not None:  # let through: past a plain bound, within every grown one
-                self.slacked += int((slacked & ~off & ~gross).sum())
+                self.slacked += int((slacked & ~off & ~gross & ~firm).sum())
         if self.keep_mask:
             self.bad_mask = bad
         if bool(bad.any()):

@@ -335,6 +335,8 @@ def _figures(a: Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: torc
         "rel_l1_err": (a.l1 / a.l1_ref) if a.l1_ref > 0 else (0.0 if a.l1 == 0 else math.inf),
         # and the largest error against the gross bound (``Tolerance.gross_allowance``: above 1 fails)
         **({"gross_ratio": a.gross_ratio} if a.tol.bounds_gross else {}),
+        # and the fraction off by more than elem_ulps u max(|ref|, rms(ref)) (``Tolerance.firm_allowance``)
+        **({"firm_frac": a.firm / n} if a.tol.bounds_gross else {}),
         **({"gross_slacked": a.slacked} if a.gross_slack is not None else {}),
     }
 
@@ -458,8 +460,10 @@ def _elementwise(
     if tol.unit_roundoff <= 0 or n == 0:
         return 0.0
     frac, l1 = m["off_frac"], m["rel_l1_err"]
+    firm = float(m.get("firm_frac", 0.0))
     score = max(
         frac / tol.max_off_frac if tol.max_off_frac > 0 else 0.0,
+        firm / tol.max_firm_frac if 0 < tol.max_firm_frac < math.inf else 0.0,
         l1 / tol.max_rel_l1 if tol.max_rel_l1 else 0.0,
         float(m.get("gross_ratio", 0.0)),
     )
@@ -476,6 +480,19 @@ def _elementwise(
         )
         if a.first_bad is None:  # name where the grossly wrong elements sit
             a.bad_mask, a.first_bad, a.last_bad = a.gross_mask, a.first_gross, a.last_gross
+        return score
+    if firm > tol.max_firm_frac:
+        i = a.first_firm or 0
+        bound = min(tol.elem_ulps * tol.unit_roundoff, 0.5)
+        reasons.append(
+            f"{a.firm} of {n} elements ({firm:.2%}) off by more than {bound:.3g} x max(|ref|, rms(ref)) "
+            f"({tol.elem_ulps:g} u, u = {tol.unit_roundoff:.3g}; rms(ref) = {a.rms_ref:.3g}), more than the "
+            f"{tol.max_firm_frac * 100:.3g}% allowed: no cancellation explains an error at the scale of rms(ref); "
+            f"first at {index_of(i, shape)}: got {to_float(of[i]):.6g}, expected {to_float(rf[i]):.6g} (a regular part "
+            "of the output computed in lower precision? the 1% allowance, PSNR and cosine cannot see it)"
+        )
+        if a.first_bad is None:
+            a.bad_mask, a.first_bad, a.last_bad = a.firm_mask, a.first_firm, a.last_firm
         return score
     if frac > tol.max_off_frac:
         i = a.first_off or 0

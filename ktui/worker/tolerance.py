@@ -74,27 +74,29 @@ elements zeroed or of the wrong sign keep PSNR above 40 dB, cosine above 0.9999 
 team round 10: a chunked loop whose mask drops the last element of every 16,384). So low precision also bounds every
 element (``gross_ulps``): an element is *grossly* off when ``|out - ref| > min(GROSS_ULPS * u, GROSS_CAP) * max(|ref|,
 rms(ref), tiny)``, rms(ref) the root mean square of the reference's finite elements, and one such element fails the
-output. GROSS_ULPS = ELEM_ULPS = 8 (4 to 8 ulp; 3.1% at bf16, 0.39% at fp16), GROSS_CAP = 0.5 (float8, where 8u is 0.5
-or 1: still half of the element's scale). So the 1% allowance covers only what it exists for, elements off against |ref|
-but not against rms(ref) (cancellation); an element off by 8u at the scale of max(|ref|, rms(ref)) is no rounding of an
-honest computation, wherever it sits. It was 32 until red team round 19 (W6): a bf16 SiLU rounding one lane in 128 to 3
-mantissa bits was off by 17u (6.7%) there, under 32u, in 0.78% of the elements (under the 1% allowance), with an L1
-error of 0.05%; rounded to 4 bits (8u) it would pass a bound of 16u too. The honest kernels' largest error (below) stays
-4x inside. Derived: an honest kernel's error at an element is its output rounding (at most u |ref| to nearest, 2u
-truncating) plus what its arithmetic in a wider precision costs, which against rms(ref) is that precision's unit
-roundoff times the op's conditioning (fp32 accumulation: ~1e-7 of the terms' scale); elements whose |ref| is small
-against rms(ref) through cancellation are bounded at rms(ref), not at |ref|, which the 8u |ref| test cannot do and why
-it allows 1%. Measured (tests/cases and the examples, every input distribution, CPU interpreter;
-``ktui/worker/metrics.py`` reports the ratio as ``gross_ratio``): honest bf16 and fp16 kernels reach 0.016 to 0.06 of
-the bound at 32 u (0.06 to 0.25 at 8 u: 2u at most, truncating), while an element zeroed or negated fails wherever |ref|
-is above 3.1% (zeroed) or 1.6% (negated) of rms(ref) in bf16. Where the float64 truth is a step of the inputs (a
-rounding, a fake quantization ``round(x / s) * s``), an honest fp32 computation lands a whole step off wherever the
-truth is within fp32's rounding of the step: an output that fails the gross bound is judged again with the bound grown
-at each element by twice how far the truth moves there when the inputs move by u relative (``ktui.worker.conditioning``;
-measured on ``round(x / 0.3) * 0.3`` to bf16: 57 of 65,536 elements a step off, all let through, while every zeroed or
-negated element of a scale, a GELU or an exp still fails). Where the reference computed in its own precision is itself
-grossly off (an op ill-conditioned in that precision), the case is judged against its error element by element instead
-(``compare.native_fails_too``).
+output. GROSS_ULPS = 32 (16 to 32 ulp; 12.5% at bf16, 1.6% at fp16), GROSS_CAP = 0.5 (float8, where 32u is 2 or 4: still
+half of the element's scale). Between the two bounds, an element off by more than ELEM_ULPS u max(|ref|, rms(ref)) (8 u:
+the off rule's bound at the scale of rms(ref) too, where no cancellation explains it) counts against ``max_firm_frac`` =
+MAX_FIRM_FRAC = 0.125% of the elements (red team round 19, W6: a bf16 SiLU rounding one lane in 128 to 3 mantissa bits,
+off by 17u on 0.78% of the elements, passed the 1% allowance and the gross bound; past the slack of
+``worker.conditioning`` 0.29% of its elements are off by 8 u, 2.3x this bound). Not zero, and the gross bound not 8 u:
+an honest bf16 attention that rounds q * scale * log2(e) to bf16 before the dot (the Triton tutorial's pre-scale) puts 2
+to 9 of 16,448 elements (up to 0.055%) past 8 u at near-tied scores in 1 of 40 draws, 13 u at most, which the truth's
+move under random u-relative input moves (``worker.conditioning``) does not always cover (a gross bound of 8 u failed
+it). Derived: an honest kernel's error at an element is its output rounding (at most u |ref| to nearest, 2u truncating)
+plus what its arithmetic in a wider precision costs, which against rms(ref) is that precision's unit roundoff times the
+op's conditioning (fp32 accumulation: ~1e-7 of the terms' scale); elements whose |ref| is small against rms(ref) through
+cancellation are bounded at rms(ref), not at |ref|, which the 8u |ref| test cannot do and why it allows 1%. Measured
+(tests/cases and the examples, every input distribution, CPU interpreter; ``ktui/worker/metrics.py`` reports the ratio
+as ``gross_ratio``): honest bf16 and fp16 kernels reach 0.016 to 0.06 of the bound at 32 u (2u at most, truncating: a
+quarter of the 8 u of the firm rule), while an element zeroed or negated fails wherever |ref| is above 12.5% (zeroed) or
+6.3% (negated) of rms(ref) in bf16. Where the float64 truth is a step of the inputs (a rounding, a fake quantization
+``round(x / s) * s``), an honest fp32 computation lands a whole step off wherever the truth is within fp32's rounding of
+the step: an output that fails the gross bound is judged again with the bound grown at each element by twice how far the
+truth moves there when the inputs move by u relative (``ktui.worker.conditioning``; measured on ``round(x / 0.3) * 0.3``
+to bf16: 57 of 65,536 elements a step off, all let through, while every zeroed or negated element of a scale, a GELU or
+an exp still fails). Where the reference computed in its own precision is itself grossly off (an op ill-conditioned in
+that precision), the case is judged against its error element by element instead (``compare.native_fails_too``).
 """
 
 from __future__ import annotations
@@ -108,8 +110,9 @@ if TYPE_CHECKING:
 
 ELEM_ULPS = 8.0  # low precision: an element is off beyond 8 u |ref| (4 to 8 ulp); derivation in the docstring
 MAX_OFF_FRAC = 0.01  # and at most 1% of the elements may be off; the L1 relative error at most 4u
-GROSS_ULPS = 8.0  # and none off by more than 8 u max(|ref|, rms(ref)) (derivation in the docstring)
-GROSS_CAP = 0.5  # the gross bound's factor never above 0.5 (float8: 8u is 0.5 or 1)
+GROSS_ULPS = 32.0  # and none off by more than 32 u max(|ref|, rms(ref)) (derivation in the docstring)
+MAX_FIRM_FRAC = 0.00125  # and at most 0.125% off by more than ELEM_ULPS u max(|ref|, rms(ref)) (the docstring)
+GROSS_CAP = 0.5  # the gross bound's factor never above 0.5 (float8: 32u is 2 or 4)
 LOW_PRECISION = frozenset(
     {"bfloat16", "float16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"}
 )
@@ -132,6 +135,7 @@ class Tolerance:
     max_off_frac: float = math.inf  # the fraction of elements allowed off
     max_rel_l1: float = math.inf  # sum |d| / sum |ref|
     gross_ulps: float = 0.0  # psnr mode: no element off by > min(gross_ulps u, GROSS_CAP) max(|ref|, rms(ref)); 0: off
+    max_firm_frac: float = math.inf  # psnr mode: the fraction allowed off by > elem_ulps u max(|ref|, rms(ref))
     native_factor: float = 0.0  # allclose: allowed multiple of the native-precision reference's error (0: off)
     # Set per output by the judge (``with_native``), not by a reference: the native reference's own errors.
     native_err: float = 0.0  # max |native - truth| (the worse of the inputs and the inputs one ulp away)
@@ -161,6 +165,14 @@ class Tolerance:
         if not self.bounds_gross:
             return None
         return self.gross_factor * abs_ref.clamp_min(max(rms_ref, tiny))
+
+    def firm_allowance(self, abs_ref: Tensor, rms_ref: float, tiny: float) -> Tensor | None:
+        """The error past which an element counts against ``max_firm_frac``: ``min(elem_ulps u, GROSS_CAP)
+        max(|ref|, rms_ref, tiny)`` in psnr mode (the off rule's bound, at the scale of rms(ref) too, where no
+        cancellation explains it), None where the gross bound is off. Derived in the module docstring."""
+        if not self.bounds_gross:
+            return None
+        return min(self.elem_ulps * self.unit_roundoff, GROSS_CAP) * abs_ref.clamp_min(max(rms_ref, tiny))
 
     @property
     def bounds_gross(self) -> bool:
@@ -252,6 +264,7 @@ DEFAULTS: dict[str, Tolerance] = {
         max_off_frac=MAX_OFF_FRAC,
         max_rel_l1=4 * 2.0**-8,
         gross_ulps=GROSS_ULPS,
+        max_firm_frac=MAX_FIRM_FRAC,
     ),
     "float16": Tolerance(
         "psnr",
@@ -263,6 +276,7 @@ DEFAULTS: dict[str, Tolerance] = {
         max_off_frac=MAX_OFF_FRAC,
         max_rel_l1=4 * 2.0**-11,
         gross_ulps=GROSS_ULPS,
+        max_firm_frac=MAX_FIRM_FRAC,
     ),
     "float8_e4m3fn": Tolerance(
         "psnr",
@@ -274,6 +288,7 @@ DEFAULTS: dict[str, Tolerance] = {
         max_off_frac=MAX_OFF_FRAC,
         max_rel_l1=4 * 2.0**-4,
         gross_ulps=GROSS_ULPS,
+        max_firm_frac=MAX_FIRM_FRAC,
     ),
     "float8_e5m2": Tolerance(
         "psnr",
@@ -285,6 +300,7 @@ DEFAULTS: dict[str, Tolerance] = {
         max_off_frac=MAX_OFF_FRAC,
         max_rel_l1=4 * 2.0**-3,
         gross_ulps=GROSS_ULPS,
+        max_firm_frac=MAX_FIRM_FRAC,
     ),
 }
 EXACT = Tolerance("exact")
