@@ -129,3 +129,23 @@ def test_a_zero_where_the_truth_is_not_determined_by_the_inputs_is_not_failed():
     prep = {"inputs_of": lambda: t.clone()}
     compare.zeros_where_the_truth_is_not(tanh, prep, m, formula, torch.tanh(t), torch.tanh(t.double()), "out", 1 << 22)
     assert m["ok"], m
+
+
+def test_a_softmax_or_normalize_along_the_topk_dimension_follows_its_order_and_one_across_it_does_not():
+    """Red team 20b F3: ``softmax(w, -1)`` of a ``topk(sorted=False)``'s values (a Mistral-style router), an L1
+    normalize and a ``where`` against zeros were compared by position while the ids were put in order."""
+    import torch
+    import torch.nn.functional as F
+
+    from ktui.worker.unordered import UnorderedOps
+
+    x = torch.randn(3, 16, generator=torch.Generator().manual_seed(0))
+    with UnorderedOps() as seen:
+        w, ids = torch.topk(x, 4, sorted=False)
+        sm = torch.softmax(w, -1)
+        nm = F.normalize(w, p=1, dim=-1)
+        kept = torch.where(w > 0, w, torch.zeros_like(w))
+        across = torch.softmax(w, 0)  # mixes rows: positions along the topk dimension are not its own
+        weighted = w * torch.arange(4.0)  # a weight per position: not a follower
+    (g,) = seen.groups({"ids": ids, "sm": sm, "nm": nm, "kept": kept, "across": across, "weighted": weighted})
+    assert g["companions"] == ["out['sm']", "out['nm']", "out['kept']"]

@@ -55,6 +55,18 @@ def _arg(args: Sequence[Any], kwargs: dict[str, Any], index: int, name: str, def
     return args[index] if len(args) > index else kwargs.get(name, default)
 
 
+# ops whose output along their ``dim`` argument is a function of the whole slice, the same for every order of it
+_ALONG_DIM = (_aten._softmax.default, _aten._log_softmax.default)
+
+
+def _constant_along(a: torch.Tensor, dim: int) -> bool:
+    """Whether ``a`` holds one value along ``dim`` in each slice (``torch.zeros_like(w)``: no position there)."""
+    try:
+        return bool(torch.equal(a, a.narrow(dim, 0, 1).expand_as(a)))
+    except RuntimeError:
+        return False
+
+
 class _Tag(NamedTuple):
     """A tensor whose positions along ``dim`` are those of topk call ``call``'s results (``role``: "values" or
     "indices" for the results themselves, "derived" for a tensor computed from them position by position)."""
@@ -129,6 +141,12 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
             if tag is None or tag.dim != dim or self.tag_of(args[0]) is not None:
                 return None
             return _Tag(tag.call, dim, "derived")
+        if func in _ALONG_DIM:  # softmax along the topk dimension: its positions follow (20b F3: a router's softmax)
+            a, tag = tagged[0]
+            dim = int(_arg(args, kwargs, 1, "dim", -1)) % max(out.dim(), 1)
+            if a is args[0] and tag is not None and tag.dim == dim and out.shape == a.shape:
+                return _Tag(tag.call, dim, "derived")
+            return None
         if torch.Tag.pointwise not in getattr(func, "tags", ()):
             return None
         call = {tag.call for _, tag in tagged if tag is not None}
@@ -138,10 +156,10 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
         if len(dims) != 1:
             return None
         dim = dims.pop()
-        for a in tensors:  # every other tensor is constant along that dimension (size 1 there, or absent)
+        for a in tensors:  # every other tensor is constant along that dimension (size 1, expanded, or equal values)
             if self.tag_of(a) is None:
                 at = dim - (out.dim() - a.dim())
-                if at >= 0 and a.shape[at] != 1:
+                if at >= 0 and a.shape[at] != 1 and a.stride(at) != 0 and not _constant_along(a, at):
                     return None
         return _Tag(call.pop(), dim, "derived")
 
