@@ -34,12 +34,16 @@ class Sums:
         rms_ref: float = 0.0,
         gross_slack: torch.Tensor | None = None,
         typical_ref: float = 0.0,
+        elem_slack: torch.Tensor | None = None,
     ):
         self.tol, self.tiny, self.keep_mask = tol, tiny, keep_mask
         self.rms_ref = rms_ref  # the reference's RMS over its finite elements (the gross bound's floor)
         self.typical_ref = typical_ref  # the median |ref| (the off rule's floor where the truth is 0)
         # flat, float64: per element what the gross bound grows by (an ill-conditioned truth: ``worker.conditioning``)
         self.gross_slack = gross_slack
+        # and what the off and firm bounds grow by: the truth's move at the compute precision (float32's u), where
+        # an honest kernel's arithmetic lands, not the output's (a bf16 u would cover an fp16 accumulator)
+        self.elem_slack = elem_slack
         self.slacked = 0  # elements past a plain bound (off or gross) that the slack let through
         self.gross, self.gross_ratio, self.gross_ratio_i = 0, 0.0, 0  # psnr mode: elements grossly off, worst ratio
         self.firm = 0  # psnr mode: elements off by more than elem_ulps u max(|ref|, rms(ref)) (``max_firm_frac``)
@@ -132,10 +136,11 @@ class Sums:
             # where the truth is ill-conditioned, each bound grows by this (``worker.conditioning``); the elements it
             # let through (past a plain bound, within the grown ones) are counted in ``slacked``
             slack = self.gross_slack[s : s + r.numel()].to(r.device) if self.gross_slack is not None else None
+            eslack = self.elem_slack[s : s + r.numel()].to(r.device) if self.elem_slack is not None else None
             slacked = off = gross = firm = torch.zeros_like(r, dtype=torch.bool)
             flushed = (o == 0) & (ar >= self.tiny) & torch.isfinite(r)
-            if slack is not None:  # a zero the ill-conditioned truth allows is no flushed value
-                flushed &= ad > slack
+            if eslack is not None:  # a zero the ill-conditioned truth allows is no flushed value
+                flushed &= ad > eslack
             n_flushed = int(flushed.sum())
             if n_flushed:
                 self.flushed += n_flushed
@@ -149,12 +154,12 @@ class Sums:
                 lim = tol.elementwise(scale, self.tiny)
                 lim = torch.where(ar == 0, lim.clamp_min(FLOAT32_U * self.typical_ref), lim)
                 beyond = ad  # the error past what an ill-conditioned truth allows (``worker.conditioning``)
-                if slack is not None:
+                if eslack is not None:
                     plain_off = fin & (ad > lim)
-                    lim = lim + slack
-                    beyond = (ad - slack).clamp_min(0.0)
+                    lim = lim + eslack
+                    beyond = (ad - eslack).clamp_min(0.0)
                 off = fin & (ad > lim)
-                if slack is not None:
+                if eslack is not None:
                     slacked |= plain_off & ~off
                 n_off = int(off.sum())
                 self.off += n_off
@@ -180,8 +185,8 @@ class Sums:
                 gross = ratio > 1
                 firm_lim = tol.firm_allowance(ar, self.rms_ref, self.tiny)
                 if firm_lim is not None:
-                    firm = fin & (ad > (firm_lim + slack if slack is not None else firm_lim))
-                    if slack is not None:
+                    firm = fin & (ad > (firm_lim + eslack if eslack is not None else firm_lim))
+                    if eslack is not None:
                         slacked |= fin & (ad > firm_lim) & ~firm
                     n_firm = int(firm.sum())
                     self.firm += n_firm
@@ -199,7 +204,7 @@ class Sums:
                     self.last_gross = s + int(idx[-1])
                 if self.keep_mask:
                     self.gross_mask = gross
-            if slack is not None:  # let through: past a plain bound, within every grown one
+            if slack is not None or eslack is not None:  # let through: past a plain bound, within every grown one
                 self.slacked += int((slacked & ~off & ~gross & ~firm).sum())
         if self.keep_mask:
             self.bad_mask = bad

@@ -23,7 +23,7 @@ import torch
 
 from ktui.protocol import Case, CaseVerdict, ExecutedCase, OutputLeaf
 from ktui.worker import metrics
-from ktui.worker.accumulator import pair_magnitude
+from ktui.worker.accumulator import FLOAT32_U, pair_magnitude
 from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.conditioning import GROSS_SLACK, truth_slack
 from ktui.worker.ftz import ftz_allowance
@@ -568,10 +568,19 @@ def ill_conditioned_allowance(
     if slack is None or not bool((slack > 0).any()):
         return m
     slack = slack * GROSS_SLACK
+    # the off and firm bounds grow by the truth's move at float32's u, the precision an honest kernel computes in:
+    # a prefix cancelling against 4e37 moves by ~1e30 there (new-user trial 20 H1), while an fp16 accumulator's
+    # errors stay far past it (red team round 12); the output's u would cover the accumulator
+    elem = truth_slack(problem, inputs_of, path, ref, tol, FLOAT32_U) if inputs_of is not None else None
+    elem = elem * GROSS_SLACK if elem is not None else None
     if out.numel() > large:
-        again = metrics.verdict_large(out, ref, tol, allow_nan=problem.allow_nan, device=device, gross_slack=slack)
+        again = metrics.verdict_large(
+            out, ref, tol, allow_nan=problem.allow_nan, device=device, gross_slack=slack, elem_slack=elem
+        )
     else:
-        again = metrics.verdict(out, ref, tol, unwritten=unwritten, allow_nan=problem.allow_nan, gross_slack=slack)
+        again = metrics.verdict(
+            out, ref, tol, unwritten=unwritten, allow_nan=problem.allow_nan, gross_slack=slack, elem_slack=elem
+        )
     let = int(again.pop("gross_slacked", 0))
     again.update({k: v for k, v in m.items() if k not in again})  # what judge_leaf added (path, tolerance...)
     if m.get("warnings"):  # its type note among them; its zeros count anew (``metrics.FLUSHED``)

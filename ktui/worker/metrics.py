@@ -175,6 +175,7 @@ def verdict(
     unwritten: torch.Tensor | None = None,
     allow_nan: bool = False,
     gross_slack: torch.Tensor | None = None,
+    elem_slack: torch.Tensor | None = None,
 ) -> dict[str, Any]:
     """``error_metrics`` plus the verdict under ``tol``: ``ok``, ``reason`` (one line, '' when ok), ``score`` (the
     largest ratio of an error to its allowance: <= 1 passes; used to name the worst spec), ``outside_tol`` (elements
@@ -184,7 +185,8 @@ def verdict(
 
     ``unwritten`` is a boolean mask of ``out``'s shape, or None when nothing was poisoned; ``gross_slack`` a flat
     float64 tensor added to low precision's gross bound element by element (where the truth is ill-conditioned:
-    ``ktui.worker.conditioning``; ``gross_slacked`` counts the elements past the plain bound it let through). A NaN
+    ``ktui.worker.conditioning``; ``gross_slacked`` counts the elements past the plain bounds it let through) and
+    ``elem_slack`` likewise to the off and firm bounds, whose errors the L1 error counts only beyond it. A NaN
     in the reference fails as "reference invalid" unless ``allow_nan`` (the problem declares NaN a valid result).
     This is the one-chunk case of ``verdict_large``: the same accumulator and rules, with the whole output in
     memory.
@@ -202,6 +204,7 @@ def verdict(
         max(out.numel(), 1),
         lambda s, e, raw: mask[s:e] if mask is not None else None,
         gross_slack,
+        elem_slack,
     )
 
 
@@ -214,6 +217,7 @@ def verdict_large(
     chunk: int = 1 << 24,
     gross_slack: torch.Tensor | None = None,
     native: torch.Tensor | None = None,
+    elem_slack: torch.Tensor | None = None,
 ) -> dict[str, Any]:
     """``verdict`` for outputs too large to hold several float64 copies of (more than 2**26 elements, e.g. the
     >2**31-element tensors of cases.md int32-overflow): the same figures and rules, accumulated over chunks of
@@ -236,7 +240,7 @@ def verdict_large(
             mask &= ~(raw.cpu() == nf[s:e].to("cpu", raw.dtype))
         return mask
 
-    m = _judge(out, ref, tol, allow_nan, device, chunk, unwritten_of, gross_slack)
+    m = _judge(out, ref, tol, allow_nan, device, chunk, unwritten_of, gross_slack, elem_slack)
     m["chunked"] = True
     return m
 
@@ -250,6 +254,7 @@ def _judge(
     chunk: int,
     unwritten_of: Callable[[int, int, torch.Tensor], torch.Tensor | None],
     gross_slack: torch.Tensor | None = None,
+    elem_slack: torch.Tensor | None = None,
 ) -> dict[str, Any]:
     """The verdict's one implementation: ``Sums`` over chunks of ``chunk`` elements, then the figures and rules."""
     if tuple(out.shape) != tuple(ref.shape):
@@ -262,7 +267,8 @@ def _judge(
     # the off rule's floor where the truth is 0: float32's resolution of the output's typical magnitude
     typical = _median_abs(rf) if tol.mode == "psnr" and tol.unit_roundoff > 0 else 0.0
     slack = gross_slack.reshape(-1) if gross_slack is not None else None
-    acc = Sums(tol, tiny, keep_mask=n <= chunk, rms_ref=rms, gross_slack=slack, typical_ref=typical)
+    elem = elem_slack.reshape(-1) if elem_slack is not None else None
+    acc = Sums(tol, tiny, keep_mask=n <= chunk, rms_ref=rms, gross_slack=slack, typical_ref=typical, elem_slack=elem)
     for s in range(0, n, chunk):
         raw = of[s : s + chunk]
         acc.add(
@@ -337,7 +343,7 @@ def _figures(a: Sums, n: int, shape: tuple[int, ...], of: torch.Tensor, rf: torc
         **({"gross_ratio": a.gross_ratio} if a.tol.bounds_gross else {}),
         # and the fraction off by more than elem_ulps u max(|ref|, rms(ref)) (``Tolerance.firm_allowance``)
         **({"firm_frac": a.firm / n} if a.tol.bounds_gross else {}),
-        **({"gross_slacked": a.slacked} if a.gross_slack is not None else {}),
+        **({"gross_slacked": a.slacked} if a.gross_slack is not None or a.elem_slack is not None else {}),
     }
 
 
@@ -481,7 +487,18 @@ def _elementwise(
         if a.first_bad is None:  # name where the grossly wrong elements sit
             a.bad_mask, a.first_bad, a.last_bad = a.gross_mask, a.first_gross, a.last_gross
         return score
-    if firm > tol.max_firm_frac:
+    if frac > tol.max_off_frac:
+        i = a.first_off or 0
+        reasons.append(
+            f"{a.off} of {n} elements ({frac:.1%}) off by more than {tol.elem_ulps:g} u |ref| "
+            f"(u = {tol.unit_roundoff:.3g}: 4-8 ulp), more than the {tol.max_off_frac:.0%} allowed; first at "
+            f"{index_of(i, shape)}: got {to_float(of[i]):.6g}, expected {to_float(rf[i]):.6g} ("
+            + (_zeros_hint(a.flushed_max, a.peak) + " " if to_float(of[i]) == 0 else "")
+            + "PSNR and cosine cannot see them)"
+        )
+        if a.first_bad is None:  # name where the off elements sit
+            a.bad_mask, a.first_bad, a.last_bad = a.off_mask, a.first_off, a.last_off
+    if firm > tol.max_firm_frac and not reasons:  # after the off rule: a flush reads as one
         i = a.first_firm or 0
         bound = min(tol.elem_ulps * tol.unit_roundoff, 0.5)
         reasons.append(
@@ -494,17 +511,6 @@ def _elementwise(
         if a.first_bad is None:
             a.bad_mask, a.first_bad, a.last_bad = a.firm_mask, a.first_firm, a.last_firm
         return score
-    if frac > tol.max_off_frac:
-        i = a.first_off or 0
-        reasons.append(
-            f"{a.off} of {n} elements ({frac:.1%}) off by more than {tol.elem_ulps:g} u |ref| "
-            f"(u = {tol.unit_roundoff:.3g}: 4-8 ulp), more than the {tol.max_off_frac:.0%} allowed; first at "
-            f"{index_of(i, shape)}: got {to_float(of[i]):.6g}, expected {to_float(rf[i]):.6g} ("
-            + (_zeros_hint(a.flushed_max, a.peak) + " " if to_float(of[i]) == 0 else "")
-            + "PSNR and cosine cannot see them)"
-        )
-        if a.first_bad is None:  # name where the off elements sit
-            a.bad_mask, a.first_bad, a.last_bad = a.off_mask, a.first_off, a.last_off
     if l1 > tol.max_rel_l1:
         reasons.append(
             f"rel_l1_err {l1:.3g} > {tol.max_rel_l1:.3g} (4u): the output has lost or gained that fraction of its mass"
