@@ -11,10 +11,12 @@ output's unit roundoff, a random sign and a magnitude m in [3/4, 1] per element)
 gives per element how far the truth moved (the larger of the two). The gross bound at each element grows by twice that
 (``GROSS_SLACK``: the kernel's own roundings may compound over the op's steps): one step more at a rounding, about 2u
 |ref| more at a well-conditioned element, so a zeroed, dropped or negated element of a well-conditioned op still fails.
-The off rule's bound (8 u |ref|) grows by the same at each element, and the L1 error counts only the error beyond it: a
-prefix sum that cancels against an input of 4e37 (the extreme family) moves by about u 4e37 there, and the float64 truth
-itself loses the prefix, so an honest blocked scan lands where the sequential float64 one does not (new-user trial 20:
-517 of 1,537 bf16 elements "off"). Computed only for an output that failed one of those rules.
+The off rule's bound (8 u |ref|) and the firm rule's grow by twice the truth's move at float32's unit roundoff (the
+precision an honest kernel computes in; the output's u would cover an fp16 accumulator's errors), and the L1 error
+counts only the error beyond it: a prefix sum that cancels against an input of 4e37 (the extreme family) moves by about
+2**-24 x 4e37 there, and the float64 truth itself loses the prefix, so an honest blocked scan lands where the sequential
+float64 one does not (new-user trial 20: 517 of 1,537 bf16 elements "off"). Computed only for an output that failed one
+of those rules.
 """
 
 from __future__ import annotations
