@@ -556,13 +556,14 @@ def ill_conditioned_allowance(
     device: str,
     large: int,
 ) -> dict[str, Any]:
-    """The verdict ``m`` of a leaf that failed low precision's elementwise rules (the gross bound, the off
-    fraction or the L1 error), judged again with each element's bounds grown by ``GROSS_SLACK`` times how far the
-    float64 truth moves there when the inputs move by u relative (``ktui.worker.conditioning``: a step of the
-    inputs, such as a rounding, moves it by a whole step; a prefix sum that cancels against a value of 4e37 by
-    about u 4e37: new-user trial 20, an honest bf16 scan on the extreme family, where the float64 truth itself had
-    lost the prefix), and the L1 error counting only what lies beyond; ``m`` itself when nothing could be measured.
-    A warning says how many elements past a plain bound were let through."""
+    """The verdict ``m`` of a leaf that failed low precision's elementwise rules (the gross bound, the firm and off
+    fractions or the L1 error), judged again with each element's bounds grown by ``GROSS_SLACK`` times how far the
+    float64 truth moves there when the inputs move (``ktui.worker.conditioning``): the gross bound's by the output's
+    u relative (a step of the inputs, such as a rounding, moves it by a whole step), the firm and off bounds' by
+    float32's u (a prefix sum that cancels against a value of 4e37 moves by ~1e30: new-user trial 20, an honest bf16
+    scan on the extreme family, where the float64 truth itself had lost the prefix), the L1 error counting only what
+    lies beyond; ``m`` itself when nothing could be measured. A warning says how many elements past a plain bound
+    were let through."""
     inputs_of = prep.get("inputs_of")
     slack = truth_slack(problem, inputs_of, path, ref, tol) if inputs_of is not None else None
     if slack is None or not bool((slack > 0).any()):

@@ -500,9 +500,8 @@ def _elementwise(
             a.bad_mask, a.first_bad, a.last_bad = a.off_mask, a.first_off, a.last_off
     if firm > tol.max_firm_frac and not reasons:  # after the off rule: a flush reads as one
         i = a.first_firm or 0
-        bound = min(tol.elem_ulps * tol.unit_roundoff, 0.5)
         reasons.append(
-            f"{a.firm} of {n} elements ({firm:.2%}) off by more than {bound:.3g} x max(|ref|, rms(ref)) "
+            f"{a.firm} of {n} elements ({firm:.2%}) off by more than {tol.firm_factor:.3g} x max(|ref|, rms(ref)) "
             f"({tol.elem_ulps:g} u, u = {tol.unit_roundoff:.3g}; rms(ref) = {a.rms_ref:.3g}), more than the "
             f"{tol.max_firm_frac * 100:.3g}% allowed: no cancellation explains an error at the scale of rms(ref); "
             f"first at {index_of(i, shape)}: got {to_float(of[i]):.6g}, expected {to_float(rf[i]):.6g} (a regular part "

@@ -172,12 +172,17 @@ class Tolerance:
         cancellation explains it), None where the gross bound is off. Derived in the module docstring."""
         if not self.bounds_gross:
             return None
-        return min(self.elem_ulps * self.unit_roundoff, GROSS_CAP) * abs_ref.clamp_min(max(rms_ref, tiny))
+        return self.firm_factor * abs_ref.clamp_min(max(rms_ref, tiny))
 
     @property
     def bounds_gross(self) -> bool:
         """Whether every element is held to the gross bound (psnr mode with ``gross_ulps`` and ``unit_roundoff``)."""
         return self.mode == "psnr" and self.gross_ulps > 0 and self.unit_roundoff > 0
+
+    @property
+    def firm_factor(self) -> float:
+        """``min(elem_ulps * unit_roundoff, GROSS_CAP)``: the firm bound as a fraction of max(|ref|, rms(ref))."""
+        return min(self.elem_ulps * self.unit_roundoff, GROSS_CAP)
 
     @property
     def gross_factor(self) -> float:
