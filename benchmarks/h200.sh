@@ -276,7 +276,7 @@ PY
       done ;;
     rounds16-19|rounds16-20)  # red teams 16-20 and new-user trial 20's scan on the GPU (seed ${ROUNDS_SEED:-3}):
       # each bad kernel FAILED at correctness or
-      # benchmark, each honest twin ok on every rung. ROUNDS_ONLY=substring keeps the matching pairs only
+      # benchmark, each honest twin ok on every rung. ROUNDS_ONLY=regex (grep -E) keeps the matching pairs only
       W=$(mktemp -d) && mkdir -p "$W/references" "$W/kernels"
       for pk in rt16_softmax:rt16_persistent_waves_floor_bad rt16_softmax:rt16_persistent_waves_good \
           rt16_matmul:rt16_persistent_gemm_acc_bad rt16_matmul:rt16_persistent_gemm_good \
@@ -299,12 +299,13 @@ PY
           rt19_atan2:rt19_atan2_signless_zero_bad rt19_atan2:rt19_atan2_good \
           rt19_colscale:rt19_colscale_transposed_warned rt19_colscale:rt19_colscale_good \
           rt19_rmsnorm_w:rt19_rng_reset_bad rt19_rmsnorm_w:rt19_seed_cache_bad rt19_rmsnorm_w:rt19_rmsnorm_w_good \
+          rt19_rmsnorm_w:rt19_seed_after_first_bad rt19_rmsnorm_w:rt19_tf32_after_calls_bad rt19_rmsnorm_w:rt19_fork_rng_good \
           rt19_bf16_silu:rt19_silu_packed_lane_bad rt19_bf16_silu:rt19_silu_good \
           rt20_softmax_cut:rt20_softmax_skip_small_exp_bad rt20_softmax_cut:rt20_softmax_good \
           rt20_router:rt20_router_swapped_bad rt20_router:rt20_router_sorted_good \
           rt20_fp8_e5m2:rt20_fp8_e5m2_rtz_unclamped_bad rt20_fp8_e5m2:rt20_fp8_e5m2_good \
           nu20_rowcumsum:nu20_rowcumsum_carry_stops_bad nu20_rowcumsum:nu20_rowcumsum_blocked_good; do
-        case $pk in *"${ROUNDS_ONLY:-}"*) ;; *) continue ;; esac
+        echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
         t0=$SECONDS

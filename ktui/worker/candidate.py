@@ -31,10 +31,10 @@ from ktui.protocol import (
     Sources,
     spec_size,
 )
-from ktui.worker import allocation, capture, integrity, invoke, target_device
+from ktui.worker import allocation, capture, global_state, integrity, invoke, target_device
 from ktui.worker.artifacts import launch_label, public_launch, write_artifacts
 from ktui.worker.checked import CheckedCalls
-from ktui.worker.errors import KernelError, reraise_as_case
+from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
 from ktui.worker.interp_libdevice import note as libdevice_note
 from ktui.worker.problem import ProblemCache, load_module, read_snapshot, spec_label
 from ktui.worker.timed import TimedCalls
@@ -125,9 +125,10 @@ class Candidate(CheckedCalls, TimedCalls):
         t1 = time.perf_counter()
         host_error = None
         progress({"done": 0, "total": 1, "case": f"the dry call on spec={spec_label(spec)}"})
+        changed = ""
         try:
             with capture.capturing(cap):
-                invoke.call(fn, data, self.device)
+                changed = global_state.settled_call(fn, data, self.device)[1]
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -136,6 +137,8 @@ class Candidate(CheckedCalls, TimedCalls):
             # Host code failed, not a compiler: the run rung runs it for real and reports it there.
             host_error = f"custom_kernel raised {type(exc).__name__} during the dry call: {str(exc)[:200]}"
         self._sync()
+        if changed:  # put back already, so the checked calls start from ktui's settings and judge their own
+            raise CaseFailed(f"the dry call on spec={spec_label(spec)}: {changed}")
         warnings = list(cap.warnings) + ([host_error] if host_error else []) + target_device.note() + libdevice_note()
         if not cap.launches and not host_error:
             warnings.append("no Triton or CuTeDSL launch recorded: custom_kernel runs host code only")
@@ -210,8 +213,8 @@ class Candidate(CheckedCalls, TimedCalls):
         cap = capture.Capture(dry=True, cross=self.cross, keep=True)
         progress({"done": 0, "total": 1, "case": f"the dry call on spec={spec_label(spec)}"})
         try:
-            with capture.capturing(cap):
-                invoke.call(fn, data, self.device)
+            with capture.capturing(cap):  # settled: the later calls of this worker start from ktui's settings
+                global_state.settled_call(fn, data, self.device)
         except BaseException as exc:
             reraise_as_case(exc, f"spec={spec_label(spec)}")
         self._sync()

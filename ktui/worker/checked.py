@@ -23,7 +23,7 @@ from ktui.protocol import (
     OutputLeaf,
     Sources,
 )
-from ktui.worker import allocation, capture, global_state, integrity, invoke
+from ktui.worker import allocation, capture, global_state, integrity
 from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
 from ktui.worker.guards import Guards
@@ -89,19 +89,9 @@ class CheckedCalls:
         ):
             with capture.recording(case):  # the Triton/CuTeDSL launches of this case (cases.md hidden-torch)
                 # torch's global settings read before and after the call, on the kernel's thread, between the
-                # call's steps (``global_state``): a change fails the case after its out-of-bounds check
-                seen: list[Any] = []
-                invoke.calls(
-                    fn,
-                    data,
-                    self.device,
-                    1,
-                    before=lambda i: seen.append(global_state.snapshot()),
-                    after=lambda i, o, s: seen.extend((o, global_state.snapshot())),
-                )
-                out = seen[1]
-                self.state_changed = global_state.changes(seen[0], seen[2])
-                seen.clear()
+                # call's steps, and put back when it changed them (``global_state.settled_call``): a change fails
+                # the case after its out-of-bounds check
+                out, self.state_changed = global_state.settled_call(fn, data, self.device)
         self._sync()
         return out, time.perf_counter() - t0
 

@@ -11,13 +11,24 @@ generators' states, which an honest kernel that draws random numbers (dropout) a
 device, grad and inference mode, the float32 matmul precision and the TF32 and reduced-precision reduction flags,
 deterministic algorithms and the number of CPU threads. A setting changed at import time (the module's top level)
 is not a call's side effect and is not seen here.
+
+A change is undone after the call that made it (``settle``: the generators' states and every setting put back as
+they were before it), so each call starts from ktui's own settings: a kernel that reset the seed on every call was
+seen only by its first checked call while its change stayed, and not at all once the compile rung's dry call had made
+it (the H200, 2026-12-05: red team 19's reseeding RMSNorm passed every rung). The dry call and the timed stretches
+are settled and judged the same way (``ktui.worker.candidate``, ``ktui.worker.timed``).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from ktui.worker import invoke
 
 
 def snapshot() -> dict[str, Any]:
@@ -56,3 +67,73 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> str:
         "stream, a precision flag changes every later op of the program): leave them as the call found them (a "
         "local torch.Generator, torch.random.fork_rng, or restore what you set)"
     )
+
+
+@dataclass
+class Saved:
+    """What ``settle`` puts back: the settings (``snapshot``) and the generators' states (the CPU's default generator's
+    ByteTensor, and every CUDA device's once CUDA is in use), read on the thread that then calls the kernel."""
+
+    settings: dict[str, Any]
+    cpu_rng: torch.Tensor
+    cuda_rng: list[torch.Tensor] | None
+
+
+def save() -> Saved:
+    """The settings and generator states now, for ``settle`` (on the kernel's thread: grad and inference mode are
+    per thread)."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None  # type: ignore[no-untyped-call]
+    return Saved(snapshot(), torch.default_generator.get_state(), cuda)
+
+
+def settle(saved: Saved) -> str:
+    """What changed since ``saved`` (``changes``' message, '' when nothing), after putting every changed setting back
+    (``restore``). Call it on the thread ``save`` ran on."""
+    said = changes(saved.settings, snapshot())
+    if said:
+        restore(saved)
+    return said
+
+
+def restore(saved: Saved) -> None:
+    """Put the settings and generator states of ``saved`` back. Inference mode cannot be left from outside its
+    context manager: a call that left it on is reported by ``changes`` and stays on."""
+    s = saved.settings
+    torch.default_generator.set_state(saved.cpu_rng)  # its initial_seed with it
+    if saved.cuda_rng is not None:
+        torch.cuda.set_rng_state_all(saved.cuda_rng)
+    torch.set_default_dtype(s["torch.get_default_dtype()"])
+    torch.set_default_device(None if s["torch.get_default_device()"] == "cpu" else s["torch.get_default_device()"])
+    torch.set_grad_enabled(s["torch.is_grad_enabled()"])
+    torch.set_float32_matmul_precision(s["torch.get_float32_matmul_precision()"])
+    torch.backends.cuda.matmul.allow_tf32 = s["torch.backends.cuda.matmul.allow_tf32"]
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = s[
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction"
+    ]
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = s[
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"
+    ]
+    torch.backends.cudnn.allow_tf32 = s["torch.backends.cudnn.allow_tf32"]
+    torch.use_deterministic_algorithms(s["torch.are_deterministic_algorithms_enabled()"])
+    torch.set_num_threads(s["torch.get_num_threads()"])
+
+
+def settled_call(fn: Callable[[Any], Any], data: Any, device: str) -> tuple[Any, str]:
+    """One call of ``fn(data)`` as ``invoke.call`` makes it, settled: returns (its output, what it changed of the
+    settings, '' when nothing), the settings put back. Raises what the call raises, settled too."""
+    saved: list[Saved] = []
+    kept: list[Any] = []
+    try:
+        invoke.calls(
+            fn,
+            data,
+            device,
+            1,
+            before=lambda i: saved.append(save()),
+            after=lambda i, o, s: kept.extend((o, settle(saved[0]))),
+        )
+    except BaseException:
+        if saved and len(kept) < 2:
+            invoke.run(functools.partial(settle, saved[0]))
+        raise
+    return kept[0], kept[1]

@@ -42,6 +42,7 @@ import torch
 
 from ktui.protocol import ProblemInfo, ReferenceSource
 from ktui.protocol.distributions import INPUT_DISTRIBUTIONS
+from ktui.worker import global_state
 from ktui.worker.errors import ProblemError, snapshot_missing
 from ktui.worker.special import SPECIAL
 from ktui.worker.tensors import (
@@ -401,6 +402,7 @@ class Problem:
             ProblemError: generate_input raised (the message names the spec and seed).
         """
         outer = outer_rngs(device)
+        settings = global_state.save()  # a setting generate_input changes is put back: the kernel's calls never see it
         seed_rngs(seed, device)
         try:
             with torch.device(device), GeneratorDevice(device):
@@ -410,6 +412,7 @@ class Problem:
             raise reference_error(exc, self.path, f"generate_input({args})") from exc
         finally:
             restore_rngs(outer, device)
+            global_state.settle(settings)
         hidden = opaque_tensors(data)
         if hidden:
             raise ProblemError(f"references/{self.name}.py: generate_input returns {hidden}")

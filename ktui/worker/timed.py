@@ -45,8 +45,8 @@ from ktui.protocol import (
     Sources,
     TimedOutput,
 )
-from ktui.worker import invoke
-from ktui.worker.errors import KernelError, reraise_as_case
+from ktui.worker import global_state, invoke
+from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
 from ktui.worker.problem import Problem, ProblemCache, inputs_only, spec_label
 from ktui.worker.structure import structure
 from ktui.worker.tensors import (
@@ -112,6 +112,19 @@ def _storage(t: Any) -> int | None:
     if not is_plain_tensor(t) or t.layout != torch.strided or t.is_meta or not t.numel():
         return None
     return int(t.untyped_storage().data_ptr())
+
+
+def settled(settings: global_state.Saved, what: str) -> None:
+    """Put back what a stretch of calls changed of torch's global settings since ``settings`` (on the kernel's
+    thread) and fail on it: a kernel that changes one only after some calls shows in the stretch, not in a checked
+    call.
+
+    Raises:
+        CaseFailed: the calls changed a setting (``what`` names the stretch).
+    """
+    changed = invoke.run(functools.partial(global_state.settle, settings))
+    if changed:
+        raise CaseFailed(f"{what}: {changed}")
 
 
 def declared_outputs(problem: Problem, data: Any) -> set[int]:
@@ -253,6 +266,7 @@ class TimedCalls:
                 self._snapshot,
                 functools.partial(poison_dropped, exempt=exempt),
             )
+            settings = invoke.run(global_state.save)  # the stretch's calls are judged whole (``settled``)
             try:
                 if untimed is None:
                     stats, kept = bench(None, self.device, before=refresh, calls=calls, keep=keep)
@@ -265,6 +279,7 @@ class TimedCalls:
                 reraise_as_case(exc, label)
             self._sync()
             what = "timed call" if untimed is None else "call"
+            settled(settings, f"{label}, its {what}s")
             lines = integrity_of(kept, exempt, inputs_only(problem, data), reps, what)
             kept_calls = self._keep(
                 idx, "bench" if untimed is None else "stretch", kept, base, reps, problem.output_buffers(data)
@@ -330,6 +345,7 @@ class TimedCalls:
         spec = problem.benchmarks[idx]
         data = problem.generate(base, spec, self.device)
         exempt = declared_outputs(problem, data)
+        settings = invoke.run(global_state.save)
         invoke.call(fn, data, self.device)
         self._sync()
 
@@ -341,6 +357,7 @@ class TimedCalls:
         kernel = fn if run_kernel else id  # the baseline: the same stretch, calling nothing of the kernel's
         loop = functools.partial(invoke.calls, kernel, data, self.device)
         reply, _ = host_loop(loop, refresh, calls, run_kernel, self._sync, keep=keep)
+        settled(settings, f"host-loop spec={spec_label(spec)}, its calls")
         if keep is None or not keep.kept:
             return reply
         lines = integrity_of(keep.kept, exempt, inputs_only(problem, data), calls, "host-loop call")

@@ -1,0 +1,40 @@
+"""WRONG (the H200, 2026-12-05; red team 19's W7 as it ran there): RMSNorm that reseeds torch's global generator on
+every call but its first. Its first call (the compile rung's dry call) leaves the seed alone, so the worker's
+generator kept the seed 0 of the second, and every later call's "before" already read 0: the reset went unseen.
+Each call now starts from ktui's own settings (``global_state.settle``), so the first checked call sees it."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, cols, sr, sc, sw, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, cols, BLOCK):
+        c = start + offs
+        x = tl.load(x_ptr + row * sr + c * sc, mask=c < cols, other=0.0)
+        acc += x * x
+    inv = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / cols + eps)
+    for start in range(0, cols, BLOCK):
+        c = start + offs
+        m = c < cols
+        x = tl.load(x_ptr + row * sr + c * sc, mask=m, other=0.0)
+        w = tl.load(w_ptr + c * sw, mask=m, other=0.0)
+        tl.store(out_ptr + row * cols + c, x * inv * w, mask=m)
+
+
+_calls = [0]
+
+
+def custom_kernel(data):
+    _calls[0] += 1
+    if _calls[0] > 1:
+        torch.manual_seed(0)  # "reproducible runs", from the second call on
+    x, w, eps = data
+    rows, cols = x.shape
+    out = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    rmsnorm_kernel[(rows,)](x, w, out, cols, x.stride(0), x.stride(1), w.stride(0), eps, BLOCK=1024)
+    return out
