@@ -433,6 +433,19 @@ def test_modelnew_adapter_needs_a_modelnew_and_names_mismatched_weights(tmp_path
     assert text.count("class ModelNew") == 1 and "def custom_kernel(data):" in text
     # the export of an adapted version is the ModelNew source again
     assert kernelbench.export("", text, "v1.py") == LINEAR_MODELNEW
+    # the source scan names ModelNew's own torch compute (torch.addmm on line 10 of the version), never ktui's
+    # adapter's functional_call (new-user trial 20, L11); an adapter changed by the version is scanned as its code
+    from ktui.core.inspect.scan import scan_source
+
+    texts = [f.message() for f in scan_source(text)]
+    assert any("addmm" in t for t in texts) and not any("functional_call" in t for t in texts), texts
+    edited = text.replace(
+        "        return _ktui_torch.func.functional_call",
+        "        _ktui_torch.relu(inputs[0])\n        return _ktui_torch.func.functional_call",
+    )
+    assert any("relu" in f.message() and f.line > 12 for f in scan_source(edited)), [
+        f.message() for f in scan_source(edited)
+    ]
     # in the candidate: Model's weights go to ModelNew by name; a ModelNew with other names fails naming both
     import torch
 

@@ -111,6 +111,9 @@ class RunFigures(TypedDict):
     launches: NotRequired[list[SeenLaunch]]  # every distinct launch the calls made
     launches_compiled: NotRequired[int]  # of them, compiled again for the target after the calls (Triton ones)
     launch_compile_s: NotRequired[float]  # seconds that took
+    # the longest the execute calls went without progress (a case, and the reply after the last): what a later run's
+    # time limit on time without progress scales (``ktui.core.timeouts``)
+    longest_step_s: NotRequired[float]
 
 
 class CorrectnessSpec(TypedDict, total=False):

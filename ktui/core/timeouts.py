@@ -41,6 +41,7 @@ from typing import Any
 
 from ktui.core.results import LadderResult, Status
 from ktui.core.store import ResultStore, atomic_write
+from ktui.core.workers.client import IDLE_STEPS_CAP
 from ktui.core.workspace import KernelRef, Workspace
 
 LIMIT_KEYS: tuple[str, ...] = ("compile", "run", "correctness", "benchmark")
@@ -76,6 +77,11 @@ FACTOR = 5.0
 Triton cache, a CPU shared with other work (the CPU examples' rungs vary by up to 3x between runs on 2 busy
 cores)."""
 
+STEP_FIGURES: dict[str, str] = {"run": "longest_step_s"}
+"""The figure that holds the longest step of a key's rungs (``ktui.core.ladder.rungs.run.StepTimer``): where a
+previous result has it, the key's limit scales it, and the whole rung's seconds bound the call in all
+(``Limit.total``)."""
+
 FLOOR_S: dict[str, float] = {"compile": 30.0, "run": 30.0, "correctness": 60.0, "benchmark": 120.0}
 """The smallest derived limit per key, in seconds. compile: a version's first compile has a cold Triton cache and
 may add autotune configs (measured on the CPU, 2 cores at load 10: the compile rung of ``kernels/matmul/v2.py`` cold
@@ -95,17 +101,21 @@ class TimeoutConfigError(ValueError):
 
 
 class Limit(float):
-    """A time limit in seconds that remembers where it came from (``why``), for the message of a call past it."""
+    """A time limit in seconds that remembers where it came from (``why``), for the message of a call past it; and,
+    where it was derived from one step's seconds, the most a call may take in all (``total``, seconds; 0: the
+    worker client's ``IDLE_STEPS_CAP`` times the limit)."""
 
     why: str
+    total: float
 
-    def __new__(cls, seconds: float, why: str = "") -> Limit:
+    def __new__(cls, seconds: float, why: str = "", total: float = 0.0) -> Limit:
         obj = super().__new__(cls, seconds)
         obj.why = why
+        obj.total = total
         return obj
 
-    def __reduce__(self) -> tuple[Any, ...]:  # copy and deepcopy keep ``why``
-        return (Limit, (float(self), self.why))
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and deepcopy keep ``why`` and ``total``
+        return (Limit, (float(self), self.why, self.total))
 
 
 LAUNCH_COMPILE_FLOOR_S = 120.0
@@ -125,6 +135,23 @@ def launch_compile_limit(limit: float) -> float:
         LAUNCH_COMPILE_FLOOR_S,
         f"the floor of the launch compiles (the compile rung's limit, {float(limit):.0f} s, {why.split(';')[0]}, is "
         f"for its one dry call; other sizes compile longer); set it with {hint('compile')}",
+    )
+
+
+def at_least_compiles(limit: float, compile_s: float | None) -> float:
+    """The run rung's ``limit``, where it was derived from one step's seconds (``Limit.total`` set), raised to
+    ``FACTOR`` times the seconds this version's dry call took to compile (``compile_s``; None: unknown): a case of a
+    new version may compile its launches for another size (Triton's JIT on a GPU), as long as its dry call did, in one
+    step. Any other limit as it is."""
+    total = getattr(limit, "total", 0.0)
+    if not total or compile_s is None or FACTOR * compile_s <= limit:
+        return limit
+    need = FACTOR * compile_s
+    return Limit(
+        need,
+        f"{FACTOR:g} x {compile_s:.2f} s, this version's compile in its dry call (a case may compile as long), "
+        f"more than {getattr(limit, 'why', '').split(';')[0]}; set it with {hint('run')}",
+        total=max(total, IDLE_STEPS_CAP * need),
     )
 
 
@@ -236,6 +263,18 @@ class TimeoutPolicy:
             why = f"ktui's default for a first run of {history.kernel.problem} on this device"
             return Limit(first, f"{why}; set it with {hint(key)}")
         seconds, what = basis
+        step = history.step_basis(key)
+        if step is not None:
+            # on time without progress: one step's seconds scale it; the call in all keeps the bound the whole
+            # rung's seconds gave (``IDLE_STEPS_CAP`` times the limit derived from them)
+            total = IDLE_STEPS_CAP * max(floor, self.factor * seconds)
+            seconds, what = step
+            derived = self.factor * seconds
+            if derived <= floor:
+                why = f"the floor of a derived limit ({self.factor:g} x {seconds:.2f} s, {what}, is less)"
+                return Limit(floor, f"{why}; set it with {hint(key)}", total=total)
+            why = f"derived: {self.factor:g} x {seconds:.2f} s, {what}; set it with {hint(key)}"
+            return Limit(derived, why, total=total)
         derived = self.factor * seconds
         if derived <= floor:
             why = f"the floor of a derived limit ({self.factor:g} x {seconds:.2f} s, {what}, is less)"
@@ -377,4 +416,16 @@ class _History:
                 best = (got[0], f"the {got[1]} rung of {r.key}")
         if key in self._ref and (best is None or self._ref[key] > best[0]):
             best = (self._ref[key], f"the reference's {'/'.join(REFERENCE_METHODS[key])} of this problem")
+        return best
+
+    def step_basis(self, key: str) -> tuple[float, str] | None:
+        """The longest step (``STEP_FIGURES``) of ``key``'s passing rungs in the previous results, and what it was;
+        None when the key has no step figure or no result recorded it (results stored before it was)."""
+        figure = STEP_FIGURES.get(key)
+        best: tuple[float, str] | None = None
+        for r in self._mine if figure else ():
+            for rung in r.rungs:
+                got = rung.figures.get(figure or "") if rung.status is Status.OK else None
+                if rung.name in RUNGS_OF[key] and isinstance(got, int | float) and (best is None or got > best[0]):
+                    best = (float(got), f"the longest step (a case) of the {rung.name} rung of {r.key}")
         return best

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ktui.core.inspect.adapters import MODELNEW_ADAPTER
 from ktui.importers.common import (
     ImporterError,
     Written,
@@ -589,34 +590,7 @@ def level_folder(path: Path, level: int | None) -> tuple[Path, int | None]:
 
 
 # -- ModelNew candidates and the export ---------------------------------------------------------------------------
-ADAPTER = '''
-
-# ==== ktui adapter: a KernelBench ModelNew as custom_kernel(data) ====
-import torch as _ktui_torch  # noqa: E402
-
-_ktui_models = {}
-
-
-def custom_kernel(data):
-    """ModelNew(*init_inputs).forward(*inputs) with Model's weights (``state``) passed to it by name."""
-    inputs, init_inputs, state = data
-    device = next((t.device for t in (*inputs, *state.values()) if isinstance(t, _ktui_torch.Tensor)), "cpu")
-    key = (repr(init_inputs), str(device))
-    model = _ktui_models.get(key)
-    if model is None:
-        with _ktui_torch.no_grad(), _ktui_torch.device(device):
-            model = _ktui_models[key] = ModelNew(*init_inputs)
-    own = {k for k, _ in model.named_parameters()} | {k for k, _ in model.named_buffers()}
-    if own - set(state):
-        raise ValueError(
-            f"ModelNew has parameters or buffers {sorted(own - set(state))} that Model has not "
-            f"(Model's: {sorted(state)}): ktui passes Model's weights to ModelNew by name"
-        )
-    buffers = {k for k, _ in model.named_buffers()}
-    weights = {k: (v.clone() if k in buffers else v) for k, v in state.items() if k in own}
-    with _ktui_torch.no_grad():
-        return _ktui_torch.func.functional_call(model, weights, tuple(inputs))
-'''
+ADAPTER = MODELNEW_ADAPTER  # (ktui.core.inspect.adapters: the scan leaves ktui's own code out)
 
 
 def adapt_modelnew(source: str, origin: str) -> str:

@@ -389,6 +389,9 @@ def judge_leaf(
                 f"{path} is a {g['class']}, a subclass of torch.Tensor: return a plain tensor (a "
                 "subclass can change what reading it gives)"
             )
+        why = inference_output(prep, path, g)
+        if why:
+            return why
         if g.get("device") and g["device"].split(":")[0] != device.split(":")[0]:
             return (
                 f"{path} is on {g['device']}, expected {device}: the kernel must return its "
@@ -466,6 +469,21 @@ def judge_leaf(
             folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m, problem.allow_nan, device
         )
     return m
+
+
+def inference_output(prep: dict[str, Any], path: str, g: OutputLeaf) -> str:
+    """Why output leaf ``g`` is not a tensor a caller can use ('' when it is): an inference tensor (the call ran
+    under ``torch.inference_mode``: ``@torch.inference_mode()`` on ``custom_kernel``) where the reference's is not.
+    Outside inference mode a caller's in-place op on it (``y.add_(1)``, ``y[0] = 0``), its use in autograd and
+    ``ctx.save_for_backward(y)`` raise (red team round 21, F1: every rung passed). A reference whose output is an
+    inference tensor (``prep["inference"]``, its leaves' paths) lets the version's be one there."""
+    if not g.get("inference") or path in prep.get("inference", []):
+        return ""
+    return (
+        f"{path or 'out'} is an inference tensor (made under torch.inference_mode): outside inference mode a caller's "
+        "in-place op on it (y.add_(1), y[0] = 0), autograd and save_for_backward raise; return a normal tensor "
+        "(torch.no_grad() gives one without autograd's cost)"
+    )
 
 
 def overlaps(shape: list[int], stride: list[int]) -> bool:

@@ -51,9 +51,56 @@ def snapshot() -> dict[str, Any]:
         "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
         "torch.get_num_threads()": torch.get_num_threads(),
     }
+    for name, (get, _) in FLAGS.items():
+        state[name] = get()
     if torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
         state["torch.cuda.initial_seed()"] = torch.cuda.initial_seed()
     return state
+
+
+def _flushes_denormals() -> bool:
+    """Whether ``torch.set_flush_denormal(True)`` is in effect: torch has no getter; a float32 subnormal times one
+    is zero only then (the CPU's FTZ/DAZ modes)."""
+    return bool((torch.tensor(1e-40, dtype=torch.float32) * 1.0).item() == 0.0)
+
+
+def _library(pref: Callable[[], Any]) -> str:
+    """The backend ``pref`` (``torch.backends.cuda.preferred_blas_library``...) names now, by the name it takes."""
+    return str(pref()).rsplit(".", 1)[-1].lower()
+
+
+def _flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]]:
+    """More process-wide switches a call must leave as it found them, by the name a message shows, each with its
+    getter and setter (red team round 21, F4: fp16 accumulation, flushing denormals, cuDNN's autotuner and
+    determinism, the SDPA backends, the preferred BLAS and linear-algebra libraries). Those the installed torch
+    lacks are left out."""
+    b = torch.backends
+    out: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
+        "torch.set_flush_denormal": (_flushes_denormals, torch.set_flush_denormal),
+        "torch.backends.cudnn.benchmark": (lambda: b.cudnn.benchmark, lambda v: setattr(b.cudnn, "benchmark", v)),
+        "torch.backends.cudnn.deterministic": (
+            lambda: b.cudnn.deterministic,
+            lambda v: setattr(b.cudnn, "deterministic", v),
+        ),
+        "torch.backends.cudnn.enabled": (lambda: b.cudnn.enabled, lambda v: setattr(b.cudnn, "enabled", v)),
+    }
+    if hasattr(b.cuda.matmul, "allow_fp16_accumulation"):
+        out["torch.backends.cuda.matmul.allow_fp16_accumulation"] = (
+            lambda: b.cuda.matmul.allow_fp16_accumulation,
+            lambda v: setattr(b.cuda.matmul, "allow_fp16_accumulation", v),
+        )
+    for kind in ("flash", "mem_efficient", "math", "cudnn"):
+        get, enable = getattr(b.cuda, f"{kind}_sdp_enabled", None), getattr(b.cuda, f"enable_{kind}_sdp", None)
+        if get is not None and enable is not None:
+            out[f"torch.backends.cuda.{kind}_sdp_enabled()"] = (get, enable)
+    for lib in ("linalg", "blas"):
+        pref = getattr(b.cuda, f"preferred_{lib}_library", None)
+        if pref is not None:
+            out[f"torch.backends.cuda.preferred_{lib}_library()"] = (functools.partial(_library, pref), pref)
+    return out
+
+
+FLAGS = _flags()
 
 
 def changes(before: dict[str, Any], after: dict[str, Any]) -> str:
@@ -116,6 +163,10 @@ def restore(saved: Saved) -> None:
     torch.backends.cudnn.allow_tf32 = s["torch.backends.cudnn.allow_tf32"]
     torch.use_deterministic_algorithms(s["torch.are_deterministic_algorithms_enabled()"])
     torch.set_num_threads(s["torch.get_num_threads()"])
+    now = snapshot()
+    for name, (_, put) in FLAGS.items():
+        if name in s and now.get(name) != s[name]:
+            put(s[name])
 
 
 def settled_call(fn: Callable[[Any], Any], data: Any, device: str) -> tuple[Any, str]:

@@ -178,6 +178,9 @@ class Judge:
             "inputs_row_major": _row_major(inputs),
             "input_hash": hash_data(inputs, [digest for _, digest in facts.values()]),
             "structure": structure(expected),
+            # the reference's outputs that are inference tensors (a reference under torch.inference_mode): a
+            # version's may be too there, and nowhere else (``compare.inference_output``)
+            "inference": sorted(p for p, t in flatten(expected) if isinstance(t, torch.Tensor) and t.is_inference()),
             "expected": _cpu(expected),
             "ref": _cpu(ref),
             "precision": precision,
@@ -342,6 +345,9 @@ class Judge:
         del runs
         entry: dict[str, Any] = {
             "structure": structure(expected),
+            # the reference's outputs that are inference tensors (a reference under torch.inference_mode): a
+            # version's may be too there, and nowhere else (``compare.inference_output``)
+            "inference": sorted(p for p, t in flatten(expected) if isinstance(t, torch.Tensor) and t.is_inference()),
             "expected": _cpu(expected),
             "ref": _cpu(ref),
             "precision": precision,

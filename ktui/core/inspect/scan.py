@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ktui.core.inspect.adapters import adapter_start
+
 # torch calls that allocate, describe or move memory: not compute, never reported.
 TORCH_ALLOWED = {
     "empty",
@@ -382,8 +384,9 @@ TORCH_COMPUTE_KINDS = frozenset({"torch-op", "fallback", "torch-alias", "torch-o
 def scan_source(source: str) -> list[Finding]:
     """Findings for a kernel module's source, in line order: the name rules' (``_Scanner``) and then the data
     flow's (``ktui.core.inspect.flow``: what aliases, operators, frames, ``sys.modules``, streams and patches reach)
-    where the name rules found nothing of a covering kind on the same line. A module that does not parse gives []
-    (the compile rung reports the SyntaxError)."""
+    where the name rules found nothing of a covering kind on the same line, less those on the lines of ktui's own
+    ModelNew adapter (``ktui.core.inspect.adapters``). A module that does not parse gives [] (the compile rung reports
+    the SyntaxError)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -398,9 +401,12 @@ def scan_source(source: str) -> list[Finding]:
     except Exception as exc:  # ktui's own analysis failed: say so, never fail the rung for it
         flowed = [(0, "scan-error", f"the data-flow scan stopped ({type(exc).__name__}: {exc}); names only")]
     s.findings += [Finding(kind, line, text) for line, kind, text in flowed]
+    ours = adapter_start(source)  # ktui's own ModelNew adapter at the end: not the version's code
     seen = set()
     out = []
     for f in sorted(s.findings, key=lambda f: f.line):
+        if ours is not None and f.line >= ours:
+            continue
         if (f.kind, f.text) not in seen:
             seen.add((f.kind, f.text))
             out.append(f)

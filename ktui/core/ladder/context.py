@@ -208,6 +208,7 @@ class RunContext:
     tampered: list[str] = field(default_factory=list)
     failed_rungs: list[str] = field(default_factory=list)  # the rungs of this run that failed so far, in order
     uses_dot: bool | None = None  # a compiled launch has a tl.dot (compile; None: not known)
+    compile_s: float | None = None  # compile: the seconds its dry call took to compile (None: not known)
     needs_gpu: str = ""  # run: the calls need a GPU this machine lacks (the worker's message); '' when not
     # run: the judge's verdict on the first sweep (``first`` cases), started as soon as they ran; correctness folds it
     first_verdict: Future[FirstVerdict] | None = None

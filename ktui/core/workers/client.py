@@ -405,7 +405,8 @@ class WorkerProcess:
         # IDLE_STEPS_CAP limits in all (a kernel slow in every case still ends).
         started = time.monotonic()
         deadline = started + timeout_s
-        backstop = started + IDLE_STEPS_CAP * timeout_s
+        in_all = max(IDLE_STEPS_CAP * timeout_s, getattr(timeout_s, "total", 0.0))  # a Limit may say its own
+        backstop = started + in_all
         while True:
             try:
                 msg = self._read_message(min(deadline, backstop))
@@ -422,14 +423,19 @@ class WorkerProcess:
                 )
                 if time.monotonic() >= backstop:
                     limit = fmt_seconds(timeout_s)
-                    what = f"timed out after {total:.0f} s in all ({IDLE_STEPS_CAP} times the limit of {limit} s)"
+                    what = (
+                        f"timed out after {total:.0f} s in all ({IDLE_STEPS_CAP} times the limit of {limit} s)"
+                        if in_all <= IDLE_STEPS_CAP * timeout_s
+                        else f"timed out after {total:.0f} s in all (the most this call may take: "
+                        f"{fmt_seconds(in_all)} s; the limit without progress: {limit} s)"
+                    )
                 at = f"; it was at {where}" if where else ""
-                # the compiler imports the version, makes its dry call and compiles: any may hang (or crawl under load)
-                suspect = (
-                    "the version or its compile may hang, or be slow"
-                    if self.role == "compiler"
-                    else "the kernel may hang"
-                )
+                # the compiler imports the version, makes its dry call and compiles: any may hang (or crawl under
+                # load); the judge runs the reference, never the kernel
+                suspect = {
+                    "compiler": "the version or its compile may hang, or be slow",
+                    "judge": "the reference may hang, or be slow: the kernel is not the cause",
+                }.get(self.role, "the kernel may hang")
                 raise WorkerTimeout(
                     f"{what} while running {doing} ({suspect}{at}); the "
                     f"{self.role} worker was restarted" + (f"\nthe limit: {why}" if why else "")

@@ -49,6 +49,7 @@ def run(ctx: RunContext) -> RungResult:
     findings = scan_source(ctx.kernel_snap.read_text(errors="replace"))
     res = ctx.compiler.compile({**ctx.sources(), "seed": ctx.seed}, timeout_s=t["compile"])
     ctx.uses_dot = uses_dot(res.get("launches", []))
+    ctx.compile_s = res.get("compile_s")
     configs = int(res.get("autotune_configs") or 0)
     # every autotune config checked alone, each kernel's apart from the others', and the autotuner's own choice
     cases += autotune_cases(desc, configs, ctx.seed)

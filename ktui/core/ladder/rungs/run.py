@@ -17,7 +17,9 @@ refused (an unsupported layout) are replaced by contiguous ones after the planne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ktui.core.figures import RunFigures, SeenLaunch
@@ -25,7 +27,7 @@ from ktui.core.inspect.scan import TORCH_COMPUTE_KINDS, scan_source
 from ktui.core.ladder.cases import first_sweep, refill_refused
 from ktui.core.ladder.context import RunContext, RungFailed, needs_gpu_skipped, patched_names
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
-from ktui.core.timeouts import launch_compile_limit
+from ktui.core.timeouts import at_least_compiles, launch_compile_limit
 from ktui.core.workers.client import RemoteError, WorkerError
 from ktui.protocol import (
     Case,
@@ -59,19 +61,22 @@ def run(ctx: RunContext) -> RungResult:
         "expected": expected_outputs(ctx) or [],
         "first_index": 0,
     }
-    t, on_progress = ctx.options.timeouts["run"], ctx.progress("run")
+    t, steps = at_least_compiles(ctx.options.timeouts["run"], ctx.compile_s), StepTimer()
+    on_progress = steps.wrap(ctx.progress("run"))
     try:
-        res = ctx.candidate.execute(params, timeout_s=t, on_progress=first_sweep_watch(ctx, on_progress))
+        with steps.call():
+            res = ctx.candidate.execute(params, timeout_s=t, on_progress=first_sweep_watch(ctx, on_progress))
     except RemoteError as exc:
         if not exc.needs_gpu or ctx.pool.device == "cuda":
             raise
         return needs_gpu(ctx, exc.needs_gpu)
     if res.get("needs_gpu") and ctx.pool.device != "cuda":  # the kernel caught NeedsGPU: not its kernel's outputs
         return needs_gpu(ctx, f"{res['needs_gpu']}; custom_kernel caught that error and returned anyway")
-    res, refilled = refill(ctx, res)
+    res, refilled = refill(ctx, res, steps)
     ctx.executed = res["cases"]
     ctx.tampered = patched_names(res)  # the runner fails every rung this worker served when it is not empty
     rr = run_result(res, ctx.cases, len(ctx.problem["tests"]))
+    rr.figures["longest_step_s"] = round(steps.longest, 4)
     if refilled:
         refused = sum(bool(c.get("unsupported")) for c in res["cases"])
         rr.summary += f"; {refilled} contiguous cases in place of the {refused} the kernel refused"
@@ -86,7 +91,47 @@ def run(ctx: RunContext) -> RungResult:
 REFILL_ROUNDS = 2  # ``refill``: a contiguous case is refused only for its distribution, which the next round drops
 
 
-def refill(ctx: RunContext, res: ExecuteReply) -> tuple[ExecuteReply, int]:
+class StepTimer:
+    """The longest time the candidate's ``execute`` calls went without finishing a step, seconds (``longest``):
+    from the call's start to the first report of a finished step (a case, a call of a burst: a progress report
+    without ``case``, as ``WorkerProcess.call`` restarts its limit on), between two, and from the last to the reply.
+    The run rung's figure ``longest_step_s``: a call's time limit is on time without progress, so a later run's
+    limit scales this (``ktui.core.timeouts``), not the whole rung's seconds (new-user trial 20: a hang in a 1x1
+    case was called one after 134 s, 5 x the previous version's 26.9 s run rung, whose cases took 0.3 s)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._last: float | None = None
+        self.longest = 0.0
+
+    def _tick(self) -> None:
+        now = self._clock()
+        if self._last is not None:
+            self.longest = max(self.longest, now - self._last)
+        self._last = now
+
+    def wrap(self, on_progress: OnProgress) -> OnProgress:
+        """``on_progress`` that also marks each finished step."""
+
+        def tick(p: Progress) -> None:
+            if not p.get("case"):
+                self._tick()
+            on_progress(p)
+
+        return tick
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        """Around one worker call: its start and its end (reply or error) mark steps."""
+        self._last = self._clock()
+        try:
+            yield
+        finally:
+            self._tick()
+            self._last = None
+
+
+def refill(ctx: RunContext, res: ExecuteReply, steps: StepTimer | None = None) -> tuple[ExecuteReply, int]:
     """The run's reply with the cases put in place of those the kernel refused (cases.md uncovered, refused): a
     refused case checked nothing, so the covering design's pairs only it held are run again on contiguous cases
     (``cases.refill_refused``), in one more ``execute`` of the candidate per round (at most ``REFILL_ROUNDS``),
@@ -110,7 +155,13 @@ def refill(ctx: RunContext, res: ExecuteReply) -> tuple[ExecuteReply, int]:
             "expected": borrowed_outputs(expected_outputs(ctx) or [], ctx.cases, extra),
             "first_index": len(ctx.cases),
         }
-        more = ctx.candidate.execute(params, timeout_s=ctx.options.timeouts["run"], on_progress=ctx.progress("run"))
+        steps = steps or StepTimer()
+        with steps.call():
+            more = ctx.candidate.execute(
+                params,
+                timeout_s=at_least_compiles(ctx.options.timeouts["run"], ctx.compile_s),
+                on_progress=steps.wrap(ctx.progress("run")),
+            )
         ctx.cases.extend(extra)
         res = {
             **res,

@@ -1,0 +1,102 @@
+"""Red team round 21: each finding fixed as a mechanism, with a bad kernel, its honest twin and a test asserting the
+verdict and its message (docs/cases.md)."""
+
+from __future__ import annotations
+
+from ktui.core.results import Status
+
+from .test_cases import CASES, K, corr, good, run
+
+R = CASES / "references"
+CHECKED = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+
+
+def test_an_output_made_under_inference_mode_fails_and_one_under_no_grad_passes(make_ws, ladder_for):
+    """F1: ``@torch.inference_mode()`` on custom_kernel passed every rung (the mode is restored on return, the values
+    are right); its output is an inference tensor, on which a caller's in-place ops and autograd raise. The output
+    leaf says so (``inference``) and the verdict fails it where the reference's output is not one."""
+    ref = R / "rt19_rmsnorm_w.py"
+    good(run(make_ws, ladder_for, "rms", K / "rt21_no_grad_good.py", reference=ref, **CHECKED))
+    bad = corr(run(make_ws, ladder_for, "rms", K / "rt21_inference_mode_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED, bad.line()
+    assert "out is an inference tensor (made under torch.inference_mode)" in bad.summary, bad.summary
+    assert "y.add_(1)" in bad.summary and "torch.no_grad()" in bad.summary, bad.summary
+
+
+def test_an_inference_output_is_accepted_where_the_references_is_one_too():
+    """A reference that runs under inference mode returns inference tensors: a version's may be one there only."""
+    from ktui.worker.compare import inference_output
+
+    leaf = {"path": "[1]", "kind": "tensor", "dtype": "float32", "shape": [2], "inference": True}
+    assert inference_output({"inference": ["[1]"]}, "[1]", leaf) == ""  # type: ignore[arg-type]
+    assert "[1] is an inference tensor" in inference_output({"inference": ["[0]"]}, "[1]", leaf)  # type: ignore[arg-type]
+    plain = {k: v for k, v in leaf.items() if k != "inference"}
+    assert inference_output({}, "[1]", plain) == ""  # type: ignore[arg-type]
+
+
+def test_a_kernel_switching_on_cudnn_benchmark_and_flushing_denormals_fails_and_the_settings_come_back(
+    make_ws, ladder_for
+):
+    """F4: the settings a call must leave as it found them missed cuDNN's benchmark and deterministic flags, flushing
+    denormals, fp16 accumulation, the SDPA backends and the preferred BLAS/linear-algebra libraries; they are read
+    (``global_state.FLAGS``) and put back after a call that changed them."""
+    import torch
+
+    from ktui.worker import global_state
+
+    ref = R / "rt19_rmsnorm_w.py"
+    bad = run(make_ws, ladder_for, "rms", K / "rt21_cudnn_benchmark_bad.py", reference=ref, **CHECKED)
+    assert bad.failed_rung is not None and bad.failed_rung.name == "compile", [r.line() for r in bad.rungs]
+    line = bad.failed_rung.line()
+    assert "torch.backends.cudnn.benchmark False -> True" in line, line
+    assert "torch.set_flush_denormal False -> True" in line, line
+    names = set(global_state.FLAGS)
+    assert {"torch.backends.cudnn.deterministic", "torch.backends.cuda.flash_sdp_enabled()"} <= names, names
+    saved = global_state.save()
+    try:
+        torch.backends.cuda.enable_math_sdp(False)
+        torch.backends.cudnn.deterministic = True
+        said = global_state.settle(saved)
+    finally:
+        torch.backends.cuda.enable_math_sdp(True)
+        torch.backends.cudnn.deterministic = False
+    assert "math_sdp_enabled() True -> False" in said and "cudnn.deterministic False -> True" in said, said
+    assert torch.backends.cuda.math_sdp_enabled() and not torch.backends.cudnn.deterministic  # put back
+    assert global_state.settle(saved) == ""
+
+
+def test_an_accurate_geglu_passes_where_the_float64_reference_cancels_and_a_closed_tail_fails(make_ws, ladder_for):
+    """New-user trial 21, F5: the reference ``F.gelu(approximate="tanh")`` is ``0.5 b (1 + tanh(y))``, which cancels
+    in float64 too for b far below zero; a kernel computing ``b * sigmoid(2y)`` is nearer the exact value there and
+    failed bf16 (37 of 2,046 elements "off", seed 5). The float64 truth's own roundings (``RoundingNoise``: two runs
+    with each rounding step jittered by an ulp) now widen the bound where they decide an element; a kernel writing 0
+    for b < -2, where the truth is exact, still fails."""
+    ref = R / "nu21_geglu.py"
+    opts = dict(CHECKED, seed=5)
+    good(run(make_ws, ladder_for, "geglu", K / "nu21_geglu_sigmoid_good.py", reference=ref, **opts))
+    bad = corr(run(make_ws, ladder_for, "geglu", K / "nu21_geglu_closed_tail_bad.py", reference=ref, **opts))
+    assert bad.status is Status.FAILED and "got 0, expected" in bad.summary, bad.summary
+
+
+def test_rounding_noise_shows_where_the_float64_truth_cancels_and_nowhere_else():
+    """At a = -4.125, b = -6.9375 (trial 21's element) the float64 tanh GELU is 2.06514e-14 against the exact
+    2.00288e-14 (mpmath): one ulp of tanh near -1 is 7% of 1 + tanh(y). The noisy runs move it by that much, and a
+    well-conditioned element by about float64's u; F.gelu, one fused aten op, runs as its decomposition."""
+    import torch
+    import torch.nn.functional as F
+
+    from ktui.worker.conditioning import RoundingNoise
+
+    a = torch.tensor([-4.125, 1.5, 0.75], dtype=torch.float64)
+    b = torch.tensor([-6.9375, 0.5, -1.25], dtype=torch.float64)
+    truth = a * F.gelu(b, approximate="tanh")
+    assert abs(float(truth[0]) - 2.06514e-14) < 1e-18
+    moves = []
+    for seed in (1, 2, 3):
+        with RoundingNoise(seed):
+            moves.append(((a * F.gelu(b, approximate="tanh")) - truth).abs() / truth.abs())
+    worst = torch.stack(moves).amax(0)
+    assert float(worst[0]) > 0.02, worst  # the exact value is 3.1% away: the noise covers it
+    assert float(worst[1:].max()) < 1e-14, worst
+    plain = a * F.gelu(b, approximate="tanh")
+    assert torch.equal(plain, truth)  # outside the mode nothing moves
