@@ -100,3 +100,25 @@ def test_rounding_noise_shows_where_the_float64_truth_cancels_and_nowhere_else()
     assert float(worst[1:].max()) < 1e-14, worst
     plain = a * F.gelu(b, approximate="tanh")
     assert torch.equal(plain, truth)  # outside the mode nothing moves
+
+
+def test_a_launch_past_hoppers_shared_memory_fails_the_run_rung_on_the_cpu(make_ws, ladder_for):
+    """F2: the dumps rung checked shared memory for the first benchmark spec's launches only; a GEMM whose fp32 launch
+    needs 294,912 B per block (bf16 tiles reused) ran in the interpreter and passed. The run rung compiles every
+    distinct launch again for sm_90a and fails one past its 232,448 B, naming it; the twin (fp32 on smaller tiles)
+    passes."""
+    from ktui.core.ladder.rungs.dumps import shared_memory_over
+
+    assert shared_memory_over([{"kernel": "k", "shared_bytes": 232_449}], "sm_90a")
+    assert not shared_memory_over([{"kernel": "k", "shared_bytes": 232_448}], "sm_90a")
+    assert not shared_memory_over([{"kernel": "k", "shared_bytes": 10**7}], "sm_120")  # not in the table
+    ref = R / "rt21_mm_small.py"
+    opts = dict(layouts=False, seeds=1, seed=1, distributions=False, fuzz=False, rungs=("compile", "run"))
+    good(run(make_ws, ladder_for, "mm", K / "rt21_mm_tiles_good.py", reference=ref, **opts))
+    bad = run(make_ws, ladder_for, "mm", K / "rt21_mm_tiles_bad.py", reference=ref, **opts)
+    failed = bad.failed_rung
+    assert failed is not None and failed.name == "run" and failed.error is not None, [r.line() for r in bad.rungs]
+    message = failed.error.message
+    assert "mm_kernel(" in message and "a_ptr: *fp32" in message, message
+    assert "needs 294,912 B of shared memory per block, past sm_90a's 232,448 B" in message, message
+    assert "bf16" not in message, message  # the bf16 launch (196,608 B) fits

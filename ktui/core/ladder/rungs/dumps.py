@@ -152,6 +152,30 @@ def launch_limits(kernels: list[dict[str, Any]], launches: list[Any], arch: str)
     return found
 
 
+def shared_memory_over(launches: list[Any], arch: str) -> list[str]:
+    """What in ``launches`` (compiled launches, ``CompiledLaunch``: the run rung's launches of every size and layout
+    compiled again for ``arch`` without a GPU) needs more shared memory per block than ``arch`` has
+    (``SMEM_PER_BLOCK``): one message per launch, naming its kernel, signature and constexprs. The dumps rung checks
+    the first benchmark spec's launches only (``launch_limits``); a launch only a test size or another dtype makes
+    (an fp32 GEMM on the bf16 tiles) ran in the interpreter and would not launch on the GPU (red team round 21,
+    F2). An arch not in the table: nothing."""
+    limit = SMEM_PER_BLOCK.get(arch.rstrip("a"))
+    found: list[str] = []
+    if limit is None:
+        return found
+    for launch in launches:
+        smem = int(launch.get("shared_bytes") or 0)
+        if smem > limit:
+            sig = ", ".join(f"{k}: {v}" for k, v in (launch.get("signature") or {}).items())
+            consts = ", ".join(f"{k}={v}" for k, v in (launch.get("constexprs") or {}).items())
+            found.append(
+                f"{launch.get('kernel', 'kernel')}({sig}) with {consts or 'no constexprs'} needs {smem:,} B of "
+                f"shared memory per block, past {arch}'s {limit:,} B ({limit // 1024} KiB): it ran in the "
+                "interpreter and the GPU refuses to launch it (out of resources; smaller tiles or fewer stages)"
+            )
+    return found
+
+
 def spec_text(spec: Any) -> str:
     """A spec as the rung lines show one (``worker.problem.spec_label``): its values in order, ``(1, 131072, bf16)``."""
     short = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}

@@ -26,6 +26,7 @@ from ktui.core.figures import RunFigures, SeenLaunch
 from ktui.core.inspect.scan import TORCH_COMPUTE_KINDS, scan_source
 from ktui.core.ladder.cases import first_sweep, refill_refused
 from ktui.core.ladder.context import RunContext, RungFailed, needs_gpu_skipped, patched_names
+from ktui.core.ladder.rungs.dumps import shared_memory_over
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
 from ktui.core.timeouts import at_least_compiles, launch_compile_limit
 from ktui.core.workers.client import RemoteError, WorkerError
@@ -291,6 +292,13 @@ def compile_seen(ctx: RunContext, res: ExecuteReply, seen: list[SeenLaunch], rr:
             figures=rr.figures,
             summary=f"{rr.summary}, one does not compile",
         ) from None
+    over = shared_memory_over(reply["launches"], "sm_90a") if target == "sm_90a" else []
+    if over:  # it ran in the interpreter; Hopper refuses to launch it (red team round 21, F2)
+        raise RungFailed(
+            ErrorInfo("OutOfResources", "; ".join(over)),
+            figures=rr.figures,
+            summary=f"{rr.summary}, {len(over)} past sm_90a's shared memory",
+        )
     beyond = sum(s["beyond_dry_call"] for s in seen)
     compiled = len(reply["launches"])
     rr.figures["launches_compiled"] = compiled
