@@ -150,6 +150,12 @@ def test_the_details_tab():
         ("\n[run] FAILED  IndexError: index 4 is out of bounds\n", "bold red"),
         (TB.rstrip() + "\n", ""),  # the whole traceback
     ]
+    # the run's base seed, which ``--seed`` takes (a failure names a case's seed: the base plus an offset)
+    seeded = failed_correctness()
+    seeded.rung("correctness").figures["seed"] = 366608469
+    assert ("seed 366608469: ktui run softmax/v3 --seed 366608469 draws these cases again\n", "dim") in (
+        report.details(k, seeded)
+    )
 
 
 @dataclass

@@ -314,7 +314,8 @@ def details(
 ) -> list[Segment]:
     """The Details tab of ``kernel``: its key and file, then (once it ran) why the result is stale (``stale``, from
     ``core.status.staleness``) or unverified (``unverified``, ``core.status.unverified``) with the last verdict it
-    kept, device, source and reference hashes and the run's time, each compile launch, every warning, and the
+    kept, device, source and reference hashes and the run's time, the run's base seed (``ktui run --seed``), each
+    compile launch, every warning, and the
     failed rung with its whole message and traceback. Before its first result: how to run it. While it runs
     (``running``): that it runs, the rungs of this run finished so far (``live``), a failed one's whole message at
     once, and that what follows is the last finished run's.
@@ -354,6 +355,10 @@ def details(
             "",
         )
     )
+    corr = result.rung("correctness")
+    seed = corr.figures.get("seed") if corr is not None else None
+    if isinstance(seed, int):  # the per-case seeds a failure names are this plus an offset (new-user trial 21, F13)
+        out.append((f"seed {seed}: ktui run {kernel.key} --seed {seed} draws these cases again\n", "dim"))
     comp = result.rung("compile")
     for rec in compile_of(comp.figures).get("launches", []) if comp else []:
         sig = ", ".join(f"{a}:{v}" for a, v in (rec.get("signature") or {}).items())
