@@ -330,6 +330,15 @@ def test_a_run_without_a_verdict_keeps_the_last_verdict_and_leaves_the_version_t
     assert st.refresh_stale(ws) and st.unverified == UNVERIFIED
     assert st.badge() == ("✗ run (stale)", "dim italic")
     assert stale_keys({"vector_add/v2": st}) == ["vector_add/v2"]
+    # only ever compiled (``ktui diff`` on a version never run: no verdict to follow): marked, not queued at start-up
+    # (new-user trial 21 F22: one diff against matmul/v1 queued its minutes-long CPU ladder at every start)
+    from ktui.core.status import needs_run
+
+    never = VersionState("vector_add/v2", result=_compiled_only(ws, "v2"))
+    assert never.refresh_stale(ws) and never.unverified == UNVERIFIED
+    assert stale_keys({"vector_add/v2": never}) == []
+    assert needs_run(ws, ws.versions("vector_add")[1], never.result) == ""
+    assert needs_run(ws, ws.versions("vector_add")[1], st.result) == UNVERIFIED
     details = "".join(t for t, _ in report.details(ws.versions("vector_add")[1], st.result, "", st.unverified))
     assert f"UNVERIFIED: {UNVERIFIED}" in details and "last verdict: ✗ run run: RuntimeError: boom" in details
 

@@ -223,8 +223,9 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
             kind = "needs a GPU" if v.needs_gpu and v.ok else kind
             kind = "unverified" if v.unverified and v.ok else kind
             counts[kind] += 1
-            counts["stale"] += bool(v.stale or v.unverified)
-            kinds.update(k for k, on in (("stale", v.stale), ("unverified", v.unverified)) if on)
+            again = v.unverified and v.last_verdict  # one only ever compiled is not run at start-up (status.needs_run)
+            counts["stale"] += bool(v.stale or again)
+            kinds.update(k for k, on in (("stale", v.stale), ("unverified", again)) if on)
     n = sum(counts[k] for k in ("ok", "failed", "reference", "needs a GPU", "unverified", "not run"))
     parts = [f"{counts[k]} {k}" for k in ("ok", "failed", "needs a GPU", "unverified", "not run") if counts[k]]
     if counts["reference"]:

@@ -88,7 +88,11 @@ def unverified(ws: Workspace, kernel: KernelRef, result: LadderResult | None) ->
 
 def needs_run(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> str:
     """Why ``kernel`` needs a run although it has a result: the result is stale (``staleness``) or unverified
-    (``unverified``); '' when it stands (or it never ran). What the TUI queues at start-up and ``u`` runs."""
+    (``unverified``) after a verdict it had; '' when it stands, it never ran, or it was only ever compiled (no
+    verdict to follow: it is not run, as a version never run is not). What the TUI queues at start-up and ``u``
+    runs (``ktui.tui.state.stale_keys``)."""
+    if result is not None and not result.has_verdict and result.last_verdict is None:
+        return staleness(ws, kernel, result)
     return staleness(ws, kernel, result) or unverified(ws, kernel, result)
 
 

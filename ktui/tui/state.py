@@ -186,8 +186,15 @@ def problem_badge(states: list[VersionState]) -> tuple[str, str] | None:
 
 def stale_keys(states: dict[str, VersionState]) -> list[str]:
     """The versions whose result is stale or unverified (only compiled since its last verdict) and that neither run
-    nor wait: what start-up (or ``u``) queues."""
-    return [key for key, st in states.items() if (st.stale or st.unverified) and not (st.running or st.queued)]
+    nor wait: what start-up (or ``u``) queues. A version only ever compiled (``ktui diff`` on one never run: no
+    last verdict) is marked unverified and not queued, as a version never run is not (new-user trial 21 F22: one
+    ``ktui diff`` against matmul/v1 queued its minutes-long CPU ladder at every start)."""
+    return [
+        key
+        for key, st in states.items()
+        if (st.stale or (st.unverified and st.result is not None and st.result.last_verdict is not None))
+        and not (st.running or st.queued)
+    ]
 
 
 def rung_names(state: VersionState | None) -> tuple[str, ...]:
