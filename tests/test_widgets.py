@@ -457,10 +457,18 @@ async def test_the_first_verdict_shows_in_the_correctness_row_while_the_rest_run
         table.show(st)
         figures = cell(table, "correctness", "figures")
         assert figures == "first ok (16 native) · 37/106 judged"
+        # while run still runs, the correctness row and the tree say the first verdict is in (new-user trial 21 F6:
+        # "waiting", and "▶ run" in the tree, for 30 s after it)
+        st.running_rung, st.progress = "run", (20, 158, "")
+        table.show(st)
+        assert cell(table, "correctness", "status") == "first ok", cell(table, "correctness", "status")
+        assert st.badge() == ("▶ run · first ✓", "bold yellow")
+        st.running_rung, st.progress = "correctness", (37, 106, "")
         bad = RungResult("correctness", Status.FAILED, 0.3, "spec=(129,) seed=7: 1 element unwritten at [128]")
         assert st.apply(FirstVerdict(key=st.key, run_id=7, result=bad, cases=16, seconds=2.0))
         table.show(st)
         assert cell(table, "correctness", "figures").startswith("first FAILED (16 native): spec=(129,)")
+        assert st.badge() == ("▶ correctness · first ✗", "bold red")
         assert "1 element unwritten" in cell(table, "correctness", "figures")
         st.live["correctness"] = RungResult("correctness", Status.OK, 1.0, "worst=(4099,) (106 cases)")
         table.show(st)

@@ -137,8 +137,13 @@ class VersionState:
         return (r.status.value, r) if r else ("-", None)
 
     def badge(self) -> tuple[str, str]:
-        """A short verdict for the tree and its style: ``✓ 1.23x``, ``✗ correctness``, ``▶ run``, ``… queued``."""
+        """A short verdict for the tree and its style: ``✓ 1.23x``, ``✗ correctness``, ``▶ run``, ``▶ run · first ✓``
+        (the first verdict in while the rest runs), ``… queued``."""
         if self.running:
+            if self.first_text():  # the first verdict while the rest runs: edit on (new-user trial 21 F6)
+                failed = self.first is not None and self.first[0] is Status.FAILED
+                mark = "✗" if failed else "✓"
+                return f"▶ {self.running_rung or 'starting'} · first {mark}", "bold red" if failed else "bold yellow"
             return f"▶ {self.running_rung or 'starting'}", "bold yellow"
         if self.queued:
             return "… queued", "yellow"

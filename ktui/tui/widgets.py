@@ -165,7 +165,12 @@ class LadderTable(DataTable[str | Text]):
         for n in names:
             st, r = state.rung(n) if state else ("-", None)
             progress = state.progress_text() if state and st == "running" else ""
-            self.update_cell(n, "status", Text(progress or st, style=STATUS_STYLE.get(st, "")))
+            word, style = progress or st, STATUS_STYLE.get(st, "")
+            if n == "correctness" and st == "waiting" and state is not None and state.first_text():
+                # its first verdict is in: not "waiting" as if nothing were judged (new-user trial 21 F6)
+                verdict = "FAILED" if state.first and state.first[0] is Status.FAILED else "ok"
+                word, style = f"first {verdict}", STATUS_STYLE[verdict]
+            self.update_cell(n, "status", Text(word, style=style))
             running = st == "running" and elapsed is not None
             self.update_cell(n, "time", f"{r.seconds:.2f}s" if r else f"{elapsed:.0f}s" if running else "")
             line = r.summary or (r.error.one_line() if r and r.error else "") if r else ""
