@@ -463,10 +463,14 @@ def test_modelnew_adapter_needs_a_modelnew_and_names_mismatched_weights(tmp_path
 
 def test_gpumode_device_literals_are_rewritten_in_place(tmp_path):
     text, left = gpumode.rewrite_devices(
-        'a = torch.randn(3, device="cuda")  # keep me\nb = a.cuda()\nc = a.to("cuda:0")\nd = "cuda"\n', "DEV"
+        'a = torch.randn(3, device="cuda")  # keep me\nb = a.cuda()\nc = a.to("cuda:0")\nd = "cuda"\n'
+        'e = torch.device("cuda")\n',
+        "DEV",
     )
-    assert text == 'a = torch.randn(3, device=DEV)  # keep me\nb = a.to(DEV)\nc = a.to(DEV)\nd = "cuda"\n'
-    assert left == ["line 4"]
+    assert text == (
+        'a = torch.randn(3, device=DEV)  # keep me\nb = a.to(DEV)\nc = a.to(DEV)\nd = "cuda"\ne = torch.device(DEV)\n'
+    )
+    assert left == ["line 4"]  # (new-user trial 21 F11: a helper's torch.device("cuda") was left, and said so)
     p = gpumode.parse(write_gm(tmp_path / "gm"))
     assert p.outputs == [1] and p.seeded and p.params == ["size"]
     # x is made .contiguous() and out is an output buffer (a torch.empty needs none: new-user trial 20 M3):
@@ -681,6 +685,20 @@ def test_eval_counts_a_problem_without_a_version_as_not_correct(tmp_path):
     assert (table.correct, table.fast_p, table.geomean_speedup) == (0, 0.0, None)
     with pytest.raises(ValueError, match="no problem nosuch"):
         evaluate.evaluate(ws, ["nosuch"], lambda: pytest.fail("nothing to run"), "cpu")
+
+
+def test_gpumode_import_says_a_correct_solution_in_torch_alone_fails_as_no_kernel(tmp_path, capsys):
+    """New-user trial 21 F11: the first imported problem showed its "correct" solution red ("times torch, not a
+    kernel") with nothing at import saying why; the import says it, and --allow-torch is the way to judge it."""
+    folder = write_gm_scan(tmp_path / "gm")
+    code, out, _ = cli(["import", "gpumode", str(folder), "--workspace", str(new_ws(tmp_path / "ws"))], capsys)
+    assert code == 0, out
+    assert "solutions/correct/torch.py (v1) computes in torch alone (no Triton or CuTeDSL import)" in out, out
+    assert out.count("computes in torch alone") == 1, out  # the wrong solution is no such surprise
+    code, out, _ = cli(
+        ["import", "gpumode", str(folder), "--workspace", str(new_ws(tmp_path / "ws2")), "--allow-torch"], capsys
+    )
+    assert code == 0 and "computes in torch alone" not in out, out
 
 
 def test_gpumode_dtype_of_the_reference_named_beside_what_upstream_says(tmp_path, capsys, session_for):

@@ -220,8 +220,9 @@ def output_buffers(gen: ast.FunctionDef) -> list[int]:
 
 def rewrite_devices(source: str, replacement: str) -> tuple[str, list[str]]:
     """``source`` with every literal naming the GPU rewritten at its place: a ``device="cuda"`` (or ``"cuda:0"``)
-    keyword's value, ``.cuda()`` as ``.to(<replacement>)``, ``.to("cuda")``'s argument. Returns the new text and
-    the lines of other ``"cuda"`` strings left as they were (``line 12``)."""
+    keyword's value, ``.cuda()`` as ``.to(<replacement>)``, ``.to("cuda")``'s and ``torch.device("cuda")``'s
+    argument (new-user trial 21 F11: a helper's ``torch.device("cuda")`` was left). Returns the new text and the
+    lines of other ``"cuda"`` strings left as they were (``line 12``)."""
     tree = ast.parse(source)
     edits: list[tuple[int, int, int, int, str]] = []
     handled: set[int] = set()
@@ -245,7 +246,7 @@ def rewrite_devices(source: str, replacement: str) -> tuple[str, list[str]]:
                 edits.append(
                     (start_line, start_col, node.end_lineno or 0, node.end_col_offset or 0, f".to({replacement})")
                 )
-            elif node.func.attr == "to" and node.args and is_cuda(node.args[0]):
+            elif node.func.attr in ("to", "device") and node.args and is_cuda(node.args[0]):  # torch.device("cuda")
                 v = node.args[0]
                 edits.append((v.lineno, v.col_offset, v.end_lineno or v.lineno, v.end_col_offset or 0, replacement))
                 handled.add(id(v))
@@ -329,7 +330,11 @@ def render(p: GMProblem, allow_torch: bool) -> tuple[str, list[str]]:
         text = drop_imports(text, ("utils", "task"))
         text, left = rewrite_devices(text, "_ktui_device()")
         if left:
-            notes.append(f'{label}: "cuda" left as written at {", ".join(left)}')
+            notes.append(
+                f'{label}: "cuda" left as written at {", ".join(left)} (not a device= argument, .cuda(), .to("cuda") '
+                'or torch.device("cuda"): ktui rewrites those to the machine\'s device; on a machine without a GPU '
+                "only code that reaches this string fails)"
+            )
         parts.append(f"# ==== GPU MODE {p.set_name}/{label}, verbatim but for device literals ====\n{text.rstrip()}\n")
     tests, benchmarks = _unseeded(p.config.get("tests")), _unseeded(p.config.get("benchmarks"))
     meta = {
@@ -505,6 +510,16 @@ def import_problem(
         rel = str(sol.relative_to(p.folder))
         expected = sol.parent.name if sol.parent.name in ("correct", "wrong") else "unknown"
         src, _ = read_source(sol)
+        if (
+            expected == "correct"
+            and not allow_torch
+            and not re.search(r"^\s*(import|from)\s+(triton|cutlass)", src, re.M)
+        ):
+            notes.append(  # new-user trial 21 F11: the first imported problem showed its "correct" solution red
+                f'{rel} (v{n}) computes in torch alone (no Triton or CuTeDSL import): ktui fails it as "times '
+                "torch, not a kernel\" while upstream's check passes it; kept to compare the two verdicts, or import "
+                "with --allow-torch to judge torch versions as kernels"
+            )
         out = kdir / f"v{n}.py"
         write_new(out, adapt_solution(src, p.task, rel, expected), force)
         versions.append(out)
