@@ -3,7 +3,7 @@
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
 #                                        issue9-open context round10a round10b fixes24 round12 round15 interp-vs-gpu tc-accum
-#                                        timing-escape rounds16-20
+#                                        timing-escape rounds16-20 bf16-reduce
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -313,6 +313,9 @@ PY
           --rungs compile,run,correctness,benchmark --json --no-record) > "$OUT/r16_$k.json" 2>"$OUT/r16_$k.err"
         python3 benchmarks/rung_cells.py "$OUT/r16_$k.json" "$k ($((SECONDS - t0)) s)" run correctness benchmark
       done 2>&1 | tee "$OUT/rounds16-20.log" ;;
+    bf16-reduce)  # red team 21 F3: bf16 tl.sum / tl.cumsum on the GPU (each combine step rounded to bf16) against the
+      # float64 truth, beside float32 carries; compare with `TRITON_INTERPRET=1 python3 benchmarks/bf16_reduce.py` on the CPU
+      python3 benchmarks/bf16_reduce.py 2>&1 | tee "$OUT/bf16-reduce.log" | tail -20 ;;
     interp-vs-gpu)  # the CPU interpreter's fp8 casts and libdevice functions (ktui's emulation) against the H200's
       python3 benchmarks/interp_vs_gpu.py 2>&1 | tee "$OUT/interp-vs-gpu.log" | tail -40 ;;
     tc-accum)  # the tensor cores' fp32 accumulation error on fp8/fp16/bf16 GEMMs over K against float32's own (the
