@@ -190,3 +190,24 @@ def test_worst_speedup_is_the_smallest_of_a_passed_benchmark():
     assert with_bench(Status.OK, [None]).worst_speedup is None
     assert with_bench(Status.FAILED, [1.5]).worst_speedup is None
     assert failed_run().worst_speedup is None  # no benchmark rung
+
+
+def test_a_failed_correctness_line_lists_the_other_failing_specs():
+    """New-user trial 21 F2: the line named an extreme input's NaN while the defect of 10 of the 11 failing specs (a
+    cancellation on normal inputs) was only in --json: each other failing spec gets a line, cut, at most eight."""
+    lead = "spec=(3, 4099, bf16) seed=11 dist=extreme"
+    specs = [{"label": "(1, 1)", "ok": True}, {"label": "(3, 4099, bf16)", "ok": False, "worst_case": lead}]
+    specs += [
+        {"label": f"({n}, 127, bf16)", "ok": False, "worst_case": f"spec=({n}, 127, bf16) seed=5 dist=normal",
+         "reason": f"output out: {n} of 381 elements (1.0%) off by more than 8 u |ref| " + "x" * 300}
+        for n in range(1, 11)
+    ]  # fmt: skip
+    r = RungResult("correctness", Status.FAILED, summary=f"{lead}: output out: 1 NaN/inf", figures={"specs": specs})
+    lines = report.rung_lines(r)
+    assert lines[0].startswith("[correctness] FAILED spec=(3, 4099, bf16)")
+    listed = [ln for ln in lines if ln.startswith("    ✗ ")]
+    assert len(listed) == report.FAILING_SPEC_LINES and lead not in "".join(listed)  # the lead is the line itself
+    assert listed[0].startswith("    ✗ spec=(1, 127, bf16) seed=5 dist=normal: output out: 1 of 381 elements")
+    assert all(len(ln) <= len("    ✗ ") + 60 + report.FAILING_SPEC_CHARS for ln in listed) and listed[0].endswith("...")
+    assert lines[len(listed) + 1] == "    ... and 2 more failing specs (every one: --json, specs[].reason)"
+    assert report.failing_spec_lines(RungResult("correctness", Status.OK, figures={"specs": specs})) == []

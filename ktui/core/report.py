@@ -138,19 +138,48 @@ def run_header(key: str, device: dict[str, Any]) -> str:
 def rung_lines(r: RungResult) -> list[str]:
     """What ``ktui run`` prints for one finished rung: its line (``[name] ok  summary``); for a failure other than
     correctness whose line shows a summary, the error's first line under it (the cause: ``compile: timed out ...``);
-    one line per warning; and for a failure other than correctness the rest of the message and the end of its
-    traceback (the correctness line already names the spec)."""
+    under a failed correctness line, the other failing specs (``failing_spec_lines``); one line per warning; and
+    for a failure other than correctness the rest of the message and the end of its traceback (the correctness
+    line already names the spec)."""
     out = [r.line()]
     failed = r.error.one_line() if r.status is Status.FAILED and r.error else ""
     if failed and r.summary and failed not in r.summary and r.name != "correctness":
         out.append(f"    {failed}")  # the line shows the summary: the cause is this (a run whose compile timed out)
     out += inside_lines(r)
+    out += failing_spec_lines(r)
     out += [f"    warning: {w}" for w in r.warnings]
     if r.status is Status.FAILED and r.error and (r.name != "correctness" or is_reference_error(r.error)):
         out += message_rest(r.error, CLI_MESSAGE_LINES, "    ")
         out += traceback_tail(r.error.traceback, CLI_TRACEBACK_LINES, "    ")
     if r.status is Status.FAILED and is_reference_error(r.error):
         out.append("    the reference failed, not this version: fix it and save it (its versions run again)")
+    return out
+
+
+FAILING_SPEC_LINES = 8  # ``failing_spec_lines``: at most this many specs under a failed correctness line
+FAILING_SPEC_CHARS = 200  # and each spec's reason cut to this many characters (the whole one: --json, Details)
+
+
+def failing_spec_lines(r: RungResult) -> list[str]:
+    """Under a failed correctness line, one line per other failing spec: ``✗ (3, 127, bf16) dist=normal: output out:
+    23 of 381 elements ...``, cut to ``FAILING_SPEC_CHARS``, at most ``FAILING_SPEC_LINES`` and how many more. The
+    line names the worst case only (new-user trial 21 F2: it showed an ``extreme`` input's NaN while the defect of
+    10 of the 11 failing specs, a cancellation on ``normal`` inputs, was only in --json)."""
+    if r.name != "correctness" or r.status is not Status.FAILED:
+        return []
+    specs = [s for s in r.figures.get("specs") or [] if isinstance(s, dict) and s.get("ok") is False]
+    lead = next((s for s in specs if s.get("worst_case") and s["worst_case"] in r.summary), None)
+    rest = [s for s in specs if s is not lead]
+    out = []
+    for s in rest[:FAILING_SPEC_LINES]:
+        case = str(s.get("worst_case") or s.get("label") or "?")
+        reason = " ".join(str(s.get("reason") or "").split())
+        if len(reason) > FAILING_SPEC_CHARS:
+            reason = reason[: FAILING_SPEC_CHARS - 3].rstrip() + "..."
+        out.append(f"    ✗ {case}: {reason}")
+    if len(rest) > FAILING_SPEC_LINES:
+        more = len(rest) - FAILING_SPEC_LINES
+        out.append(f"    ... and {more} more failing specs (every one: --json, specs[].reason)")
     return out
 
 
