@@ -89,7 +89,12 @@ def test_where_the_native_reference_fails_the_kernel_is_held_to_its_error_elemen
         native_fails_too(m, out, native, ref, tol, False)
         verdicts[name] = m["ok"]
         if not m["ok"]:
-            assert "further off than 8x its own error there" in m["reason"], m["reason"]
+            assert "further off than 8x its own error there, first at [" in m["reason"], m["reason"]
+    # the deciding element named with the reference's own value there (new-user trial 21 F3)
+    m = metrics.verdict(torch.cat([honest[:3], honest[3:] + 1.0]), ref, tol)
+    native_fails_too(m, torch.cat([honest[:3], honest[3:] + 1.0]), native, ref, tol, False)
+    at = f"first at [3]: got {float(honest[3]) + 1.0:.6g}, expected {float(ref[3]):.6g}, the reference in float16 "
+    assert at + f"{float(native[3]):.6g})" in m["reason"], m["reason"]
     assert verdicts == {
         "honest": True,
         "saturated": True,

@@ -760,9 +760,14 @@ def native_fails_too(
     within |= ~fin & same  # where the truth is infinite: as the native reference gives it
     beyond = int((~within).sum())
     if beyond:
+        # the element that decides, named (new-user trial 21 F3: which one, and the reference's value there, was
+        # left for the user to work out)
+        i = int(torch.nonzero(~within)[0, 0])
         m["reason"] += (
             f" (the reference itself in {dt} fails this case too: {nv['reason']}; but {beyond} of {o.numel()} "
-            f"elements are further off than {NATIVE_FACTOR:g}x its own error there)"
+            f"elements are further off than {NATIVE_FACTOR:g}x its own error there, first at "
+            f"{index_of(i, tuple(out.shape))}: got {float(o[i]):.6g}, expected {float(r[i]):.6g}, the reference in "
+            f"{dt} {float(n[i]):.6g})"
         )
         return
     _excuse(
