@@ -374,6 +374,28 @@ def test_sessions_json_has_the_verified_best_speedup_and_the_figures(tmp_path, c
     assert lines[-1] == "2 sessions"
 
 
+def test_a_session_whose_ktui_is_alive_reads_as_running_not_cut_short(tmp_path, capsys):
+    """New-user trial 21 F17: an open TUI's session was listed "(cut short)", as a crashed one is. Without an end
+    record, a session whose writing process (the last session record's pid) is a live ktui reads "(running)"."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "ktui"])
+    try:
+        items = entries()[:-1]  # no end record
+        items[0] = ("session", {**items[0][1], "pid": proc.pid})
+        write_session(tmp_path, lines=log_lines(items))
+        code, out, _ = run_cli(capsys, "sessions", "--workspace", str(tmp_path), "--json")
+        assert code == 0 and data_of(out, "sessions")["sessions"][0]["running"] is True, out
+        code, out, _ = run_cli(capsys, "sessions", "--workspace", str(tmp_path))
+        assert "(running)" in out.splitlines()[1] and "(cut short)" not in out, out
+    finally:
+        proc.kill()
+        proc.wait()
+    code, out, _ = run_cli(capsys, "sessions", "--workspace", str(tmp_path))
+    assert "(cut short)" in out.splitlines()[1], out  # its process gone: cut short
+
+
 def test_a_cpu_sessions_best_says_how_many_versions_were_verified():
     """New-user trial 20 L13: BEST was '-' for every CPU session (no times), verified versions or none."""
     from ktui.sessions.catalog import SessionRow, table

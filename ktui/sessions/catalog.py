@@ -66,6 +66,7 @@ class SessionJson(TypedDict):
         start_iso: the same as ISO 8601 UTC (``2026-12-01T19:57:54Z``).
         duration_s: from the first record to the last, s.
         ended: the log has its ``end`` record (false: cut short by a crash, or still running).
+        running: no end record and the process writing it is alive on this machine: still open, not cut short.
         problems: the problems that had a ladder run, in order of their first run.
         versions: how many distinct ``problem/version`` had a (not cancelled) run.
         runs: how many runs finished.
@@ -82,6 +83,7 @@ class SessionJson(TypedDict):
     start_iso: str | None
     duration_s: float
     ended: bool
+    running: bool
     problems: list[str]
     versions: int
     runs: int
@@ -115,6 +117,8 @@ class SessionRow:
             time; None for a log with no record).
         duration_s: from the first record to the last, seconds.
         ended: the log has an ``end`` record (False: cut short by a crash, or still running).
+        running: no ``end`` record, and the process that wrote its last ``session`` or ``resumed`` record is alive on
+            this machine (``recording_alive``): a session still open, not one cut short (new-user trial 21 F17).
         problems: the problems that had a ladder run, in order of their first run.
         versions: how many distinct ``problem/version`` had a (not cancelled) run.
         runs: how many runs finished.
@@ -142,6 +146,7 @@ class SessionRow:
     cost_usd: float | None
     log_problems: int
     verified: int = 0
+    running: bool = False
 
     def to_json(self) -> SessionJson:
         """The row as ``ktui sessions --json`` writes it (``start`` also as ISO 8601 UTC)."""
@@ -151,6 +156,7 @@ class SessionRow:
             "start_iso": iso(self.start),
             "duration_s": round(self.duration_s, 3),
             "ended": self.ended,
+            "running": self.running,
             "problems": list(self.problems),
             "versions": self.versions,
             "runs": self.runs,
@@ -241,7 +247,36 @@ def row(session: Session) -> SessionRow:
         cost_usd=s.cost,
         log_problems=len(session.log.problems) + s.skipped,
         verified=len({r.key for r in s.runs if r.correct}),
+        running=not session.log.ended and recording_alive(session),
     )
+
+
+def recording_alive(session: Session) -> bool:
+    """Whether the process that wrote the session's last ``session`` or ``resumed`` record (its ``pid``) is alive on
+    this machine and is a ktui (Linux: its command line names ktui; elsewhere the pid alone), so the log is still
+    being written. False for a log from another machine's process that has ended, or one without a pid."""
+    import os
+
+    pid = None
+    for rec in reversed(session.log.records):
+        if rec.type in ("session", "resumed") and isinstance(rec.data, dict):
+            pid = rec.data.get("pid")
+            break
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True  # alive, another user's
+    except OSError:
+        return False
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if cmdline.exists():
+        try:
+            return b"ktui" in cmdline.read_bytes()
+        except OSError:
+            return False
+    return True
 
 
 def session_dirs(root: Path) -> list[Path]:
@@ -321,7 +356,7 @@ def table(rows: list[SessionRow]) -> list[str]:
             (
                 r.id,
                 start.replace("T", " ").rstrip("Z") if start else "-",
-                duration(r.duration_s) + ("" if r.ended else " (cut short)"),
+                duration(r.duration_s) + ("" if r.ended else " (running)" if r.running else " (cut short)"),
                 ",".join(r.problems) or "-",
                 str(r.versions),
                 best,
