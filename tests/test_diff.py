@@ -117,7 +117,7 @@ def test_json_has_the_public_fields_only(sides):
     a, b = sides
     j = diff.compare_results([a, b]).to_json()
     assert set(j) == {"a", "b", "resources", "mix_delta", "diff", "lines", "changed", "stage"}
-    assert set(j["a"]) == {"kernel", "file", "sha256", "arch", "kernels", "ncu"}
+    assert set(j["a"]) == {"kernel", "file", "sha256", "arch", "spec", "kernels", "ncu"}
     assert j["a"]["ncu"] is None and j["lines"] == {"a": 7, "b": 6} and j["changed"] == 3
     assert j["resources"][0] == {"resource": "registers", "a": 12, "b": 16, "delta": 4}
     assert j["mix_delta"][0] == {"family": "LDG.128", "a": 0, "b": 1, "delta": 1}
@@ -139,6 +139,18 @@ def test_render(sides):
     assert text[i + 1 :] == d.diff
     wide = diff.render(diff.compare_results([a, b]), side_by_side=True)
     assert "LDG.E.128" in wide
+    # which launch the dumps compiled, and a note when A and B are two problems' versions (new-user trial 21 F18)
+    for _, _, res in (a, b):
+        res.rung("dumps").figures["spec"] = {"n": 4096, "dtype": "bfloat16"}
+    text = diff.render(diff.compare_results([a, b])).splitlines()
+    assert text[1] == "the launch of spec=(4096, bf16) on both", text[:3]
+    b[2].rung("dumps").figures["spec"] = {"n": 1024, "dtype": "float32"}
+    import dataclasses
+
+    other = dataclasses.replace(diff.side(b[0], b[1], b[2]), kernel="mm/v2")
+    text = diff.render(diff.compare_sides(diff.side(*a), other)).splitlines()
+    assert text[1] == "A: spec=(4096, bf16); B: spec=(1024, fp32)", text[:3]
+    assert text[2] == "note: A and B are versions of two problems (add, mm): their kernels compute different ops"
 
 
 def test_a_result_without_dumps_is_a_diff_error(sides):

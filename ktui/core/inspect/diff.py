@@ -55,6 +55,8 @@ class DiffSideJson(TypedDict):
         file: its source file, relative to the workspace.
         sha256: the hash of the source the dumps were made from.
         arch: the architecture compiled for (``sm_90a``).
+        spec: the spec whose launch the dumps compiled (the first benchmark spec, else the largest test spec), or
+            null when the result does not say.
         kernels: every kernel of the timed launch.
         ncu: the profile rung's per-kernel Nsight Compute figures when it passed on this source, else null.
     """
@@ -63,6 +65,7 @@ class DiffSideJson(TypedDict):
     file: str
     sha256: str
     arch: str | None
+    spec: dict[str, Any] | None
     kernels: list[KernelDumpsJson]
     ncu: list[dict[str, Any]] | None
 
@@ -159,6 +162,7 @@ class DiffSide:
         sha256: the hash of the source the dumps were made from.
         arch: the architecture the dumps were compiled for (``sm_90a``).
         kernels: every kernel of the timed launch.
+        spec: the spec whose launch the dumps compiled (``dumps`` figure ``spec``), None when not recorded.
         ncu: the profile rung's per-kernel figures when it passed on this result, else None.
         normalized: the normalized SASS lines of all kernels (registers, addresses and encodings removed), or of
             the stage named by ``stage`` (``ktui.core.inspect.irlines.normalized_lines``): what the diff compares;
@@ -172,6 +176,7 @@ class DiffSide:
     arch: str | None
     kernels: list[KernelDumps]
     ncu: list[dict[str, Any]] | None = None
+    spec: dict[str, Any] | None = None
     normalized: list[str] = field(default_factory=list, repr=False)
     stage: str = "sass"
 
@@ -193,6 +198,7 @@ class DiffSide:
             "file": self.file,
             "sha256": self.sha256,
             "arch": self.arch,
+            "spec": self.spec,
             "kernels": [k.to_json() for k in self.kernels],
             "ncu": self.ncu,
         }
@@ -312,6 +318,7 @@ def side(ws: Workspace, k: KernelRef, res: LadderResult, stage: str = "sass") ->
         file=str(k.path.relative_to(ws.root)),
         sha256=res.source_sha256,
         arch=rung.figures.get("arch"),
+        spec=rung.figures.get("spec") if isinstance(rung.figures.get("spec"), dict) else None,
         kernels=kernels,
         ncu=prof.figures.get("kernels") if prof and prof.status is Status.OK else None,
         normalized=lines,
@@ -347,11 +354,27 @@ def compare_results(items: list[tuple[Workspace, KernelRef, LadderResult]], stag
     return compare_sides(side(wa, ka, ra, stage), side(wb, kb, rb, stage))
 
 
+def _spec_text(spec: dict[str, Any] | None) -> str:
+    """A spec as the rung lines show one: its values in order, ``(4096, 8192, bf16)``."""
+    short = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}
+    vals = [short.get(v, v) if isinstance(v, str) else v for v in (spec or {}).values()]
+    return "(" + ", ".join(str(v) for v in vals) + ("," if len(vals) == 1 else "") + ")"
+
+
 def render(result: DiffResult, side_by_side: bool = False, width: int = 60) -> str:
     """The comparison as text for a terminal: both files, the resources table, the instruction-mix table, each
     side's warnings, and the normalized SASS diff (unified, or in two columns)."""
     a, b = result.a, result.b
-    out = [f"A: {a.file} ({a.sha256[:12]})  B: {b.file} ({b.sha256[:12]})  [{a.arch}]", ""]
+    out = [f"A: {a.file} ({a.sha256[:12]})  B: {b.file} ({b.sha256[:12]})  [{a.arch}]"]
+    # which launch (new-user trial 21 F18: a kernel with fp32 and bf16 launches; and two problems diffed silently)
+    specs = [f"{side}: spec={_spec_text(x.spec)}" for side, x in (("A", a), ("B", b)) if x.spec]
+    if specs:
+        same = a.spec == b.spec
+        out.append(f"the launch of spec={_spec_text(a.spec)} on both" if same and a.spec else "; ".join(specs))
+    pa, pb = a.kernel.split("/")[0], b.kernel.split("/")[0]
+    if pa != pb:
+        out.append(f"note: A and B are versions of two problems ({pa}, {pb}): their kernels compute different ops")
+    out.append("")
     out.append(f"{'resource':<16}{'A':>10}{'B':>10}{'delta':>10}")
     for r in result.resources:
         out.append(f"{r.name:<16}{r.a:>10}{r.b:>10}{r.delta:>+10}")
