@@ -277,6 +277,15 @@ async def test_the_tree_labels_each_version_with_its_verdict(demo_ws):
         assert tree.label_of("vector_add/v9") == ""
         assert tree.step("vector_add/v3", 1) == "vector_add/v1"
         assert tree.step(None, 1) == "vector_add/v1" and tree.step(None, -1) == "vector_add/v3"
+        # a problem that appears while ktui runs (an import) takes its place in the workspace's order, not the last
+        # one (new-user trial 21 F10)
+        (demo_ws.root / "references" / "abc_first.py").write_text(
+            (demo_ws.root / "references/vector_add.py").read_text()
+        )
+        (demo_ws.root / "kernels" / "abc_first").mkdir()
+        (demo_ws.root / "kernels" / "abc_first" / "v1.py").write_text("def custom_kernel(data):\n    return data\n")
+        tree.rebuild(states)
+        assert tree.version_keys()[0] == "abc_first/v1", tree.version_keys()
 
 
 def test_progress_and_queue_messages_coalesce_and_others_do_not():

@@ -67,9 +67,12 @@ class KernelTree(Tree[str | KernelRef]):
         at = self.cursor_node.data if self.cursor_node is not None else None
         rebuilt = False
         problems = self.ws.problems()
-        for name in problems:
+        for i, name in enumerate(problems):
             if name not in self._problems:
-                self._problems[name] = self.root.add(self._problem_label(name), data=name, expand=True)
+                # in the workspace's order, not after the others (new-user trial 21 F10: an imported problem came
+                # last, under vector_add)
+                later = next((self._problems[p] for p in problems[i + 1 :] if p in self._problems), None)
+                self._problems[name] = self.root.add(self._problem_label(name), data=name, before=later, expand=True)
             else:
                 self._problems[name].set_label(self._problem_label(name))
         for name in list(self._problems):
