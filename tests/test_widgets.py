@@ -482,3 +482,17 @@ async def test_the_first_verdict_shows_in_the_correctness_row_while_the_rest_run
         st.live["correctness"] = RungResult("correctness", Status.OK, 1.0, "worst=(4099,) (106 cases)")
         table.show(st)
         assert cell(table, "correctness", "figures") == "worst=(4099,) (106 cases)"  # the full verdict
+
+
+async def test_the_diff_tabs_message_wraps_to_the_pane(demo_ws):
+    """New-user trial 21 F8: "Nothing to compare yet: ... once both have bee" was cut at the pane's edge (a Log does
+    not wrap); the message is wrapped to the pane's width."""
+    from ktui.tui.inside import DiffView
+
+    view = DiffView()
+    async with One(view).run_test(size=(50, 12)) as pilot:
+        view.show(demo_ws, None, {})
+        await pilot.pause()
+        lines = [str(ln) for ln in view.lines]
+        assert len(lines) > 2 and all(len(ln) <= 50 for ln in lines), lines
+        assert " ".join(ln.strip() for ln in lines) == DiffView.NOTHING

@@ -265,7 +265,7 @@ class DiffView(Log):
         other = self.compare_with(ws, k, results) if k else None
         ra, rb = (results.get(other.key) if other else None), (results.get(k.key) if k else None)
         if k is None or other is None or ra is None or rb is None:
-            self.write_line(self.NOTHING)
+            self.write_lines(self.wrapped(self.NOTHING))
             return
         self.app.run_worker(
             lambda: self._compute(ws, other, k, ra, rb),
@@ -282,8 +282,16 @@ class DiffView(Log):
         try:
             text = render(compare_results([(ws, a, ra), (ws, b, rb)]), side_by_side=self.side_by_side)
         except (DiffError, OSError) as exc:
-            text = str(exc)
+            text = "\n".join(self.wrapped(str(exc)))  # a message, not a diff: wrapped to the pane
         self.app.call_from_thread(self._write, b.key, text)
+
+    def wrapped(self, message: str) -> list[str]:
+        """``message`` wrapped to the pane's width (a Log does not wrap: new-user trial 21 F8 read "...once both
+        have bee" at the edge); 80 columns before the pane has a size."""
+        import textwrap
+
+        width = max(20, (self.scrollable_content_region.width or 80) - 1)
+        return [ln for para in message.splitlines() for ln in (textwrap.wrap(para, width) or [""])]
 
     def _write(self, key: str, text: str) -> None:
         if key != self._key:
