@@ -89,9 +89,19 @@ class RoundingNoise(TorchDispatchMode):  # type: ignore[no-untyped-call]
     def __init__(self, seed: int, gen: torch.Generator | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.gen = gen if gen is not None else torch.Generator().manual_seed(seed)
+        self._on: dict[str, torch.Generator] = {}  # a generator per device, seeded from ``gen``
+
+    def _generator(self, device: torch.device) -> torch.Generator:
+        """The picks are drawn where the tensor is (a GPU output of 67M elements: no int64 draw on the host and copy):
+        one generator per device, seeded from ``gen`` the first time."""
+        key = str(device)
+        if key not in self._on:
+            seed = int(torch.randint(0, 2**62, (1,), generator=self.gen))
+            self._on[key] = self.gen if device.type == "cpu" else torch.Generator(device=device).manual_seed(seed)
+        return self._on[key]
 
     def _jitter(self, t: torch.Tensor) -> None:
-        pick = torch.randint(0, 3, t.shape, generator=self.gen).to(t.device)
+        pick = torch.randint(0, 3, t.shape, generator=self._generator(t.device), device=t.device, dtype=torch.uint8)
         up, down = torch.nextafter(t, torch.full_like(t, math.inf)), torch.nextafter(t, torch.full_like(t, -math.inf))
         moved = torch.where(pick == 0, down, torch.where(pick == 2, up, t))
         t.copy_(torch.where(torch.isfinite(t), moved, t))
@@ -104,7 +114,9 @@ class RoundingNoise(TorchDispatchMode):  # type: ignore[no-untyped-call]
             return func(*args, **kwargs)
         decompose = _decompositions().get(func) if torch.Tag.pointwise in getattr(func, "tags", ()) else None
         if decompose is not None:  # a fused pointwise op (F.gelu's tanh form): its steps' roundings, each jittered
-            with RoundingNoise(0, self.gen):
+            inner = RoundingNoise(0, self.gen)
+            inner._on = self._on
+            with inner:
                 return decompose(*args, **kwargs)
         out = func(*args, **kwargs)
         for _, t in flatten(out):
