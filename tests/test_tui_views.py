@@ -457,3 +457,31 @@ def test_the_tui_derives_a_new_version_from_the_selected_one_of_that_problem(tmp
     assert of("softmax") is None  # a selection of another problem is no base
     app.selected = None
     assert of("vector_add") is None
+
+
+@pytest.mark.anyio
+async def test_quitting_says_it_stops_the_workers_before_the_screen_goes(make_ws):
+    """New-user trial 20 L3: q left a blank screen for 3.7 s while the workers stopped (and a user killed the
+    terminal); the app says so first, stops the session it owns off the event loop, then exits."""
+    import time as _time
+
+    ws = make_ws(["vector_add"])
+    said: list[tuple[str, float]] = []
+
+    class Slow:
+        stopped_at = 0.0
+
+        def stop(self) -> None:
+            _time.sleep(0.3)
+            Slow.stopped_at = _time.monotonic()
+
+    app = KtuiApp(ws, start_session=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.1)
+        app.session, app._owns_session = Slow(), True  # type: ignore[assignment]
+        app.notify = lambda message, **kw: said.append((str(message), _time.monotonic()))  # type: ignore[method-assign]
+        await pilot.press("q")
+        await pilot.pause(0.5)
+    assert said and said[0][0] == "stopping the workers…", said
+    assert Slow.stopped_at > said[0][1]  # the notice came first
+    assert app._quitting and not app.is_running
