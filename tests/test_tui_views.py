@@ -481,7 +481,10 @@ async def test_quitting_says_it_stops_the_workers_before_the_screen_goes(make_ws
         app.session, app._owns_session = Slow(), True  # type: ignore[assignment]
         app.notify = lambda message, **kw: said.append((str(message), _time.monotonic()))  # type: ignore[method-assign]
         await pilot.press("q")
-        await pilot.pause(0.5)
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if not app.is_running:
+                break
     assert said and said[0][0] == "stopping the workers…", said
     assert Slow.stopped_at > said[0][1]  # the notice came first
     assert app._quitting and not app.is_running

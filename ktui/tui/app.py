@@ -292,10 +292,21 @@ class KtuiApp(App[None]):
     async def action_quit(self) -> None:
         """Quit (q): the workers this app owns are stopped first, with a notice (stopping them takes seconds: new-user
         trial 20 L3 saw a blank screen for 3.7 s and killed the terminal), then the app exits."""
-        if self.session and self._owns_session and not self._quitting:
+        if self._quitting:
+            return
+        if self.session and self._owns_session:
             self._quitting = True
             self.notify("stopping the workers…", timeout=30)
-            await asyncio.to_thread(self.session.stop)
+            session = self.session
+
+            def stop_then_exit() -> None:  # off the app's message pump, so that the notice is drawn meanwhile
+                try:
+                    session.stop()
+                finally:
+                    self.call_from_thread(self.exit)
+
+            self.run_worker(stop_then_exit, thread=True, group="quit", description="stopping the workers")
+            return
         self.exit()
 
     def on_unmount(self) -> None:
