@@ -23,15 +23,28 @@ def test_an_output_made_under_inference_mode_fails_and_one_under_no_grad_passes(
     assert "y.add_(1)" in bad.summary and "torch.no_grad()" in bad.summary, bad.summary
 
 
-def test_an_inference_output_is_accepted_where_the_references_is_one_too():
-    """A reference that runs under inference mode returns inference tensors: a version's may be one there only."""
-    from ktui.worker.compare import inference_output
+def test_an_output_flag_is_accepted_where_the_references_has_it_too():
+    """A reference that runs under inference mode returns inference tensors (one with parameters, tensors that
+    require grad): a version's output may have a flag only where the reference's has it."""
+    from ktui.worker.compare import flagged_output
 
-    leaf = {"path": "[1]", "kind": "tensor", "dtype": "float32", "shape": [2], "inference": True}
-    assert inference_output({"inference": ["[1]"]}, "[1]", leaf) == ""  # type: ignore[arg-type]
-    assert "[1] is an inference tensor" in inference_output({"inference": ["[0]"]}, "[1]", leaf)  # type: ignore[arg-type]
-    plain = {k: v for k, v in leaf.items() if k != "inference"}
-    assert inference_output({}, "[1]", plain) == ""  # type: ignore[arg-type]
+    leaf = {"path": "[1]", "kind": "tensor", "dtype": "float32", "shape": [2], "flags": ["inference"]}
+    assert flagged_output({"flags": {"[1]": ["inference"]}}, "[1]", leaf) == ""  # type: ignore[arg-type]
+    said = flagged_output({"flags": {"[1]": []}}, "[1]", leaf)  # type: ignore[arg-type]
+    assert said.startswith("[1] is an inference tensor"), said
+    plain = {k: v for k, v in leaf.items() if k != "flags"}
+    assert flagged_output({}, "[1]", plain) == ""  # type: ignore[arg-type]
+    both = {**leaf, "flags": ["requires_grad", "conj"]}
+    said = flagged_output({"flags": {"[1]": ["requires_grad"]}}, "[1]", both)  # type: ignore[arg-type]
+    assert said.startswith("[1] is a lazily conjugated view (.conj())") and "requires grad" not in said, said
+
+
+def test_an_output_that_requires_grad_fails(make_ws, ladder_for):
+    """21b F3: an RMSNorm returning ``out.requires_grad_(True)`` passed; a caller's ``y[0] = 0`` and ``y.numpy()``
+    raise on it. The output leaf's flags say so, and the reference's output does not require grad."""
+    ref = R / "rt19_rmsnorm_w.py"
+    bad = corr(run(make_ws, ladder_for, "rms", K / "rt21b_requires_grad_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED and "out is a tensor that requires grad" in bad.summary, bad.summary
 
 
 def test_a_kernel_switching_on_cudnn_benchmark_and_flushing_denormals_fails_and_the_settings_come_back(
@@ -63,6 +76,24 @@ def test_a_kernel_switching_on_cudnn_benchmark_and_flushing_denormals_fails_and_
     assert "math_sdp_enabled() True -> False" in said and "cudnn.deterministic False -> True" in said, said
     assert torch.backends.cuda.math_sdp_enabled() and not torch.backends.cudnn.deterministic  # put back
     assert global_state.settle(saved) == ""
+    # 21b F2: autocast entered and never left, anomaly detection, a TorchFunctionMode left pushed
+    saved = global_state.save()
+    torch.autocast("cpu", dtype=torch.bfloat16).__enter__()
+    torch.set_anomaly_enabled(True)
+
+    class Passing(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            return func(*args, **(kwargs or {}))
+
+    mode = Passing()
+    mode.__enter__()
+    try:
+        said = global_state.settle(saved)
+    finally:
+        mode.__exit__(None, None, None)
+    assert "torch.is_autocast_enabled('cpu') False -> True" in said, said
+    assert "torch.is_anomaly_enabled() False -> True" in said and "torch function modes pushed 0 -> 1" in said, said
+    assert not torch.is_autocast_enabled("cpu") and not torch.is_anomaly_enabled()  # put back
 
 
 def test_an_accurate_geglu_passes_where_the_float64_reference_cancels_and_a_closed_tail_fails(make_ws, ladder_for):

@@ -68,7 +68,9 @@ OutputLeaf = TypedDict(
         "repr": str,  # other leaves: '' (ktui never calls a returned object's ``__repr__``: it is the kernel's code)
         "unsent": str,  # why the tensor's bytes were not written (its metadata differs from the reference's)
         "hint": bool,  # an expected leaf borrowed from another case of the spec: a size bound, not the truth
-        "inference": bool,  # an inference tensor (made under torch.inference_mode): absent when not
+        # what of the tensor a caller trips on (``ktui.worker.tensors.OUTPUT_FLAGS``: ``inference``,
+        # ``requires_grad``, ``conj``, ``neg``): absent when none
+        "flags": list[str],
     },
     total=False,
 )

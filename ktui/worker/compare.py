@@ -389,7 +389,7 @@ def judge_leaf(
                 f"{path} is a {g['class']}, a subclass of torch.Tensor: return a plain tensor (a "
                 "subclass can change what reading it gives)"
             )
-        why = inference_output(prep, path, g)
+        why = flagged_output(prep, path, g)
         if why:
             return why
         if g.get("device") and g["device"].split(":")[0] != device.split(":")[0]:
@@ -471,19 +471,30 @@ def judge_leaf(
     return m
 
 
-def inference_output(prep: dict[str, Any], path: str, g: OutputLeaf) -> str:
-    """Why output leaf ``g`` is not a tensor a caller can use ('' when it is): an inference tensor (the call ran
-    under ``torch.inference_mode``: ``@torch.inference_mode()`` on ``custom_kernel``) where the reference's is not.
-    Outside inference mode a caller's in-place op on it (``y.add_(1)``, ``y[0] = 0``), its use in autograd and
-    ``ctx.save_for_backward(y)`` raise (red team round 21, F1: every rung passed). A reference whose output is an
-    inference tensor (``prep["inference"]``, its leaves' paths) lets the version's be one there."""
-    if not g.get("inference") or path in prep.get("inference", []):
+FLAG_HARM = {
+    "inference": "an inference tensor (made under torch.inference_mode): outside inference mode a caller's in-place "
+    "op on it (y.add_(1), y[0] = 0), autograd and save_for_backward raise; return a normal tensor (torch.no_grad() "
+    "gives one without autograd's cost)",
+    "requires_grad": "a tensor that requires grad: a caller's in-place write (y[0] = 0) and y.numpy() raise on it; "
+    "return it detached (or compute under torch.no_grad())",
+    "conj": "a lazily conjugated view (.conj()): y.numpy() raises on it, and a kernel reading its memory gets the "
+    "imaginary parts with the wrong sign; return y.resolve_conj()",
+    "neg": "a lazily negated view: y.numpy() raises on it, and a kernel reading its memory gets the values with the "
+    "wrong sign; return y.resolve_neg()",
+}
+
+
+def flagged_output(prep: dict[str, Any], path: str, g: OutputLeaf) -> str:
+    """Why output leaf ``g`` is not a tensor a caller can use as the reference's ('' when it is): a flag of
+    ``tensors.OUTPUT_FLAGS`` the reference's output at ``path`` does not have (``prep["flags"]``): an inference tensor
+    (``@torch.inference_mode()`` on custom_kernel passed every rung: red team round 21, F1), one that requires grad
+    or a lazily conjugated view (red team round 21b, F3). A reference whose output has a flag lets the version's
+    have it there."""
+    theirs = set((prep.get("flags") or {}).get(path, []))
+    extra = [f for f in g.get("flags") or [] if f not in theirs]
+    if not extra:
         return ""
-    return (
-        f"{path or 'out'} is an inference tensor (made under torch.inference_mode): outside inference mode a caller's "
-        "in-place op on it (y.add_(1), y[0] = 0), autograd and save_for_backward raise; return a normal tensor "
-        "(torch.no_grad() gives one without autograd's cost)"
-    )
+    return f"{path or 'out'} is " + "; and ".join(FLAG_HARM.get(f, f) for f in extra)
 
 
 def overlaps(shape: list[int], stride: list[int]) -> bool:

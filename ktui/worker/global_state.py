@@ -64,6 +64,18 @@ def _flushes_denormals() -> bool:
     return bool((torch.tensor(1e-40, dtype=torch.float32) * 1.0).item() == 0.0)
 
 
+def _autocast(device: str) -> bool:
+    """Whether autocast is on for ``device`` (``cpu``, ``cuda``), in this torch's spelling."""
+    try:
+        return bool(torch.is_autocast_enabled(device))
+    except TypeError:  # torch before 2.4: no device argument
+        return bool(torch.is_autocast_cpu_enabled() if device == "cpu" else torch.is_autocast_enabled())
+
+
+def _no_setter(value: Any) -> None:
+    """A setting ktui reports and cannot put back (a mode left on torch's stack is the kernel's to pop)."""
+
+
 def _library(pref: Callable[[], Any]) -> str:
     """The backend ``pref`` (``torch.backends.cuda.preferred_blas_library``...) names now, by the name it takes."""
     return str(pref()).rsplit(".", 1)[-1].lower()
@@ -84,6 +96,19 @@ def _flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]]:
         ),
         "torch.backends.cudnn.enabled": (lambda: b.cudnn.enabled, lambda v: setattr(b.cudnn, "enabled", v)),
     }
+    # red team round 21b, F2: autocast entered and never left (the caller's float32 matmuls in bf16 after one call),
+    # anomaly detection, deterministic algorithms' warn_only, a TorchFunctionMode left pushed
+    for dev in ("cpu", "cuda"):
+        out[f"torch.is_autocast_enabled({dev!r})"] = (
+            functools.partial(_autocast, dev),
+            functools.partial(torch.set_autocast_enabled, dev),
+        )
+    out["torch.is_anomaly_enabled()"] = (torch.is_anomaly_enabled, torch.set_anomaly_enabled)
+    out["torch.is_deterministic_algorithms_warn_only_enabled()"] = (
+        torch.is_deterministic_algorithms_warn_only_enabled,
+        lambda v: torch.use_deterministic_algorithms(torch.are_deterministic_algorithms_enabled(), warn_only=v),
+    )
+    out["torch function modes pushed"] = (torch._C._len_torch_function_stack, _no_setter)
     if hasattr(b.cuda.matmul, "allow_fp16_accumulation"):
         out["torch.backends.cuda.matmul.allow_fp16_accumulation"] = (
             lambda: b.cuda.matmul.allow_fp16_accumulation,

@@ -53,7 +53,7 @@ from ktui.worker.problem import (
 )
 from ktui.worker.special import SPECIAL, valid_reference
 from ktui.worker.structure import structure
-from ktui.worker.tensors import buffer_leaves, describe, flatten, hash_data, input_facts
+from ktui.worker.tensors import buffer_leaves, describe, flatten, hash_data, input_facts, output_flags
 from ktui.worker.timing import bench, measure_bandwidth, measure_peak_tflops
 from ktui.worker.tolerance import native_unusable, resolve
 from ktui.worker.unordered import UnorderedGroup, UnorderedOps, canonical_
@@ -178,9 +178,9 @@ class Judge:
             "inputs_row_major": _row_major(inputs),
             "input_hash": hash_data(inputs, [digest for _, digest in facts.values()]),
             "structure": structure(expected),
-            # the reference's outputs that are inference tensors (a reference under torch.inference_mode): a
-            # version's may be too there, and nowhere else (``compare.inference_output``)
-            "inference": sorted(p for p, t in flatten(expected) if isinstance(t, torch.Tensor) and t.is_inference()),
+            # the flags of the reference's outputs (an inference tensor, one that requires grad...): a version's
+            # output may have those there, and no others (``compare.flagged_output``)
+            "flags": {p: output_flags(t) for p, t in flatten(expected) if isinstance(t, torch.Tensor)},
             "expected": _cpu(expected),
             "ref": _cpu(ref),
             "precision": precision,
@@ -345,9 +345,9 @@ class Judge:
         del runs
         entry: dict[str, Any] = {
             "structure": structure(expected),
-            # the reference's outputs that are inference tensors (a reference under torch.inference_mode): a
-            # version's may be too there, and nowhere else (``compare.inference_output``)
-            "inference": sorted(p for p, t in flatten(expected) if isinstance(t, torch.Tensor) and t.is_inference()),
+            # the flags of the reference's outputs (an inference tensor, one that requires grad...): a version's
+            # output may have those there, and no others (``compare.flagged_output``)
+            "flags": {p: output_flags(t) for p, t in flatten(expected) if isinstance(t, torch.Tensor)},
             "expected": _cpu(expected),
             "ref": _cpu(ref),
             "precision": precision,

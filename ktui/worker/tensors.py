@@ -354,6 +354,19 @@ def poisoned_mask(t: torch.Tensor) -> torch.Tensor:
     return torch.zeros(t.shape, dtype=torch.bool)
 
 
+OUTPUT_FLAGS = ("inference", "requires_grad", "conj", "neg")
+"""What of a returned tensor a caller trips on, beyond its values: an inference tensor (``torch.inference_mode``:
+in-place ops and autograd raise on it outside the mode), one that requires grad (an in-place write raises on a leaf
+that does, ``.numpy()`` raises), a lazily conjugated or negated view (``.conj()``: ``.numpy()`` raises, and a
+kernel reading its memory gets the imaginary parts with the wrong sign)."""
+
+
+def output_flags(t: torch.Tensor) -> list[str]:
+    """The ``OUTPUT_FLAGS`` that hold for ``t``, in that order."""
+    held = (t.is_inference(), t.requires_grad, t.is_conj(), t.is_neg())
+    return [name for name, on in zip(OUTPUT_FLAGS, held, strict=True) if on]
+
+
 def save_outputs(
     out: Any, folder: Path, expected: list[OutputLeaf] | None = None, digests: list[str] | None = None
 ) -> list[OutputLeaf]:
@@ -405,8 +418,9 @@ def save_outputs(
                 "device": str(leaf.device),
                 "class": class_name(leaf),
             }
-            if leaf.is_inference():  # a caller's in-place ops and autograd raise on it (red team round 21, F1)
-                d["inference"] = True
+            flags = output_flags(leaf)
+            if flags:  # a caller's in-place ops, autograd or .numpy() trip on them (red team rounds 21 and 21b)
+                d["flags"] = flags
             if hinted:
                 size = leaf.numel() * leaf.element_size()
                 unsent = (
