@@ -3,7 +3,7 @@
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
 #                                        issue9-open context round10a round10b fixes24 round12 round15 interp-vs-gpu tc-accum
-#                                        timing-escape rounds16-20 bf16-reduce
+#                                        timing-escape rounds16-21 bf16-reduce
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -274,7 +274,7 @@ PY
           --rungs compile,run,correctness,benchmark,dumps --json --no-record) > "$OUT/r15_${p}_$k.json" 2>"$OUT/r15_${p}_$k.err"
         python3 benchmarks/rung_cells.py "$OUT/r15_${p}_$k.json" "$p/$k ($((SECONDS - t0)) s)" run correctness benchmark dumps
       done ;;
-    rounds16-19|rounds16-20)  # red teams 16-20 and new-user trial 20's scan on the GPU (seed ${ROUNDS_SEED:-3}):
+    rounds16-19|rounds16-20|rounds16-21)  # red teams 16-21 and new-user trials 20-21 on the GPU (seed ${ROUNDS_SEED:-3}):
       # each bad kernel FAILED at correctness or
       # benchmark, each honest twin ok on every rung. ROUNDS_ONLY=regex (grep -E) keeps the matching pairs only
       W=$(mktemp -d) && mkdir -p "$W/references" "$W/kernels"
@@ -304,7 +304,10 @@ PY
           rt20_softmax_cut:rt20_softmax_skip_small_exp_bad rt20_softmax_cut:rt20_softmax_good \
           rt20_router:rt20_router_swapped_bad rt20_router:rt20_router_sorted_good \
           rt20_fp8_e5m2:rt20_fp8_e5m2_rtz_unclamped_bad rt20_fp8_e5m2:rt20_fp8_e5m2_good \
-          nu20_rowcumsum:nu20_rowcumsum_carry_stops_bad nu20_rowcumsum:nu20_rowcumsum_blocked_good; do
+          nu20_rowcumsum:nu20_rowcumsum_carry_stops_bad nu20_rowcumsum:nu20_rowcumsum_blocked_good \
+          rt19_rmsnorm_w:rt21_inference_mode_bad rt19_rmsnorm_w:rt21_no_grad_good rt19_rmsnorm_w:rt21b_requires_grad_bad \
+          rt19_rmsnorm_w:rt21_cudnn_benchmark_bad rt21_mm_small:rt21_mm_tiles_bad rt21_mm_small:rt21_mm_tiles_good \
+          nu21_geglu:nu21_geglu_closed_tail_bad nu21_geglu:nu21_geglu_sigmoid_good; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
