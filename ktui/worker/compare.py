@@ -25,7 +25,7 @@ from ktui.protocol import Case, CaseVerdict, ExecutedCase, OutputLeaf
 from ktui.worker import metrics
 from ktui.worker.accumulator import FLOAT32_U, pair_magnitude
 from ktui.worker.cases import build_input, case_label, label_of
-from ktui.worker.conditioning import GROSS_SLACK, truth_slack
+from ktui.worker.conditioning import GROSS_SLACK, rounding_slack, truth_slack
 from ktui.worker.ftz import ftz_allowance
 from ktui.worker.indices import index_allowance, select_verdict
 from ktui.worker.locate import index_of, where_bad
@@ -594,14 +594,17 @@ def ill_conditioned_allowance(
     lies beyond; ``m`` itself when nothing could be measured. A warning says how many elements past a plain bound
     were let through."""
     inputs_of = prep.get("inputs_of")
-    slack = truth_slack(problem, inputs_of, path, ref, tol) if inputs_of is not None else None
+    if inputs_of is None:
+        return m
+    rounding = rounding_slack(problem, inputs_of, path, ref)  # the same at both u: computed once
+    slack = truth_slack(problem, inputs_of, path, ref, tol, rounding=rounding) if rounding is not None else None
     if slack is None or not bool((slack > 0).any()):
         return m
     slack = slack * GROSS_SLACK
     # the off and firm bounds grow by the truth's move at float32's u, the precision an honest kernel computes in:
     # a prefix cancelling against 4e37 moves by ~1e30 there (new-user trial 20 H1), while an fp16 accumulator's
     # errors stay far past it (red team round 12); the output's u would cover the accumulator
-    elem = truth_slack(problem, inputs_of, path, ref, tol, FLOAT32_U) if inputs_of is not None else None
+    elem = truth_slack(problem, inputs_of, path, ref, tol, FLOAT32_U, rounding=rounding)
     elem = elem * GROSS_SLACK if elem is not None else None
     if out.numel() > large:
         again = metrics.verdict_large(

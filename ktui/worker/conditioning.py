@@ -81,15 +81,16 @@ EXACT_OPS = frozenset(
 
 class RoundingNoise(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Inside it every float64 tensor an op returns (not a view, not an op of ``EXACT_OPS``) has each finite element
-    moved one ulp down, kept, or moved one ulp up, at random (``seed``, or the generator ``gen`` of the mode it runs
-    inside; each with probability 1/3): the float64 reference's own roundings made visible (the module's
+    moved one ulp down, kept, or moved one ulp up, at random (``seed``, or the generators of the ``parent`` mode it
+    runs inside; each with probability 1/3): the float64 reference's own roundings made visible (the module's
     docstring). A fused pointwise op with a decomposition in torch (``F.gelu(approximate="tanh")``) runs as its
     decomposition, each step jittered: its one result would hide the cancellation inside it."""
 
-    def __init__(self, seed: int, gen: torch.Generator | None = None) -> None:
+    def __init__(self, seed: int, parent: RoundingNoise | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
-        self.gen = gen if gen is not None else torch.Generator().manual_seed(seed)
-        self._on: dict[str, torch.Generator] = {}  # a generator per device, seeded from ``gen``
+        # inside a decomposition (``parent``): the same draws go on, from the same generators
+        self.gen: torch.Generator = parent.gen if parent is not None else torch.Generator().manual_seed(seed)
+        self._on: dict[str, torch.Generator] = parent._on if parent is not None else {}  # one per device, from gen
 
     def _generator(self, device: torch.device) -> torch.Generator:
         """The picks are drawn where the tensor is (a GPU output of 67M elements: no int64 draw on the host and copy):
@@ -114,9 +115,7 @@ class RoundingNoise(TorchDispatchMode):  # type: ignore[no-untyped-call]
             return func(*args, **kwargs)
         decompose = _decompositions().get(func) if torch.Tag.pointwise in getattr(func, "tags", ()) else None
         if decompose is not None:  # a fused pointwise op (F.gelu's tanh form): its steps' roundings, each jittered
-            inner = RoundingNoise(0, self.gen)
-            inner._on = self._on
-            with inner:
+            with RoundingNoise(0, parent=self):
                 return decompose(*args, **kwargs)
         out = func(*args, **kwargs)
         for _, t in flatten(out):
@@ -136,6 +135,41 @@ def _decompositions() -> dict[Any, Callable[..., Any]]:
 NOISE_RUNS = 2  # runs of the float64 reference under ``RoundingNoise`` per ``truth_slack`` (seeds SEED + 1, + 2)
 
 
+def _truth_move(problem: Problem, data: Any, path: str, r: torch.Tensor, noise: int = 0) -> torch.Tensor | None:
+    """How far output ``path``'s float64 truth moves from ``r`` (flat, on the CPU) when the reference runs on
+    ``data``, under ``RoundingNoise(noise)`` when ``noise`` is not 0: per element, infinite where a finite truth
+    becomes NaN or infinite, 0 where the truth is not finite. None when the reference fails, does not run in float64
+    or returns another shape there."""
+    try:
+        with RoundingNoise(noise) if noise else contextlib.nullcontext():
+            out, precision = problem.reference(data)
+    except Exception:
+        return None
+    leaf = dict(flatten(out)).get(path)
+    if precision != "float64" or not isinstance(leaf, torch.Tensor) or leaf.numel() != r.numel():
+        return None
+    d = (leaf.detach().to("cpu", torch.float64).reshape(-1) - r).abs()
+    d = torch.where(torch.isfinite(d), d, torch.full_like(d, math.inf))  # NaN: moved without bound
+    return torch.where(torch.isfinite(r), d, torch.zeros_like(d))
+
+
+def rounding_slack(problem: Problem, inputs_of: Callable[[], Any], path: str, ref: torch.Tensor) -> torch.Tensor | None:
+    """Per element of output ``path`` (``ref``: its float64 truth), flat on the CPU: how far the truth moves, the
+    larger of ``NOISE_RUNS`` runs of the reference on the case's own inputs under ``RoundingNoise`` (its own
+    roundings: the module's docstring). It does not depend on any u: a caller that asks ``truth_slack`` at two u
+    computes it once. None when the reference does not run in float64 or fails under the noise."""
+    if not problem.float64:
+        return None
+    r = ref.detach().to("cpu", torch.float64).reshape(-1)
+    slack = torch.zeros_like(r)
+    for k in range(1, NOISE_RUNS + 1):
+        d = _truth_move(problem, inputs_of(), path, r, SEED + k)
+        if d is None:
+            return None
+        slack = torch.maximum(slack, d)
+    return slack
+
+
 def truth_slack(
     problem: Problem,
     inputs_of: Callable[[], Any],
@@ -143,29 +177,22 @@ def truth_slack(
     ref: torch.Tensor,
     tol: Tolerance,
     u: float | None = None,
+    rounding: torch.Tensor | None = None,
 ) -> torch.Tensor | None:
     """Per element of output ``path`` (``ref``: its float64 truth, any shape), flat on the CPU: how far the truth
-    moves, the largest of four runs: two when the inputs (``inputs_of()``, the case's own) move by ``u`` relative
-    (default ``tol.unit_roundoff``), two on the inputs as they are under ``RoundingNoise`` (module docstring);
+    moves, the largest of two runs where the inputs (``inputs_of()``, the case's own) move by ``u`` relative (default
+    ``tol.unit_roundoff``) and of ``rounding`` (``rounding_slack``: its own roundings; computed here when not given);
     infinite where a finite truth becomes NaN or infinite. None when the gross bound is off (and no ``u`` is given),
     or the reference does not run in float64 or fails on the moved inputs (nothing is allowed then)."""
     if (u is None and not tol.bounds_gross) or not problem.float64:
         return None
     r = ref.detach().to("cpu", torch.float64).reshape(-1)
-    fin = torch.isfinite(r)
-    slack = torch.zeros_like(r)
-    runs: list[tuple[float, int]] = [(1.0, 0), (-1.0, 0)] + [(0.0, SEED + k) for k in range(1, NOISE_RUNS + 1)]
-    for sign, noise in runs:
-        try:
-            data = _moved(inputs_of(), tol.unit_roundoff if u is None else u, sign) if sign else inputs_of()
-            with RoundingNoise(noise) if noise else contextlib.nullcontext():
-                out, precision = problem.reference(data)
-        except Exception:
+    slack = rounding if rounding is not None else rounding_slack(problem, inputs_of, path, ref)
+    if slack is None:
+        return None
+    for sign in (1.0, -1.0):
+        d = _truth_move(problem, _moved(inputs_of(), tol.unit_roundoff if u is None else u, sign), path, r)
+        if d is None:
             return None
-        leaf = dict(flatten(out)).get(path)
-        if precision != "float64" or not isinstance(leaf, torch.Tensor) or leaf.numel() != r.numel():
-            return None
-        d = (leaf.detach().to("cpu", torch.float64).reshape(-1) - r).abs()
-        d = torch.where(torch.isfinite(d), d, torch.full_like(d, math.inf))  # NaN: moved without bound
-        slack = torch.maximum(slack, torch.where(fin, d, torch.zeros_like(d)))
+        slack = torch.maximum(slack, d)
     return slack

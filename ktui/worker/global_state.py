@@ -58,10 +58,15 @@ def snapshot() -> dict[str, Any]:
     return state
 
 
+_SUBNORMAL = torch.tensor(1e-40, dtype=torch.float32)  # ``_flushes_denormals``'s operand and result, made once:
+_PRODUCT = torch.empty((), dtype=torch.float32)  # a tensor made per read was half of ``snapshot``'s time
+
+
 def _flushes_denormals() -> bool:
     """Whether ``torch.set_flush_denormal(True)`` is in effect: torch has no getter; a float32 subnormal times one
     is zero only then (the CPU's FTZ/DAZ modes)."""
-    return bool((torch.tensor(1e-40, dtype=torch.float32) * 1.0).item() == 0.0)
+    torch.mul(_SUBNORMAL, 1.0, out=_PRODUCT)
+    return float(_PRODUCT) == 0.0
 
 
 def _autocast(device: str) -> bool:

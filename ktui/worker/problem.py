@@ -402,7 +402,9 @@ class Problem:
             ProblemError: generate_input raised (the message names the spec and seed).
         """
         outer = outer_rngs(device)
-        settings = global_state.save()  # a setting generate_input changes is put back: the kernel's calls never see it
+        # a setting generate_input changes is put back: the kernel's calls never see it (the generators' states are
+        # ``outer``'s, read once)
+        settings = global_state.Saved(global_state.snapshot(), *outer)
         seed_rngs(seed, device)
         try:
             with torch.device(device), GeneratorDevice(device):
