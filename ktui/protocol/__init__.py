@@ -98,6 +98,7 @@ __all__ = [
     "json_safe",
     "json_float",
     "spec_ints",
+    "spec_label",
     "spec_size",
     "Spec",
     "KernelSource",
@@ -309,6 +310,15 @@ def spec_ints(spec: Mapping[str, Any]) -> list[int]:
             if isinstance(x, int) and not isinstance(x, bool):
                 out.append(x)
     return out
+
+
+def spec_label(spec: Any) -> str:
+    """``(1, 129)`` or ``(4, 129, bf16)``: a spec's values in order, dtype names shortened, as every line that names
+    a spec shows it (the worker's case labels, the dumps rung, ``ktui diff``); a value that is not a dict as a
+    1-tuple."""
+    short = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}
+    vals = [short.get(v, v) if isinstance(v, str) else v for v in (spec.values() if isinstance(spec, dict) else [spec])]
+    return "(" + ", ".join(str(v) for v in vals) + ("," if len(vals) == 1 else "") + ")"
 
 
 def spec_size(spec: Mapping[str, Any]) -> int:

@@ -29,6 +29,7 @@ from ktui.protocol import (
     PingRequest,
     ReplayRequest,
     Sources,
+    spec_label,
     spec_size,
 )
 from ktui.worker import allocation, capture, global_state, integrity, invoke, target_device
@@ -36,7 +37,7 @@ from ktui.worker.artifacts import launch_label, public_launch, write_artifacts
 from ktui.worker.checked import CheckedCalls
 from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
 from ktui.worker.interp_libdevice import note as libdevice_note
-from ktui.worker.problem import ProblemCache, load_module, read_snapshot, spec_label
+from ktui.worker.problem import ProblemCache, load_module, read_snapshot
 from ktui.worker.timed import TimedCalls
 
 COMPILER_MODULES = ("triton.compiler", "triton.language", "triton.backends", "cutlass", "mlir")

@@ -49,8 +49,8 @@ from typing import Any
 
 import torch
 
-from ktui.protocol import mixed_variants
-from ktui.worker.problem import DISTRIBUTIONS, Problem, spec_label
+from ktui.protocol import mixed_variants, spec_label
+from ktui.worker.problem import DISTRIBUTIONS, Problem
 from ktui.worker.special import SPECIAL, near_duplicate_, refill_special
 from ktui.worker.tensors import dataclass_fields, with_fields
 

@@ -63,10 +63,10 @@ from typing import Any
 
 import torch
 
-from ktui.protocol import ProblemInfo, spec_size
+from ktui.protocol import ProblemInfo, spec_label, spec_size
 from ktui.worker.errors import CONTEXT_LOST, ProblemError
 from ktui.worker.indices import declared as declared_indices
-from ktui.worker.problem import Problem, spec_label
+from ktui.worker.problem import Problem
 from ktui.worker.special import SPECIAL, valid_reference
 
 FUZZ_COUNT = 4  # fuzzed specs per run: one per size class

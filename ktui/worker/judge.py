@@ -35,6 +35,7 @@ from ktui.protocol import (
     TimedVerdict,
     TimeReferenceReply,
     TimeReferenceRequest,
+    spec_label,
 )
 from ktui.worker import upstream
 from ktui.worker.baselines import time_baselines
@@ -49,7 +50,6 @@ from ktui.worker.problem import (
     inputs_only,
     output_dtype,
     policy_dtype,
-    spec_label,
 )
 from ktui.worker.special import SPECIAL, valid_reference
 from ktui.worker.structure import structure

@@ -40,7 +40,7 @@ from typing import Any
 
 import torch
 
-from ktui.protocol import ProblemInfo, ReferenceSource
+from ktui.protocol import ProblemInfo, ReferenceSource, spec_label
 from ktui.protocol.distributions import INPUT_DISTRIBUTIONS
 from ktui.worker import global_state
 from ktui.worker.errors import ProblemError, snapshot_missing
@@ -269,13 +269,6 @@ def load_module(path: Path, name: str, search_dir: Path | None = None, what: str
         if extra and extra in sys.path:
             sys.path.remove(extra)
     return mod
-
-
-def spec_label(spec: dict[str, Any]) -> str:
-    """``(1, 129)`` or ``(4, 129, bf16)``: the spec's values in order, dtype names shortened."""
-    short = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}
-    vals = [short.get(v, v) if isinstance(v, str) else v for v in spec.values()]
-    return "(" + ", ".join(str(v) for v in vals) + ("," if len(vals) == 1 else "") + ")"
 
 
 def seed_rngs(seed: int | None, device: str) -> int:

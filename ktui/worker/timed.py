@@ -44,10 +44,11 @@ from ktui.protocol import (
     OnProgress,
     Sources,
     TimedOutput,
+    spec_label,
 )
 from ktui.worker import global_state, invoke
 from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
-from ktui.worker.problem import Problem, ProblemCache, inputs_only, spec_label
+from ktui.worker.problem import Problem, ProblemCache, inputs_only
 from ktui.worker.structure import structure
 from ktui.worker.tensors import (
     _KEY_TYPES,

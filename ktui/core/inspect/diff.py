@@ -18,6 +18,7 @@ from ktui.core.inspect import irlines, sass
 from ktui.core.results import LadderResult, Status
 from ktui.core.store import sha256
 from ktui.core.workspace import KernelRef, Workspace
+from ktui.protocol import spec_label
 
 RESOURCES = ("registers", "local", "stack", "shared", "dynamic_shared")
 
@@ -354,23 +355,16 @@ def compare_results(items: list[tuple[Workspace, KernelRef, LadderResult]], stag
     return compare_sides(side(wa, ka, ra, stage), side(wb, kb, rb, stage))
 
 
-def _spec_text(spec: dict[str, Any] | None) -> str:
-    """A spec as the rung lines show one: its values in order, ``(4096, 8192, bf16)``."""
-    short = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}
-    vals = [short.get(v, v) if isinstance(v, str) else v for v in (spec or {}).values()]
-    return "(" + ", ".join(str(v) for v in vals) + ("," if len(vals) == 1 else "") + ")"
-
-
 def render(result: DiffResult, side_by_side: bool = False, width: int = 60) -> str:
     """The comparison as text for a terminal: both files, the resources table, the instruction-mix table, each
     side's warnings, and the normalized SASS diff (unified, or in two columns)."""
     a, b = result.a, result.b
     out = [f"A: {a.file} ({a.sha256[:12]})  B: {b.file} ({b.sha256[:12]})  [{a.arch}]"]
     # which launch (new-user trial 21 F18: a kernel with fp32 and bf16 launches; and two problems diffed silently)
-    specs = [f"{side}: spec={_spec_text(x.spec)}" for side, x in (("A", a), ("B", b)) if x.spec]
+    specs = [f"{side}: spec={spec_label(x.spec)}" for side, x in (("A", a), ("B", b)) if x.spec]
     if specs:
         same = a.spec == b.spec
-        out.append(f"the launch of spec={_spec_text(a.spec)} on both" if same and a.spec else "; ".join(specs))
+        out.append(f"the launch of spec={spec_label(a.spec)} on both" if same and a.spec else "; ".join(specs))
     pa, pb = a.kernel.split("/")[0], b.kernel.split("/")[0]
     if pa != pb:
         out.append(f"note: A and B are versions of two problems ({pa}, {pb}): their kernels compute different ops")

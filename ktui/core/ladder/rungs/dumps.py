@@ -22,7 +22,7 @@ from ktui.core.inspect import sass
 from ktui.core.ladder.context import RunContext
 from ktui.core.results import ErrorInfo, RungResult, Status
 from ktui.core.store import atomic_write
-from ktui.protocol import DumpsRequest, spec_size
+from ktui.protocol import DumpsRequest, spec_label, spec_size
 
 if TYPE_CHECKING:
     from ktui.core.workers.pool import WorkerPool
@@ -98,7 +98,7 @@ def run(ctx: RunContext) -> RungResult:
     summary = "; ".join(parts) or "no kernel compiled"
     over = launch_limits(kernels, res["launches"], arch)
     if over:
-        problem = f"spec={spec_text(spec)}: {over[0]}" + (f" (and {len(over) - 1} more)" if len(over) > 1 else "")
+        problem = f"spec={spec_label(spec)}: {over[0]}" + (f" (and {len(over) - 1} more)" if len(over) > 1 else "")
         return RungResult(
             "dumps",
             Status.FAILED,
@@ -174,13 +174,6 @@ def shared_memory_over(launches: list[Any], arch: str) -> list[str]:
                 "interpreter and the GPU refuses to launch it (out of resources; smaller tiles or fewer stages)"
             )
     return found
-
-
-def spec_text(spec: Any) -> str:
-    """A spec as the rung lines show one (``worker.problem.spec_label``): its values in order, ``(1, 131072, bf16)``."""
-    short = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}
-    vals = [short.get(v, v) if isinstance(v, str) else v for v in (spec.values() if isinstance(spec, dict) else [spec])]
-    return "(" + ", ".join(str(v) for v in vals) + ("," if len(vals) == 1 else "") + ")"
 
 
 def launched_nothing(ctx: RunContext) -> RungResult | None:
