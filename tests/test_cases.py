@@ -333,10 +333,15 @@ def test_an_output_buffer_reused_across_calls_is_caught(make_ws, ladder_for):
 def test_work_left_running_after_return_is_caught(make_ws, ladder_for):
     res = run(make_ws, ladder_for, "vector_add", K / "late_write_bad.py")
     assert corr(res).status is Status.FAILED
+    # Which check sees the late write depends on the scheduler: at return the output is still zeros (a wrong value on
+    # the first or, when a loaded machine let the first call's thread finish before the snapshot, the second call),
+    # or it changes while ktui watches it, or the thread is still running when the run rung ends. Each names the fault.
+    summary = corr(res).summary
     assert (
         any("thread(s) the kernel started were still running" in w for w in res.rung("run").warnings)
-        or "output changed after the call returned" in corr(res).summary
-    )
+        or "output changed after the call returned" in summary
+        or "got 0, expected" in summary
+    ), summary
 
 
 # -- integer outputs, output structure, the repeated call --------------------------------------------------------
