@@ -153,3 +153,45 @@ def test_a_launch_past_hoppers_shared_memory_fails_the_run_rung_on_the_cpu(make_
     assert "mm_kernel(" in message and "a_ptr: *fp32" in message, message
     assert "needs 294,912 B of shared memory per block, past sm_90a's 232,448 B" in message, message
     assert "bf16" not in message, message  # the bf16 launch (196,608 B) fits
+
+
+def test_a_kernel_seeding_pythons_and_numpys_generators_fails_and_a_local_generator_passes(make_ws, ladder_for):
+    """21b F2's rest: ``random.seed(0)`` and ``np.random.seed(0)`` in custom_kernel passed (the caller's shuffles and
+    augmentations repeat from step to step). Their whole states are read around each call (a digest) and put back;
+    a kernel drawing from its own ``random.Random`` passes."""
+    import random
+
+    import numpy as np
+
+    from ktui.worker import global_state
+
+    ref = R / "rt19_rmsnorm_w.py"
+    good(run(make_ws, ladder_for, "rms", K / "rt21b_local_rng_good.py", reference=ref, **CHECKED))
+    bad = run(make_ws, ladder_for, "rms", K / "rt21b_host_seed_bad.py", reference=ref, **CHECKED)
+    assert bad.failed_rung is not None and bad.failed_rung.name == "compile", [r.line() for r in bad.rungs]
+    line = bad.failed_rung.line()
+    assert "random.getstate() 'state " in line and "numpy.random.get_state() 'state " in line, line
+    assert "a local random.Random or numpy.random.default_rng" in line, line
+    # a draw moves the stream as a reseed does; both are put back
+    saved = global_state.save()
+    first = random.random(), float(np.random.rand())
+    said = global_state.settle(saved)
+    assert "random.getstate()" in said and "numpy.random.get_state()" in said, said
+    assert (random.random(), float(np.random.rand())) == first  # the streams are where the call found them
+    assert global_state.settle(global_state.save()) == ""
+
+
+def test_an_output_on_another_device_index_than_its_inputs_fails():
+    """21b F3a: the judge compared the output's device type alone, so an output on ``cuda:1`` for inputs on
+    ``cuda:0`` passed (the caller's next op raises "Expected all tensors to be on the same device"). The index is
+    the inputs' (each input leaf names its device)."""
+    from ktui.worker.compare import wrong_device
+
+    case = {"inputs_after": [{"path": "in[0]", "kind": "tensor", "device": "cuda:0"}, {"kind": "number"}]}
+    said = wrong_device("out", {"device": "cuda:1"}, case, "cuda")  # type: ignore[arg-type]
+    assert said == (
+        "out is on cuda:1, its inputs on cuda:0: the kernel must return its output on the device its inputs are on"
+    ), said
+    assert wrong_device("out", {"device": "cuda:0"}, case, "cuda") == ""  # type: ignore[arg-type]
+    assert wrong_device("out", {"device": "cpu"}, case, "cuda").startswith("out is on cpu, expected cuda")  # type: ignore[arg-type]
+    assert wrong_device("out", {"device": "cpu"}, {"inputs_after": []}, "cpu") == ""  # type: ignore[arg-type]

@@ -246,6 +246,25 @@ def judge_inplace(
 _INPUT_META = ("kind", "dtype", "shape", "class", "type", "repr")  # what an input leaf must keep (``input_leaf``)
 
 
+def wrong_device(path: str, g: OutputLeaf, case: ExecutedCase, device: str) -> str:
+    """Why output leaf ``g`` is not on the device the kernel ran on, or ''. The type (``cuda``, ``cpu``) is the judge's
+    ``device``'s; the index is the inputs' (``case["inputs_after"]``' tensor leaves, ``cuda:0``): an output left on
+    ``cuda:1`` for inputs on ``cuda:0`` makes the caller's next op with its own tensors raise "Expected all tensors
+    to be on the same device" (red team round 21b, F3)."""
+    where = g.get("device")
+    if not where:
+        return ""
+    if where.split(":")[0] != device.split(":")[0]:
+        return f"{path} is on {where}, expected {device}: the kernel must return its output on the device it ran on"
+    inputs = {str(i["device"]) for i in case.get("inputs_after", []) if i.get("kind") == "tensor" and i.get("device")}
+    if ":" in where and inputs and where not in inputs:
+        return (
+            f"{path} is on {where}, its inputs on {', '.join(sorted(inputs))}: the kernel must return its output on "
+            "the device its inputs are on"
+        )
+    return ""
+
+
 def input_changes(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folder: Path, device: str) -> str:
     """Why the inputs as the call left them (``inputs_after``: the bytes the candidate wrote after the call,
     ``tensors.save_inputs``) are not, bit for bit, the inputs the judge built for the case (``prep["inputs"]``,
@@ -392,11 +411,9 @@ def judge_leaf(
         why = flagged_output(prep, path, g)
         if why:
             return why
-        if g.get("device") and g["device"].split(":")[0] != device.split(":")[0]:
-            return (
-                f"{path} is on {g['device']}, expected {device}: the kernel must return its "
-                "output on the device it ran on"
-            )
+        why = wrong_device(path, g, case, device)
+        if why:
+            return why
         if not exp_tensor:  # a Python number from the reference: its value is the target, not torch's dtype for it
             why = number_dtype(exp, g["dtype"])
             if why:

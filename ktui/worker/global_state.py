@@ -7,7 +7,9 @@ settings on the thread that runs the kernel (grad and inference mode are per thr
 call; ``changes`` names what differs, and the case fails on it.
 
 What is read: the CPU generator's ``initial_seed`` (and every CUDA device's once CUDA is in use) -- not the
-generators' states, which an honest kernel that draws random numbers (dropout) advances --, the default dtype and
+generators' states, which an honest kernel that draws random numbers (dropout) advances --, the whole state of
+Python's and NumPy's global generators (a digest: a torch reference draws from neither, so a kernel that reseeds or
+draws from them moves the caller's streams), the current CUDA device and stream, the default dtype and
 device, grad and inference mode, the float32 matmul precision and the TF32 and reduced-precision reduction flags,
 deterministic algorithms and the number of CPU threads. A setting changed at import time (the module's top level)
 is not a call's side effect and is not seen here.
@@ -22,6 +24,8 @@ are settled and judged the same way (``ktui.worker.candidate``, ``ktui.worker.ti
 from __future__ import annotations
 
 import functools
+import random
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,8 +35,10 @@ import torch
 from ktui.worker import invoke
 
 
-def snapshot() -> dict[str, Any]:
-    """The settings above, by the name a message shows (``torch.initial_seed()``...), as plain values."""
+def snapshot(host_rngs: bool = True) -> dict[str, Any]:
+    """The settings above, by the name a message shows (``torch.initial_seed()``...), as plain values; with
+    ``host_rngs`` False, without Python's and NumPy's generators (tens of microseconds a read: ``generate_input``,
+    whose draws are its own, runs before every timed call)."""
     state: dict[str, Any] = {
         "torch.initial_seed()": torch.initial_seed(),
         "torch.get_default_dtype()": torch.get_default_dtype(),
@@ -53,9 +59,30 @@ def snapshot() -> dict[str, Any]:
     }
     for name, (get, _) in FLAGS.items():
         state[name] = get()
+    numpy = sys.modules.get("numpy")
+    if host_rngs:
+        state["random.getstate()"] = _digest(random.getstate())
+    if host_rngs and numpy is not None:  # a kernel that seeds numpy imported it; torch may have already
+        state["numpy.random.get_state()"] = _numpy_digest(numpy)
     if torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
         state["torch.cuda.initial_seed()"] = torch.cuda.initial_seed()
+        # red team round 21b, F2: a device or stream made current and left so moves the caller's later work (onto
+        # another GPU, or off the stream its other work is ordered on)
+        state["torch.cuda.current_device()"] = torch.cuda.current_device()
+        stream = torch.cuda.current_stream()
+        state["torch.cuda.current_stream()"] = f"{stream.device} stream {stream.cuda_stream:#x}"
     return state
+
+
+def _digest(value: Any) -> str:
+    """A short name for a generator's whole state (a changed state names a new one): ``state 1a2b3c4d``."""
+    return f"state {hash(value) & 0xFFFFFFFF:08x}"
+
+
+def _numpy_digest(numpy: Any) -> str:
+    """``_digest`` of NumPy's global (legacy) generator's state: its key words, position and cached Gaussian."""
+    name, key, pos, has_gauss, gauss = numpy.random.get_state()
+    return _digest((name, key.tobytes(), pos, has_gauss, gauss))
 
 
 _SUBNORMAL = torch.tensor(1e-40, dtype=torch.float32)  # ``_flushes_denormals``'s operand and result, made once:
@@ -143,6 +170,12 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> str:
         f"custom_kernel changed torch's global settings: {'; '.join(diff)} (a seed reset repeats the caller's random "
         "stream, a precision flag changes every later op of the program): leave them as the call found them (a "
         "local torch.Generator, torch.random.fork_rng, or restore what you set)"
+        + (
+            "; Python's and NumPy's global generators are the caller's streams: a kernel neither reseeds nor draws "
+            "from them (a local random.Random or numpy.random.default_rng)"
+            if any(k.startswith(("random.", "numpy.")) for k in before if k in after and before[k] != after[k])
+            else ""
+        )
     )
 
 
@@ -154,19 +187,31 @@ class Saved:
     settings: dict[str, Any]
     cpu_rng: torch.Tensor
     cuda_rng: list[torch.Tensor] | None
+    python_rng: Any = None  # ``random.getstate()``
+    numpy_rng: Any = None  # ``numpy.random.get_state()``, when NumPy is imported
+    cuda_stream: Any = None  # ``torch.cuda.current_stream()``, once CUDA is in use
 
 
 def save() -> Saved:
     """The settings and generator states now, for ``settle`` (on the kernel's thread: grad and inference mode are
     per thread)."""
-    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None  # type: ignore[no-untyped-call]
-    return Saved(snapshot(), torch.default_generator.get_state(), cuda)
+    on_cuda = torch.cuda.is_initialized()  # type: ignore[no-untyped-call]
+    cuda = torch.cuda.get_rng_state_all() if on_cuda else None
+    numpy = sys.modules.get("numpy")
+    return Saved(
+        snapshot(),
+        torch.default_generator.get_state(),
+        cuda,
+        random.getstate(),
+        numpy.random.get_state() if numpy is not None else None,
+        torch.cuda.current_stream() if on_cuda else None,
+    )
 
 
 def settle(saved: Saved) -> str:
     """What changed since ``saved`` (``changes``' message, '' when nothing), after putting every changed setting back
     (``restore``). Call it on the thread ``save`` ran on."""
-    said = changes(saved.settings, snapshot())
+    said = changes(saved.settings, snapshot(host_rngs=saved.python_rng is not None))
     if said:
         restore(saved)
     return said
@@ -177,6 +222,15 @@ def restore(saved: Saved) -> None:
     context manager: a call that left it on is reported by ``changes`` and stays on."""
     s = saved.settings
     torch.default_generator.set_state(saved.cpu_rng)  # its initial_seed with it
+    if saved.python_rng is not None:
+        random.setstate(saved.python_rng)
+    numpy = sys.modules.get("numpy")
+    if saved.numpy_rng is not None and numpy is not None:
+        numpy.random.set_state(saved.numpy_rng)
+    if "torch.cuda.current_device()" in s:
+        torch.cuda.set_device(s["torch.cuda.current_device()"])
+    if saved.cuda_stream is not None:
+        torch.cuda.set_stream(saved.cuda_stream)
     if saved.cuda_rng is not None:
         torch.cuda.set_rng_state_all(saved.cuda_rng)
     torch.set_default_dtype(s["torch.get_default_dtype()"])
@@ -193,7 +247,7 @@ def restore(saved: Saved) -> None:
     torch.backends.cudnn.allow_tf32 = s["torch.backends.cudnn.allow_tf32"]
     torch.use_deterministic_algorithms(s["torch.are_deterministic_algorithms_enabled()"])
     torch.set_num_threads(s["torch.get_num_threads()"])
-    now = snapshot()
+    now = snapshot(host_rngs=False)
     for name, (_, put) in FLAGS.items():
         if name in s and now.get(name) != s[name]:
             put(s[name])

@@ -397,7 +397,7 @@ class Problem:
         outer = outer_rngs(device)
         # a setting generate_input changes is put back: the kernel's calls never see it (the generators' states are
         # ``outer``'s, read once)
-        settings = global_state.Saved(global_state.snapshot(), *outer)
+        settings = global_state.Saved(global_state.snapshot(host_rngs=False), *outer)
         seed_rngs(seed, device)
         try:
             with torch.device(device), GeneratorDevice(device):

@@ -523,6 +523,7 @@ def input_leaf(path: str, leaf: Any) -> OutputLeaf:
             "kind": "tensor",
             "dtype": dtype_name(leaf.dtype),
             "shape": list(leaf.shape),
+            "device": str(leaf.device),  # the output's device index must be the inputs' (``compare.wrong_device``)
             "class": class_name(leaf),
         }
     if cls in (bool, int, float):
