@@ -206,7 +206,10 @@ def test_an_honest_topk_that_orders_ties_its_own_way_passes_detected_as_indices(
         run(make_ws, ladder_for, "topk", K / "topk_first_of_ties_good.py", reference=R / "topk.py", seed=1937090832)
     )
     warnings = " ".join(twin.rung("correctness").warnings)
-    assert "select equal values of in along dim -1 (ties, in an order of their own): accepted as indices" in warnings
+    # known as torch.topk's indices (``indices.IndexOps``, red team round 22), judged under topk's rule
+    assert "equal values of the input it ranks along dim 1 (topk leaves the order of ties open): accepted as" in (
+        warnings
+    ), warnings
 
 
 # the other ladders on the native inputs alone (bf16 rows of 127 to 4099 values hold ties among their top 8): four

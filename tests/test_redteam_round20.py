@@ -149,3 +149,33 @@ def test_a_softmax_or_normalize_along_the_topk_dimension_follows_its_order_and_o
         weighted = w * torch.arange(4.0)  # a weight per position: not a follower
     (g,) = seen.groups({"ids": ids, "sm": sm, "nm": nm, "kept": kept, "across": across, "weighted": weighted})
     assert g["companions"] == ["out['sm']", "out['nm']", "out['kept']"]
+
+
+def test_rows_picked_by_topk_sorted_false_ids_follow_their_order_and_a_gate_on_the_wrong_row_fails(make_ws, ladder_for):
+    """Red team 20b F3's rest: the rows ``x[ids]`` (``index_select``, ``embedding``) of a ``topk(sorted=False)``'s
+    ids, scaled by the picks' gates, were compared by position while the ids were put in order, so top-k pooling
+    sorted by score failed. Such rows follow the ids' order, each moved whole; a kernel pairing each row with another
+    pick's gate still fails."""
+    import torch
+
+    from ktui.worker.unordered import UnorderedOps, canonical_
+
+    x = torch.randn(10, 3, generator=torch.Generator().manual_seed(0))
+    s = torch.randn(10, generator=torch.Generator().manual_seed(1))
+    table = torch.randn(10, 2, generator=torch.Generator().manual_seed(2))
+    with UnorderedOps() as seen:
+        w, ids = torch.topk(s, 4, sorted=False)
+        rows = x[ids] * torch.sigmoid(w).unsqueeze(-1)
+        sel = x.index_select(0, ids)
+        emb = torch.nn.functional.embedding(ids, table)
+        cols = x.repeat(1, 4)[:, ids[:2]]  # picks along another dimension of another tensor: compared in place
+    out = {"ids": ids, "rows": rows, "sel": sel, "emb": emb, "cols": cols}
+    (g,) = seen.groups(out)
+    assert g["companions"] == ["out['rows']", "out['sel']", "out['emb']"], g
+    canonical_(out, [g])
+    order = torch.sort(s, descending=True)[1][:4]
+    assert torch.equal(out["ids"], order) and torch.equal(out["sel"], x[order]), out
+    ref = R / "rt20b_topk_rows.py"
+    good(run(make_ws, ladder_for, "pool", K / "rt20b_topk_rows_good.py", reference=ref, **CHECKED))
+    bad = corr(run(make_ws, ladder_for, "pool", K / "rt20b_topk_rows_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED and "output out[1]" in bad.summary, bad.summary

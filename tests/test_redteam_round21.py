@@ -195,3 +195,56 @@ def test_an_output_on_another_device_index_than_its_inputs_fails():
     assert wrong_device("out", {"device": "cuda:0"}, case, "cuda") == ""  # type: ignore[arg-type]
     assert wrong_device("out", {"device": "cpu"}, case, "cuda").startswith("out is on cpu, expected cuda")  # type: ignore[arg-type]
     assert wrong_device("out", {"device": "cpu"}, {"inputs_after": []}, "cpu") == ""  # type: ignore[arg-type]
+
+
+def test_a_fake_quantization_rounding_exact_ties_half_up_fails_and_half_to_even_passes(make_ws, ladder_for):
+    """21b F1 (and 20b W2): with a power-of-two scale, ``x / s`` of a bf16 input is exact, so every tie is decided
+    exactly and alike by every honest kernel; the runs on moved inputs pushed each tie a step away and the rounding
+    noise jittered ``exp2(k)``, so a kernel rounding halves up (2.6% of the elements a step off) was excused as
+    ill-conditioned. Exact scalings are kept in the moved runs (``conditioning.ExactScaling``) and exact results are
+    not jittered; a step of 0.3 (``fake_quant_bf16``, inexact) still moves."""
+    ref = R / "rt21b_q4.py"
+    good(run(make_ws, ladder_for, "q4", K / "rt21b_q4_half_even_good.py", reference=ref, **CHECKED))
+    bad = corr(run(make_ws, ladder_for, "q4", K / "rt21b_q4_half_up_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED, bad.line()
+    assert "off by more than 8 u |ref|" in bad.summary, bad.summary
+
+
+def test_exact_scalings_keep_their_ties_and_an_honest_reciprocal_passes():
+    """The unit behind the test above: a kernel computing ``x * (1 / s)`` is honest (exact too), half up is not."""
+    import hashlib
+
+    import torch
+
+    from ktui.worker import metrics
+    from ktui.worker.compare import ill_conditioned_allowance
+    from ktui.worker.conditioning import RoundingNoise
+    from ktui.worker.problem import Problem
+    from ktui.worker.tolerance import resolve
+
+    path = R / "rt21b_q4.py"
+    problem = Problem(path, "q4", hashlib.sha256(path.read_bytes()).hexdigest())
+    tol = resolve("bfloat16", None)
+    x = torch.randn(64, 512, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    ref, _ = problem.reference(x)
+    xf = x.float()
+    s = torch.exp2(torch.floor(torch.log2(xf.abs().amax(-1, keepdim=True))) - 6)
+    verdicts = {}
+    for name, q in (("half_up", torch.floor(xf / s + 0.5)), ("reciprocal", torch.round(xf * (1 / s)))):
+        out = (q.clamp(-128, 127) * s).to(torch.bfloat16)
+        m = metrics.verdict(out, ref, tol)
+        if not m["ok"]:
+            m = ill_conditioned_allowance(
+                problem, {"inputs_of": lambda: x}, m, out, ref, tol, "out", None, "cpu", 1 << 26
+            )
+        verdicts[name] = m
+    assert verdicts["reciprocal"]["ok"] and verdicts["reciprocal"]["max_abs_err"] == 0, verdicts["reciprocal"]
+    assert not verdicts["half_up"]["ok"], verdicts["half_up"]
+    assert "868 of 32768 elements (2.6%) off by more than 8 u |ref|" in verdicts["half_up"]["reason"]
+    # exact results are not jittered; a rounded one is
+    t = torch.tensor([0.5, 3.0, 2.0**-20, 0.1], dtype=torch.float64)
+    with RoundingNoise(1):
+        moved = [float(t[i] * 1.0 + 0.0) for i in range(4)]
+        thirds = (torch.ones(4096, dtype=torch.float64) / 3) * 1.0
+    assert moved[:3] == [0.5, 3.0, 2.0**-20], moved
+    assert 0 < int((thirds != 1 / 3).sum()) < 4096

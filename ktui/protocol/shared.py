@@ -100,10 +100,12 @@ class CallRecord(TypedDict, total=False):
     input_hash_after: str
     inputs_after: list[OutputLeaf]
     inputs_replaced: list[str]  # as ``ExecutedCase``'s
+    inputs_repointed: list[str]  # as ``ExecutedCase``'s
     outputs: list[OutputLeaf]
     inplace_outputs: list[OutputLeaf]  # the declared in-place inputs as the call left them (``ExecutedCase``)
     structure: list[Container]
     aliases: list[str]
+    shared_outputs: list[str]  # as ``ExecutedCase``'s
     buffer_leaves: dict[str, int]
     changed_after: bool
     inputs_changed_after: bool
@@ -122,9 +124,15 @@ class ExecutedCase(Case, total=False):
     # paths of input leaves that the call replaced (a dataclass field, a list or dict entry pointed at another tensor
     # or value): a hint that can fail a case; the inputs' bytes above are the caller's original objects'
     inputs_replaced: list[str]
+    # input tensors the call left viewing other memory, or the same memory otherwise (``tensors.repointed_leaves``:
+    # ``in[0] (strides (136, 1) -> (129, 1))``): fails the case
+    inputs_repointed: list[str]
     outputs: list[OutputLeaf]
     structure: list[Container]  # the output's containers (``ktui.worker.structure``): types and keys must match
     aliases: list[str]  # ``out[0] aliases in[1]``: outputs sharing storage with an input
+    # ``out[1] shares memory with out[0]``: two outputs with an element in common (``tensors.shared_outputs``); fails
+    # where the reference's outputs do not share it (``prep["shared_outputs"]``)
+    shared_outputs: list[str]
     # output leaf path -> the index (in the reference's ``outputs``) of the declared output buffer it is
     # (``tensors.buffer_leaves``): the judge requires the leaves the reference returns as its buffers to be them
     buffer_leaves: dict[str, int]

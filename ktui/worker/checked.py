@@ -36,13 +36,16 @@ from ktui.worker.tensors import (
     buffer_leaves,
     decoy_,
     flatten,
+    geometry,
     hash_data,
     hash_flat,
     is_plain_tensor,
     poison_,
     replaced_leaves,
+    repointed_leaves,
     save_input_leaves,
     save_outputs,
+    shared_outputs,
 )
 
 
@@ -136,6 +139,7 @@ class CheckedCalls:
             inputs = inputs_only(problem, data)
             before = flatten(inputs, "in")  # the caller's objects: checked after the call, whatever the fields hold
             h_before = hash_flat(before)
+            where_before = geometry(before)
             try:
                 out, seconds = self._call(fn, data, case, guards)  # recorded as the burst case's launches
                 guards.name_outputs(out)
@@ -158,6 +162,7 @@ class CheckedCalls:
             except NestingError as exc:
                 raise KernelError(f"{label}: {exc}") from None
             replaced = replaced_leaves(before, inputs)
+            repointed = repointed_leaves(before, where_before)
             rec: CallRecord = {
                 "seed": sub["seed"],
                 "dir": f"call{c}",
@@ -168,10 +173,13 @@ class CheckedCalls:
                 "outputs": leaves,
                 "structure": structure(out),
                 "aliases": aliases(out, inputs),
+                "shared_outputs": shared_outputs(out),
                 "buffer_leaves": buffer_leaves(out, bufs),
             }
             if replaced:
                 rec["inputs_replaced"] = replaced
+            if repointed:
+                rec["inputs_repointed"] = repointed
             mine: dict[int, str] = {}  # storage address -> the first output leaf in it
             for path, t in flatten(out):
                 if is_plain_tensor(t) and t.layout == torch.strided and not t.is_meta and t.numel():
@@ -249,6 +257,7 @@ class CheckedCalls:
                 inputs = inputs_only(problem, data)
                 before = flatten(inputs, "in")  # the caller's objects: checked after the call, whatever fields hold
                 h_before = hash_flat(before)
+                where_before = geometry(before)
                 try:
                     out, seconds = self._call(fn, data, case, guards)
                     if capture.configs_ran():  # the config each autotuned kernel launched: in the case's name
@@ -307,12 +316,16 @@ class CheckedCalls:
                             "outputs": leaves,
                             "structure": structure(out),
                             "aliases": aliases(out, inputs),
+                            "shared_outputs": shared_outputs(out),
                             "buffer_leaves": buffer_leaves(out, bufs),
                         }
                     )
                     replaced = replaced_leaves(before, inputs)  # a field or an entry the call pointed elsewhere
                     if replaced:
                         entry["inputs_replaced"] = replaced
+                    repointed = repointed_leaves(before, where_before)  # set_, resize_, as_strided_, .data =
+                    if repointed:
+                        entry["inputs_repointed"] = repointed
                     patched = integrity.tampered(self.baseline, own_only=True)  # ktui's own code, after every case
                     if patched:
                         entry["tampered"] = patched

@@ -27,7 +27,7 @@ from ktui.worker.accumulator import FLOAT32_U, pair_magnitude
 from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.conditioning import GROSS_SLACK, rounding_slack, truth_slack
 from ktui.worker.ftz import ftz_allowance
-from ktui.worker.indices import index_allowance, select_verdict
+from ktui.worker.indices import IndexSource, declared, index_allowance, select_verdict, traced_index_verdict
 from ktui.worker.locate import index_of, where_bad
 from ktui.worker.native import entry_rounding_allowance
 from ktui.worker.native import rounding_allowance as truth_moves
@@ -82,6 +82,12 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
         )
     if case.get("aliases"):
         return fail(f"output aliases input: {', '.join(case['aliases'])} (the output must be memory of its own)")
+    shared = [p for p in case.get("shared_outputs") or [] if p not in (prep.get("shared_outputs") or [])]
+    if shared:
+        return fail(
+            f"outputs share memory: {', '.join(shared[:4])}, where the reference's are separate (an in-place op on "
+            "one changes the other: return memory of its own, e.g. out[-1:].clone())"
+        )
     not_buffer = buffer_mismatch(problem, prep, case.get("buffer_leaves") or {})
     if not_buffer:
         return fail(not_buffer)
@@ -92,6 +98,12 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
         return fail(
             f"input modified: {', '.join(case['inputs_replaced'][:4])} replaced during the call (a field or an entry "
             "of the caller's inputs now holds another object: the caller's inputs are not the kernel's to rebind)"
+        )
+    if case.get("inputs_repointed"):
+        return fail(
+            f"input modified: {', '.join(case['inputs_repointed'][:4])} re-pointed during the call (set_, resize_, "
+            "as_strided_ or .data = on the caller's tensor: it no longer views the memory it viewed, even where its "
+            "values read the same; make a local copy instead: x = x.contiguous())"
         )
     if case.get("changed_after"):
         return fail(
@@ -452,13 +464,20 @@ def judge_leaf(
     if tol.mode == "exact" and not m["ok"]:
         # an integer result of float math: measured by the judge (float inputs), or computed natively (no float
         # input: a uint8 mean rounded; the reference is then its own truth)
-        if (prep.get("native_err") or {}).get(path) is not None or prep.get("precision") == "native":
-            integer_native_allowance(m, out, exp, ref, lambda: rounding_allowance(problem, prep, case["seed"], path))
         ranks = next(
             (u for u in prep.get("unordered") or [] if u["indices"] == path and u.get("source") is not None), None
         )
+        # an index output the reference made with a ranking op (max, argmax, sort, topk...), unless it declares its
+        # index outputs itself: judged by what it selects under the op's tie rule, never as a number
+        traced = (prep.get("index_sources") or {}).get(path) if declared(problem.module) is None else None
+        if traced is None and (
+            (prep.get("native_err") or {}).get(path) is not None or prep.get("precision") == "native"
+        ):
+            integer_native_allowance(m, out, exp, ref, lambda: rounding_allowance(problem, prep, case["seed"], path))
         if not m["ok"] and exp_tensor and g["kind"] == "tensor" and ranks is not None:
             unordered_index_allowance(m, out, ref, ranks)  # a lone topk(sorted=False) indices leaf: by what it selects
+        elif not m["ok"] and exp_tensor and g["kind"] == "tensor" and traced is not None:
+            traced_index_allowance(m, out, exp, traced)
         elif not m["ok"] and exp_tensor and g["kind"] == "tensor":  # indices: judged by what they select (ties)
             index_allowance(problem.module, path, m, out, ref, prep["ref"], prep.get("inputs_of"))
     elementwise_failed = (  # low precision's elementwise rules (``metrics._elementwise``)
@@ -534,6 +553,28 @@ def row_major(shape: list[int], stride: list[int]) -> bool:
             return False
         want *= n
     return True
+
+
+def traced_index_allowance(m: dict[str, Any], out: torch.Tensor, native: torch.Tensor, src: IndexSource) -> None:
+    """Judge an integer output the reference made with a ranking op (``src``: ``indices.IndexOps``), which failed its
+    exact compare (``m``, updated in place), by what it selects from the tensor the op ranked, under the op's tie
+    rule (``indices.traced_index_verdict``): passed with a warning naming the ties, or failed with what it selects."""
+    name = f"what {src['op']} ranked" if not src["of_input"] else "the input it ranks"
+    try:
+        why = traced_index_verdict(out, native, src, name)
+    except ValueError as e:
+        m["reason"] += f" ({e})"
+        return
+    if why:
+        m["reason"] = f"{why} (judged as the indices of the reference's {src['op']})"
+        return
+    n = int((out.reshape(-1).long() != native.reshape(-1).long().to(out.device)).sum())
+    m.update(ok=True, reason="", score=0.0, outside_tol=0, index_ties=n)
+    if n:
+        m.setdefault("warnings", []).append(
+            f"{n} of {out.numel()} indices differ from the reference's {src['op']} and select equal values of {name} "
+            f"along dim {src['dim']} ({src['op']} leaves the order of ties open): accepted as indices"
+        )
 
 
 def unordered_index_allowance(m: dict[str, Any], out: torch.Tensor, ref: torch.Tensor, g: UnorderedGroup) -> None:

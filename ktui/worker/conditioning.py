@@ -28,6 +28,15 @@ rounding: every float64 result of an op that rounds moved one ulp up or down at 
 Arithmetic", 1997; Denis et al., "Verificarlo", 2016) and takes how far those runs land from the truth as part of its
 move: where the truth's own roundings decide an element, the element is not judged beyond them; anywhere else one ulp
 of float64 moves nothing.
+
+Only what a kernel rounds may move (red team rounds 20b W2 and 21b F1): a fake quantization with a power-of-two scale
+(MX's shared exponent) divides a bf16 input exactly, so each exact tie of ``round(x / s)`` is decided exactly and alike
+by every honest kernel, and a kernel rounding halves up is wrong on every one (2.6% of the elements a step off). The
+moved inputs pushed each tie a step away and the noise jittered ``exp2(k)``, so it passed as "ill-conditioned". The
+noise leaves a result that float32 holds exactly alone (an exact operation: a rounded float64 result ends in 29 zero
+bits with probability 2**-29), and the runs on moved inputs keep each product or quotient by a power of two of a
+float32 value as the unmoved run computed it (``ExactScaling``: exact in any precision however a kernel writes it,
+``x / s`` or ``x * (1 / s)``); a step of 0.3 stays inexact and keeps its slack.
 """
 
 from __future__ import annotations
@@ -105,7 +114,10 @@ class RoundingNoise(TorchDispatchMode):  # type: ignore[no-untyped-call]
         pick = torch.randint(0, 3, t.shape, generator=self._generator(t.device), device=t.device, dtype=torch.uint8)
         up, down = torch.nextafter(t, torch.full_like(t, math.inf)), torch.nextafter(t, torch.full_like(t, -math.inf))
         moved = torch.where(pick == 0, down, torch.where(pick == 2, up, t))
-        t.copy_(torch.where(torch.isfinite(t), moved, t))
+        # an exact result is not moved (MCA's random rounding leaves exact operations exact): a float64 result that
+        # float32 holds has 29 trailing zero bits, which a rounded one has with probability 2**-29 (red team 21b F1:
+        # exp2(k) and x / 2**k jittered put every exact tie of a fake quantization a step away)
+        t.copy_(torch.where(torch.isfinite(t) & ~_float32_exact(t), moved, t))
 
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
@@ -124,6 +136,82 @@ class RoundingNoise(TorchDispatchMode):  # type: ignore[no-untyped-call]
         return out
 
 
+def _float32_exact(t: torch.Tensor) -> torch.Tensor:
+    """Where float64 ``t`` holds a value float32 represents exactly, zero or normal (a float32 subnormal may flush)."""
+    f = t.to(torch.float32)
+    return (f.to(torch.float64) == t) & ((f == 0) | (f.abs() >= torch.finfo(torch.float32).tiny))
+
+
+def _power_of_two(x: Any) -> Any:
+    """Where ``x`` (a tensor or a Python number) is +-2**k: a product or quotient by it is exact in any binary
+    precision (barring overflow and underflow), however a kernel writes it (``x / s``, ``x * (1 / s)``)."""
+    if isinstance(x, torch.Tensor):
+        if not x.is_floating_point():
+            x = x.to(torch.float64)
+        mantissa, _ = torch.frexp(x)
+        return mantissa.abs() == 0.5
+    if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x != 0:
+        return abs(math.frexp(x)[0]) == 0.5
+    return False
+
+
+SCALINGS = frozenset({"mul", "mul_", "div", "div_"})  # the ops ``ExactScaling`` watches
+
+
+def _exact_scaling(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: torch.Tensor) -> torch.Tensor | None:
+    """Where ``out`` of ``name(*args)`` (a product or quotient, no rounding mode) is a scaling by a power of two of a
+    float32 value, landing on a normal float32 value: exact in float32 whatever the kernel's formulation (the
+    ``ExactScaling`` docstring). None when no element is."""
+    if kwargs.get("rounding_mode") is not None or len(args) < 2 or out.dtype != torch.float64:
+        return None
+    a, b = args[0], args[1]
+    pairs = [(a, b)] if name.startswith("div") else [(a, b), (b, a)]
+    mask: Any = False
+    for value, scale in pairs:
+        two = _power_of_two(scale)
+        if two is False:
+            continue
+        held = _float32_exact(value.to(torch.float64)) if isinstance(value, torch.Tensor) else True
+        mask = mask | (two & held)
+    if mask is False:
+        return None
+    mask = torch.as_tensor(mask, device=out.device).expand(out.shape) & _float32_exact(out)
+    return mask if bool(mask.any()) else None
+
+
+class ExactScaling(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """The runs on moved inputs keep the products and quotients that are exact for any honest kernel (red team
+    rounds 20b W2 and 21b F1): a fake quantization ``round(x / s) * s`` with a power-of-two scale (MX's shared
+    exponent) divides a bf16 input exactly, so every tie is decided exactly, identically by every kernel; moving the
+    input put each tie a step away, and a kernel rounding halves up passed. Recording (``recorded`` None), it keeps
+    each such op's exact elements, in call order; replaying (``recorded``: a recording's list), the same op's
+    elements are put back to them where the call matches (the same op and shape), so the moves reach only what a
+    kernel rounds."""
+
+    def __init__(self, recorded: list[tuple[str, torch.Size, Any]] | None = None) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.replaying = recorded is not None
+        self.calls: list[tuple[str, torch.Size, Any]] = recorded if recorded is not None else []
+        self.n = 0
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        name = func.overloadpacket.__name__
+        if name not in SCALINGS or not isinstance(out, torch.Tensor) or out.dtype != torch.float64:
+            return out
+        k, self.n = self.n, self.n + 1
+        if not self.replaying:
+            mask = _exact_scaling(name, args, kwargs, out)
+            self.calls.append((name, out.shape, None if mask is None else (mask, out.clone())))
+        elif k < len(self.calls) and self.calls[k][:2] == (name, out.shape) and self.calls[k][2] is not None:
+            mask, kept = self.calls[k][2]
+            out.copy_(torch.where(mask, kept, out))
+        return out
+
+
 @functools.cache
 def _decompositions() -> dict[Any, Callable[..., Any]]:
     """torch's decompositions of aten ops into simpler ones (``torch._decomp``), read once."""
@@ -135,13 +223,15 @@ def _decompositions() -> dict[Any, Callable[..., Any]]:
 NOISE_RUNS = 2  # runs of the float64 reference under ``RoundingNoise`` per ``truth_slack`` (seeds SEED + 1, + 2)
 
 
-def _truth_move(problem: Problem, data: Any, path: str, r: torch.Tensor, noise: int = 0) -> torch.Tensor | None:
+def _truth_move(
+    problem: Problem, data: Any, path: str, r: torch.Tensor, noise: int = 0, mode: TorchDispatchMode | None = None
+) -> torch.Tensor | None:
     """How far output ``path``'s float64 truth moves from ``r`` (flat, on the CPU) when the reference runs on
-    ``data``, under ``RoundingNoise(noise)`` when ``noise`` is not 0: per element, infinite where a finite truth
-    becomes NaN or infinite, 0 where the truth is not finite. None when the reference fails, does not run in float64
-    or returns another shape there."""
+    ``data``, under ``RoundingNoise(noise)`` when ``noise`` is not 0, else under ``mode`` if given: per element,
+    infinite where a finite truth becomes NaN or infinite, 0 where the truth is not finite. None when the reference
+    fails, does not run in float64 or returns another shape there."""
     try:
-        with RoundingNoise(noise) if noise else contextlib.nullcontext():
+        with RoundingNoise(noise) if noise else (mode if mode is not None else contextlib.nullcontext()):
             out, precision = problem.reference(data)
     except Exception:
         return None
@@ -190,8 +280,12 @@ def truth_slack(
     slack = rounding if rounding is not None else rounding_slack(problem, inputs_of, path, ref)
     if slack is None:
         return None
+    exact = ExactScaling()  # the unmoved run records the exact scalings the moved runs keep
+    if _truth_move(problem, inputs_of(), path, r, mode=exact) is None:
+        return None
     for sign in (1.0, -1.0):
-        d = _truth_move(problem, _moved(inputs_of(), tol.unit_roundoff if u is None else u, sign), path, r)
+        moved = _moved(inputs_of(), tol.unit_roundoff if u is None else u, sign)
+        d = _truth_move(problem, moved, path, r, mode=ExactScaling(exact.calls))
         if d is None:
             return None
         slack = torch.maximum(slack, d)

@@ -1,9 +1,12 @@
 """Index outputs judged by what they select (cases.md index-ties; red team round 10).
 
 Integer outputs compare exactly, but an index into an input is not unique where the input holds equal values:
-``torch.topk``, ``sort`` and ``max(dim)`` order ties as they like (an honest top-k that takes the first of equal values
-failed 14 of 17 specs against ``torch.topk``'s own choice). So an integer output that indexes an input along a
-dimension is judged by what it selects, where the exact compare fails (``index_allowance``):
+``torch.topk`` and an unstable ``sort`` order ties as they like (an honest top-k that takes the first of equal values
+failed 14 of 17 specs against ``torch.topk``'s own choice), while ``max``/``argmax`` document the first of equal
+extremes and a stable sort orders ties by index. An integer output a ranking op of the reference returned is known as
+such (``IndexOps``, red team round 22) and judged under that op's own rule (``traced_index_verdict``). Otherwise an
+integer output that indexes an input along a dimension is judged by what it selects, where the exact compare fails
+(``index_allowance``):
 
 - every index lies in ``0 .. size - 1`` of that dimension;
 - the input's value at each index equals the input's value at the reference's index, position by position (NaN
@@ -28,9 +31,10 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ktui.worker.errors import ProblemError
 from ktui.worker.locate import index_of
@@ -341,3 +345,134 @@ def index_hint(inputs: Any, ref: torch.Tensor, path: str) -> str:
 
 def _float(t: torch.Tensor) -> bool:
     return t.is_floating_point() or t.is_complex()
+
+
+# -- where the reference's index outputs come from (red team round 22, F1, F2, F5) ----------------------------------
+_aten = torch.ops.aten
+_FIRST = "first"  # ties go to the lowest index, documented (torch.max/min/argmax/argmin: "the first maximal value")
+_STABLE = "stable"  # a stable sort: equal values keep their order, so ties come by index
+_ANY = "any"  # topk, an unstable sort, kthvalue, mode: the order (and pick) of ties is unspecified
+# op -> (dim argument's position and default, the tie rule); a None dim: the input flattened (``argmax()``)
+_INDEX_OPS: dict[Any, tuple[int, Any, str]] = {
+    _aten.max.dim: (1, None, _FIRST),
+    _aten.min.dim: (1, None, _FIRST),
+    _aten.argmax.default: (1, None, _FIRST),
+    _aten.argmin.default: (1, None, _FIRST),
+    _aten.sort.default: (1, -1, _ANY),
+    _aten.sort.stable: (-1, -1, _ANY),  # keyword-only dim; ``stable`` decides the rule
+    _aten.topk.default: (2, -1, _ANY),
+    _aten.kthvalue.default: (2, -1, _ANY),
+    _aten.mode.default: (1, -1, _ANY),
+}
+_KEEPS = frozenset({_aten._to_copy.default, _aten.detach.default, _aten.alias.default, _aten.clone.default})
+
+
+class IndexSource(TypedDict):
+    """What an integer output of the reference indexes: the op that made it (``torch.max``...), the tensor it ranked
+    (``source``: that op's input in the native run, flattened for ``argmax()`` without a dim), the dimension, the
+    tie rule (``first``, ``stable`` or ``any``) and whether that tensor is one of the reference's inputs."""
+
+    op: str
+    source: torch.Tensor
+    dim: int
+    ties: str
+    of_input: bool
+
+
+class IndexOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """Notes the integer results of the ops that rank a tensor (``max``/``min`` along a dim, ``argmax``/``argmin``,
+    ``sort``, ``topk``, ``kthvalue``, ``mode``) in the reference's native run, and follows them through casts and
+    copies; ``sources(output, inputs)`` names the output leaves that are such results. ktui then knows an index
+    output from how the reference made it and judges it by what it selects under that op's own tie rule: a lone
+    ``topk(...).indices`` or ``sort`` of integer ids was compared exactly (an honest kernel failed on ties), and a
+    row max returning the last of equal maxima passed as "ties in an order of their own" where torch documents the
+    first (red team round 22, F1, F2, F5)."""
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.tags: dict[int, tuple[weakref.ref[torch.Tensor], IndexSource]] = {}
+        self.ranked: dict[int, int] = {}  # id(indices) -> id of the tensor the op was given (an input, or not)
+
+    def _tag_of(self, t: Any) -> IndexSource | None:
+        entry = self.tags.get(id(t)) if isinstance(t, torch.Tensor) else None
+        return entry[1] if entry is not None and entry[0]() is t else None
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        rule = _INDEX_OPS.get(func)
+        if rule is not None and isinstance(args[0], torch.Tensor):
+            at, default, ties = rule
+            dim = kwargs.get("dim", args[at] if 0 < at < len(args) else default)
+            if func == _aten.sort.stable and kwargs.get("stable"):
+                ties = _STABLE
+            src = args[0].detach()
+            if dim is None:
+                src, dim = src.reshape(-1), 0
+            indices = out[1] if isinstance(out, (tuple, list)) else out
+            if isinstance(indices, torch.Tensor) and src.ndim:
+                tag: IndexSource = {
+                    "op": func.overloadpacket.__name__,
+                    "source": src,
+                    "dim": int(dim) % src.ndim,
+                    "ties": ties,
+                    "of_input": False,
+                }
+                self.tags[id(indices)] = (weakref.ref(indices), tag)
+                self.ranked[id(indices)] = id(args[0])
+        elif func in _KEEPS and isinstance(out, torch.Tensor) and not _float(out):
+            tag_in = self._tag_of(args[0]) if args else None
+            if tag_in is not None and out.shape == args[0].shape:
+                self.tags[id(out)] = (weakref.ref(out), tag_in)
+                self.ranked[id(out)] = self.ranked.get(id(args[0]), 0)
+        return out
+
+    def sources(self, output: Any, inputs: Any) -> dict[str, IndexSource]:
+        """The integer leaves of ``output`` (the reference's native output) that are ranking ops' indices, by path;
+        ``of_input`` tells a ranked tensor that is one of ``inputs`` (the ones the run was given) from an
+        intermediate, which rounding may make tie differently in a kernel."""
+        given = {id(t) for _, t in flatten(inputs, "in") if isinstance(t, torch.Tensor)}
+        found: dict[str, IndexSource] = {}
+        for path, t in flatten(output):
+            tag = self._tag_of(t)
+            if tag is not None and not _float(t):
+                found[path] = {**tag, "of_input": self.ranked.get(id(t)) in given}
+        return found
+
+
+def traced_index_verdict(out: torch.Tensor, native: torch.Tensor, src: IndexSource, name: str) -> str:
+    """'' when the indices ``out`` select what the reference's own (``native``: its native run's, in the order its
+    ranked ``src["source"]`` gives) select, under the op's tie rule; else why not. ``select_verdict``'s rules (in
+    range, equal values position by position, distinct where the reference's are), and for a ``first`` or ``stable``
+    op (``torch.max``, ``argmax``, ``sort(stable=True)``) ties must come as the reference's do: an index other than
+    the reference's that selects an equal value breaks the documented rule.
+
+    Raises:
+        ValueError: ``native`` cannot index the source along the dimension.
+    """
+    why = select_verdict(out, native, src["source"], src["dim"], name)
+    if why or src["ties"] == _ANY:
+        return why
+    o, r = (
+        _aligned(out.detach().cpu(), src["source"].cpu(), src["dim"]),
+        _aligned(native.detach().cpu(), src["source"].cpu(), src["dim"]),
+    )
+    if o is None or r is None:
+        return ""
+    (oi, _), (ri, _) = o, r
+    other = (oi != ri).reshape(-1)
+    if not bool(other.any()):
+        return ""
+    i = int(torch.nonzero(other)[0])
+    rule = (
+        "torch.max, min, argmax and argmin return the first of equal extremes (their documented rule)"
+        if src["ties"] == _FIRST
+        else "a stable sort keeps equal values in their order, so ties come by index"
+    )
+    return (
+        f"{int(other.sum())} of {oi.numel()} indices pick other ones of equal values of {name} along dim "
+        f"{src['dim']} than the reference's, first at {index_of(i, tuple(out.shape))}: {int(oi.reshape(-1)[i])} "
+        f"where the reference has {int(ri.reshape(-1)[i])}; {rule}"
+    )

@@ -41,7 +41,9 @@ from ktui.worker import upstream
 from ktui.worker.baselines import time_baselines
 from ktui.worker.cases import build_input, layout_detail, layout_of, round_to_tf32
 from ktui.worker.compare import buffer_mismatch, judge_burst, judge_case, judge_outputs
+from ktui.worker.errors import ProblemError
 from ktui.worker.fuzz import describe_for_run
+from ktui.worker.indices import IndexOps, IndexSource
 from ktui.worker.native import native_errors, truncate_to_tf32
 from ktui.worker.problem import (
     Problem,
@@ -53,7 +55,15 @@ from ktui.worker.problem import (
 )
 from ktui.worker.special import SPECIAL, valid_reference
 from ktui.worker.structure import structure
-from ktui.worker.tensors import buffer_leaves, describe, flatten, hash_data, input_facts, output_flags
+from ktui.worker.tensors import (
+    buffer_leaves,
+    describe,
+    flatten,
+    hash_data,
+    input_facts,
+    output_flags,
+    shared_outputs,
+)
 from ktui.worker.timing import bench, measure_bandwidth, measure_peak_tflops
 from ktui.worker.tolerance import native_unusable, resolve
 from ktui.worker.unordered import UnorderedGroup, UnorderedOps, canonical_
@@ -109,6 +119,17 @@ class _ReferenceRuns(NamedTuple):
     buffers: Any  # the output leaves that are the reference's declared buffers (None without ``outputs``)
     inplace_native: dict[str, Any]  # declared in-place inputs as the native run left them ({} unless asked)
     inplace_ref: dict[str, Any]  # and as the float64 run left them
+    # the integer output leaves a ranking op made (``indices.IndexOps``: max, argmax, sort, topk...), by path
+    index_sources: dict[str, IndexSource]
+
+
+def _returned(out: Any) -> str:
+    """What ``ref_kernel`` returned, in a few words (``None``, ``a tuple of 2``, ``a tensor``)."""
+    if out is None:
+        return "None"
+    if isinstance(out, (tuple, list, dict)):
+        return f"a {type(out).__name__} of {len(out)}"
+    return "a tensor" if isinstance(out, torch.Tensor) else type(out).__name__
 
 
 def _reference_runs(problem: Problem, data: Any, *, inplace: bool) -> _ReferenceRuns:
@@ -117,20 +138,40 @@ def _reference_runs(problem: Problem, data: Any, *, inplace: bool) -> _Reference
     the declared output buffers' leaves and, when ``inplace``, the declared in-place inputs as each run left them.
     Raises what the reference raises."""
     ran_on: list[Any] = []
-    with UnorderedOps() as seen:  # topk(sorted=False) results: compared in one order (``worker.unordered``)
+    # topk(sorted=False) results: compared in one order (``worker.unordered``); the ops that made integer outputs
+    # that index a tensor (``worker.indices.IndexOps``)
+    with UnorderedOps() as seen, IndexOps() as ranking:
         expected = problem.reference_native(data, ran_on)
     unordered = seen.groups(expected)
+    index_sources: dict[str, IndexSource] = {}
+    for path, src in ranking.sources(expected, ran_on[0]).items():
+        src["source"] = src["source"].cpu()
+        index_sources[path] = src
+    del ranking
     canonical_(expected, unordered)
     # the output leaves that are the reference's declared buffers (a candidate's must be too), before the copy
     # the reference ran on is let go: the float64 run below makes its own
     buffers = buffer_leaves(expected, problem.output_buffers(ran_on[0])) if problem.outputs else None
+    # a reference that fills its buffers and returns no tensor judges nothing (red team round 22, F9); one that
+    # returns the values (``return a + b``) has them judged against the buffer the version returns
+    if buffers is not None and not any(isinstance(t, torch.Tensor) for _, t in flatten(expected)):
+        declared = problem.output_buffers(ran_on[0])
+        missing = [problem.outputs[j] for j, b in enumerate(declared) if b.numel() and j not in buffers.values()]
+        if missing:
+            raise ProblemError(
+                f"references/{problem.name}.py: outputs declares {', '.join(map(repr, missing))} as output "
+                f"buffer{'s' if len(missing) > 1 else ''}, and ref_kernel does not return "
+                f"{'them' if len(missing) > 1 else 'it'} (it returned {_returned(expected)}): ktui judges what "
+                "ref_kernel returns, so a buffer it fills and does not return would be judged by nothing; return "
+                "the buffer itself (return out), and the version returns its buffer too"
+            )
     inplace_native = problem.inplace_tensors(ran_on[0]) if inplace else {}
     del ran_on
     ran64: list[Any] = []
     ref, precision = problem.reference(data, ran64 if inplace and problem.inplace else None)
     canonical_(ref, unordered)
     inplace_ref = problem.inplace_tensors(ran64[0]) if inplace_native else {}
-    return _ReferenceRuns(expected, ref, precision, unordered, buffers, inplace_native, inplace_ref)
+    return _ReferenceRuns(expected, ref, precision, unordered, buffers, inplace_native, inplace_ref, index_sources)
 
 
 class Judge:
@@ -162,7 +203,7 @@ class Judge:
         inputs = inputs_only(problem, data)
         runs = _reference_runs(problem, data, inplace=True)
         expected, ref, precision, unordered, buffers = runs[:5]
-        inplace_native, inplace_ref = runs.inplace_native, runs.inplace_ref
+        inplace_native, inplace_ref, index_sources = runs.inplace_native, runs.inplace_ref, runs.index_sources
         del runs
 
         def native(d: Any, keep: list[Any] | None = None) -> Any:  # the native reference, in that order too
@@ -181,6 +222,7 @@ class Judge:
             # the flags of the reference's outputs (an inference tensor, one that requires grad...): a version's
             # output may have those there, and no others (``compare.flagged_output``)
             "flags": {p: output_flags(t) for p, t in flatten(expected) if isinstance(t, torch.Tensor)},
+            "shared_outputs": shared_outputs(expected),  # the reference's own: a version may share those too
             "expected": _cpu(expected),
             "ref": _cpu(ref),
             "precision": precision,
@@ -190,6 +232,7 @@ class Judge:
             # ``worker.indices``)
             "inputs_of": functools.partial(build_input, problem, dict(case), self.device),
             "unordered": unordered,
+            "index_sources": index_sources,
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers
@@ -342,12 +385,14 @@ class Judge:
         inputs = inputs_only(problem, data)
         runs = _reference_runs(problem, data, inplace=False)
         expected, ref, precision, unordered, buffers = runs[:5]
+        index_sources = runs.index_sources
         del runs
         entry: dict[str, Any] = {
             "structure": structure(expected),
             # the flags of the reference's outputs (an inference tensor, one that requires grad...): a version's
             # output may have those there, and no others (``compare.flagged_output``)
             "flags": {p: output_flags(t) for p, t in flatten(expected) if isinstance(t, torch.Tensor)},
+            "shared_outputs": shared_outputs(expected),  # the reference's own: a version may share those too
             "expected": _cpu(expected),
             "ref": _cpu(ref),
             "precision": precision,
@@ -355,6 +400,7 @@ class Judge:
             "inputs_row_major": _row_major(inputs),
             "inputs_of": functools.partial(problem.generate, seed, spec, self.device),  # (``worker.indices``)
             "unordered": unordered,
+            "index_sources": index_sources,
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers

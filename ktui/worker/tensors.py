@@ -595,6 +595,39 @@ def replaced_leaves(before: list[tuple[str, Any]], data: Any) -> list[str]:
     return out
 
 
+Geometry = tuple[int, int, tuple[int, ...], tuple[int, ...], int]
+
+
+def geometry(flat: list[tuple[str, Any]]) -> dict[str, Geometry]:
+    """Per plain tensor leaf of ``flat`` (``flatten(inputs, "in")`` before a call): where its elements live
+    (storage address, storage offset in elements, strides, shape, storage bytes), for ``repointed_leaves``."""
+    out: dict[str, Geometry] = {}
+    for path, leaf in flat:
+        if is_plain_tensor(leaf) and leaf.layout == torch.strided and not leaf.is_meta:
+            st = leaf.untyped_storage()
+            out[path] = (st.data_ptr(), leaf.storage_offset(), tuple(leaf.stride()), tuple(leaf.shape), st.nbytes())
+    return out
+
+
+def repointed_leaves(before: list[tuple[str, Any]], was: dict[str, Geometry]) -> list[str]:
+    """The input tensors of ``before`` (the caller's own objects) whose geometry (``geometry``, read before the call:
+    ``was``) the call changed, each as ``in[0] (strides (136, 1) -> (129, 1))``: the same object now views other
+    memory or the same memory otherwise (``x.set_(x.contiguous())``, ``resize_``, ``as_strided_``, ``x.data = y``,
+    an in-place ``t_()``) -- the caller's tensor no longer views its buffer, even where its values read the same
+    (red team round 22, F3: a persistent input view re-pointed at a contiguous copy served stale inputs)."""
+    now = geometry(before)
+    names = ("storage", "offset", "strides", "shape", "storage bytes")
+    out = []
+    for path, old in was.items():
+        new = now.get(path)
+        if new is None or new == old:
+            continue
+        k = next(i for i in range(len(old)) if old[i] != new[i])
+        what = "moved to other memory" if k == 0 else f"{names[k]} {old[k]} -> {new[k]}"
+        out.append(f"{path} ({what})")
+    return out
+
+
 def bytes_digest(data: bytes | memoryview) -> str:
     """SHA-256 (hex) of raw bytes: how the judge compares an input's bytes with its own (SHA-256: ``hash_data``)."""
     return hashlib.sha256(data).hexdigest()
@@ -663,6 +696,49 @@ def aliases(out: Any, inputs: Any) -> list[str]:
         for ipath, ilo, ihi, dev in spans:
             if dev == t.device and lo < ihi and ilo < hi:
                 found.append(f"{path} aliases {ipath}")
+    return found
+
+
+def _byte_span(t: torch.Tensor) -> tuple[int, int]:
+    """The bytes of its storage a strided tensor's elements lie in, [lo, hi) from the storage's start."""
+    es = t.element_size()
+    lo = hi = int(t.storage_offset()) * es
+    for n, st in zip(t.shape, t.stride(), strict=True):
+        reach = (int(n) - 1) * int(st) * es
+        lo, hi = lo + min(0, reach), hi + max(0, reach)
+    return lo, hi + es
+
+
+def _share_elements(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two tensors over one storage have an element in common: their byte spans overlap and, where both
+    have one element size, some element of ``b`` is one of ``a``'s (marked on a scratch tensor the storage's size:
+    ``buf[::2]`` and ``buf[1::2]`` share none); of two element sizes, an overlap of spans counts."""
+    (alo, ahi), (blo, bhi) = _byte_span(a), _byte_span(b)
+    if ahi <= blo or bhi <= alo:
+        return False
+    es = a.element_size()
+    if b.element_size() != es:
+        return True
+    marks = torch.zeros(a.untyped_storage().nbytes() // es, dtype=torch.uint8, device=a.device)
+    marks.as_strided(a.shape, a.stride(), a.storage_offset()).fill_(1)
+    return bool(marks.as_strided(b.shape, b.stride(), b.storage_offset()).any())
+
+
+def shared_outputs(out: Any) -> list[str]:
+    """``out[1] shares memory with out[0]`` for every two output tensors with an element in common (``h_n`` returned
+    as ``output[-1:]``): an in-place op on one changes the other (red team round 22, F4). Disjoint views of one
+    allocation (``buf[:n]``, ``buf[n:]``) share none. A subclass is left unread (its methods are the kernel's)."""
+    seen: list[tuple[str, torch.Tensor]] = []
+    found = []
+    for path, t in flatten(out):
+        if not is_plain_tensor(t) or t.layout != torch.strided or t.is_meta or not t.numel():
+            continue
+        ptr = t.untyped_storage().data_ptr()
+        for other_path, o in seen:
+            if o.device == t.device and o.untyped_storage().data_ptr() == ptr and _share_elements(o, t):
+                found.append(f"{path} shares memory with {other_path}")
+                break
+        seen.append((path, t))
     return found
 
 

@@ -1,19 +1,20 @@
 """Outputs whose order the reference leaves unspecified: the results of ``torch.topk(..., sorted=False)``.
 
-torch documents ``sorted=False`` as "the k elements in no particular order": CUDA's order differs from the CPU's,
-and from one size to the next. A kernel that returns them sorted, or in any other order, is as right as the
-reference, and position-by-position comparison failed honest kernels (red team round 18, F1: a router's
-``topk(sorted=False)``, 10 of 24 specs failed a kernel that sorted). So the judge runs the reference under
-``UnorderedOps``, which notes every such call and follows its results through the ops that keep their positions
-(casts, pointwise arithmetic with tensors constant along the topk dimension, a ``gather`` by the indices: red team
-round 20, F1, a router's weights gathered by its ids). An output leaf that is one of its results is compared in one
-canonical order on both sides (``canonical_``): along the topk dimension by value (descending for ``largest``,
-ascending else; NaN where ``torch.sort`` puts it), ties by index ascending, the indices leaf following its values;
-an indices leaf returned without its values is ordered by what it selects from the tensor the call ranked (its
-input in the native run), then by index, and judged by what it selects there where ties were picked otherwise
-(``ktui.worker.indices.select_verdict``); the leaves that follow the call (its companions)
-are put in the same order, so (id, weight) pairs are compared as pairs. Nothing else is relaxed: the multiset of
-each row must still match, an index by what it selects (``ktui.worker.indices``), and a companion by its pair.
+torch documents ``sorted=False`` as "the k elements in no particular order": CUDA's order differs from the CPU's, and
+from one size to the next. A kernel that returns them sorted, or in any other order, is as right as the reference, and
+position-by-position comparison failed honest kernels (red team round 18, F1: a router's ``topk(sorted=False)``, 10 of
+24 specs failed a kernel that sorted). So the judge runs the reference under ``UnorderedOps``, which notes every such
+call and follows its results through the ops that keep their positions (casts, pointwise arithmetic with tensors
+constant along the topk dimension, a ``gather`` by the indices: red team round 20, F1, a router's weights gathered by
+its ids; a softmax along it, and the rows the indices pick, ``x[ids]``, ``index_select`` or ``embedding``, moved whole:
+red team round 20b, F3). An output leaf that is one of its results is compared in one canonical order on both sides
+(``canonical_``): along the topk dimension by value (descending for ``largest``, ascending else; NaN where
+``torch.sort`` puts it), ties by index ascending, the indices leaf following its values; an indices leaf returned
+without its values is ordered by what it selects from the tensor the call ranked (its input in the native run), then by
+index, and judged by what it selects there where ties were picked otherwise (``ktui.worker.indices.select_verdict``);
+the leaves that follow the call (its companions) are put in the same order, so (id, weight) pairs are compared as pairs.
+Nothing else is relaxed: the multiset of each row must still match, an index by what it selects
+(``ktui.worker.indices``), and a companion by its pair.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ def _arg(args: Sequence[Any], kwargs: dict[str, Any], index: int, name: str, def
     return args[index] if len(args) > index else kwargs.get(name, default)
 
 
+# ops whose output holds the rows their integer index argument picks (``x[ids]``, ``index_select``, ``embedding``)
+_SELECTS = frozenset({_aten.index.Tensor, _aten.index_select.default, _aten.embedding.default})
 # ops whose output along their ``dim`` argument is a function of the whole slice, the same for every order of it
 _ALONG_DIM = (_aten._softmax.default, _aten._log_softmax.default)
 
@@ -127,6 +130,8 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
     def _follows(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: torch.Tensor) -> _Tag | None:
         """The mark ``out`` carries after ``func`` (None when its positions along a topk dimension are no longer
         those of a noted call's results)."""
+        if func in _SELECTS:  # rows picked by the indices (20b F3: x[ids], index_select, embedding): theirs follow
+            return self._selected(func, args, kwargs, out)
         tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
         tagged = [(a, self.tag_of(a)) for a in tensors if self.tag_of(a) is not None]
         if not tagged:
@@ -141,6 +146,12 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
             if tag is None or tag.dim != dim or self.tag_of(args[0]) is not None:
                 return None
             return _Tag(tag.call, dim, "derived")
+        if func == _aten.unsqueeze.default:  # ``w.unsqueeze(-1)`` to scale picked rows: the dimension shifts
+            a, tag = tagged[0]
+            d = int(_arg(args, kwargs, 1, "dim", 0)) % max(out.dim(), 1)
+            if a is not args[0] or tag is None:
+                return None
+            return _Tag(tag.call, tag.dim + (1 if d <= tag.dim else 0), "derived")
         if func in _ALONG_DIM:  # softmax along the topk dimension: its positions follow (20b F3: a router's softmax)
             a, tag = tagged[0]
             dim = int(_arg(args, kwargs, 1, "dim", -1)) % max(out.dim(), 1)
@@ -162,6 +173,37 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
                 if at >= 0 and a.shape[at] != 1 and a.stride(at) != 0 and not _constant_along(a, at):
                     return None
         return _Tag(call.pop(), dim, "derived")
+
+    def _selected(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: torch.Tensor) -> _Tag | None:
+        """The mark of rows a noted call's integer results select from an unmarked tensor: ``x[ids]`` (one index
+        tensor, after full slices only), ``x.index_select(d, ids)`` (1-D ids) and ``F.embedding(ids, weight)``; the
+        output's positions along the picked dimension are the indices'. None otherwise."""
+        source = args[0]
+        if func == _aten.embedding.default:
+            source, index, at = args[0], args[1], 0
+        elif func == _aten.index_select.default:
+            index, at = _arg(args, kwargs, 2, "index", None), int(_arg(args, kwargs, 1, "dim", 0))
+            at %= max(source.dim(), 1)
+        else:  # aten.index.Tensor(self, indices): None for a full slice
+            picks = list(_arg(args, kwargs, 1, "indices", ()))
+            given = [j for j, i in enumerate(picks) if i is not None]
+            if len(given) != 1 or given[0] != len([i for i in picks[: given[0]] if i is None]):
+                return None
+            at, index = given[0], picks[given[0]]
+        tag = self.tag_of(index)
+        if (
+            tag is None
+            or self.tag_of(source) is not None
+            or not isinstance(index, torch.Tensor)
+            or index.is_floating_point()
+            or index.dtype == torch.bool
+            or (func == _aten.index_select.default and index.dim() != 1)
+        ):
+            return None
+        dim = at + tag.dim
+        if dim >= out.dim() or out.shape[dim] != index.shape[tag.dim]:
+            return None
+        return _Tag(tag.call, dim, "derived")
 
     def groups(self, output: Any) -> list[UnorderedGroup]:
         """The groups of ``output``'s leaves that are results of a noted call or follow one, a group a call that
@@ -244,10 +286,13 @@ def ranked(g: UnorderedGroup, indices: torch.Tensor | None) -> torch.Tensor | No
 
 
 def _reorder(t: torch.Tensor | None, p: torch.Tensor, dim: int) -> torch.Tensor | None:
-    """``t`` in the order ``p`` along ``dim``, where it has ``p``'s shape; else None (left as it is)."""
-    if t is None or t.shape != p.shape:
+    """``t`` in the order ``p`` along ``dim``, where it has ``p``'s shape, or ``p``'s shape and more dimensions after
+    it (the rows ``x[ids]`` picked: each row moves whole); else None (left as it is)."""
+    if t is None or t.dim() < p.dim() or t.shape[: p.dim()] != p.shape or dim >= p.dim():
         return None
-    return t.gather(dim, p)
+    if t.dim() > p.dim():
+        p = p.reshape(*p.shape, *([1] * (t.dim() - p.dim()))).expand(t.shape)
+    return t.gather(dim, p.to(t.device))
 
 
 def canonical_(output: Any, groups: list[UnorderedGroup]) -> Any:

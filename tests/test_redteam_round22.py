@@ -1,0 +1,140 @@
+"""Red team round 22: each finding fixed as a mechanism, with a bad kernel, its honest twin and a test asserting the
+verdict and its message (docs/cases.md)."""
+
+from __future__ import annotations
+
+from ktui.core.results import Status
+
+from .test_cases import CASES, K, corr, good, run
+
+R = CASES / "references"
+CHECKED = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+
+
+def test_a_kernel_re_pointing_its_callers_input_fails_and_a_local_copy_passes(make_ws, ladder_for):
+    """F3: ``x.set_(x.contiguous())`` on a strided input passed every rung (its values read the same, its old storage
+    is untouched); the caller's tensor no longer views its buffer, so a persistent input view serves stale inputs.
+    Each input tensor's geometry (storage, offset, strides, shape) is read before the call and compared after it."""
+    ref = R / "rt22_scale2d.py"
+    checked = {**CHECKED, "layouts": True}
+    good(run(make_ws, ladder_for, "scale2d", K / "rt22_local_copy_good.py", reference=ref, **checked))
+    bad = corr(run(make_ws, ladder_for, "scale2d", K / "rt22_repoint_input_bad.py", reference=ref, **checked))
+    assert bad.status is Status.FAILED, bad.line()
+    assert "input modified: in[0] (" in bad.summary and "re-pointed during the call (set_, resize_" in bad.summary, (
+        bad.summary
+    )
+
+
+def test_the_geometry_of_an_input_names_what_changed():
+    import torch
+
+    from ktui.worker.tensors import flatten, geometry, repointed_leaves
+
+    buf = torch.zeros(4, 8)
+    x = buf[:, :5]
+    flat = flatten((x, 2.0), "in")
+    was = geometry(flat)
+    assert repointed_leaves(flat, was) == []
+    x.set_(x.contiguous())
+    (said,) = repointed_leaves(flat, was)
+    assert said == "in[0] (moved to other memory)", said
+    y = torch.zeros(6)
+    flat = flatten((y,), "in")
+    was = geometry(flat)
+    y.as_strided_((3,), (2,))
+    assert repointed_leaves(flat, was) == ["in[0] (strides (1,) -> (2,))"]
+
+
+def test_two_outputs_sharing_memory_fail_where_the_references_are_separate(make_ws, ladder_for):
+    """F4: a recurrence returning ``(out, out[-1:])`` as (output, h_n) passed (h_n even row-major); an in-place op on
+    one output (a residual ``out += x``) changes the carried state. Output leaves with an element in common fail
+    unless the reference's outputs share it too; disjoint views of one allocation share none."""
+    import torch
+
+    from ktui.worker.tensors import shared_outputs
+
+    ref = R / "rt22_scan_state.py"
+    good(run(make_ws, ladder_for, "scan", K / "rt22_state_copy_good.py", reference=ref, **CHECKED))
+    bad = corr(run(make_ws, ladder_for, "scan", K / "rt22_shared_state_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED, bad.line()
+    assert "outputs share memory: out[1] shares memory with out[0], where the reference's are separate" in bad.summary
+    buf = torch.zeros(4, 6)
+    assert shared_outputs((buf[:2], buf[2:], buf[:, ::2], buf[:, 1::2])) == [
+        "out[2] shares memory with out[0]",
+        "out[3] shares memory with out[0]",
+    ]
+    assert shared_outputs((buf[::2], buf[1::2])) == [] and shared_outputs((buf, buf.view(-1)[5:6])) == [
+        "out[1] shares memory with out[0]"
+    ]
+
+
+def test_a_row_max_returning_the_last_of_equal_maxima_fails_and_the_first_passes(make_ws, ladder_for):
+    """F1: torch.max documents "the indices of the first maximal value"; a kernel returning the last passed as "ties
+    in an order of their own" (the tie probe needs more than one index along the dim, which a reduction never has).
+    The judge knows the index output came from ``torch.max`` (``indices.IndexOps``) and holds it to that rule."""
+    ref = R / "rt22_rowmax.py"
+    good(run(make_ws, ladder_for, "rowmax", K / "rt22_rowmax_first_tie_good.py", reference=ref, **CHECKED))
+    bad = corr(run(make_ws, ladder_for, "rowmax", K / "rt22_rowmax_last_tie_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED, bad.line()
+    assert "pick other ones of equal values of the input it ranks" in bad.summary, bad.summary
+    assert "return the first of equal extremes (their documented rule)" in bad.summary, bad.summary
+
+
+def test_a_lone_topk_indices_output_is_judged_by_what_it_selects(make_ws, ladder_for):
+    """F2: ``torch.topk(x, k).indices`` returned alone was compared exactly (no float output to detect it by), so an
+    honest top-k taking the first of equal scores failed 18 of 21 specs; a top-k skipping the last column still
+    fails, by what it selects."""
+    ref = R / "rt22_topk_ids.py"
+    ok = corr(good(run(make_ws, ladder_for, "topk", K / "rt22_topk_ids_good.py", reference=ref, **CHECKED)))
+    assert any("leaves the order of ties open): accepted as indices" in w for w in ok.warnings), ok.warnings
+    bad = corr(run(make_ws, ladder_for, "topk", K / "rt22_topk_ids_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED, bad.line()
+    assert "select other values of the input it ranks" in bad.summary and "indices of the reference's topk" in (
+        bad.summary
+    ), bad.summary
+
+
+def test_an_honest_sort_of_integer_ids_passes_and_colliding_ranks_fail(make_ws, ladder_for):
+    """F5: ``torch.sort(ids)`` of int32 expert ids (an unstable sort: equal ids in any order) failed an honest
+    stable rank sort (its permutation compared exactly). The permutation is judged by what it selects."""
+    ref = R / "rt22_sort_ids.py"
+    good(run(make_ws, ladder_for, "sortids", K / "rt22_sort_ids_good.py", reference=ref, **CHECKED))
+    bad = run(make_ws, ladder_for, "sortids", K / "rt22_sort_ids_bad.py", reference=ref, **CHECKED)
+    assert bad.failed_rung is not None, [r.line() for r in bad.rungs]
+
+
+def test_index_ops_name_each_index_output_with_its_tie_rule():
+    import torch
+
+    from ktui.worker.indices import IndexOps, traced_index_verdict
+
+    x = torch.tensor([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]])
+    with IndexOps() as seen:
+        v, i = torch.max(x, dim=-1)
+        am = x.argmax()
+        s = torch.sort(x, stable=True, descending=True).indices.to(torch.int32)
+        t = torch.topk(x, 2).indices
+        shifted = i + 1  # arithmetic on indices: no longer what max returned
+    found = seen.sources({"v": v, "i": i, "am": am, "s": s, "t": t, "shifted": shifted}, (x,))
+    assert {p: (f["op"], f["ties"], f["dim"], f["of_input"]) for p, f in found.items()} == {
+        "out['i']": ("max", "first", 1, True),
+        "out['am']": ("argmax", "first", 0, True),  # ranks x flattened
+        "out['s']": ("sort", "stable", 1, True),
+        "out['t']": ("topk", "any", 1, True),
+    }
+    last = torch.tensor([2, 3])
+    said = traced_index_verdict(last, i, found["out['i']"], "in[0]")
+    assert said.startswith("2 of 2 indices pick other ones of equal values of in[0] along dim 1"), said
+    assert traced_index_verdict(torch.tensor([[2, 1], [3, 0]]), t, found["out['t']"], "in[0]") == ""
+
+
+def test_a_reference_filling_an_output_buffer_it_does_not_return_is_refused(make_ws, ladder_for):
+    """F9: a reference ``torch.mul(x, 2, out=out)`` with ``outputs = (1,)`` returning None judged nothing (the
+    verdict had no figures), so a kernel writing one element of the buffer passed. A declared buffer the reference
+    does not return is a reference error that says what to do."""
+    ref = R / "rt22_outbuf.py"
+    res = run(make_ws, ladder_for, "outbuf", K / "rt22_outbuf_first_only_bad.py", reference=ref, **CHECKED)
+    assert res.failed_rung is not None, [r.line() for r in res.rungs]
+    line = res.failed_rung.line()
+    assert "outputs declares 1 as output buffer, and ref_kernel does not return it (it returned None)" in line, line
+    assert "return the buffer itself (return out)" in line, line
