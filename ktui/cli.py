@@ -406,7 +406,7 @@ class RunningRung:
         self._lock = threading.Lock()
         self._rung: tuple[str, float] | None = None  # the rung under way and when it started (monotonic)
         # the rung's last progress: (rung, done, total, when: monotonic)
-        self._progress: tuple[str, int, int, float, str] | None = None
+        self._progress: tuple[str, int, int, float, str, float] | None = None
         self._noted = 0.0  # seconds into the rung of the last note (not a terminal)
         self._shown = False  # the terminal's last line is ours
         self._stop = threading.Event()
@@ -439,7 +439,7 @@ class RunningRung:
         if isinstance(ev, RungProgress):
             with self._lock:
                 if self._rung is not None and ev.rung == self._rung[0] and ev.total:
-                    self._progress = (ev.rung, ev.done, ev.total, time.monotonic(), ev.detail)
+                    self._progress = (ev.rung, ev.done, ev.total, time.monotonic(), ev.detail, ev.limit_s)
         elif isinstance(ev, FirstVerdict):
             with self._lock:
                 self._clear()
@@ -465,13 +465,21 @@ class RunningRung:
 
         limit = self.limit_of(rung)
         from ktui.core.results import fmt_seconds
+        from ktui.core.workers.client import IDLE_STEPS_CAP
 
         text = f"[{rung}] running {seconds:.0f} s"
         p = self._progress
         if p is not None and p[0] == rung:
             step = f"{p[4]}: " if p[4] else ""
             text += f", {step}{p[1]} of {p[2]} done, the last {time.monotonic() - p[3]:.0f} s ago"
-        return text + (f" (limit {fmt_seconds(limit)} s without progress)" if limit else "")
+            if p[5]:  # a step with a limit of its own (the run rung's launch compiles)
+                limit = p[5]
+        if not limit:
+            return text
+        # the cap on the call's whole time too, from the start (new-user trial 22 F1 met it after 20 minutes, never
+        # told of it)
+        in_all = max(IDLE_STEPS_CAP * float(limit), float(getattr(limit, "total", 0.0)))
+        return text + f" (limit {fmt_seconds(limit)} s without progress, {fmt_seconds(in_all)} s in all)"
 
     def _tick(self) -> None:
         while not self._stop.wait(self.TICK_S):

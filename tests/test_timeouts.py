@@ -343,7 +343,7 @@ def test_ktui_run_json_prints_its_progress_on_stderr_and_only_the_envelope_on_st
     assert [(r["name"], r["status"]) for r in data["rungs"]] == [("compile", "FAILED")]
     err = p.stderr.splitlines()
     assert "vector_add/v1  device: cpu (interpreter)" in err, err
-    assert "[compile] running 5 s (limit 8 s without progress)" in err, err
+    assert "[compile] running 5 s (limit 8 s without progress, 80 s in all)" in err, err
     assert any(line.startswith("[compile] FAILED WorkerTimeout: timed out after 8 s") for line in err), err
 
 
@@ -352,7 +352,7 @@ def test_limits_are_printed_in_whole_seconds_from_ten_up():
     from ktui.core.results import fmt_seconds
 
     line = RunningRung(sys.stdout, lambda rung: {"run": Limit(141.534, "derived")}.get(rung))
-    assert line.line("run", 5.2) == "[run] running 5 s (limit 142 s without progress)"
+    assert line.line("run", 5.2) == "[run] running 5 s (limit 142 s without progress, 1415 s in all)"
     assert [fmt_seconds(x) for x in (809.981, 30.0, 9.96, 4.0, 2.5, 0.25)] == ["810", "30", "10", "4", "2.5", "0.2"]
 
 
@@ -373,7 +373,8 @@ def test_the_running_rung_line_shows_elapsed_seconds_and_the_limit():
     line.close()
     notes = out.getvalue().splitlines()
     assert notes and all(
-        n.startswith("[compile] running ") and n.endswith(" s (limit 30 s without progress)") for n in notes
+        n.startswith("[compile] running ") and n.endswith(" s (limit 30 s without progress, 300 s in all)")
+        for n in notes
     )
     assert 2 <= len(notes) <= 3  # after 0.2 s, then every 0.5 s (not a terminal: no rewritten line)
     assert line.line("dumps", 4.4) == "[dumps] running 4 s"  # no limit known: none shown
@@ -418,12 +419,17 @@ def test_a_step_of_the_run_rung_with_its_own_progress_is_named_in_the_running_li
     line = RunningRung(io.StringIO(), lambda rung: {"run": 120.0}.get(rung))
     line.on_event(RungStarted(key="k/v1", run_id=1, rung="run"))
     line.on_event(RungProgress(key="k/v1", run_id=1, rung="run", done=170, total=170))
-    assert ", 170 of 170 done, the last 0 s ago (limit 120 s without progress)" in line.line("run", 66.0)
+    assert ", 170 of 170 done, the last 0 s ago (limit 120 s without progress, 1200 s in all)" in line.line("run", 66.0)
     detail = "compiling the distinct launches for sm_90a"
     line.on_event(RungProgress(key="k/v1", run_id=1, rung="run", done=3, total=37, detail=detail))
     assert line.line("run", 80.0) == (
         "[run] running 80 s, compiling the distinct launches for sm_90a: 3 of 37 done, the last 0 s ago "
-        "(limit 120 s without progress)"
+        "(limit 120 s without progress, 1200 s in all)"
+    )
+    # a step with a limit of its own says that one (new-user trial 22 F4 read "limit 30 s" while 120 s ran)
+    line.on_event(RungProgress(key="k/v1", run_id=1, rung="run", done=4, total=37, detail=detail, limit_s=300.0))
+    assert line.line("run", 81.0).endswith(
+        "4 of 37 done, the last 0 s ago (limit 300 s without progress, 3000 s in all)"
     )
 
 
@@ -453,3 +459,20 @@ def test_the_run_rungs_launch_compiles_get_a_floor_when_the_compile_limit_is_der
     assert launch_compile_limit(Limit(400.0, "derived: 5 x 80.00 s, the compile rung of x/v1")) == 400.0
     fixed = Limit(20.0, "set by --timeout")
     assert launch_compile_limit(fixed) is fixed and launch_compile_limit(7.0) == 7.0
+
+
+def test_a_run_still_finishing_cases_at_its_cap_in_all_is_called_slow_not_hung(make_ws, ladder_for):
+    """New-user trial 22 F1: an honest kernel finishing a case every few seconds under the interpreter met the cap on
+    the call's whole time (10 x the limit without progress) after 20 minutes and was told "the kernel may hang". A
+    call still finishing steps at its cap says it is slow, how long since its last step, and what finishes it."""
+    from .test_cases import K
+
+    ws = make_ws(["vector_add"], {"vector_add/v1": K / "slow_steady.py"})
+    limits = {"compile": 60.0, "run": 2.0, "correctness": 120.0, "benchmark": 120.0}  # in all: 20 s
+    opts = dict(seeds=2, layouts=False, repeat=False, near_duplicates=False, fuzz=False, timeouts=limits)
+    run = ladder_for(ws, **opts).run(_k(ws, "v1")).rung("run")
+    assert run.status is Status.FAILED and run.error is not None, run.line()
+    message = run.error.message
+    assert "timed out after" in message and "s in all (10 times the limit of 2 s)" in message, message
+    assert "slow, not hung: it was still finishing steps, the last" in message, message
+    assert "the kernel may hang" not in message, message

@@ -260,6 +260,18 @@ async def test_the_queue_panel_names_the_rung_and_its_progress():
         assert Text.from_markup(panel.border_subtitle).plain == "cand ✗ judg ✓"  # the workers, in the border
         panel.render_state("vector_add/v1", "run", (), {}, "3/146", "12s", 12.0, "limit 201s")
         assert str(panel.render()).splitlines()[:2] == ["▶ vector_add/v1  12s", "  run 3/146 · limit 201s"]
+        # several waiting: one a line (a comma-joined list wrapped a lone comma: trial 21 F10), at most three
+        many = tuple(f"gm_pmpp_v2_histogram_py/v{i}" for i in range(1, 8))
+        panel.render_state("vector_add/v1", "run", many, {})
+        assert str(panel.render()).splitlines()[2:] == [
+            "waiting (7):",
+            "  gm_pmpp_v2_histogram_py/v1",
+            "  gm_pmpp_v2_histogram_py/v2",
+            "  gm_pmpp_v2_histogram_py/v3",
+            "  +4 more",
+        ]
+        panel.render_state(None, None, many[:4], {})  # four: all four (a "+1 more" line would take the same room)
+        assert str(panel.render()).splitlines() == ["idle", "waiting (4):", *(f"  {k}" for k in many[:4])]
 
 
 async def test_the_tree_labels_each_version_with_its_verdict(demo_ws):
@@ -275,7 +287,8 @@ async def test_the_tree_labels_each_version_with_its_verdict(demo_ws):
         assert tree.label_of("vector_add/v2").endswith("✗ correctness")
         assert tree.label_of("vector_add/v3").endswith("not run")
         assert tree.label_of("vector_add/v9") == ""
-        assert tree.step("vector_add/v3", 1) == "vector_add/v1"
+        assert tree.step("vector_add/v2", 1) == "vector_add/v3" and tree.step("vector_add/v2", -1) == "vector_add/v1"
+        assert tree.step("vector_add/v3", 1) is None and tree.step("vector_add/v1", -1) is None  # no wrap (F8)
         assert tree.step(None, 1) == "vector_add/v1" and tree.step(None, -1) == "vector_add/v3"
         # a problem that appears while ktui runs (an import) takes its place in the workspace's order, not the last
         # one (new-user trial 21 F10)

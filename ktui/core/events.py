@@ -195,6 +195,7 @@ class RungProgress(Event):
     done: int
     total: int
     detail: str = ""
+    limit_s: float = 0.0  # the step's own limit without progress, seconds, where it is not the rung's (0: the rung's)
 
 
 @dataclass(frozen=True)

@@ -753,9 +753,11 @@ class KtuiApp(App[None]):
     def _step(self, delta: int) -> None:
         tree = self.query_one(KernelTree)
         key = tree.step(self.selected.key if self.selected else None, delta)
-        if key is not None:
-            tree.select_key(key)
-            self.select(self._ref(key))
+        if key is None:
+            self.notify(f"{'last' if delta > 0 else 'first'} version: nothing {'after' if delta > 0 else 'before'} it")
+            return
+        tree.select_key(key)
+        self.select(self._ref(key))
 
     def action_next_version(self) -> None:
         """Select the next version in the tree."""

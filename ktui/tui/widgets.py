@@ -137,12 +137,16 @@ class KernelTree(Tree[str | KernelRef]):
         return [c.data.key for p in self.root.children for c in p.children if isinstance(c.data, KernelRef)]
 
     def step(self, key: str | None, delta: int) -> str | None:
-        """The version ``delta`` rows after ``key`` (wrapping; from the ends when ``key`` is not shown)."""
+        """The version ``delta`` rows after ``key``, across problems; None past the first or last version (no wrap:
+        ``[`` on the first version went to the last problem's last one, new-user trial 21 F8); from the ends when
+        ``key`` is not shown."""
         keys = self.version_keys()
         if not keys:
             return None
-        i = keys.index(key) if key in keys else -delta if delta > 0 else 0
-        return keys[(i + delta) % len(keys)]
+        if key not in keys:
+            return keys[0] if delta > 0 else keys[-1]
+        i = keys.index(key) + delta
+        return keys[i] if 0 <= i < len(keys) else None
 
 
 class LadderTable(DataTable[str | Text]):
@@ -421,6 +425,9 @@ def details_text(k: KernelRef | None, st: VersionState | None) -> Text:
     return t
 
 
+QUEUE_SHOWN = 3  # versions the queue panel lists one a line before "+N more"
+
+
 class QueuePanel(Static):
     """What runs now (the version, then its rung and progress), what waits; the workers' states in the border."""
 
@@ -448,7 +455,14 @@ class QueuePanel(Static):
             t.append(f" · {limit}\n" if limit else "\n", "dim")
         else:
             t.append("idle\n", "dim")
-        t.append(f"waiting: {', '.join(waiting)}\n" if waiting else "nothing waiting\n", "yellow" if waiting else "dim")
+        if len(waiting) > 1:  # one a line: a comma-joined list wrapped a lone comma onto a line (trial 21 F10)
+            shown = waiting[:QUEUE_SHOWN] if len(waiting) > QUEUE_SHOWN + 1 else waiting
+            t.append(f"waiting ({len(waiting)}):\n", "yellow")
+            t.append("".join(f"  {key}\n" for key in shown), "yellow")
+            if len(shown) < len(waiting):
+                t.append(f"  +{len(waiting) - len(shown)} more\n", "dim")
+        else:
+            t.append(f"waiting: {waiting[0]}\n" if waiting else "nothing waiting\n", "yellow" if waiting else "dim")
         if workers:
             t.append_text(worker_line(workers, rung if running else None, seconds))
             t.append("\n")

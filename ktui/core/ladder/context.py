@@ -295,15 +295,21 @@ class RunContext:
         return text
 
     # -- progress ----------------------------------------------------------------------------------------------
-    def progress(self, rung: str, detail: str = "") -> OnProgress:
+    def progress(self, rung: str, detail: str = "", limit_s: float = 0.0) -> OnProgress:
         """An ``on_progress`` for a worker call made for ``rung``: publishes ``RungProgress`` on the bus, at most
-        every ``PROGRESS_INTERVAL_S`` per rung and always the last (``done == total``)."""
+        every ``PROGRESS_INTERVAL_S`` per rung and always the last (``done == total``); ``limit_s``: that call's
+        limit without progress where it is not the rung's (the run rung's launch compiles: new-user trial 22 F4
+        read "limit 30 s" while the 120 s of the compiles ran)."""
         throttle = self._throttles.setdefault(rung, ProgressThrottle())
         key, run_id, bus = self.kernel.key, self.run_id, self.bus
 
         def on_progress(p: Progress) -> None:
             done, total = int(p.get("done", 0)), int(p.get("total", 0))
             if throttle.allow(done, total):
-                bus.publish(RungProgress(key=key, run_id=run_id, rung=rung, done=done, total=total, detail=detail))
+                bus.publish(
+                    RungProgress(
+                        key=key, run_id=run_id, rung=rung, done=done, total=total, detail=detail, limit_s=limit_s
+                    )
+                )
 
         return on_progress

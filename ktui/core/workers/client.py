@@ -436,6 +436,12 @@ class WorkerProcess:
                     "compiler": "the version or its compile may hang, or be slow",
                     "judge": "the reference may hang, or be slow: the kernel is not the cause",
                 }.get(self.role, "the kernel may hang")
+                now = time.monotonic()
+                if now >= backstop and now < deadline:  # still finishing steps: slow, not hung (trial 22 F1)
+                    suspect = (
+                        f"slow, not hung: it was still finishing steps, the last {now - (deadline - timeout_s):.0f} s "
+                        "ago; fewer or smaller specs (fuzz, tests), bigger blocks, or a larger limit finish it"
+                    )
                 raise WorkerTimeout(
                     f"{what} while running {doing} ({suspect}{at}); the "
                     f"{self.role} worker was restarted" + (f"\nthe limit: {why}" if why else "")

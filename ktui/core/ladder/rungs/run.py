@@ -278,12 +278,12 @@ def compile_seen(ctx: RunContext, res: ExecuteReply, seen: list[SeenLaunch], rr:
     target = "the GPU" if ctx.pool.device == "cuda" else "sm_90a"
     # its progress says what the rung does now (the calls' count stood still at "170 of 170 done, the last 42 s
     # ago" while 37 launches compiled: it read as a hang)
-    on_progress = ctx.progress("run", detail=f"compiling the distinct launches for {target}")
+    # compiling, so under the compile limit (the run's, derived from the reference's prepare, was 34 s on a
+    # loaded machine: one BLOCK=8192 launch's sm_90a compile took longer and an honest kernel failed)
+    # (raised to a floor of its own when derived: ``timeouts.launch_compile_limit``)
+    limit = launch_compile_limit(ctx.options.timeouts["compile"])
+    on_progress = ctx.progress("run", detail=f"compiling the distinct launches for {target}", limit_s=float(limit))
     try:
-        # compiling, so under the compile limit (the run's, derived from the reference's prepare, was 34 s on a
-        # loaded machine: one BLOCK=8192 launch's sm_90a compile took longer and an honest kernel failed)
-        # (raised to a floor of its own when derived: ``timeouts.launch_compile_limit``)
-        limit = launch_compile_limit(ctx.options.timeouts["compile"])
         reply = ctx.compiler.compile(request, timeout_s=limit, on_progress=on_progress)
     except WorkerError as exc:
         info = ctx.user_paths(exc.info)
