@@ -138,3 +138,18 @@ def test_a_reference_filling_an_output_buffer_it_does_not_return_is_refused(make
     line = res.failed_rung.line()
     assert "outputs declares 1 as output buffer, and ref_kernel does not return it (it returned None)" in line, line
     assert "return the buffer itself (return out)" in line, line
+
+
+def test_a_case_whose_float64_truth_its_own_roundings_move_is_skipped_not_failed(make_ws, ladder_for):
+    """New-user trial 22 F9: ``intrange`` drew int64 positions near 2**62 for a RoPE; float64 does not hold them and
+    one rounding of the angle moves it by radians, so the truth was noise and an honest kernel failed correctness.
+    A failed case on special values whose float64 truth its own roundings move past one rounding of the output is
+    skipped, saying why; a kernel computing the sine still fails on ordinary positions."""
+    ref = R / "nu22_cos_pos.py"
+    checked = {**CHECKED, "distributions": True}
+    ok = corr(good(run(make_ws, ladder_for, "cospos", K / "nu22_cos_pos_good.py", reference=ref, **checked)))
+    assert ok.figures["skipped"] >= 1, ok.figures
+    said = [w for w in ok.warnings if "on dist=intrange not judged" in w]
+    assert said and "the float64 reference is no truth on these values: its own roundings move" in said[0], ok.warnings
+    bad = corr(run(make_ws, ladder_for, "cospos", K / "nu22_sin_pos_bad.py", reference=ref, **checked))
+    assert bad.status is Status.FAILED and "dist=intrange" not in bad.summary.split(":")[0], bad.summary

@@ -54,7 +54,11 @@ def test_instruction_mix_counts_families_and_load_widths():
 def test_red_flags():
     mix = sass.instruction_mix(sass.parse(SASS)[0].instrs)
     flags = sass.red_flags(mix, {"local": 8}, uses_dot=True)
-    assert len(flags) == 1 and flags[0].startswith("spills: 8 bytes of local memory per thread, 2 LDL/STL")
+    assert len(flags) == 1 and flags[0].startswith("local memory: 0 B stack frame, 8 B local memory per thread, 2 LDL")
+    # spills live in the stack frame (cuobjdump's LOCAL reads 0): the frame is named, and a local array is not
+    # called register overflow (new-user trial 22 F10)
+    (frame,) = sass.red_flags({"LDL": 3, "STL": 2}, {"stack": 32}, uses_dot=False)
+    assert frame.startswith("local memory: 32 B stack frame per thread, 5 LDL/STL instructions (register spills, or")
     hmma = sass.red_flags({"HMMA": 8, "LDG.128": 2}, {}, uses_dot=True)
     assert hmma and "HMMA (mma.sync" in hmma[0]
     ffma = sass.red_flags({"FFMA": 64}, {}, uses_dot=True)

@@ -127,7 +127,8 @@ class GeneratorDevice(torch.overrides.TorchFunctionMode):
 
 class Float64Kept(torch.overrides.TorchFunctionMode):
     """Inside the float64 run of ``ref_kernel``: a cast of a float64 tensor to float32 (``x.float()``,
-    ``x.to(torch.float32)``, ``x.to(dtype=torch.float32)``, ``x.type(torch.float32)``) keeps float64.
+    ``x.to(torch.float32)``, ``x.to(dtype=torch.float32)``, ``x.type(torch.float32)``) keeps float64, and such a cast
+    of an integer tensor gives float64.
 
     ``a.float() @ b.float()`` is how a reference says "compute in float32" for low-precision inputs; in the float64
     run it made the truth a float32 computation too, identical to the native one: the native allowance read 0
@@ -152,12 +153,21 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
         name = getattr(func, "__name__", "")
         if self.keep_casts and first is not None and first.dtype == torch.float64 and _to_float32(func, args, kwargs):
             return first.clone()
+        if self.keep_casts and first is not None and _integer(first) and _to_float32(func, args, kwargs):
+            # an integer made float (RoPE's ``pos.float()``): float32 rounds it past 2**24 and its products past
+            # float32's precision; the truth computes in float64 (new-user trial 22 F9)
+            return first.to(torch.float64)
         if first is not None and name == "view" and first.dtype == torch.float64:
             # any float64 tensor's bits (an upcast input's, or one computed from them: ``amax.view(torch.int32)``,
             # red team round 19 F1) are not the bits the native run reads
             if any(isinstance(a, torch.dtype) and a != torch.float64 for a in (*args[1:], *kwargs.values())):
                 raise BitView("a float64 tensor's bits are read")
         return func(*args, **kwargs)
+
+
+def _integer(t: torch.Tensor) -> bool:
+    """An integer tensor (not bool, not floating, not complex)."""
+    return not t.is_floating_point() and not t.is_complex() and t.dtype != torch.bool
 
 
 class BitView(Exception):

@@ -205,10 +205,16 @@ def red_flags(mix: dict[str, int], resources: dict[str, int], uses_dot: bool, ar
     mma.sync path, FFMA no tensor cores at all), and narrow global loads where 128-bit ones would fit."""
     flags = []
     spill_ops = mix.get("LDL", 0) + mix.get("STL", 0)
-    if resources.get("local", 0) or spill_ops:
+    stack, local = resources.get("stack", 0), resources.get("local", 0)
+    if local or spill_ops:
+        # cuobjdump's LOCAL is 0 for spills, which live in the stack frame; LDL/STL also serve a local array (a
+        # dynamically indexed one, libdevice's sin/cos range reduction: 32 B), which no tile change removes
+        # (new-user trial 22 F10: "0 bytes of local memory, registers overflowing" on a kernel with no spill)
+        frame = f"{stack} B stack frame" + (f", {local} B local memory" if local else "")
         flags.append(
-            f"spills: {resources.get('local', 0)} bytes of local memory per thread, {spill_ops} LDL/STL "
-            "instructions (registers overflowing: smaller tiles or fewer live values)"
+            f"local memory: {frame} per thread, {spill_ops} LDL/STL instructions (register spills, or a local "
+            "array: a dynamically indexed one, libdevice's sin/cos range reduction; ptxas -v counts the spill bytes; "
+            "spills ask for smaller tiles or fewer live values)"
         )
     if uses_dot and arch.startswith("sm_90"):
         if not any(mix.get(k) for k in ("HGMMA", "QGMMA", "IGMMA")):
