@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -386,7 +387,10 @@ def test_a_session_whose_ktui_is_alive_reads_as_running_not_cut_short(tmp_path, 
         items[0] = ("session", {**items[0][1], "pid": proc.pid})
         write_session(tmp_path, lines=log_lines(items))
         code, out, _ = run_cli(capsys, "sessions", "--workspace", str(tmp_path), "--json")
-        assert code == 0 and data_of(out, "sessions")["sessions"][0]["running"] is True, out
+        listed = data_of(out, "sessions")["sessions"][0]
+        assert code == 0 and listed["running"] is True, out
+        # its duration is the wall time so far, not to its last record (new-user trial 22 F2)
+        assert listed["duration_s"] >= time.time() - T0 - 5, (listed, T0)
         code, out, _ = run_cli(capsys, "sessions", "--workspace", str(tmp_path))
         assert "(running)" in out.splitlines()[1] and "(cut short)" not in out, out
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -232,6 +233,9 @@ def row(session: Session) -> SessionRow:
     end = recs[-1].t if recs else None
     first = recs[0].t if recs else None
     best = s.best
+    running = not session.log.ended and recording_alive(session)
+    if running and first is not None:  # the wall time so far, not to its last record (new-user trial 22 F2: "49 s
+        end = max(end or first, time.time())  # (running)" for a session 17 minutes into a ladder)
     return SessionRow(
         id=session.id,
         start=start,
@@ -247,7 +251,7 @@ def row(session: Session) -> SessionRow:
         cost_usd=s.cost,
         log_problems=len(session.log.problems) + s.skipped,
         verified=len({r.key for r in s.runs if r.correct}),
-        running=not session.log.ended and recording_alive(session),
+        running=running,
     )
 
 
