@@ -153,3 +153,20 @@ def test_a_case_whose_float64_truth_its_own_roundings_move_is_skipped_not_failed
     assert said and "the float64 reference is no truth on these values: its own roundings move" in said[0], ok.warnings
     bad = corr(run(make_ws, ladder_for, "cospos", K / "nu22_sin_pos_bad.py", reference=ref, **checked))
     assert bad.status is Status.FAILED and "dist=intrange" not in bad.summary.split(":")[0], bad.summary
+
+
+def test_outputs_that_are_views_of_the_input_pass_where_the_reference_returns_those_views(make_ws, ladder_for):
+    """F7: an attention prologue returning ``qkv.split``'s k and v views, as the reference does, failed 19 of 19
+    specs ("output aliases input"). The judge notes the reference's own views of its inputs (its prepare), and a
+    version may return those, in its checked and its timed calls; a q scaled inside the caller's qkv still fails."""
+    ref = R / "rt22_qkv_split.py"
+    rungs = ("compile", "run", "correctness", "benchmark")
+    ok = good(
+        run(make_ws, ladder_for, "qkv", K / "rt22_qkv_views_good.py", reference=ref, **{**CHECKED, "rungs": rungs})
+    )
+    assert ok.rung("benchmark") is not None and "aliases" not in ok.rung("benchmark").line(), ok.rung(
+        "benchmark"
+    ).line()
+    bad = corr(run(make_ws, ladder_for, "qkv", K / "rt22_qkv_q_in_place_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED, bad.line()
+    assert "out[0] aliases in[0]" in bad.summary or "input modified" in bad.summary, bad.summary

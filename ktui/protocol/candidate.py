@@ -136,6 +136,7 @@ class BenchmarkRequest(Sources):
     spec_indices: list[int]
     seed: int
     untimed_calls: NotRequired[int]
+    allowed_aliases: NotRequired[list[str]]  # as ``PreparedCase.aliases``: outputs the reference returns as views
 
 
 class KeptCall(TypedDict):
@@ -199,6 +200,7 @@ class HostLoopRequest(Sources):
     seed: int
     calls: int
     run_kernel: NotRequired[bool]  # default True; False times the same loop without the calls
+    allowed_aliases: NotRequired[list[str]]  # as ``BenchmarkRequest``'s
 
 
 class HostLoopReply(TypedDict):

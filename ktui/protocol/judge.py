@@ -64,6 +64,9 @@ class PreparedCase(TypedDict):
     expected: list[OutputLeaf]  # path, kind, dtype, shape of each expected leaf
     precision: str
     policy_dtype: str
+    # ``out[1] aliases in[0]``: the reference's own outputs that are views of its inputs (``qkv.split``'s k and v):
+    # a version's may be too, there and nowhere else (red team round 22, F7)
+    aliases: NotRequired[list[str]]
 
 
 class PrepareReply(TypedDict):

@@ -81,8 +81,9 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
             "the candidate's inputs differ from the judge's for the same case: generate_input is not "
             "deterministic, or the candidate worker was tampered with"
         )
-    if case.get("aliases"):
-        return fail(f"output aliases input: {', '.join(case['aliases'])} (the output must be memory of its own)")
+    own = [a for a in case.get("aliases") or [] if a not in (prep.get("aliases") or [])]  # the reference's may stay
+    if own:
+        return fail(f"output aliases input: {', '.join(own)} (the output must be memory of its own)")
     shared = [p for p in case.get("shared_outputs") or [] if p not in (prep.get("shared_outputs") or [])]
     if shared:
         return fail(

@@ -56,6 +56,7 @@ from ktui.worker.problem import (
 from ktui.worker.special import SPECIAL, valid_reference
 from ktui.worker.structure import structure
 from ktui.worker.tensors import (
+    aliases,
     buffer_leaves,
     describe,
     flatten,
@@ -121,6 +122,7 @@ class _ReferenceRuns(NamedTuple):
     inplace_ref: dict[str, Any]  # and as the float64 run left them
     # the integer output leaves a ranking op made (``indices.IndexOps``: max, argmax, sort, topk...), by path
     index_sources: dict[str, IndexSource]
+    aliases: list[str]  # ``out[1] aliases in[0]``: the native run's outputs that are views of its inputs
 
 
 def _returned(out: Any) -> str:
@@ -166,12 +168,15 @@ def _reference_runs(problem: Problem, data: Any, *, inplace: bool) -> _Reference
                 "the buffer itself (return out), and the version returns its buffer too"
             )
     inplace_native = problem.inplace_tensors(ran_on[0]) if inplace else {}
+    own_aliases = aliases(expected, inputs_only(problem, ran_on[0]))  # ``qkv.split``: views of its input
     del ran_on
     ran64: list[Any] = []
     ref, precision = problem.reference(data, ran64 if inplace and problem.inplace else None)
     canonical_(ref, unordered)
     inplace_ref = problem.inplace_tensors(ran64[0]) if inplace_native else {}
-    return _ReferenceRuns(expected, ref, precision, unordered, buffers, inplace_native, inplace_ref, index_sources)
+    return _ReferenceRuns(
+        expected, ref, precision, unordered, buffers, inplace_native, inplace_ref, index_sources, own_aliases
+    )
 
 
 class Judge:
@@ -204,6 +209,7 @@ class Judge:
         runs = _reference_runs(problem, data, inplace=True)
         expected, ref, precision, unordered, buffers = runs[:5]
         inplace_native, inplace_ref, index_sources = runs.inplace_native, runs.inplace_ref, runs.index_sources
+        own_aliases = runs.aliases
         del runs
 
         def native(d: Any, keep: list[Any] | None = None) -> Any:  # the native reference, in that order too
@@ -233,6 +239,7 @@ class Judge:
             "inputs_of": functools.partial(build_input, problem, dict(case), self.device),
             "unordered": unordered,
             "index_sources": index_sources,
+            "aliases": own_aliases,
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers
@@ -304,6 +311,7 @@ class Judge:
                     "expected": describe(e["expected"]),
                     "precision": e["precision"],
                     "policy_dtype": e["policy_dtype"],
+                    "aliases": e["aliases"],
                 }
             )
             progress({"done": i + 1, "total": len(params["cases"])})
@@ -385,7 +393,7 @@ class Judge:
         inputs = inputs_only(problem, data)
         runs = _reference_runs(problem, data, inplace=False)
         expected, ref, precision, unordered, buffers = runs[:5]
-        index_sources = runs.index_sources
+        index_sources, own_aliases = runs.index_sources, runs.aliases
         del runs
         entry: dict[str, Any] = {
             "structure": structure(expected),
@@ -401,6 +409,7 @@ class Judge:
             "inputs_of": functools.partial(problem.generate, seed, spec, self.device),  # (``worker.indices``)
             "unordered": unordered,
             "index_sources": index_sources,
+            "aliases": own_aliases,
         }
         if buffers is not None:
             entry["buffer_leaves"] = buffers

@@ -24,7 +24,7 @@ holds the poison, as in a checked call: an element a call never writes is found 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -136,6 +136,16 @@ def declared_outputs(problem: Problem, data: Any) -> set[int]:
     return {p for p in map(_storage, declared) if p is not None}
 
 
+def aliased_inputs(problem: Problem, data: Any, allowed: list[str]) -> set[int]:
+    """The storage addresses of the inputs of ``data`` that ``allowed`` (``out[1] aliases in[0]``: the reference's
+    own outputs that are views of its inputs, from the judge's prepare) names: a version's outputs may view them,
+    and ktui neither poisons them when it drops such an output nor takes them for one buffer handed out twice (red
+    team round 22, F7: ``qkv.split``'s k and v)."""
+    named = {a.rsplit(" aliases ", 1)[-1] for a in allowed}
+    leaves = dict(flatten(inputs_only(problem, data), "in"))
+    return {p for p in (_storage(leaves.get(n)) for n in named) if p is not None}
+
+
 def poison_dropped(out: Any, exempt: set[int]) -> None:
     """Fill every plain, contiguous tensor leaf of ``out`` with the poison (``tensors.poison_``) unless its storage
     is in ``exempt`` (the declared output buffers): ``out`` is a timed call's output ktui drops now, and the next call
@@ -150,7 +160,9 @@ def poison_dropped(out: Any, exempt: set[int]) -> None:
             poison_(t)
 
 
-def integrity_of(kept: list[Kept], exempt: set[int], inputs: Any, calls: int, what: str) -> list[str]:
+def integrity_of(
+    kept: list[Kept], exempt: set[int], inputs: Any, calls: int, what: str, allowed: Sequence[str] = ()
+) -> list[str]:
     """What the kept calls' outputs show now that the timing ended (the device synchronized): one line per output
     that no longer equals the copy taken when its call returned, per storage two kept calls both returned, and per
     output in an input's storage. ``what`` names the calls (``timed call``), ``calls`` how many there were; outputs
@@ -163,7 +175,7 @@ def integrity_of(kept: list[Kept], exempt: set[int], inputs: Any, calls: int, wh
             pairs = list(zip(flatten(k.out), flatten(k.copy), strict=True))
         except (NestingError, ValueError):
             continue  # refused on its structure when written
-        shared = aliases(k.out, inputs)
+        shared = [a for a in aliases(k.out, inputs) if a not in allowed]  # the reference's own views may stay
         if shared:
             lines.append(
                 f"the output of {n} aliases its input ({', '.join(shared[:3])}): the output must be memory of its own"
@@ -255,7 +267,8 @@ class TimedCalls:
             progress({"done": n, "total": len(params["spec_indices"]), "case": label})
             base = params["seed"]
             data = problem.generate(base, spec, self.device)
-            exempt = declared_outputs(problem, data)
+            allowed = params.get("allowed_aliases") or []
+            exempt = declared_outputs(problem, data) | aliased_inputs(problem, data, allowed)
 
             def refresh(rep: int, spec: dict[str, Any] = spec, data: Any = data, base: int = base) -> None:
                 copy_into(data, problem.generate(base + 1 + rep, spec, self.device))
@@ -281,7 +294,7 @@ class TimedCalls:
             self._sync()
             what = "timed call" if untimed is None else "call"
             settled(settings, f"{label}, its {what}s")
-            lines = integrity_of(kept, exempt, inputs_only(problem, data), reps, what)
+            lines = integrity_of(kept, exempt, inputs_only(problem, data), reps, what, allowed)
             kept_calls = self._keep(
                 idx, "bench" if untimed is None else "stretch", kept, base, reps, problem.output_buffers(data)
             )
@@ -345,7 +358,8 @@ class TimedCalls:
         idx, calls, base = params["spec_index"], params["calls"], params["seed"]
         spec = problem.benchmarks[idx]
         data = problem.generate(base, spec, self.device)
-        exempt = declared_outputs(problem, data)
+        allowed = params.get("allowed_aliases") or []
+        exempt = declared_outputs(problem, data) | aliased_inputs(problem, data, allowed)
         settings = invoke.run(global_state.save)
         invoke.call(fn, data, self.device)
         self._sync()
@@ -361,6 +375,6 @@ class TimedCalls:
         settled(settings, f"host-loop spec={spec_label(spec)}, its calls")
         if keep is None or not keep.kept:
             return reply
-        lines = integrity_of(keep.kept, exempt, inputs_only(problem, data), calls, "host-loop call")
+        lines = integrity_of(keep.kept, exempt, inputs_only(problem, data), calls, "host-loop call", allowed)
         kept = self._keep(idx, "host", keep.kept, base, calls, problem.output_buffers(data))
         return {**reply, "kept": kept, "integrity": lines}

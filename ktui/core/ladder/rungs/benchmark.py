@@ -51,6 +51,19 @@ if TYPE_CHECKING:
     from ktui.protocol import ProblemInfo
 
 
+def reference_aliases(ctx: RunContext) -> list[str]:
+    """The outputs the reference returns as views of its inputs (``out[1] aliases in[0]``: ``qkv.split``'s k and v),
+    from the judge's prepare of the correctness cases: a version's timed calls may return those views too (red team
+    round 22, F7); [] when there is no prepare."""
+    if ctx.prepare is None:
+        return []
+    try:
+        reply = ctx.prepare.result(timeout=0)
+    except Exception:
+        return []
+    return sorted({a for c in reply["cases"] for a in c.get("aliases", [])})
+
+
 def run(ctx: RunContext) -> RungResult:
     """Time the candidate and the reference on every benchmark spec (GPU only) and fold the verdict.
 
@@ -75,6 +88,7 @@ def run(ctx: RunContext) -> RungResult:
         "reference": src["reference"],
         "spec_indices": idx,
         "seed": seed,
+        "allowed_aliases": reference_aliases(ctx),
     }
     on_progress = ctx.progress("benchmark", "candidate")
     cand = ctx.candidate.benchmark(params, timeout_s=t, on_progress=on_progress)
@@ -196,6 +210,7 @@ def verified_stretch(ctx: RunContext, desc: ProblemInfo) -> RungResult:
         "reference": src["reference"],
         "spec_indices": [idx],
         "seed": seed,
+        "allowed_aliases": reference_aliases(ctx),
     }
     params["untimed_calls"] = calls
     # the rung reads 'skipped' at the end (no times): while it runs, it says what takes its seconds
@@ -254,6 +269,7 @@ def _large_stretch(
         "reference": src["reference"],
         "spec_indices": [idx],
         "seed": rng.randrange(1, 2**30),
+        "allowed_aliases": reference_aliases(ctx),
     }
     params["untimed_calls"] = n
     detail = f"the verified stretch: {n} calls in a row on the largest spec (the CPU times nothing)"
@@ -385,6 +401,7 @@ def _host_us_per_call(ctx: RunContext, spec: BenchSpecTiming, t: float) -> tuple
             "seed": rnd.randrange(1, 2**30),
             "calls": n,
             "run_kernel": run_kernel,
+            "allowed_aliases": reference_aliases(ctx),
         }
         t0 = time.perf_counter()
         replies.append(ctx.candidate.host_loop(params, timeout_s=t))
