@@ -23,7 +23,6 @@ from typing import Any
 from rich.text import Text
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -114,7 +113,7 @@ class KtuiApp(App[None]):
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "ktui"
-    BINDINGS = [*APP_BINDINGS, Binding("u", "run_stale", "Run stale", show=False)]  # ktui.tui.keys; u: stale
+    BINDINGS = APP_BINDINGS  # ktui.tui.keys
     # The screen's classes, for app.tcss: -narrow below 100 columns, -medium below 160, -wide; -short below 30 rows.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (160, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
