@@ -405,6 +405,7 @@ def test_the_bytes_of_a_lone_element_with_a_stride_are_read():
         "kind": "tensor",
         "dtype": "float32",
         "shape": [1],
+        "device": "cpu",
         "class": "torch.Tensor",
     }
 
