@@ -35,10 +35,11 @@ import torch
 from ktui.worker import invoke
 
 
-def snapshot(host_rngs: bool = True) -> dict[str, Any]:
+def snapshot(host_rngs: bool = True, states: tuple[Any, Any] | None = None) -> dict[str, Any]:
     """The settings above, by the name a message shows (``torch.initial_seed()``...), as plain values; with
     ``host_rngs`` False, without Python's and NumPy's generators (tens of microseconds a read: ``generate_input``,
-    whose draws are its own, runs before every timed call)."""
+    whose draws are its own, runs before every timed call); ``states``: those generators' states already read
+    (``random.getstate()``, ``numpy.random.get_state()`` or None), digested instead of read again (``save``)."""
     state: dict[str, Any] = {
         "torch.initial_seed()": torch.initial_seed(),
         "torch.get_default_dtype()": torch.get_default_dtype(),
@@ -59,11 +60,11 @@ def snapshot(host_rngs: bool = True) -> dict[str, Any]:
     }
     for name, (get, _) in FLAGS.items():
         state[name] = get()
-    numpy = sys.modules.get("numpy")
     if host_rngs:
-        state["random.getstate()"] = _digest(random.getstate())
-    if host_rngs and numpy is not None:  # a kernel that seeds numpy imported it; torch may have already
-        state["numpy.random.get_state()"] = _numpy_digest(numpy)
+        python_rng, numpy_rng = states if states is not None else host_states()
+        state["random.getstate()"] = _digest(python_rng)
+        if numpy_rng is not None:  # a kernel that seeds numpy imported it; torch may have already
+            state["numpy.random.get_state()"] = _numpy_digest(numpy_rng)
     if torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
         state["torch.cuda.initial_seed()"] = torch.cuda.initial_seed()
         # red team round 21b, F2: a device or stream made current and left so moves the caller's later work (onto
@@ -79,9 +80,17 @@ def _digest(value: Any) -> str:
     return f"state {hash(value) & 0xFFFFFFFF:08x}"
 
 
-def _numpy_digest(numpy: Any) -> str:
-    """``_digest`` of NumPy's global (legacy) generator's state: its key words, position and cached Gaussian."""
-    name, key, pos, has_gauss, gauss = numpy.random.get_state()
+def host_states() -> tuple[Any, Any]:
+    """Python's and NumPy's global generators' states (``random.getstate()``; ``numpy.random.get_state()``, None
+    when NumPy is not imported)."""
+    numpy = sys.modules.get("numpy")
+    return random.getstate(), numpy.random.get_state() if numpy is not None else None
+
+
+def _numpy_digest(numpy_rng: Any) -> str:
+    """``_digest`` of NumPy's global (legacy) generator's state (``numpy.random.get_state()``): its key words,
+    position and cached Gaussian."""
+    name, key, pos, has_gauss, gauss = numpy_rng
     return _digest((name, key.tobytes(), pos, has_gauss, gauss))
 
 
@@ -197,13 +206,13 @@ def save() -> Saved:
     per thread)."""
     on_cuda = torch.cuda.is_initialized()  # type: ignore[no-untyped-call]
     cuda = torch.cuda.get_rng_state_all() if on_cuda else None
-    numpy = sys.modules.get("numpy")
+    python_rng, numpy_rng = host_states()  # read once: kept whole for ``restore``, digested for ``changes``
     return Saved(
-        snapshot(),
+        snapshot(states=(python_rng, numpy_rng)),
         torch.default_generator.get_state(),
         cuda,
-        random.getstate(),
-        numpy.random.get_state() if numpy is not None else None,
+        python_rng,
+        numpy_rng,
         torch.cuda.current_stream() if on_cuda else None,
     )
 

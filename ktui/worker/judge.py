@@ -153,12 +153,12 @@ def _reference_runs(problem: Problem, data: Any, *, inplace: bool) -> _Reference
     canonical_(expected, unordered)
     # the output leaves that are the reference's declared buffers (a candidate's must be too), before the copy
     # the reference ran on is let go: the float64 run below makes its own
-    buffers = buffer_leaves(expected, problem.output_buffers(ran_on[0])) if problem.outputs else None
+    declared = problem.output_buffers(ran_on[0]) if problem.outputs else []
+    buffers = buffer_leaves(expected, declared) if problem.outputs else None
     # a reference that fills its buffers and returns no tensor judges nothing (red team round 22, F9); one that
     # returns the values (``return a + b``) has them judged against the buffer the version returns
     if buffers is not None and not any(isinstance(t, torch.Tensor) for _, t in flatten(expected)):
-        declared = problem.output_buffers(ran_on[0])
-        missing = [problem.outputs[j] for j, b in enumerate(declared) if b.numel() and j not in buffers.values()]
+        missing = [problem.outputs[j] for j, b in enumerate(declared) if b.numel()]  # none returned: each missing
         if missing:
             raise ProblemError(
                 f"references/{problem.name}.py: outputs declares {', '.join(map(repr, missing))} as output "
