@@ -227,7 +227,9 @@ def test_the_host_loop_per_call_time_leaves_out_what_a_request_does_once(monkeyp
 
     monkeypatch.setattr(benchmark, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
     ctx = SimpleNamespace(
-        sources=lambda: {"kernel": {}, "reference": {}}, candidate=SimpleNamespace(host_loop=host_loop)
+        sources=lambda: {"kernel": {}, "reference": {}},
+        candidate=SimpleNamespace(host_loop=host_loop),
+        prepare=None,
     )
     figures, integrity = benchmark._host_us_per_call(ctx, {"spec_index": 0}, 60.0)
     assert figures["us_per_call"] == pytest.approx(6.0, rel=1e-6)
