@@ -170,3 +170,76 @@ def test_outputs_that_are_views_of_the_input_pass_where_the_reference_returns_th
     bad = corr(run(make_ws, ladder_for, "qkv", K / "rt22_qkv_q_in_place_bad.py", reference=ref, **CHECKED))
     assert bad.status is Status.FAILED, bad.line()
     assert "out[0] aliases in[0]" in bad.summary or "input modified" in bad.summary, bad.summary
+
+
+def test_an_ignore_index_folded_into_a_constant_fails_and_one_read_from_its_argument_passes(make_ws, ladder_for):
+    """F6: ``F.cross_entropy(..., ignore_index=ignore_index)`` with the labels' padding positions -100: every +1, -1
+    or x2 of the argument alone made those labels invalid classes, so it was never moved and a kernel comparing with
+    the constant -100 passed with a warning. The argument is now moved with its occurrences in the integer inputs
+    (``relabel:``): to -101, which the reference's output ignores alike (a tag), and to a class the labels hold."""
+    ref = R / "rt22_ce_ignore.py"
+    checked = {**CHECKED, "rungs": ("compile", "run", "correctness")}
+    ok = good(run(make_ws, ladder_for, "ce_ignore", K / "rt22_ce_ignore_good.py", reference=ref, **checked))
+    assert not any("never varied" in w for r in ok.rungs for w in r.warnings), [r.warnings for r in ok.rungs]
+    folded = run(make_ws, ladder_for, "ce_ignore", K / "rt22_ce_ignore_folded_bad.py", reference=ref, **checked)
+    assert not folded.ok, [r.line() for r in folded.rungs]
+    assert any("relabel:" in r.summary for r in folded.rungs), [r.line() for r in folded.rungs]
+    guarded = corr(
+        run(make_ws, ladder_for, "ce_ignore", K / "rt22_ce_ignore_folded_guarded_bad.py", reference=ref, **checked)
+    )
+    assert guarded.status is Status.FAILED and "vary=[2]relabel:held" in guarded.summary, guarded.line()
+
+
+def test_a_relabel_moves_an_argument_with_its_occurrences_and_leaves_the_inputs_untouched():
+    import torch
+
+    from ktui.worker.cases import held_value, move_ints
+
+    labels = torch.tensor([3, -100, 7, 3, -100, 5])
+    data = (torch.zeros(6, 8), labels, -100)
+    out = move_ints(data, (), {"[2]": "relabel:-101"})
+    assert out[2] == -101 and out[1].tolist() == [3, -101, 7, 3, -101, 5]
+    assert labels.tolist() == [3, -100, 7, 3, -100, 5]  # the judge tries each move on one set of inputs
+    assert held_value(data, (), -100) == 3  # the most frequent other value: its positions become tagged too
+    held = move_ints(data, (), {"[2]": "relabel:held"})
+    assert held[2] == 3 and held[1].tolist() == [3, 3, 7, 3, 3, 5]
+    assert held_value((torch.tensor([1, 2]), 9), (), 9) == 1  # none holds it: the smallest of the most frequent
+
+
+def test_a_kernel_keeping_every_calls_outputs_fails_the_stretch_and_one_keeping_the_last_passes(make_ws, ladder_for):
+    """F8: a kernel appending every call's tensors to a module list passed every rung while a caller's memory grew by
+    one output per call. The verified stretch (and the GPU's timed calls and host loop) watch every output's storage
+    weakly; outputs of more than ``RETAINED_MAX`` calls still alive once ktui dropped them fail it."""
+    ref = R / "rt22_scale2d.py"
+    stretch = {**CHECKED, "rungs": ("compile", "benchmark")}
+    kept_last = run(make_ws, ladder_for, "scale2d", K / "rt22_keeps_last_output_good.py", reference=ref, **stretch)
+    assert kept_last.ok, [r.line() for r in kept_last.rungs]
+    bad = run(make_ws, ladder_for, "scale2d", K / "rt22_keeps_outputs_bad.py", reference=ref, **stretch)
+    (bench,) = [r for r in bad.rungs if r.name == "benchmark"]
+    assert bench.status is Status.FAILED and "memory retained: " in bench.summary, bench.line()
+    assert "are still alive after the caller dropped them" in bench.summary, bench.summary
+
+
+def test_retained_counts_the_storages_a_kernel_keeps_views_included():
+    import torch
+
+    from ktui.worker.timed import RETAINED_MAX, Retained
+
+    x = torch.zeros(8)
+    watch = Retained(exempt={x.untyped_storage().data_ptr()})
+    kept = []
+    for i in range(RETAINED_MAX + 3):
+        y = torch.full((16,), float(i))
+        watch.watch((y, x))  # the input's storage is exempt
+        if i % 2:
+            kept.append(y[3:5])  # a view keeps the whole storage
+        del y
+    assert watch.line("call") == ""  # 3 of 7 alive: no more than RETAINED_MAX
+    for i in range(3):
+        y = torch.full((16,), float(i))
+        watch.watch(y)
+        kept.append(y)
+    said = watch.line("call")
+    assert said.startswith("memory retained: 6 output buffers of 10 calls (0.000366 MiB)"), said
+    kept.clear()
+    assert watch.line("call") == ""

@@ -40,7 +40,9 @@ from ktui.protocol import spec_size
 from ktui.worker.cases import (
     BOOL_MOVES,
     FLOAT_MOVES,
+    HELD,
     INT_MOVES,
+    RELABEL,
     _is_float,
     _map_inputs,
     build_input,
@@ -48,7 +50,7 @@ from ktui.worker.cases import (
     move_ints,
     moved,
 )
-from ktui.worker.problem import Problem
+from ktui.worker.problem import Problem, inputs_only
 from ktui.worker.special import valid_reference
 from ktui.worker.structure import structure
 from ktui.worker.tensors import flatten
@@ -120,10 +122,12 @@ def _differs(a: Any, b: Any) -> bool:
     return False
 
 
-def _try(problem: Problem, base: dict[int, tuple[Any, Any]], vary: dict[str, str], device: str) -> str:
+def _try(
+    problem: Problem, base: dict[int, tuple[Any, Any]], vary: dict[str, str], device: str, same: bool = False
+) -> str:
     """Why the moves ``vary`` are not kept ('' when they are): the reference on the moved inputs of each picked spec
     (``base``: spec index -> its unmoved float64 output and inputs) raises, changes a shape, dtype or structure, is
-    no valid target, or changes nothing on any spec."""
+    no valid target, or changes nothing on any spec (with ``same``: changes anything on some spec)."""
     changed = False
     for ref0, data in base.values():
         got = _outcome(problem, move_ints(data, problem.outputs, vary))
@@ -132,7 +136,58 @@ def _try(problem: Problem, base: dict[int, tuple[Any, Any]], vary: dict[str, str
         if not _same_kind(ref0, got[0]):
             return "it changes the output's shape, dtype or structure (a size: the spec's business)"
         changed |= _differs(ref0, got[0])
+    if same:
+        return "it changes the output (the argument is no tag the inputs carry)" if changed else ""
     return "" if changed else "the output does not change"
+
+
+def _held(problem: Problem, base: dict[int, tuple[Any, Any]]) -> tuple[set[int], list[torch.dtype]]:
+    """The values the integer input tensors of the picked specs hold (``base``), and their dtypes."""
+    held: set[int] = set()
+    dtypes: list[torch.dtype] = []
+    for _, data in base.values():
+        for _, t in flatten(inputs_only(problem, data)):
+            if isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool):
+                if t.numel() <= RELABEL_SCAN:
+                    held.update(int(v) for v in torch.unique(t.detach().cpu()).tolist())
+                dtypes.append(t.dtype)
+    return held, dtypes
+
+
+RELABEL_SCAN = 1 << 22  # ``_relabels``: integer inputs of more elements than this are not scanned for a tag
+
+
+def _relabels(
+    problem: Problem, base: dict[int, tuple[Any, Any]], path: str, value: int, device: str
+) -> tuple[list[str], str]:
+    """The ``relabel:`` moves (``cases.RELABEL``) kept for the int argument ``value`` at ``path``, and why none is
+    ('' when one is or the value is in no integer input). Red team round 22, F6: ``ignore_index = -100`` with the
+    labels' padding positions -100: every +1, -1 or x2 of it alone makes those labels invalid classes (the reference
+    raises), so it was never moved and a kernel comparing the labels with the constant -100 passed. An argument whose
+    value the integer inputs hold is moved with its occurrences: first to a value they do not hold (v - 1, v + 1, or
+    past their ends), kept only where the reference's output does not change at all (the argument is a tag the
+    inputs carry, and any tag names the same positions); then, only if that was kept, to the value they hold most
+    often besides it (``relabel:held``, ``cases.held_value``: those positions become tagged too), kept on the terms
+    of any move (the output changes). The first catches a kernel that compares with the constant and reads the class
+    it names (-101: out of bounds), the second one that compares with the constant and guards its loads."""
+    held, dtypes = _held(problem, base)
+    if value not in held:
+        return [], ""
+
+    def fits(w: int) -> bool:
+        return all(torch.iinfo(d).min <= w <= torch.iinfo(d).max for d in dtypes)
+
+    outside = next((w for w in (value - 1, value + 1, min(held) - 1, max(held) + 1) if w not in held and fits(w)), None)
+    if outside is None:
+        return [], "no value the integer inputs do not hold"
+    first = f"{RELABEL}{outside}"
+    why = _try(problem, base, {path: first}, device, same=True)
+    if why:
+        return [], f"{first}: {why}"
+    kept = [first]
+    if not _try(problem, base, {path: f"{RELABEL}{HELD}"}, device):
+        kept.append(f"{RELABEL}{HELD}")
+    return kept, ""
 
 
 def _crosses(value: float, move: str, others: list[tuple[str, Any]]) -> str:
@@ -194,13 +249,17 @@ def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]],
                     why.setdefault(reason, []).append(move)
                 else:
                     kept.append(move)
+            if type(value) is int and not kept:  # (not a bool) a tag the integer inputs carry: moved with them
+                kept, reason = _relabels(problem, base, path, value, device)
+                if reason:
+                    why.setdefault(reason, [])
             if kept:
                 moves[path] = kept
             elif is_float and value * 0.5 != value:  # scaled by 0.5..2x still (``scale_scalars``): no note
                 pass
             else:  # (a float of 0.0 or inf: no scaling changes it either)
                 kind = type(value).__name__
-                tried = "; ".join(f"{' '.join(ms)}: {r}" for r, ms in why.items())
+                tried = "; ".join(f"{' '.join(ms)}: {r}" if ms else r for r, ms in why.items())
                 notes.append(
                     f"the {kind} argument in{path} (= {value!r}) is never varied by the scalars cases: the reference "
                     f"takes no other value of it ({tried}); a kernel that folds it into a constant is not caught"
@@ -261,14 +320,13 @@ def scalar_moves(problem: Problem, device: str, seed: int, count: int = COMBINAT
     # least) meet each float's each move, not the few of them 3 consecutive options held (red team round 17: a
     # beta moved by +1.0 only was 1 of 5 options)
     for k in range(max(count, min(len(options), MAX_COMBINATIONS))):
-        rng = random.Random(f"{seed}:{k}:vary")
         combo = {}
         pick = options[(start + k) % len(options)]
         if pick is not None:
             combo[pick[0]] = pick[1]
         for path, ms in moves.items():
-            if ms[0] not in FLOAT_MOVES:
-                combo[path] = rng.choice(ms)
+            if ms[0] not in FLOAT_MOVES:  # each int's moves in turn from a drawn one: every move met in len(ms) cases
+                combo[path] = ms[(k + random.Random(f"{seed}:{path}:vary").randrange(len(ms))) % len(ms)]
         if combo in out:  # {}: floats scaled only, as before these moves
             continue
         if len(combo) > 1 and _try(problem, base, combo, device):  # each alone was tried; together may not run

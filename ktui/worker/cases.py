@@ -354,15 +354,31 @@ def is_int_arg(leaf: Any) -> bool:
     return type(leaf) is int or type(leaf) is bool or _is_numpy(leaf, "integer")
 
 
+RELABEL = "relabel:"  # ``relabel:-101``: an int argument and its occurrences in the integer inputs, made -101
+HELD = "held"  # ``relabel:held``: made the value the integer inputs hold most often besides it (``held_value``)
+
+
+def relabel_to(move: str) -> int | str | None:
+    """The value a ``relabel:`` move gives (``RELABEL``; ``HELD`` for ``relabel:held``), None for any other move."""
+    if not move.startswith(RELABEL):
+        return None
+    to = move[len(RELABEL) :]
+    return to if to == HELD else int(to)
+
+
 def moved(value: Any, move: str) -> Any:
     """``value`` moved by ``move`` (``INT_MOVES``: ``+1``, ``-1``, ``x2``; ``BOOL_MOVES``: ``flip``;
-    ``FLOAT_MOVES``: ``neg``, ``x8``, ``+1.0``; its type kept).
+    ``FLOAT_MOVES``: ``neg``, ``x8``, ``+1.0``; an int's ``relabel:W``: W, its occurrences in the integer inputs
+    made W too by ``move_ints``; its type kept).
 
     Raises:
         ValueError: an unknown move, or one that does not apply to the value's type.
     """
     if type(value) is bool and move == "flip":
         return not value
+    to = relabel_to(move)
+    if (type(value) is int or _is_numpy(value, "integer")) and isinstance(to, int):
+        return type(value)(to)
     if (type(value) is int or _is_numpy(value, "integer")) and move in INT_MOVES:
         return value + 1 if move == "+1" else value - 1 if move == "-1" else 2 * value
     if _is_float(value) and move in FLOAT_MOVES:
@@ -378,7 +394,56 @@ def move_ints(data: Any, outputs: tuple[Any, ...], vary: Mapping[str, str]) -> A
     (``ktui.worker.arguments``); the case carries them (``Case.vary``). Other leaves as they are."""
     if not vary:
         return data
-    return _map_inputs(data, outputs, lambda x, path: moved(x, vary[path]) if path in vary else x, leaf=is_moved_arg)
+    renamed: dict[int, int] = {}  # a ``relabel:`` move's old value -> its new one, in the integer inputs too
+    found: dict[str, Any] = {}
+    _map_inputs(data, outputs, lambda x, path: found.setdefault(path, x), leaf=is_moved_arg)
+    to = {path: relabel_to(m) for path, m in vary.items()}
+    for path, value in found.items():
+        if to.get(path) == HELD:
+            to[path] = held_value(data, outputs, int(value))
+        if isinstance(to.get(path), int):
+            renamed[int(value)] = int(to[path])  # type: ignore[arg-type]  # (an int, just checked)
+
+    def move(x: Any, path: str) -> Any:
+        if path not in vary:
+            return x
+        return type(x)(to[path]) if isinstance(to[path], int) else moved(x, vary[path])
+
+    data = _map_inputs(data, outputs, move, leaf=is_moved_arg)
+    if renamed:
+        data = _map_inputs(data, outputs, lambda t, path: relabeled(t, renamed))
+    return data
+
+
+def _int_tensor(t: Any) -> bool:
+    return isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool)
+
+
+def held_value(data: Any, outputs: tuple[Any, ...], value: int) -> int:
+    """What ``relabel:held`` makes the int argument ``value``: the value other than it that the integer input
+    tensors of ``data`` holding it hold most often (all of them when none holds it; ties: the smallest), so that
+    the positions it tags are tagged too; ``value`` itself when they hold no other."""
+    tensors: list[torch.Tensor] = []
+    _map_inputs(data, outputs, lambda t, path: tensors.append(t) if _int_tensor(t) else None)
+    holding = [t for t in tensors if bool((t == value).any())] or tensors
+    counts: dict[int, int] = {}
+    for t in holding:
+        vs, ns = torch.unique(t.detach().cpu(), return_counts=True)
+        for v, n in zip(vs.tolist(), ns.tolist(), strict=True):
+            if v != value:
+                counts[v] = counts.get(v, 0) + n
+    return min(counts, key=lambda v: (-counts[v], v)) if counts else value
+
+
+def relabeled(t: torch.Tensor, renamed: Mapping[int, int]) -> torch.Tensor:
+    """``t`` (an integer tensor; others as they are) with each element equal to a key of ``renamed`` made its value,
+    in a copy of the same layout (``t`` itself untouched: the judge tries moves on one set of inputs)."""
+    if not _int_tensor(t):
+        return t
+    out = t.clone()
+    for old, new in renamed.items():
+        out[t == old] = new
+    return out
 
 
 def float_scalars(data: Any) -> int:

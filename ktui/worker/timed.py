@@ -24,11 +24,13 @@ holds the poison, as in a checked call: an element a call never writes is found 
 from __future__ import annotations
 
 import functools
+import gc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 
 from ktui.protocol import (
     BenchmarkReply,
@@ -146,6 +148,11 @@ def aliased_inputs(problem: Problem, data: Any, allowed: list[str]) -> set[int]:
     return {p for p in (_storage(leaves.get(n)) for n in named) if p is not None}
 
 
+def _input_storages(problem: Problem, data: Any) -> set[int]:
+    """The storage addresses of the input tensors of ``data``."""
+    return {p for p in (_storage(t) for _, t in flatten(inputs_only(problem, data))) if p is not None}
+
+
 def poison_dropped(out: Any, exempt: set[int]) -> None:
     """Fill every plain, contiguous tensor leaf of ``out`` with the poison (``tensors.poison_``) unless its storage
     is in ``exempt`` (the declared output buffers): ``out`` is a timed call's output ktui drops now, and the next call
@@ -158,6 +165,53 @@ def poison_dropped(out: Any, exempt: set[int]) -> None:
         ptr = _storage(t)
         if ptr is not None and ptr not in exempt and t.is_contiguous() and not t.requires_grad:
             poison_(t)
+
+
+RETAINED_MAX = 4  # ``Retained``: outputs of this many calls may outlive ktui's references to them (a last-call cache)
+
+
+class Retained:
+    """Weak references to the storages of every output a stretch of calls returned (``watch``, from the
+    ``Reservoir``), but those in ``exempt`` (the inputs', the declared output buffers'): once ktui dropped its own
+    references, a storage still alive is one the kernel keeps (red team round 22, F8: a kernel appending every
+    call's tensors to a module-level list "until the device is done with them" passed every check, while a caller's
+    memory grew by 2 MB a call, 381 MB in 200 calls). ``torch.multiprocessing.reductions.StorageWeakRef``: a weak
+    reference to the C++ storage itself, so a kept view or storage counts as much as the tensor."""
+
+    def __init__(self, exempt: set[int]):
+        self.exempt = exempt
+        self.refs: dict[int, tuple[StorageWeakRef, int]] = {}  # storage cdata -> (its weak reference, bytes)
+        self.offered = 0
+
+    def watch(self, out: Any) -> None:
+        """Watch the storages of ``out``, one call's output."""
+        self.offered += 1
+        try:
+            leaves = flatten(out)
+        except NestingError:
+            return
+        for _, t in leaves:
+            ptr = _storage(t)
+            if ptr is None or ptr in self.exempt:
+                continue
+            storage = t.untyped_storage()
+            ref = StorageWeakRef(storage)  # type: ignore[no-untyped-call]
+            old = self.refs.get(ref.cdata)
+            if old is None or old[0].expired():  # type: ignore[no-untyped-call]  # (a freed one's address: new)
+                self.refs[ref.cdata] = (ref, storage.nbytes())
+
+    def line(self, what: str) -> str:
+        """Why the outputs still alive fail the calls ('' when at most ``RETAINED_MAX`` are): call after ktui
+        dropped every output it held (a collection runs first: a reference cycle is no leak)."""
+        gc.collect()
+        alive = [n for ref, n in self.refs.values() if not ref.expired()]  # type: ignore[no-untyped-call]
+        if len(alive) <= RETAINED_MAX:
+            return ""
+        return (
+            f"memory retained: {len(alive)} output buffers of {self.offered} {what}s ({sum(alive) / 2**20:.3g} MiB) "
+            "are still alive after the caller dropped them: the kernel keeps references to its outputs (a list, a "
+            "dict, a cache never trimmed), so a caller's memory grows with every call"
+        )
 
 
 def integrity_of(
@@ -275,10 +329,12 @@ class TimedCalls:
 
             # the kernel's calls: one stretch per phase, handed to the main thread whole (``invoke.calls``)
             calls = functools.partial(invoke.calls, fn, data, self.device)
+            retained = Retained(exempt | _input_storages(problem, data))
             keep = Reservoir(
                 KEEP_TIMED if untimed is None else KEEP_STRETCH,
                 self._snapshot,
                 functools.partial(poison_dropped, exempt=exempt),
+                watch=retained.watch,
             )
             settings = invoke.run(global_state.save)  # the stretch's calls are judged whole (``settled``)
             try:
@@ -298,11 +354,14 @@ class TimedCalls:
             kept_calls = self._keep(
                 idx, "bench" if untimed is None else "stretch", kept, base, reps, problem.output_buffers(data)
             )
+            keep.kept.clear()  # (copied: ktui holds no output of these calls now)
+            del kept
+            lines.extend(filter(None, [retained.line(what)]))
             if untimed is None:
                 results.append({"spec_index": idx, **stats, "kept": kept_calls, "integrity": lines})
             else:
                 stretches.append({"spec_index": idx, "calls": reps, "kept": kept_calls, "integrity": lines})
-            del data, kept, keep
+            del data, keep
             progress({"done": n + 1, "total": len(params["spec_indices"])})
         if untimed is not None:
             return {"specs": [], "untimed": stretches}
@@ -368,13 +427,16 @@ class TimedCalls:
             copy_into(data, problem.generate(base + 1 + i, spec, self.device))
 
         run_kernel = params.get("run_kernel", True)
-        keep = Reservoir(1, self._snapshot) if run_kernel and calls else None
+        retained = Retained(exempt | _input_storages(problem, data))
+        keep = Reservoir(1, self._snapshot, watch=retained.watch) if run_kernel and calls else None
         kernel = fn if run_kernel else id  # the baseline: the same stretch, calling nothing of the kernel's
         loop = functools.partial(invoke.calls, kernel, data, self.device)
-        reply, _ = host_loop(loop, refresh, calls, run_kernel, self._sync, keep=keep)
+        reply = host_loop(loop, refresh, calls, run_kernel, self._sync, keep=keep)[0]  # (its last output dropped)
         settled(settings, f"host-loop spec={spec_label(spec)}, its calls")
         if keep is None or not keep.kept:
             return reply
         lines = integrity_of(keep.kept, exempt, inputs_only(problem, data), calls, "host-loop call", allowed)
         kept = self._keep(idx, "host", keep.kept, base, calls, problem.output_buffers(data))
+        keep.kept.clear()
+        lines.extend(filter(None, [retained.line("host-loop call")]))
         return {**reply, "kept": kept, "integrity": lines}

@@ -74,7 +74,7 @@ class Reservoir:
     (reservoir sampling, Vitter's algorithm R), decided after each call returned, from ``random.SystemRandom``: a
     kernel cannot know, while it runs, whether its output will be kept. ``snapshot(out)`` copies a kept output at
     once (the caller synchronizes the device in it); ``discard(out)`` is given every output not kept, or no longer
-    kept, before it is dropped."""
+    kept, before it is dropped; ``watch(out)`` every output offered, first (``timed.Retained``)."""
 
     def __init__(
         self,
@@ -82,10 +82,12 @@ class Reservoir:
         snapshot: Callable[[Any], Any],
         discard: Callable[[Any], None] | None = None,
         rnd: random.Random | None = None,
+        watch: Callable[[Any], None] | None = None,
     ):
         self.k = k
         self.snapshot = snapshot
         self.discard = discard
+        self.watch = watch
         self.rnd = rnd or random.SystemRandom()
         self.kept: list[Kept] = []
         self.offered = 0
@@ -93,6 +95,8 @@ class Reservoir:
     def offer(self, index: int, rep: int, out: Any) -> None:
         """Keep call ``index`` (``rep``, ``out``) with probability ``k / (calls offered so far)``."""
         self.offered += 1
+        if self.watch is not None:
+            self.watch(out)
         slot = len(self.kept) if len(self.kept) < self.k else self.rnd.randrange(self.offered)
         if slot >= self.k:
             if self.discard is not None:

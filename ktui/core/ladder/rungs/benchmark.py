@@ -428,6 +428,8 @@ def timed_problem(rc: Mapping[str, Any], what: str, how: str = "") -> str:
     """The failure line of a verified timed output (``_verify_kept``'s verdict ``rc``; ``what``: ``timed call``,
     ``host-loop call``, or ``call`` of the verified stretch, whose calls ``how`` describes): which call, of how
     many, and why."""
+    if rc.get("integrity") and str(rc["reason"]).startswith("memory retained"):  # (``timed.Retained``: says why)
+        return str(rc["reason"])
     if rc.get("integrity"):  # the kept outputs' storage told it: the message names the calls
         return f"{rc['reason']}: the outputs of {what}s are kept and must stay as they were returned"
     which = f"{what} {rc['call']} of {rc['calls']}" if rc.get("call") and rc.get("calls") else f"a {what}"
