@@ -346,3 +346,22 @@ def test_a_dtype_looked_up_by_name_is_no_torch_compute():
     assert [(f.kind, f.line, f.text) for f in scan_source(src)] == [
         ("torch-op", 5, "falls back to torch for getattr(torch, '?')")
     ]
+
+
+def test_a_torch_op_on_a_number_made_a_tensor_says_what_it_likely_is():
+    """New-user trial 22, F3: ``float(torch.log2(torch.tensor(base, dtype=torch.float64)))``, a host-side number,
+    read "falls back to torch for torch.log2" as if the kernel computed in torch; the warning stays (a name does not
+    say number or tensor) and says what it likely is and what to use."""
+    src = (
+        "import torch\n"
+        "def custom_kernel(data):\n"
+        "    x, base = data\n"
+        "    scale = float(torch.log2(torch.tensor(base, dtype=torch.float64)))\n"
+        "    return torch.exp(x) * scale\n"
+    )
+    texts = {f.line: f.text for f in scan_source(src) if f.kind == "torch-op"}
+    assert texts == {
+        4: "falls back to torch for torch.log2 on tensor(base): if that is a Python number, `math` computes it on the "
+        "host without torch",
+        5: "falls back to torch for torch.exp",
+    }

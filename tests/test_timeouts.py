@@ -476,3 +476,28 @@ def test_a_run_still_finishing_cases_at_its_cap_in_all_is_called_slow_not_hung(m
     assert "timed out after" in message and "s in all (10 times the limit of 2 s)" in message, message
     assert "slow, not hung: it was still finishing steps, the last" in message, message
     assert "the kernel may hang" not in message, message
+
+
+def test_an_edit_of_ktui_toml_applies_to_the_next_run_of_a_running_session(make_ws, session_for):
+    """New-user trial 22, F17: ``[ladder.timeouts] compile = 600`` added to ktui.toml while the TUI was open did not
+    apply until a restart. The session reads its files again when they changed, with a notice; a broken edit keeps
+    the limits read before and says why."""
+    from ktui.core.events import Notice
+
+    ws = make_ws(["vector_add"])
+    session = session_for(ws)
+    notices: list[Notice] = []
+    session.bus.subscribe(lambda e: notices.append(e) if isinstance(e, Notice) else None)
+    assert session.limits_for(_k(ws, "v1"))["compile"] == FIRST_RUN_S["compile"]
+    assert notices == []
+    (ws.root / "ktui.toml").write_text("[ladder.timeouts]\ncompile = 600\n")
+    got = session.limits_for(_k(ws, "v1"))
+    assert got["compile"] == 600.0 and got["compile"].why == "set in ktui.toml [ladder.timeouts]"
+    assert [(n.level, n.message) for n in notices] == [
+        ("info", "ktui.toml or pyproject.toml changed: their [ladder] time limits apply from this run on")
+    ]
+    (ws.root / "ktui.toml").write_text("[ladder.timeouts]\ncompile = -1\n")
+    assert session.limits_for(_k(ws, "v1"))["compile"] == 600.0
+    assert notices[-1].level == "warning" and notices[-1].message.endswith("; the time limits read before stay")
+    session.limits_for(_k(ws, "v1"))
+    assert len(notices) == 2  # said once per edit

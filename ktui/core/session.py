@@ -205,7 +205,10 @@ class Session:
     # -- the ladder ----------------------------------------------------------------------------------------------
     def limits_for(self, kernel: KernelRef) -> dict[str, float]:
         """The time limit of each key (``ktui.core.timeouts.LIMIT_KEYS``) the next run of ``kernel`` gets, seconds
-        (each a ``Limit`` that says where it came from)."""
+        (each a ``Limit`` that says where it came from). ``ktui.toml`` edited since it was read is read again."""
+        self.timeouts, level, notice = self.timeouts.reloaded()
+        if notice:
+            self.bus.publish(Notice(level=level, message=notice))
         return self.timeouts.limits(self.ws, kernel, self.device, self.store, explicit=self._explicit_limits)
 
     def _run_ladder(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> LadderResult:

@@ -35,9 +35,9 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ktui.core.results import LadderResult, Status
 from ktui.core.store import ResultStore, atomic_write
@@ -227,6 +227,26 @@ class TimeoutPolicy:
     factor: float = FACTOR
     floors: Mapping[str, float] = field(default_factory=lambda: dict(FLOOR_S))
     first_run: Mapping[str, float] = field(default_factory=lambda: dict(FIRST_RUN_S))
+    # where ``load_policy`` read it (the workspace root, the --timeout on top, the files' stamps): ``reloaded``
+    root: Path | None = None
+    cli: Mapping[str, float] | None = None
+    stamp: tuple[Any, ...] = ()
+
+    def reloaded(self) -> tuple[TimeoutPolicy, Literal["info", "warning"], str]:
+        """This policy read again from its files when ``ktui.toml`` or ``pyproject.toml`` changed since it was read
+        (new-user trial 22, F17: a compile limit added to ktui.toml while the TUI was open did not apply until a
+        restart), with a notice's level and message; (itself, 'info', '') when they did not, or it was not read from
+        files. A file that no longer reads keeps the old limits, and the warning says why."""
+        if self.root is None:
+            return self, "info", ""
+        stamp = config_stamp(self.root)
+        if stamp == self.stamp:
+            return self, "info", ""
+        try:
+            policy = load_policy(self.root, self.cli)
+        except TimeoutConfigError as exc:
+            return replace(self, stamp=stamp), "warning", f"{exc}; the time limits read before stay"
+        return policy, "info", "ktui.toml or pyproject.toml changed: their [ladder] time limits apply from this run on"
 
     def limits(
         self,
@@ -298,6 +318,7 @@ def load_policy(root: Path, cli: Mapping[str, float] | None = None) -> TimeoutPo
     """
     fixed: dict[str, Limit] = {}
     factor = FACTOR
+    stamp = config_stamp(root)  # before the reads: an edit during them is read again next time
     for path, keys, where in (
         (root / "pyproject.toml", ("tool", "ktui", "ladder"), "[tool.ktui.ladder]"),
         (root / "ktui.toml", ("ladder",), "[ladder]"),
@@ -329,7 +350,20 @@ def load_policy(root: Path, cli: Mapping[str, float] | None = None) -> TimeoutPo
                     )
     for key, secs in (cli or {}).items():
         fixed[_key(key, "--timeout")] = Limit(secs, "set by --timeout")
-    return TimeoutPolicy(fixed=fixed, factor=factor)
+    return TimeoutPolicy(fixed=fixed, factor=factor, root=root, cli=dict(cli or {}), stamp=stamp)
+
+
+def config_stamp(root: Path) -> tuple[Any, ...]:
+    """The modification time (ns) and size of ``root``'s ``pyproject.toml`` and ``ktui.toml`` (None where absent):
+    what changes when either is edited."""
+    out: list[Any] = []
+    for name in ("pyproject.toml", "ktui.toml"):
+        try:
+            st = (root / name).stat()
+            out.append((st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 # -- what earlier runs took ----------------------------------------------------------------------------------

@@ -368,13 +368,31 @@ class _Scanner(ast.NodeVisitor):
                 and "cuda" not in parts[:-1]
                 and not last[:1].isupper()
             ):
-                self.add("torch-op", node, f"falls back to torch for {name}")
+                self.add("torch-op", node, f"falls back to torch for {name}{self._on_number(node)}")
         if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_COMPUTE_METHODS:
             root = _root_name(node.func.value)
             if root is None or root not in self.module_names | self.torch_aliases | self.functional_aliases:
                 self.add("torch-op", node, f"falls back to torch for the tensor method .{node.func.attr}()")
         self.generic_visit(node)
 
+    def _on_number(self, node: ast.Call) -> str:
+        """'' or, where a torch op's first argument is ``torch.tensor(...)`` (``scalar_tensor``, ``as_tensor``) of
+        something else than a tensor method's result, what it likely is: a number made a tensor for one op (new-user
+        trial 22, F3: ``float(torch.log2(torch.tensor(base, dtype=torch.float64)))`` read as the kernel computing in
+        torch). Still a warning: the scan cannot tell a number from a tensor by its name."""
+        arg = node.args[0] if node.args else None
+        if not isinstance(arg, ast.Call) or not arg.args:
+            return ""
+        parts = _dotted(arg.func).split(".")
+        if len(parts) != 2 or parts[0] not in self.torch_aliases or parts[1] not in NUMBER_TENSORS:
+            return ""
+        return (
+            f" on {parts[1]}({ast.unparse(arg.args[0])[:40]}): if that is a Python number, `math` computes it on the "
+            "host without torch"
+        )
+
+
+NUMBER_TENSORS = frozenset({"tensor", "scalar_tensor", "as_tensor"})  # ``_on_number``: a number made a tensor
 
 # The kinds that say the version computes in torch: with no Triton/CuTeDSL launch in a spec's calls, the version is
 # timing torch, not a kernel (``ktui.core.ladder.launches``).
