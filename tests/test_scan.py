@@ -365,3 +365,15 @@ def test_a_torch_op_on_a_number_made_a_tensor_says_what_it_likely_is():
         "host without torch",
         5: "falls back to torch for torch.exp",
     }
+
+
+def test_a_call_of_an_operator_the_module_registers_is_its_own_kernel_not_torch():
+    """Red team round 23, F7: a Triton kernel registered with ``torch.library.triton_op("rt23lib::axpy", ...)`` and
+    called as ``torch.ops.rt23lib.axpy`` (PyTorch's documented route) was warned about as "falls back to torch"; an
+    operator of a namespace the module does not register still is."""
+    src = (ROOT / "tests" / "cases" / "kernels" / "rt23_triton_op_good.py").read_text()
+    assert [f for f in scan_source(src) if f.kind.startswith("torch")] == []
+    other = src.replace('"rt23lib::axpy"', '"otherlib::axpy"')
+    assert [(f.kind, f.text) for f in scan_source(other) if f.kind.startswith("torch")] == [
+        ("torch-op", "falls back to torch for torch.ops.rt23lib.axpy")
+    ]

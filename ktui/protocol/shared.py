@@ -110,6 +110,7 @@ class CallRecord(TypedDict, total=False):
     changed_after: bool
     inputs_changed_after: bool
     reused: str
+    generators_after: dict[str, str]  # as ``ExecutedCase``'s
 
 
 class ExecutedCase(Case, total=False):
@@ -118,6 +119,9 @@ class ExecutedCase(Case, total=False):
     seconds: float  # the call's wall time, synchronized
     input_hash_before: str  # ``tensors.hash_data`` of the inputs before the call (the judge compares its own)
     input_hash_after: str  # and after: they differ when the kernel wrote into its inputs (a hint: see inputs_after)
+    # each ``torch.Generator`` input's state after the call (``tensors.generator_states``: path -> digest); the judge
+    # compares the reference's after its own call (a draw from a copy leaves the caller's where it was)
+    generators_after: dict[str, str]
     # The inputs as the call left them (``tensors.save_inputs``: files ``in<i>.bin``): the judge compares their
     # bytes with the inputs it builds itself, which decides whether an input changed (the hashes are hints)
     inputs_after: list[OutputLeaf]

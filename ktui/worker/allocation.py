@@ -175,6 +175,31 @@ def poisoned_allocations(decoy_seed: int | None = None, guards: _Guarding | None
         _armed.remove(armed)
 
 
+def recorder(record: Callable[[torch.Tensor], None]) -> Callable[[Any, bool], Any]:
+    """A fill for ``arm`` that hands every tensor the wrapped allocators make to ``record`` and returns it as it is
+    (the verified stretch's scratch buffers: ``timed.Retained``)."""
+
+    def armed(t: Any, has_out: bool) -> Any:
+        if isinstance(t, torch.Tensor):
+            record(t)
+        return t
+
+    return armed
+
+
+def arm(fill: Callable[[Any, bool], Any]) -> None:
+    """Arm the wrappers with ``fill`` (``recorder``'s) until ``disarm``: each allocation goes through it."""
+    install()
+    if fill not in _armed:
+        _armed.append(fill)
+
+
+def disarm(fill: Callable[[Any, bool], Any]) -> None:
+    """Undo ``arm(fill)`` (nothing when it is not armed)."""
+    if fill in _armed:
+        _armed.remove(fill)
+
+
 @contextlib.contextmanager
 def placeholder_data() -> Iterator[None]:
     """While active, torch's random generators return uninitialized tensors of the right shape, dtype and device:

@@ -36,6 +36,7 @@ from ktui.worker.tensors import (
     buffer_leaves,
     decoy_,
     flatten,
+    generator_states,
     geometry,
     hash_data,
     hash_flat,
@@ -180,6 +181,9 @@ class CheckedCalls:
                 rec["inputs_replaced"] = replaced
             if repointed:
                 rec["inputs_repointed"] = repointed
+            states = generator_states(before)  # where the call left each generator it was given
+            if states:
+                rec["generators_after"] = states
             mine: dict[int, str] = {}  # storage address -> the first output leaf in it
             for path, t in flatten(out):
                 if is_plain_tensor(t) and t.layout == torch.strided and not t.is_meta and t.numel():
@@ -326,6 +330,9 @@ class CheckedCalls:
                     repointed = repointed_leaves(before, where_before)  # set_, resize_, as_strided_, .data =
                     if repointed:
                         entry["inputs_repointed"] = repointed
+                    states = generator_states(before)  # where the call left each generator it was given
+                    if states:
+                        entry["generators_after"] = states
                     patched = integrity.tampered(self.baseline, own_only=True)  # ktui's own code, after every case
                     if patched:
                         entry["tampered"] = patched

@@ -127,12 +127,30 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
         )
     if case["input_hash_after"] != case["input_hash_before"]:
         return fail("input modified: the kernel wrote into its input tensors")
+    moved = generator_mismatch(prep.get("generators_after") or {}, case.get("generators_after") or {})
+    if moved:
+        return fail(moved)
     verdict = judge_outputs(problem, prep, case, folder, device, base)
     if not verdict["ok"] and case.get("dist") in SPECIAL_DISTRIBUTIONS:
         why = undetermined_truth(problem, prep)
         if why:  # no valid target on these special values, as ``special.valid_reference`` finds before the call
             return {**base, "ok": True, "reason": "", "score": 0.0, "skipped": why}
     return verdict
+
+
+def generator_mismatch(reference: dict[str, str], got: dict[str, str]) -> str:
+    """Why the generators a call was given are not where the reference leaves them ('' when they are): ``reference``
+    and ``got`` map each ``torch.Generator`` input's path to a digest of its state after the call
+    (``tensors.generator_states``). Red team round 23, F1: a dropout drawing its mask from a copy of the caller's
+    generator left it where it was, so every call with one generator dropped the same elements."""
+    moved = [p for p in reference if got.get(p) != reference[p]]
+    if not moved:
+        return ""
+    return (
+        f"random state: the generator {', '.join(moved)} is not where the reference's call leaves it (the reference "
+        "draws from it and advances it: draw from the caller's generator itself, as many numbers as the reference "
+        "does, not from a copy or a generator of its own)"
+    )
 
 
 UNDETERMINED_FRAC = 0.01  # ``undetermined_truth``: the share of an output's elements that makes a case no target

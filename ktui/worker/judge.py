@@ -60,6 +60,7 @@ from ktui.worker.tensors import (
     buffer_leaves,
     describe,
     flatten,
+    generator_states,
     hash_data,
     input_facts,
     output_flags,
@@ -123,6 +124,7 @@ class _ReferenceRuns(NamedTuple):
     # the integer output leaves a ranking op made (``indices.IndexOps``: max, argmax, sort, topk...), by path
     index_sources: dict[str, IndexSource]
     aliases: list[str]  # ``out[1] aliases in[0]``: the native run's outputs that are views of its inputs
+    generators_after: dict[str, str]  # each generator input's state after the native run (``generator_states``)
 
 
 def _returned(out: Any) -> str:
@@ -169,13 +171,23 @@ def _reference_runs(problem: Problem, data: Any, *, inplace: bool) -> _Reference
             )
     inplace_native = problem.inplace_tensors(ran_on[0]) if inplace else {}
     own_aliases = aliases(expected, inputs_only(problem, ran_on[0]))  # ``qkv.split``: views of its input
+    generators_after = generator_states(flatten(inputs_only(problem, ran_on[0]), "in"))
     del ran_on
     ran64: list[Any] = []
     ref, precision = problem.reference(data, ran64 if inplace and problem.inplace else None)
     canonical_(ref, unordered)
     inplace_ref = problem.inplace_tensors(ran64[0]) if inplace_native else {}
     return _ReferenceRuns(
-        expected, ref, precision, unordered, buffers, inplace_native, inplace_ref, index_sources, own_aliases
+        expected,
+        ref,
+        precision,
+        unordered,
+        buffers,
+        inplace_native,
+        inplace_ref,
+        index_sources,
+        own_aliases,
+        generators_after,
     )
 
 
@@ -210,6 +222,7 @@ class Judge:
         expected, ref, precision, unordered, buffers = runs[:5]
         inplace_native, inplace_ref, index_sources = runs.inplace_native, runs.inplace_ref, runs.index_sources
         own_aliases = runs.aliases
+        generators_after = runs.generators_after
         del runs
 
         def native(d: Any, keep: list[Any] | None = None) -> Any:  # the native reference, in that order too
@@ -241,6 +254,8 @@ class Judge:
             "index_sources": index_sources,
             "aliases": own_aliases,
         }
+        if generators_after:
+            entry["generators_after"] = generators_after
         if buffers is not None:
             entry["buffer_leaves"] = buffers
         if inplace_native:  # judged as outputs (``compare.judge_outputs``): the same keys, in float64 where it ran

@@ -47,6 +47,7 @@ from ktui.worker.errors import ProblemError, snapshot_missing
 from ktui.worker.special import SPECIAL
 from ktui.worker.tensors import (
     class_name,
+    copy_generator,
     dataclass_fields,
     dtype_name,
     flatten,
@@ -584,13 +585,15 @@ def _has_float(data: Any) -> bool:
 
 
 def _clone(x: Any) -> Any:
+    if isinstance(x, torch.Generator):  # each run draws from the state the inputs hold
+        return copy_generator(x)
     return x.clone() if isinstance(x, torch.Tensor) else x
 
 
 def _upcast(x: Any) -> Any:
     if isinstance(x, torch.Tensor):
         return x.to(torch.float64) if x.is_floating_point() else x.clone()
-    return x
+    return _clone(x)
 
 
 def _map(obj: Any, fn: Callable[[Any], Any]) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import re
 import types
 from pathlib import Path
 from typing import Any
@@ -287,8 +288,40 @@ def hash_flat(flat: list[tuple[str, Any]], digests: list[str] | None = None) -> 
             known = digests[i] if digests is not None and i < len(digests) else ""
             h.update((known or leaf_digest(leaf)).encode())
         else:
-            h.update(repr(leaf).encode())
+            h.update(leaf_fingerprint(leaf).encode())
     return h.hexdigest()[:16]
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def leaf_fingerprint(leaf: Any) -> str:
+    """What ``hash_flat`` hashes of a non-tensor leaf, the same in every process: its ``repr`` without the object
+    addresses a default ``repr`` holds (``<function gelu at 0x7f...>``), a set's items sorted (string hashing is
+    randomized per process), and a ``torch.Generator`` by its device and initial seed (its state moves with every
+    draw: an honest kernel that draws from it advances it as the reference does). Red team round 23, F1: the
+    candidate's and the judge's reprs of one generator differed by its address, and every version failed as "the
+    candidate's inputs differ from the judge's"."""
+    if isinstance(leaf, torch.Generator):
+        return f"torch.Generator(device={leaf.device}, initial_seed={leaf.initial_seed()})"
+    if isinstance(leaf, (set, frozenset)):
+        return f"{type(leaf).__name__}({sorted(map(leaf_fingerprint, leaf))})"
+    return _ADDRESS.sub("", repr(leaf))
+
+
+def generator_states(flat: list[tuple[str, Any]]) -> dict[str, str]:
+    """Per ``torch.Generator`` leaf of ``flat`` (``flatten``'s pairs) a digest of its state (``get_state()``): where a
+    call left it. Empty when there is none."""
+    return {path: bytes_digest(bytes(g.get_state().numpy())) for path, g in flat if isinstance(g, torch.Generator)}
+
+
+def copy_generator(g: torch.Generator) -> torch.Generator:
+    """A new generator on ``g``'s device in ``g``'s state: each run of the reference, and each candidate call of the
+    verified stretch, draws what the first draw from ``g`` would (red team round 23, F8: the judge's float64 and
+    native runs of a dropout drew from one generator in turn, and disagreed)."""
+    out = torch.Generator(device=g.device)
+    out.set_state(g.get_state())
+    return out
 
 
 def leaf_digest(t: torch.Tensor) -> str:
@@ -754,6 +787,8 @@ def copy_into(dst: Any, src: Any) -> None:
             leaf and both shapes.
     """
     for (path, d), (_, s) in zip(flatten(dst, "in"), flatten(src, "in")):
+        if isinstance(d, torch.Generator) and isinstance(s, torch.Generator):  # its state: the fresh draws
+            d.set_state(s.get_state())
         if isinstance(d, torch.Tensor) and isinstance(s, torch.Tensor):
             if d.shape != s.shape:
                 why = "a view" if d._base is not None else ""

@@ -48,7 +48,7 @@ from ktui.protocol import (
     TimedOutput,
     spec_label,
 )
-from ktui.worker import global_state, invoke
+from ktui.worker import allocation, global_state, invoke
 from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
 from ktui.worker.problem import Problem, ProblemCache, inputs_only
 from ktui.worker.structure import structure
@@ -167,50 +167,72 @@ def poison_dropped(out: Any, exempt: set[int]) -> None:
             poison_(t)
 
 
-RETAINED_MAX = 4  # ``Retained``: outputs of this many calls may outlive ktui's references to them (a last-call cache)
+RETAINED_MAX = 4  # ``Retained``: buffers of a stretch that may outlive it (a workspace cached per shape, a last output)
 
 
 class Retained:
     """Weak references to the storages of every output a stretch of calls returned (``watch``, from the
-    ``Reservoir``), but those in ``exempt`` (the inputs', the declared output buffers'): once ktui dropped its own
-    references, a storage still alive is one the kernel keeps (red team round 22, F8: a kernel appending every
-    call's tensors to a module-level list "until the device is done with them" passed every check, while a caller's
-    memory grew by 2 MB a call, 381 MB in 200 calls). ``torch.multiprocessing.reductions.StorageWeakRef``: a weak
-    reference to the C++ storage itself, so a kept view or storage counts as much as the tensor."""
+    ``Reservoir``) and of every buffer the calls allocated with ``torch.empty``, ``empty_like``, ``empty_strided`` or
+    ``new_empty`` (``allocated``, armed by the verified stretch around each call: ``allocation.recorder``), but
+    those in ``exempt`` (the inputs', the declared output buffers'): once ktui dropped its own references, a storage
+    still alive is one the kernel keeps (red team round 22, F8: a kernel appending every call's tensors to a
+    module-level list "until the device is done with them" passed every check while a caller's memory grew by 2 MB
+    a call; round 23, F4: the same with a scratch buffer the kernel never returns).
+    ``torch.multiprocessing.reductions.StorageWeakRef``: a weak reference to the C++ storage itself, so a kept view
+    counts as much as the tensor."""
 
     def __init__(self, exempt: set[int]):
         self.exempt = exempt
-        self.refs: dict[int, tuple[StorageWeakRef, int]] = {}  # storage cdata -> (its weak reference, bytes)
-        self.offered = 0
+        # storage cdata -> (its weak reference, bytes, the call that made it: 0-based)
+        self.refs: dict[int, tuple[StorageWeakRef, int, int]] = {}
+        self.outputs: set[int] = set()  # the cdata of those an output was in
+        self.offered = 0  # calls returned so far (the call under way is this one)
+
+    def _add(self, t: Any) -> int | None:
+        ptr = _storage(t)
+        if ptr is None or ptr in self.exempt:
+            return None
+        storage = t.untyped_storage()
+        ref = StorageWeakRef(storage)  # type: ignore[no-untyped-call]
+        old = self.refs.get(ref.cdata)
+        if old is None or old[0].expired():  # type: ignore[no-untyped-call]  # (a freed one's address: new)
+            self.refs[ref.cdata] = (ref, storage.nbytes(), self.offered)
+        return int(ref.cdata)
 
     def watch(self, out: Any) -> None:
-        """Watch the storages of ``out``, one call's output."""
-        self.offered += 1
+        """Watch the storages of ``out``, the output of the call under way (it returned now)."""
         try:
             leaves = flatten(out)
         except NestingError:
-            return
+            leaves = []
         for _, t in leaves:
-            ptr = _storage(t)
-            if ptr is None or ptr in self.exempt:
-                continue
-            storage = t.untyped_storage()
-            ref = StorageWeakRef(storage)  # type: ignore[no-untyped-call]
-            old = self.refs.get(ref.cdata)
-            if old is None or old[0].expired():  # type: ignore[no-untyped-call]  # (a freed one's address: new)
-                self.refs[ref.cdata] = (ref, storage.nbytes())
+            key = self._add(t)
+            if key is not None:
+                self.outputs.add(key)
+        self.offered += 1
+
+    def allocated(self, t: torch.Tensor) -> None:
+        """Watch the storage of ``t``, a buffer a call allocated."""
+        self._add(t)
 
     def line(self, what: str) -> str:
-        """Why the outputs still alive fail the calls ('' when at most ``RETAINED_MAX`` are): call after ktui
-        dropped every output it held (a collection runs first: a reference cycle is no leak)."""
+        """Why the buffers still alive fail the calls ('' when they do not): more than ``RETAINED_MAX`` of those
+        the second half of the calls made are alive (a pool the first calls fill, ``ring16_good``'s 16 buffers per
+        shape, stops growing; a leak grows to the end). Call after ktui dropped every output it held (a collection
+        runs first: a reference cycle is no leak)."""
         gc.collect()
-        alive = [n for ref, n in self.refs.values() if not ref.expired()]  # type: ignore[no-untyped-call]
-        if len(alive) <= RETAINED_MAX:
+        alive = {k: (n, c) for k, (ref, n, c) in self.refs.items() if not ref.expired()}  # type: ignore[no-untyped-call]
+        late = [k for k, (_, c) in alive.items() if c >= self.offered // 2]
+        if len(late) <= RETAINED_MAX:
             return ""
+        outputs = len(self.outputs & alive.keys())
+        mib = sum(n for n, _ in alive.values()) / 2**20
+        last = self.offered - self.offered // 2
         return (
-            f"memory retained: {len(alive)} output buffers of {self.offered} {what}s ({sum(alive) / 2**20:.3g} MiB) "
-            "are still alive after the caller dropped them: the kernel keeps references to its outputs (a list, a "
-            "dict, a cache never trimmed), so a caller's memory grows with every call"
+            f"memory retained: {len(alive)} buffers of {self.offered} {what}s ({mib:.3g} MiB; {outputs} of them "
+            f"outputs; {len(late)} made by the last {last} calls) are still alive after the caller dropped them: the "
+            "kernel keeps references to its outputs or its scratch buffers (a list, a dict, a cache never trimmed), "
+            "so a caller's memory grows with every call"
         )
 
 
@@ -324,12 +346,17 @@ class TimedCalls:
             allowed = params.get("allowed_aliases") or []
             exempt = declared_outputs(problem, data) | aliased_inputs(problem, data, allowed)
 
+            retained = Retained(exempt | _input_storages(problem, data))
+            scratch = allocation.recorder(retained.allocated)
+
             def refresh(rep: int, spec: dict[str, Any] = spec, data: Any = data, base: int = base) -> None:
+                allocation.disarm(scratch)  # (the inputs' allocations are not the kernel's)
                 copy_into(data, problem.generate(base + 1 + rep, spec, self.device))
+                if untimed is not None:  # the verified stretch (untimed): each call's allocations are watched
+                    allocation.arm(scratch)
 
             # the kernel's calls: one stretch per phase, handed to the main thread whole (``invoke.calls``)
             calls = functools.partial(invoke.calls, fn, data, self.device)
-            retained = Retained(exempt | _input_storages(problem, data))
             keep = Reservoir(
                 KEEP_TIMED if untimed is None else KEEP_STRETCH,
                 self._snapshot,
@@ -347,6 +374,8 @@ class TimedCalls:
                 raise KernelError(f"{label}: {exc}") from None
             except BaseException as exc:
                 reraise_as_case(exc, label)
+            finally:
+                allocation.disarm(scratch)
             self._sync()
             what = "timed call" if untimed is None else "call"
             settled(settings, f"{label}, its {what}s")
@@ -427,8 +456,7 @@ class TimedCalls:
             copy_into(data, problem.generate(base + 1 + i, spec, self.device))
 
         run_kernel = params.get("run_kernel", True)
-        retained = Retained(exempt | _input_storages(problem, data))
-        keep = Reservoir(1, self._snapshot, watch=retained.watch) if run_kernel and calls else None
+        keep = Reservoir(1, self._snapshot) if run_kernel and calls else None
         kernel = fn if run_kernel else id  # the baseline: the same stretch, calling nothing of the kernel's
         loop = functools.partial(invoke.calls, kernel, data, self.device)
         reply = host_loop(loop, refresh, calls, run_kernel, self._sync, keep=keep)[0]  # (its last output dropped)
@@ -437,6 +465,4 @@ class TimedCalls:
             return reply
         lines = integrity_of(keep.kept, exempt, inputs_only(problem, data), calls, "host-loop call", allowed)
         kept = self._keep(idx, "host", keep.kept, base, calls, problem.output_buffers(data))
-        keep.kept.clear()
-        lines.extend(filter(None, [retained.line("host-loop call")]))
         return {**reply, "kept": kept, "integrity": lines}

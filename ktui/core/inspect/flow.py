@@ -182,6 +182,7 @@ class Flow:
     reached: set[Site] = field(default_factory=set)  # torch compute reaching custom_kernel's return value
     fns: list[_Fn] = field(default_factory=list)
     modules: set[str] = field(default_factory=set)  # every module path an import binds
+    own_ops: set[str] = field(default_factory=set)  # ``ns::name`` the module registers (``scan.registered_ops``)
     steps: int = 0
     _stack: list[int] = field(default_factory=list)
     _returns: list[list[Val]] = field(default_factory=list)
@@ -638,6 +639,8 @@ class Flow:
             return NOTHING
         if not _is_torch_compute(ref):
             return Val(tensor=last in TORCH_ALLOWED and last not in ("device", "dtype", "finfo", "iinfo"))
+        if len(parts) == 4 and parts[1] == "ops" and f"{parts[2]}::{parts[3]}" in self.own_ops:  # its own operator
+            return Val(tensor=True, maybe=data.maybe)
         if f.silent:
             return Val(tensor=True, maybe=data.maybe, taint=data.taint)
         return self._computed(node, data, f"falls back to torch for {ref} through {alias}", "torch-alias")
@@ -787,11 +790,12 @@ def _as(alias: str, ref: str) -> str:
     return "" if alias == ref else f" (as {alias})"
 
 
-def flow_findings(tree: ast.Module, covered: set[tuple[int, str]]) -> list[Site]:
+def flow_findings(tree: ast.Module, covered: set[tuple[int, str]], own_ops: set[str] | None = None) -> list[Site]:
     """The data-flow findings of ``tree`` (line, kind, text), less those on a line where the name rules already
-    report a finding of a kind that covers them (``COVERED_BY``; ``covered`` holds the name rules' (line, kind))."""
+    report a finding of a kind that covers them (``COVERED_BY``; ``covered`` holds the name rules' (line, kind));
+    ``own_ops``: the operators the module registers (``scan.registered_ops``), whose calls are its own kernels."""
     out = []
-    for line, kind, text in Flow().run(tree):
+    for line, kind, text in Flow(own_ops=set(own_ops or ())).run(tree):
         if any((line, k) in covered for k in COVERED_BY[kind]):
             continue
         out.append((line, kind, text))

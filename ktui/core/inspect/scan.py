@@ -205,6 +205,7 @@ class _Scanner(ast.NodeVisitor):
         self.module_names: set[str] = set()  # every name an import binds: roots that are modules, not tensors
         self._in_handler = 0
         self._dtype_args: set[int] = set()  # ids of expressions passed as a dtype (``dtype=``, ``.to(...)``)
+        self.own_ops: set[str] = set()  # ``ns::name`` of the operators the module registers (``registered_ops``)
 
     def add(self, kind: str, node: ast.AST, text: str) -> None:
         self.findings.append(Finding(kind, getattr(node, "lineno", 0), text))
@@ -367,6 +368,7 @@ class _Scanner(ast.NodeVisitor):
                 and last not in TORCH_ALLOWED
                 and "cuda" not in parts[:-1]
                 and not last[:1].isupper()
+                and not (len(parts) == 4 and parts[1] == "ops" and f"{parts[2]}::{parts[3]}" in self.own_ops)
             ):
                 self.add("torch-op", node, f"falls back to torch for {name}{self._on_number(node)}")
         if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_COMPUTE_METHODS:
@@ -399,6 +401,24 @@ NUMBER_TENSORS = frozenset({"tensor", "scalar_tensor", "as_tensor"})  # ``_on_nu
 TORCH_COMPUTE_KINDS = frozenset({"torch-op", "fallback", "torch-alias", "torch-operator"})
 
 
+REGISTERS_OPS = frozenset({"triton_op", "custom_op", "define", "impl", "register_kernel", "register_fake"})
+
+
+def registered_ops(tree: ast.AST) -> set[str]:
+    """``ns::name`` of every operator the module registers: the first argument, a string constant, of a call (or a
+    decorator) named in ``REGISTERS_OPS`` (``torch.library.triton_op("mylib::axpy", ...)``, ``custom_op``,
+    ``Library.define``...). Its ``torch.ops.mylib.axpy(...)`` calls launch the module's own kernel, no torch compute
+    (red team round 23, F7: a ``triton_op`` wrapping a Triton kernel, PyTorch's documented route, was warned about as
+    "falls back to torch")."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] in REGISTERS_OPS and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and "::" in arg.value:
+                out.add(arg.value.split("(")[0].strip())
+    return out
+
+
 def scan_source(source: str) -> list[Finding]:
     """Findings for a kernel module's source, in line order: the name rules' (``_Scanner``) and then the data
     flow's (``ktui.core.inspect.flow``: what aliases, operators, frames, ``sys.modules``, streams and patches reach)
@@ -410,12 +430,13 @@ def scan_source(source: str) -> list[Finding]:
     except SyntaxError:
         return []
     s = _Scanner()
+    s.own_ops = registered_ops(tree)
     s.visit(tree)
     from ktui.core.inspect.flow import flow_findings  # here: flow reads this module's name tables
 
     covered = {(f.line, f.kind) for f in s.findings}
     try:
-        flowed = flow_findings(tree, covered)
+        flowed = flow_findings(tree, covered, s.own_ops)
     except Exception as exc:  # ktui's own analysis failed: say so, never fail the rung for it
         flowed = [(0, "scan-error", f"the data-flow scan stopped ({type(exc).__name__}: {exc}); names only")]
     s.findings += [Finding(kind, line, text) for line, kind, text in flowed]

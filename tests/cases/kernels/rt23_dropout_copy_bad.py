@@ -1,0 +1,27 @@
+"""Bad: draws the mask from a copy of the caller's generator, so the caller's generator never advances: every call
+with one generator drops the same elements (a model's dropout layers all share one mask, every step)."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def apply_kernel(x_ptr, u_ptr, out_ptr, n, stride, p, scale, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs * stride, mask=m)
+    u = tl.load(u_ptr + offs, mask=m)
+    y = tl.where(u >= p, x * scale, 0.0)
+    tl.store(out_ptr + offs, y, mask=m)
+
+
+def custom_kernel(data):
+    x, p, g = data
+    own = torch.Generator(device=x.device)
+    own.set_state(g.get_state())  # the caller's g is left where it was
+    u = torch.rand(x.shape, generator=own, device=x.device, dtype=torch.float32)
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    apply_kernel[(triton.cdiv(n, 1024),)](x, u, out, n, x.stride(0), p, 1.0 / (1.0 - p), BLOCK=1024)
+    return out
