@@ -501,3 +501,44 @@ def test_an_edit_of_ktui_toml_applies_to_the_next_run_of_a_running_session(make_
     assert notices[-1].level == "warning" and notices[-1].message.endswith("; the time limits read before stay")
     session.limits_for(_k(ws, "v1"))
     assert len(notices) == 2  # said once per edit
+
+
+FAKE_WORKER = r"""
+import json, sys, time
+out = sys.stdout.buffer
+def send(m):
+    out.write((json.dumps(m) + "\n").encode()); out.flush()
+send({"hello": {"role": "candidate", "device": {"type": "cpu"}, "startup_s": 0.0, "pid": 0, "python": "3"}})
+for line in sys.stdin.buffer:
+    req = json.loads(line)
+    beats = float(req["params"]["beats_s"])
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 3.0:  # one long case: no step finishes
+        time.sleep(0.25)
+        if time.monotonic() - t0 < beats:
+            send({"id": req["id"], "heartbeat": True})
+    send({"id": req["id"], "result": {"slept": True}})
+"""
+
+
+def test_heartbeats_of_a_long_case_are_progress_and_their_end_is_a_hang(tmp_path):
+    """New-user trial 23, F6/F19: a fuzzed case ran its programs in the interpreter for longer than the run rung's
+    limit (30 s, derived) and an honest kernel was restarted as "may hang". The interpreter's finished programs send
+    heartbeats (``ktui.worker.heartbeat``) that the client takes as progress; a case whose heartbeats stop is a hang
+    as before."""
+    import sys
+
+    from ktui.core.workers.client import WorkerProcess, WorkerTimeout
+    from ktui.core.workers.transport import LocalTransport
+
+    class Fake(LocalTransport):
+        def command(self, role: str, device: str) -> list[str]:
+            return [sys.executable, "-c", FAKE_WORKER]
+
+    client = WorkerProcess("candidate", "cpu", tmp_path, transport=Fake())
+    try:
+        assert client.call("execute", {"beats_s": 3.0}, timeout_s=1.5) == {"slept": True}
+        with pytest.raises(WorkerTimeout, match=r"timed out: nothing finished for 1\.5 s"):
+            client.call("execute", {"beats_s": 0.5}, timeout_s=1.5)  # the programs stop finishing: a hang
+    finally:
+        client.stop()

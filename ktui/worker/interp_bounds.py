@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ktui.worker import heartbeat
+
 _DONE = False
 _HERE = str(Path(__file__).resolve())
 
@@ -202,6 +204,15 @@ def install() -> None:
             return orig_cas(self, ptr, cmp, val, sem, scope)
 
         InterpreterBuilder.create_atomic_cas = create_atomic_cas
+
+    orig_grid_idx = getattr(InterpreterBuilder, "set_grid_idx", None)
+    if orig_grid_idx is not None:
+
+        def set_grid_idx(self: Any, x: Any, y: Any, z: Any) -> Any:
+            heartbeat.beat()  # a program starts: the one before it ended (``ktui.worker.heartbeat``)
+            return orig_grid_idx(self, x, y, z)
+
+        InterpreterBuilder.set_grid_idx = set_grid_idx
 
     orig_init = GridExecutor._init_args_hst
     orig_call = GridExecutor.__call__

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -18,7 +19,7 @@ from typing import Any, BinaryIO
 import torch
 
 from ktui.protocol import METHODS, REFERENCE_ERROR, DeviceInfo, ErrorReply, Progress, decode, encode, methods_of
-from ktui.worker import capture
+from ktui.worker import capture, heartbeat
 from ktui.worker.errors import CONTEXT_LOST, CaseFailed, KernelThreadEnded, KtuiCheckError, ProblemError
 
 Handler = Callable[[Any, Callable[[Progress], None]], Any]  # do_<method>(params, progress) -> reply
@@ -200,6 +201,7 @@ class Server:
         self.device = device
         self.proto_in = proto_in
         self.proto_out = proto_out
+        self._send_lock = threading.Lock()
         import triton  # noqa: F401 - imported once here so that every request finds it warm
 
         self.handler: object
@@ -215,8 +217,10 @@ class Server:
         self.info = device_info(device)
 
     def send(self, msg: dict[str, Any]) -> None:
-        """Write one protocol line."""
-        self.proto_out.write(encode(msg))
+        """Write one protocol line (whole: the kernel's thread sends heartbeats beside the handler's lines)."""
+        line = encode(msg)
+        with self._send_lock:
+            self.proto_out.write(line)
 
     def hello(self, startup_s: float) -> None:
         """Say the worker is ready (``protocol.Hello``)."""
@@ -258,8 +262,12 @@ class Server:
             return True
         cwd = os.getcwd()
         capture.take_needs_gpu()  # nothing left over from an earlier request
+        heartbeat.sending(lambda: self.send({"id": rid, "heartbeat": True}))  # the interpreter's programs
         try:
-            result = fn(params, lambda p: self.send({"id": rid, "progress": p}))
+            try:
+                result = fn(params, lambda p: self.send({"id": rid, "progress": p}))
+            finally:
+                heartbeat.sending(None)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise

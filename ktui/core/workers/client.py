@@ -407,6 +407,7 @@ class WorkerProcess:
         deadline = started + timeout_s
         in_all = max(IDLE_STEPS_CAP * timeout_s, getattr(timeout_s, "total", 0.0))  # a Limit may say its own
         backstop = started + in_all
+        beating = False  # heartbeats came since the last finished step (``ktui.worker.heartbeat``)
         while True:
             try:
                 msg = self._read_message(min(deadline, backstop))
@@ -442,6 +443,13 @@ class WorkerProcess:
                         f"slow, not hung: it was still finishing steps, the last {now - (deadline - timeout_s):.0f} s "
                         "ago; fewer or smaller specs (fuzz, tests), bigger blocks, or a larger limit finish it"
                     )
+                    if beating:  # programs of one case, no case: a long case, or launches that never stop
+                        suspect = (
+                            "its kernels were still running programs in the interpreter, the last "
+                            f"{now - (deadline - timeout_s):.0f} s ago, in a case that did not finish: a case too "
+                            "large for the interpreter (bound the sizes with fuzz or tests) or launches in a loop "
+                            "that does not end"
+                        )
                 raise WorkerTimeout(
                     f"{what} while running {doing} ({suspect}{at}); the "
                     f"{self.role} worker was restarted" + (f"\nthe limit: {why}" if why else "")
@@ -454,12 +462,17 @@ class WorkerProcess:
                 raise type(exc)(f"{exc}\nthe {self.role} worker was restarted") from None
             if msg.get("id") != rid:
                 continue  # a stale line from an earlier, abandoned request
+            if "heartbeat" in msg:  # the interpreter finished a program of a long case: not hung
+                deadline = time.monotonic() + timeout_s
+                beating = True
+                continue
             if "progress" in msg:
                 case = msg["progress"].get("case") if isinstance(msg["progress"], dict) else None
                 if case:
                     self._doing = f"{case} ({method})"
                 else:  # a step finished: the limit starts again
                     deadline = time.monotonic() + timeout_s
+                    beating = False
                 if on_progress:
                     on_progress(msg["progress"])
                 continue
