@@ -250,3 +250,22 @@ def test_the_mix_delta_puts_total_last():
 
     rows = mix_delta({"LDG.32": 1, "FFMA": 2, "total": 72}, {"LDG.32": 1, "FFMA": 130, "total": 200})
     assert [r["family"] for r in rows] == ["FFMA", "LDG.32", "total"]
+
+
+def test_resources_of_a_two_kernel_version_are_its_largest_kernels_never_a_sum():
+    """New-user trial 23, F20: a version launching two kernels of 48 and 40 registers read "registers 88"; each
+    resource is the largest kernel's, and each kernel's own is listed under the table."""
+    from ktui.core.inspect.diff import DiffSide, KernelDumps, compare_sides, render
+
+    def kd(name: str, regs: int, smem: int) -> KernelDumps:
+        return KernelDumps(name, "triton", {"registers": regs, "shared": smem})
+
+    a = DiffSide("p/v1", "kernels/p/v1.py", "a" * 64, "sm_90a", [kd("one_kernel", 48, 1024)])
+    b = DiffSide("p/v2", "kernels/p/v2.py", "b" * 64, "sm_90a", [kd("partial", 48, 1024), kd("ln", 40, 2048)])
+    d = compare_sides(a, b)
+    regs = next(r for r in d.resources if r.name == "registers")
+    shared = next(r for r in d.resources if r.name == "shared")
+    assert (regs.a, regs.b, shared.a, shared.b) == (48, 48, 1024, 2048)
+    text = render(d).splitlines()
+    assert text[2].endswith("(the largest kernel's)"), text[2]
+    assert "  B partial: registers 48, shared 1024" in text and "  B ln: registers 40, shared 2048" in text, text
