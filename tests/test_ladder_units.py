@@ -156,7 +156,7 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
         (i, d, 100 + 1000 * (rank[i] + 1) + 101 + j) for i in reversed(up) for j, d in enumerate(["normal", "shifted"])
     ]
     lays = layouts_of(PLAN)
-    assert lays == [lay for lay in LAYOUTS if lay != "permuted"]  # 1-D inputs; mixed: both orders (107, 108)
+    assert lays == [lay for lay in LAYOUTS if lay not in ("permuted", "channels_last")]  # 1-D inputs; mixed: both orders (107, 108)
     n = 8 + 2 * (len(lays) + 1)
     layouts = phase2[8:n]
     assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
@@ -183,7 +183,7 @@ def test_contiguous_only_and_the_options_drop_cases():
     assert [c["seed"] for c in bare[:6]] == [1, 1, 1, 1, 2, 3]  # the first sweep, then each spec's other seeds
     assert [c.get("fill") for c in bare[:6]] == [None] * 4 + ["decoy", None]
     native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1, near_duplicates=False), seed=1)  # no dists
-    lays = [lay for lay in LAYOUTS if lay != "permuted"]
+    lays = [lay for lay in LAYOUTS if lay not in ("permuted", "channels_last")]
     n = 2 + len(lays) + 1
     # the first seed, the burst, the layouts (mixed twice: both orders)
     assert [c.get("layout") for c in native[:n]] == [None, None, *lays[:-1], "mixed", "mixed"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ktui.core.results import Status
 
-from .test_cases import CASES, K, corr, run
+from .test_cases import CASES, K, corr, good, run
 
 R = CASES / "references"
 CHECKED = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
@@ -56,3 +56,20 @@ def test_a_kernel_keeping_its_scratch_buffers_fails_the_stretch_and_one_freeing_
     (bench,) = [r for r in bad.rungs if r.name == "benchmark"]
     assert bench.status is Status.FAILED and "memory retained: " in bench.summary, bench.line()
     assert "; 0 of them outputs; " in bench.summary and "made by the last" in bench.summary, bench.summary
+
+
+def test_a_wrong_channels_last_fast_path_fails_on_the_channels_last_layout(make_ws, ladder_for):
+    """F3: a kernel whose NHWC path (taken for ``x.is_contiguous(memory_format=torch.channels_last)``) stores every
+    element at the wrong place passed: no layout ktui made was channels_last. ``channels_last`` (dim 1 stored
+    innermost) is a layout of every input of three dimensions or more."""
+    import torch
+
+    from ktui.worker.cases import _relayout, layout_of
+
+    t = _relayout(torch.randn(2, 3, 4, 5), "channels_last")
+    assert t.is_contiguous(memory_format=torch.channels_last) and layout_of(t) == "channels_last"
+    ref = R / "rt23_nhwc.py"
+    checked = {**CHECKED, "layouts": True}
+    good(run(make_ws, ladder_for, "nhwc", K / "rt23_nhwc_path_good.py", reference=ref, **checked))
+    bad = corr(run(make_ws, ladder_for, "nhwc", K / "rt23_nhwc_path_bad.py", reference=ref, **checked))
+    assert bad.status is Status.FAILED and "layout=channels_last (in[0] channels_last" in bad.summary, bad.summary

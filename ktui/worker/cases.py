@@ -65,7 +65,7 @@ __all__ = [
     "round_to_tf32",
     "spec_of",
 ]
-LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted")
+LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted", "channels_last")
 
 
 def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
@@ -183,6 +183,10 @@ def _relayout(t: torch.Tensor, layout: str) -> torch.Tensor:
         return t[:1].expand(t.shape)
     if layout == "permuted":  # the first two dims stored swapped: unit inner stride, leading dims not one row dim
         return t.transpose(0, 1).contiguous().transpose(0, 1) if t.ndim >= 3 else t
+    if layout == "channels_last":  # dim 1 stored innermost: torch.channels_last for NCHW, channels_last_3d for 5-D
+        # (red team round 23, F3: a kernel's NHWC fast path, taken for x.is_contiguous(memory_format=
+        # torch.channels_last), wrote every element to the wrong place and no layout ever took it)
+        return t.movedim(1, -1).contiguous().movedim(-1, 1) if t.ndim >= 3 else t
     raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
 
 
@@ -499,8 +503,8 @@ def layout_detail(inputs: Any) -> str:
 
 
 def layout_of(t: torch.Tensor) -> str:
-    """``contiguous``, ``transposed``, ``padded``, ``offset``, ``expanded``, ``permuted`` or ``strided``: for
-    messages."""
+    """``contiguous``, ``transposed``, ``padded``, ``offset``, ``expanded``, ``permuted``, ``channels_last`` or
+    ``strided``: for messages."""
     if 0 in t.stride() and t.numel() > 1:
         return "expanded"
     if t.storage_offset():
@@ -509,6 +513,8 @@ def layout_of(t: torch.Tensor) -> str:
         return "contiguous"
     if t.ndim >= 3 and t.stride(-1) == 1 and t.stride(0) < t.stride(1):
         return "permuted"
+    if t.ndim >= 3 and t.stride(1) == 1 and t.movedim(1, -1).is_contiguous():
+        return "channels_last"
     if t.ndim >= 2 and t.stride(-1) == 1:
         return "padded"
     return "transposed" if t.ndim >= 2 else "strided"

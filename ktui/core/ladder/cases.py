@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
 # The memory layouts: on the two largest specs, and with every distribution, fill and spec class by the covering design;
 # ``mixed`` (inputs laid out differently from each other) only for problems with two input tensors or more,
-# ``permuted`` (the leading dims stored swapped) only for inputs of three dimensions or more
-LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted")
+# ``permuted`` (the leading dims stored swapped) and ``channels_last`` (dim 1 stored innermost: NHWC) only for inputs
+# of three dimensions or more
+LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted", "channels_last")
 # Special-values distributions (``ktui.worker.special``; the judge offers only those its reference is valid on):
 # each runs on SPECIAL_SPECS specs, the near-duplicate case on NEAR_DUP_SPECS, to keep a run's case count small.
 SPECIAL = SPECIAL_DISTRIBUTIONS
@@ -184,8 +185,9 @@ def first_sweep(cases: list[Case]) -> int:
 def layouts_of(describe: ProblemInfo) -> list[str]:
     """The layouts of ``LAYOUTS`` that apply to a problem: ``mixed`` only where the inputs have two tensors or more
     (``tensor_inputs``, counted by the judge; taken as two when a judge does not say), ``permuted`` only where one
-    has three dimensions or more (``input_ndim``; taken as fewer when not said)."""
-    applies = {"mixed": describe.get("tensor_inputs", 2) >= 2, "permuted": describe.get("input_ndim", 2) >= 3}
+    has three dimensions or more (``input_ndim``; taken as fewer when not said), and ``channels_last`` too."""
+    ndim = describe.get("input_ndim", 2)
+    applies = {"mixed": describe.get("tensor_inputs", 2) >= 2, "permuted": ndim >= 3, "channels_last": ndim >= 3}
     return [lay for lay in LAYOUTS if applies.get(lay, True)]
 
 
