@@ -156,7 +156,8 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
         (i, d, 100 + 1000 * (rank[i] + 1) + 101 + j) for i in reversed(up) for j, d in enumerate(["normal", "shifted"])
     ]
     lays = layouts_of(PLAN)
-    assert lays == [lay for lay in LAYOUTS if lay not in ("permuted", "channels_last")]  # 1-D inputs; mixed: both orders (107, 108)
+    # 1-D inputs; mixed: both orders (107, 108)
+    assert lays == [lay for lay in LAYOUTS if lay not in ("permuted", "channels_last")]
     n = 8 + 2 * (len(lays) + 1)
     layouts = phase2[8:n]
     assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
