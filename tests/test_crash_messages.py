@@ -241,3 +241,19 @@ def test_a_failed_rung_whose_line_shows_its_summary_prints_the_cause_under_it():
     assert lines[2] == "    the limit: derived: 5 x 6.85 s"
     plain = RungResult("run", Status.FAILED, error=ErrorInfo("ValueError", "bad shape"))
     assert report.rung_lines(plain) == ["[run] FAILED ValueError: bad shape"]  # the line is the cause: not twice
+
+
+def test_a_ref_kernel_raising_on_the_smallest_spec_fails_the_compile_rung_as_a_reference_error(make_ws, ladder_for):
+    """New-user trial 23, F7: a typo in ``ref_kernel`` was reported only after every version's whole run rung (105 s
+    each); the judge's describe runs it once on the smallest test spec, so the compile rung says so."""
+    ref = R / "vector_add_ref_typo.py"
+    ws = _reference_ws(make_ws, ref)
+    res = ladder_for(ws, timeouts=ROOMY, seeds=1).run(ws.kernel(ws.root / "kernels/vector_add/v1.py"))
+    failed = res.failed_rung
+    assert failed is not None and failed.name == "compile", lines(res)
+    line = _line_of(ref, "return torch.addd")
+    assert failed.error.message.startswith(
+        f"reference error (references/vector_add.py:{line} in ref_kernel): ref_kernel on (float32[1], float32[1]) "
+        "raised AttributeError: module 'torch' has no attribute 'addd'"
+    ), failed.error.message
+    assert report.is_reference_error(failed.error)

@@ -909,13 +909,19 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
     ``fuzzed(...)``, indices in ``fuzzed``).
 
     Raises:
-        ProblemError: a bad ``fuzz`` declaration, or a ``structured_inputs`` entry the data does not have.
+        ProblemError: a bad ``fuzz`` declaration, or a ``structured_inputs`` entry the data does not have;
+            ``ReferenceRaised`` when ``generate_input`` or ``ref_kernel`` raises on the smallest test spec.
     """
     info = problem.describe()
     declared_indices(problem.module)  # a bad index_outputs is the reference's error, said before any case runs
+    smallest = min(problem.tests, key=spec_size)
+    first = problem.generate(1, smallest, device)
     if problem.structured:  # and a structured_inputs entry the data does not have
-        smallest = min(problem.tests, key=spec_size)
-        problem.check_structured(problem.generate(1, smallest, device))
+        problem.check_structured(first)
+    # and a ref_kernel that raises on the smallest test spec (a typo: new-user trial 23, F7, reported only after a
+    # whole run rung of every version): ReferenceRaised, the compile rung's reference error
+    problem.reference_native(first)
+    del first
     trials = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
     crashed = [
