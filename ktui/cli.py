@@ -341,8 +341,8 @@ def _engine(args: argparse.Namespace, ws: Any, remote: Any = None) -> Any:
 def tui_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="ktui",
-        description="A terminal assistant for writing GPU kernels: saving a kernel reruns its rung ladder. "
-        "Commands (each with --help): "
+        description="A terminal assistant for writing GPU kernels: saving a kernel reruns its rung ladder "
+        "(in the app, ? lists the keys, ctrl+p the commands). Commands (each with --help): "
         + "; ".join(f"`ktui {name}{' ' + args if args else ''}` {what}" for name, args, what in COMMAND_HELP)
         + ".",
         epilog=EXIT_CODES,
