@@ -215,6 +215,7 @@ def test_a_copy_does_not_take_a_verdict_on_another_reference_or_from_a_broken_ru
     copy = session.new_version(v1)
     assert session._carry(copy, content).carried_from == v1.version
     session.store.path("vector_add", copy.version).unlink()
+    session.store.judged_path("vector_add", copy.version).unlink()  # (the copy never had a verdict of its own)
     assert session._carry(copy, (content[0], "0" * 64)) is None  # the reference changed since v1's run
     from ktui.core.results import ErrorInfo
 
@@ -229,3 +230,35 @@ def test_a_copy_does_not_take_a_verdict_on_another_reference_or_from_a_broken_ru
     cuda = LadderResult(good.problem, good.version, good.kernel, {"type": "cuda"}, good.rungs, content[0], content[1])
     session.store.save(cuda)
     assert session._carry(copy, content) is None  # a verdict of another device is not this session's
+
+
+def test_a_reference_restored_after_a_typo_gives_the_version_back_its_verdict_on_that_content(make_ws):
+    """New-user trial 23, F8 (trial 21, F15): a reference typo's error replaced v1's ok verdict; restoring the
+    reference byte for byte ran v1 again (3 minutes on the CPU). The store keeps each version's last judged result
+    (``ResultStore.judged``: a reference error does not replace it), and a save of that very content takes it."""
+    from ktui.core.events import Notice
+    from ktui.core.results import ErrorInfo
+    from ktui.core.session import Session
+
+    ws = make_ws(["vector_add"])
+    v1 = ws.versions("vector_add")[0]
+    session = Session(ws, "cpu", watch=False)
+    notes: list[str] = []
+    session.bus.subscribe(lambda e: notes.append(e.message) if isinstance(e, Notice) else None)
+    content = (sha256(v1.path.read_bytes()), sha256(ws.reference_path("vector_add").read_bytes()))
+    good = fake_ladder([])(v1)
+    session.store.save(good)
+    typo = LadderResult(
+        "vector_add", v1.version, good.kernel, {"type": "cpu"},
+        [RungResult("compile", Status.FAILED, error=ErrorInfo("ProblemError", "reference error (references/"
+                    "vector_add.py:15 in ref_kernel): ref_kernel raised AttributeError"))],
+        source_sha256=content[0], reference_sha256="1" * 64,
+    )  # fmt: skip
+    session.store.save(typo)
+    assert session.store.load("vector_add", v1.version).failed_rung.name == "compile"
+    assert session.store.judged("vector_add", v1.version).started_at == good.started_at
+    got = session._carry(v1, content)  # the reference restored: the content of v1's verdict
+    assert got is not None and got.carried_from is None and got.started_at == good.started_at
+    assert session.store.load("vector_add", v1.version).started_at == good.started_at
+    assert any("its source and reference are again those of its verdict of" in m for m in notes), notes
+    assert session._carry(v1, (content[0], "1" * 64)) is None  # the typo's content: no verdict to take

@@ -13,7 +13,6 @@ Every function is pure: results in, strings out. Nothing here imports Textual, R
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,11 +26,11 @@ from ktui.core.results import (
     RungResult,
     Status,
     device_label,
+    is_reference_message,
     placement_label,
     standing,
 )
 from ktui.core.workspace import KernelRef
-from ktui.protocol import REFERENCE_ERROR
 
 if TYPE_CHECKING:
     from ktui.core.status import ProblemStatus
@@ -62,17 +61,11 @@ def message_rest(error: ErrorInfo, lines: int, indent: str = "") -> list[str]:
     return [indent + ln for ln in rest[-lines:]] if lines > 0 else []
 
 
-_REFERENCE_FIRST = re.compile(rf"^(?:[a-z_]+: )?{re.escape(REFERENCE_ERROR)}\b")
-
-
 def is_reference_error(error: ErrorInfo | None) -> bool:
     """True when ``error`` blames the problem's reference, not the version: the reference's ``generate_input``,
     ``ref_kernel``, ``flops`` or ``bytes_moved`` raised, its import failed, or it lacks what ktui needs (the
     worker's ``format_error`` starts those messages with ``reference error``; a rung may put its name first)."""
-    if error is None:
-        return False
-    first = (error.message.strip().splitlines() or [""])[0]
-    return bool(_REFERENCE_FIRST.match(first))
+    return error is not None and is_reference_message(error.message)
 
 
 def reference_failure(result: LadderResult | None) -> RungResult | None:

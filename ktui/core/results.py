@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, NotRequired, TypedDict, cast
 
-from ktui.protocol import json_float, json_safe  # noqa: F401 - results are read with them
+from ktui.protocol import REFERENCE_ERROR, json_float, json_safe  # noqa: F401 - results are read with them
 
 
 @dataclass(frozen=True)
@@ -519,3 +519,13 @@ def fmt_seconds(seconds: float) -> str:
     if seconds >= 10 or not math.isfinite(seconds):
         return f"{seconds:.0f}"
     return f"{seconds:.1f}".removesuffix(".0")
+
+
+_REFERENCE_FIRST = re.compile(rf"^(?:[a-z_]+: )?{re.escape(REFERENCE_ERROR)}\b")
+
+
+def is_reference_message(message: str) -> bool:
+    """True when an error ``message`` blames the problem's reference, not the version: its first line starts with
+    ``reference error`` (the worker's ``format_error`` writes those; a rung may put its name first)."""
+    first = (message.strip().splitlines() or [""])[0]
+    return bool(_REFERENCE_FIRST.match(first))

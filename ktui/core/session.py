@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import CancelledError, Future, as_completed
 from dataclasses import replace
@@ -232,11 +233,13 @@ class Session:
         stored, published (``LadderFinished`` with run id 0: no run) and said in a ``Notice``; else None.
 
         ``n`` copies a version to the next ``vN.py``: the copy's first save is the same bytes, already judged, and
-        its run would only repeat that run with fresh draws. ``r`` (a rerun) always runs it."""
-        for other in self.ws.versions(kernel.problem):
-            if other.version == kernel.version:
+        its run would only repeat that run with fresh draws. The version's own last judged result counts too
+        (``ResultStore.judged``): a reference restored byte for byte after a typo, whose reference error replaced
+        the version's verdict on that very content (new-user trial 23, F8). ``r`` (a rerun) always runs it."""
+        for other in [kernel, *self.ws.versions(kernel.problem)]:
+            if other.version == kernel.version and other is not kernel:
                 continue
-            r = self.latest(other)
+            r = self.store.judged(kernel.problem, kernel.version) if other is kernel else self.latest(other)
             if (
                 r is None
                 or not r.has_verdict
@@ -245,7 +248,8 @@ class Session:
                 or r.device.get("type") != self.device
             ):
                 continue
-            carried = r.carried(kernel.version, str(kernel.path.relative_to(self.ws.root)))
+            # its own judged result stays as it was; another version's becomes this one's (``carried_from``)
+            carried = r if other is kernel else r.carried(kernel.version, str(kernel.path.relative_to(self.ws.root)))
             try:
                 self.store.save(carried)
             except OSError:
@@ -253,13 +257,14 @@ class Session:
             with self._lock:
                 self._latest[kernel.key] = carried
             self.bus.publish(LadderFinished(key=kernel.key, run_id=0, result=carried))
-            self.bus.publish(
-                Notice(
-                    level="info",
-                    message=f"{kernel.key} is {carried.carried_from}'s source, already run: its verdict stands "
-                    f"for {kernel.version} (r runs it again)",
-                )
+            said = (
+                f"{kernel.key}: its source and reference are again those of its verdict of "
+                f"{time.strftime('%H:%M', time.localtime(carried.started_at))}, which stands (r runs it again)"
+                if other is kernel
+                else f"{kernel.key} is {carried.carried_from}'s source, already run: its verdict stands for "
+                f"{kernel.version} (r runs it again)"
             )
+            self.bus.publish(Notice(level="info", message=said))
             return carried
         return None
 

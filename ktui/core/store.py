@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ktui.core.results import LadderResult
+from ktui.core.results import LadderResult, is_reference_message
 from ktui.core.workspace import Workspace
 
 
@@ -101,7 +101,8 @@ class Snapshots:
 
 
 class ResultStore:
-    """The latest ``LadderResult`` of each version: ``.ktui/results/<problem>/<version>.json``."""
+    """The latest ``LadderResult`` of each version: ``.ktui/results/<problem>/<version>.json``; and its last one
+    with a verdict on the version (``judged``): ``.ktui/results/<problem>/judged/<version>.json``."""
 
     def __init__(self, workspace: Workspace):
         self.root = workspace.state_dir / "results"
@@ -109,13 +110,35 @@ class ResultStore:
     def path(self, problem: str, version: str) -> Path:
         return self.root / problem / f"{version}.json"
 
+    def judged_path(self, problem: str, version: str) -> Path:
+        return self.root / problem / "judged" / f"{version}.json"
+
     def save(self, result: LadderResult) -> None:
-        atomic_write(self.path(result.problem, result.version), json.dumps(result.to_json(), indent=1).encode())
+        """Store ``result`` as its version's latest; and as its last judged one when it has a verdict on the
+        version (``LadderResult.has_verdict``, and no rung failed for the reference)."""
+        data = json.dumps(result.to_json(), indent=1).encode()
+        atomic_write(self.path(result.problem, result.version), data)
+        failed = result.failed_rung
+        blames_reference = (
+            failed is not None and failed.error is not None and is_reference_message(failed.error.message)
+        )
+        if result.has_verdict and not blames_reference:
+            atomic_write(self.judged_path(result.problem, result.version), data)
 
     def load(self, problem: str, version: str) -> LadderResult | None:
         """The stored result, or None when there is none or it cannot be read (a file from an older ktui)."""
+        return self._read(self.path(problem, version))
+
+    def judged(self, problem: str, version: str) -> LadderResult | None:
+        """The version's last stored result with a verdict on it (``save``), or None: what a reference error or a
+        compile-only run stored after it does not replace it (new-user trial 23, F8; trial 21, F15: a reference
+        restored byte for byte after a typo, the version's verdict on that very content ran again)."""
+        return self._read(self.judged_path(problem, version))
+
+    @staticmethod
+    def _read(path: Path) -> LadderResult | None:
         try:
-            d: dict[str, Any] = json.loads(self.path(problem, version).read_text())
+            d: dict[str, Any] = json.loads(path.read_text())
             return LadderResult.from_json(d)
         except (OSError, ValueError, KeyError, TypeError):
             return None
