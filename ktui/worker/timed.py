@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -167,6 +168,7 @@ def poison_dropped(out: Any, exempt: set[int]) -> None:
             poison_(t)
 
 
+RETAINED_GRACE_S = 1.0  # ``Retained.line``: how long buffers still alive get to be freed before they count
 RETAINED_MAX = 4  # ``Retained``: buffers of a stretch that may outlive it (a workspace cached per shape, a last output)
 
 
@@ -220,11 +222,13 @@ class Retained:
         the second half of the calls made are alive (a pool the first calls fill, ``ring16_good``'s 16 buffers per
         shape, stops growing; a leak grows to the end). Call after ktui dropped every output it held (a collection
         runs first: a reference cycle is no leak)."""
-        gc.collect()
-        alive = {k: (n, c) for k, (ref, n, c) in self.refs.items() if not ref.expired()}  # type: ignore[no-untyped-call]
-        late = [k for k, (_, c) in alive.items() if c >= self.offered // 2]
-        if len(late) <= RETAINED_MAX:
-            return ""
+        for wait_s in (0.0, RETAINED_GRACE_S):  # a buffer a thread of the kernel frees shortly after is no leak
+            time.sleep(wait_s)  # (``late_input_write_good``: a cleanup thread holds its workspace 0.2 s)
+            gc.collect()
+            alive = {k: (n, c) for k, (ref, n, c) in self.refs.items() if not ref.expired()}  # type: ignore[no-untyped-call]
+            late = [k for k, (_, c) in alive.items() if c >= self.offered // 2]
+            if len(late) <= RETAINED_MAX:
+                return ""
         outputs = len(self.outputs & alive.keys())
         mib = sum(n for n, _ in alive.values()) / 2**20
         last = self.offered - self.offered // 2
