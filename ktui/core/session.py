@@ -236,10 +236,10 @@ class Session:
         its run would only repeat that run with fresh draws. The version's own last judged result counts too
         (``ResultStore.judged``): a reference restored byte for byte after a typo, whose reference error replaced
         the version's verdict on that very content (new-user trial 23, F8). ``r`` (a rerun) always runs it."""
-        for other in [kernel, *self.ws.versions(kernel.problem)]:
-            if other.version == kernel.version and other is not kernel:
-                continue
-            r = self.store.judged(kernel.problem, kernel.version) if other is kernel else self.latest(other)
+        # (its own judged result first, as it was; another version's becomes this one's: ``carried_from``)
+        own = (self.store.judged(kernel.problem, kernel.version), True)
+        others = ((self.latest(o), False) for o in self.ws.versions(kernel.problem) if o.version != kernel.version)
+        for r, is_own in (own, *others):
             if (
                 r is None
                 or not r.has_verdict
@@ -248,8 +248,7 @@ class Session:
                 or r.device.get("type") != self.device
             ):
                 continue
-            # its own judged result stays as it was; another version's becomes this one's (``carried_from``)
-            carried = r if other is kernel else r.carried(kernel.version, str(kernel.path.relative_to(self.ws.root)))
+            carried = r if is_own else r.carried(kernel.version, str(kernel.path.relative_to(self.ws.root)))
             try:
                 self.store.save(carried)
             except OSError:
@@ -260,7 +259,7 @@ class Session:
             said = (
                 f"{kernel.key}: its source and reference are again those of its verdict of "
                 f"{time.strftime('%H:%M', time.localtime(carried.started_at))}, which stands (r runs it again)"
-                if other is kernel
+                if is_own
                 else f"{kernel.key} is {carried.carried_from}'s source, already run: its verdict stands for "
                 f"{kernel.version} (r runs it again)"
             )

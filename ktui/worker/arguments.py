@@ -46,6 +46,7 @@ from ktui.worker.cases import (
     _is_float,
     _map_inputs,
     build_input,
+    is_int_tensor,
     is_moved_arg,
     move_ints,
     moved,
@@ -147,7 +148,7 @@ def _held(problem: Problem, base: dict[int, tuple[Any, Any]]) -> tuple[set[int],
     dtypes: list[torch.dtype] = []
     for _, data in base.values():
         for _, t in flatten(inputs_only(problem, data)):
-            if isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool):
+            if is_int_tensor(t):
                 if t.numel() <= RELABEL_SCAN:
                     held.update(int(v) for v in torch.unique(t.detach().cpu()).tolist())
                 dtypes.append(t.dtype)

@@ -419,7 +419,8 @@ def move_ints(data: Any, outputs: tuple[Any, ...], vary: Mapping[str, str]) -> A
     return data
 
 
-def _int_tensor(t: Any) -> bool:
+def is_int_tensor(t: Any) -> bool:
+    """An integer tensor (not bool, float or complex): what a ``relabel:`` move renames in."""
     return isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool)
 
 
@@ -428,7 +429,7 @@ def held_value(data: Any, outputs: tuple[Any, ...], value: int) -> int:
     tensors of ``data`` holding it hold most often (all of them when none holds it; ties: the smallest), so that
     the positions it tags are tagged too; ``value`` itself when they hold no other."""
     tensors: list[torch.Tensor] = []
-    _map_inputs(data, outputs, lambda t, path: tensors.append(t) if _int_tensor(t) else None)
+    _map_inputs(data, outputs, lambda t, path: tensors.append(t) if is_int_tensor(t) else None)
     holding = [t for t in tensors if bool((t == value).any())] or tensors
     counts: dict[int, int] = {}
     for t in holding:
@@ -442,7 +443,7 @@ def held_value(data: Any, outputs: tuple[Any, ...], value: int) -> int:
 def relabeled(t: torch.Tensor, renamed: Mapping[int, int]) -> torch.Tensor:
     """``t`` (an integer tensor; others as they are) with each element equal to a key of ``renamed`` made its value,
     in a copy of the same layout (``t`` itself untouched: the judge tries moves on one set of inputs)."""
-    if not _int_tensor(t):
+    if not is_int_tensor(t):
         return t
     out = t.clone()
     for old, new in renamed.items():

@@ -389,7 +389,9 @@ class TimedCalls:
             )
             keep.kept.clear()  # (copied: ktui holds no output of these calls now)
             del kept
-            lines.extend(filter(None, [retained.line(what)]))
+            leak = retained.line(what)
+            if leak:
+                lines.append(leak)
             if untimed is None:
                 results.append({"spec_index": idx, **stats, "kept": kept_calls, "integrity": lines})
             else:
