@@ -3,7 +3,7 @@
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
 #                                        issue9-open context round10a round10b fixes24 round12 round15 interp-vs-gpu tc-accum
-#                                        timing-escape rounds16-21 bf16-reduce
+#                                        timing-escape rounds16-23 bf16-reduce
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -274,7 +274,7 @@ PY
           --rungs compile,run,correctness,benchmark,dumps --json --no-record) > "$OUT/r15_${p}_$k.json" 2>"$OUT/r15_${p}_$k.err"
         python3 benchmarks/rung_cells.py "$OUT/r15_${p}_$k.json" "$p/$k ($((SECONDS - t0)) s)" run correctness benchmark dumps
       done ;;
-    rounds16-19|rounds16-20|rounds16-21)  # red teams 16-21 and new-user trials 20-21 on the GPU (seed ${ROUNDS_SEED:-3}):
+    rounds16-19|rounds16-20|rounds16-21|rounds16-23)  # red teams 16-23 and new-user trials 20-22 on the GPU (seed ${ROUNDS_SEED:-3}):
       # each bad kernel FAILED at correctness or
       # benchmark, each honest twin ok on every rung. ROUNDS_ONLY=regex (grep -E) keeps the matching pairs only
       W=$(mktemp -d) && mkdir -p "$W/references" "$W/kernels"
@@ -307,7 +307,20 @@ PY
           nu20_rowcumsum:nu20_rowcumsum_carry_stops_bad nu20_rowcumsum:nu20_rowcumsum_blocked_good \
           rt19_rmsnorm_w:rt21_inference_mode_bad rt19_rmsnorm_w:rt21_no_grad_good rt19_rmsnorm_w:rt21b_requires_grad_bad \
           rt19_rmsnorm_w:rt21_cudnn_benchmark_bad rt21_mm_small:rt21_mm_tiles_bad rt21_mm_small:rt21_mm_tiles_good \
-          nu21_geglu:nu21_geglu_closed_tail_bad nu21_geglu:nu21_geglu_sigmoid_good; do
+          nu21_geglu:nu21_geglu_closed_tail_bad nu21_geglu:nu21_geglu_sigmoid_good \
+          rt22_scale2d:rt22_local_copy_good rt22_scale2d:rt22_repoint_input_bad \
+          rt22_scan_state:rt22_state_copy_good rt22_scan_state:rt22_shared_state_bad \
+          rt22_rowmax:rt22_rowmax_first_tie_good rt22_rowmax:rt22_rowmax_last_tie_bad \
+          rt22_topk_ids:rt22_topk_ids_good rt22_topk_ids:rt22_topk_ids_bad \
+          rt22_sort_ids:rt22_sort_ids_good rt22_sort_ids:rt22_sort_ids_bad rt22_outbuf:rt22_outbuf_first_only_bad \
+          nu22_cos_pos:nu22_cos_pos_good nu22_cos_pos:nu22_sin_pos_bad \
+          rt22_qkv_split:rt22_qkv_views_good rt22_qkv_split:rt22_qkv_q_in_place_bad \
+          rt22_ce_ignore:rt22_ce_ignore_good rt22_ce_ignore:rt22_ce_ignore_folded_bad \
+          rt22_ce_ignore:rt22_ce_ignore_folded_guarded_bad \
+          rt22_scale2d:rt22_keeps_last_output_good rt22_scale2d:rt22_keeps_outputs_bad \
+          rt23_dropout:rt23_dropout_good rt23_dropout:rt23_dropout_copy_bad \
+          rt23_leak:rt23_scratch_freed_good rt23_leak:rt23_keeps_scratch_bad \
+          rt23_nhwc:rt23_nhwc_path_good rt23_nhwc:rt23_nhwc_path_bad; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
