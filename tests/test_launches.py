@@ -302,3 +302,59 @@ def test_a_host_side_special_case_is_a_warning_not_times_torch(make_ws, ladder_f
     res = run(make_ws, ladder_for, "softmax", K / "host_special_case_good.py", seed=5, **FAST)
     c = corr(good(res))
     assert any(w.startswith("no kernel launched: the calls of spec=(1, 1, fp32)") for w in c.warnings), c.warnings
+
+
+def test_a_version_the_first_verdict_failed_is_not_kept_waiting_on_its_launch_compiles():
+    """New-user trial 23, F5: the sm_90a compiles of every distinct launch ran after the first verdict had failed
+    the version, 20 s before its verdict. A first verdict in and FAILED skips them (the summary says so); one not
+    in yet, or OK, compiles them."""
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+
+    from ktui.core.events import FirstVerdict
+    from ktui.core.ladder.rungs.run import compile_seen, first_verdict_failed
+    from ktui.core.results import RungResult
+
+    launch = {"kernel": "k", "qualname": "m.k", "signature": {}, "constexprs": {}, "options": {}, "language": "triton"}
+    seen = [{"key": "a", "specs": ["(8,)"], "kernel": "k", "calls": 1, "beyond_dry_call": False}]
+
+    def verdict(status: Status | None) -> Future:
+        fut: Future = Future()
+        if status is not None:
+            fut.set_result(
+                FirstVerdict(key="p/v1", run_id=1, result=RungResult("correctness", status), cases=3, seconds=1.0)
+            )
+        return fut
+
+    class Compiler:
+        calls = 0
+
+        def compile(self, request, timeout_s, on_progress):
+            Compiler.calls += 1
+            return {"launches": [launch], "compile_s": 0.1}
+
+    def ctx(status: Status | None) -> SimpleNamespace:
+        return SimpleNamespace(
+            first_verdict=verdict(status),
+            compiler=Compiler(),
+            sources=lambda: {},
+            seed=1,
+            pool=SimpleNamespace(device="cuda"),
+            options=SimpleNamespace(timeouts={"compile": 60}),
+            progress=lambda *a, **k: None,
+        )
+
+    failed = ctx(Status.FAILED)
+    assert first_verdict_failed(failed)
+    rr = RungResult("run", Status.OK, summary="3 cases ok")
+    compile_seen(failed, {"launch_table": {"a": launch}}, seen, rr)
+    assert Compiler.calls == 0
+    assert rr.summary == "3 cases ok; 1 distinct launch, not compiled again: the first verdict failed"
+    assert rr.figures["launches_compiled"] == 0
+    for status in (Status.OK, None):  # right so far, or not in yet: compiled
+        c = ctx(status)
+        assert not first_verdict_failed(c)
+        rr = RungResult("run", Status.OK, summary="3 cases ok")
+        compile_seen(c, {"launch_table": {"a": launch}}, seen, rr)
+        assert rr.summary == "3 cases ok; 1 distinct launch, 1 compiled for the GPU"
+    assert Compiler.calls == 2

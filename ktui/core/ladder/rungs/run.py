@@ -274,6 +274,11 @@ def compile_seen(ctx: RunContext, res: ExecuteReply, seen: list[SeenLaunch], rr:
     rr.summary += f"; {len(seen)} distinct launch{'es' if len(seen) != 1 else ''}"
     if not replay:  # CuTeDSL: its own cute.compile call compiled it
         return
+    if first_verdict_failed(ctx):  # the version fails whatever they compile to: its verdict is not kept waiting
+        # (new-user trial 23, F5: the sm_90a compiles of a version the first verdict had failed took 20 s more)
+        rr.summary += ", not compiled again: the first verdict failed"
+        rr.figures["launches_compiled"] = 0
+        return
     request: ReplayRequest = {**ctx.sources(), "seed": ctx.seed, "replay": replay}
     target = "the GPU" if ctx.pool.device == "cuda" else "sm_90a"
     # its progress says what the rung does now (the calls' count stood still at "170 of 170 done, the last 42 s
@@ -308,6 +313,15 @@ def compile_seen(ctx: RunContext, res: ExecuteReply, seen: list[SeenLaunch], rr:
     if beyond:
         rr.summary += f" ({beyond} beyond the dry call: other sizes or layouts)"
     rr.warnings.extend(reply.get("warnings", []))
+
+
+def first_verdict_failed(ctx: RunContext) -> bool:
+    """Whether the judge's first verdict on the first sweep's cases (``correctness.start_first_verdict``) is in and
+    FAILED: a case it failed fails the full verdict too (the end-of-run checks only add failures). Does not wait."""
+    fut = ctx.first_verdict
+    if fut is None or not fut.done() or fut.exception() is not None:
+        return False
+    return fut.result().result.status is Status.FAILED
 
 
 MAX_REPLAY = 64  # distinct launches compiled again per run: at ~0.1-0.5 s each on a cold cache, seconds at most
