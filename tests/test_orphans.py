@@ -112,3 +112,24 @@ def test_a_process_a_kernel_double_forks_is_reaped_after_the_ladder(make_ws, lad
     while any(_alive(p) for p in left) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [p for p in left if _alive(p)], "the sleepers outlived the ladder"
+
+
+def test_a_worker_told_to_stop_exits_by_itself_with_code_0(tmp_path):
+    """Quitting ktui waited 3.3 s for three idle CPU workers (2026-12-06): the interpreter's finalization with torch
+    and triton loaded outlasted ``stop``'s grace, so each was killed after it. A worker told to stop ends at once
+    (``ktui.worker.__main__._end``): its exit code is its own 0, not the kill's -9."""
+    from ktui.core.ladder import WorkerPool
+    from ktui.core.workspace import Workspace
+
+    (tmp_path / "references").mkdir()
+    (tmp_path / "kernels").mkdir()
+    pool = WorkerPool(Workspace(tmp_path), "cpu")
+    pool.start()
+    try:
+        pool.device_info()
+        ready = [w for w in pool.workers if w.hello is not None]
+        procs = {w.role: w._proc for w in ready}
+        assert set(procs) >= {"candidate", "judge"}
+    finally:
+        pool.stop()
+    assert {role: p.returncode for role, p in procs.items() if p is not None} == dict.fromkeys(procs, 0)
