@@ -82,6 +82,9 @@ class CompileReply(TypedDict):
     launches: list[Launch]
     autotune_configs: int  # the most configs of any autotuned kernel
     warnings: list[str]
+    # the spec label on which the dry call's output, every launch compiled and none run, was already the
+    # reference's (``candidate.right_without_launches``): the launches compute nothing the version returns
+    unlaunched_right: NotRequired[str]
 
 
 class DumpsRequest(Sources):

@@ -17,7 +17,9 @@ flipped, each kept only where
 
 - the reference still runs, in float64 and in its own precision,
 - its output keeps its structure and every leaf its shape and dtype (a move that changes a shape is a size: the
-  spec's business, ``ktui.worker.fuzz``),
+  spec's business, ``ktui.worker.fuzz``), except for an int that is no dimension or element count of any input
+  tensor (a parameter such as top-k's ``k``, ``_parameters``), whose moves may change the output's shape (red team
+  round 24, F8),
 - the output stays a valid target (``special.valid_reference``: no NaN unless allowed, no overflow the native
   precision cannot follow), and
 - the output changes on some spec (the output depends on the argument; a size argument that only clamps a slice,
@@ -90,8 +92,9 @@ def _outcome(problem: Problem, data: Any) -> tuple[Any, Any] | str:
     return why or (ref, native)
 
 
-def _same_kind(a: Any, b: Any) -> bool:
-    """The same structure, and every leaf the same kind, shape and dtype."""
+def _same_kind(a: Any, b: Any, shapes: bool = True) -> bool:
+    """The same structure, and every leaf the same kind, shape (unless ``shapes`` is False: the same rank) and
+    dtype."""
     if structure(a) != structure(b):
         return False
     la, lb = flatten(a), flatten(b)
@@ -100,7 +103,7 @@ def _same_kind(a: Any, b: Any) -> bool:
     for (_, x), (_, y) in zip(la, lb):
         if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
             return False
-        if isinstance(x, torch.Tensor) and (x.shape != y.shape or x.dtype != y.dtype):
+        if isinstance(x, torch.Tensor) and (x.dtype != y.dtype or x.ndim != y.ndim or (shapes and x.shape != y.shape)):
             return False
         if not isinstance(x, torch.Tensor) and type(x) is not type(y):
             return False
@@ -112,6 +115,8 @@ def _differs(a: Any, b: Any) -> bool:
     for (_, x), (_, y) in zip(flatten(a), flatten(b)):
         if isinstance(x, torch.Tensor):
             x, y = x.detach().cpu(), y.detach().cpu()
+            if x.shape != y.shape:  # a parameter's move (``_parameters``) resized it
+                return True
             if x.is_floating_point() or x.is_complex():
                 same = (x == y) | (torch.isnan(x) & torch.isnan(y))
             else:
@@ -124,17 +129,24 @@ def _differs(a: Any, b: Any) -> bool:
 
 
 def _try(
-    problem: Problem, base: dict[int, tuple[Any, Any]], vary: dict[str, str], device: str, same: bool = False
+    problem: Problem,
+    base: dict[int, tuple[Any, Any]],
+    vary: dict[str, str],
+    device: str,
+    same: bool = False,
+    reshapes: frozenset[str] = frozenset(),
 ) -> str:
     """Why the moves ``vary`` are not kept ('' when they are): the reference on the moved inputs of each picked spec
-    (``base``: spec index -> its unmoved float64 output and inputs) raises, changes a shape, dtype or structure, is
-    no valid target, or changes nothing on any spec (with ``same``: changes anything on some spec)."""
+    (``base``: spec index -> its unmoved float64 output and inputs) raises, changes a shape (unless every moved path
+    is in ``reshapes``: ints no input tensor carries as a size, ``_parameters``), a dtype, a rank or the structure,
+    is no valid target, or changes nothing on any spec (with ``same``: changes anything on some spec)."""
     changed = False
+    shapes = not set(vary) & reshapes  # a parameter moved: the output's shape may follow it
     for ref0, data in base.values():
         got = _outcome(problem, move_ints(data, problem.outputs, vary))
         if isinstance(got, str):
             return got
-        if not _same_kind(ref0, got[0]):
+        if not _same_kind(ref0, got[0], shapes=shapes):
             return "it changes the output's shape, dtype or structure (a size: the spec's business)"
         changed |= _differs(ref0, got[0])
     if same:
@@ -204,6 +216,30 @@ def _crosses(value: float, move: str, others: list[tuple[str, Any]]) -> str:
     return ""
 
 
+def _parameters(problem: Problem, base: dict[int, tuple[Any, Any]]) -> frozenset[str]:
+    """The paths of the int arguments (not bools) whose value is no dimension and no element count of any input
+    tensor on any picked spec (``base``): a parameter such as top-k's ``k``, whose moves may change the output's
+    shape (red team round 24, F8: every +1, -1 or x2 of ``k`` changed the shape, so none was kept and a kernel with
+    8 folded in passed). An int that equals a size the inputs carry (``n`` beside a tensor of n elements) is a size,
+    the spec's business: moving it alone would give inputs no honest kernel is asked to agree with."""
+    sizes: set[int] = set()
+    for _, data in base.values():
+        for _, t in flatten(inputs_only(problem, data)):
+            if isinstance(t, torch.Tensor):
+                sizes.update(int(d) for d in t.shape)
+                sizes.add(t.numel())
+    first = next(iter(base.values()))[1]
+    return frozenset(
+        path
+        for path, value in int_arguments(problem, first)
+        if type(value) is int
+        and all(
+            (v := dict(int_arguments(problem, data)).get(path)) is not None and type(v) is int and v not in sizes
+            for _, data in base.values()
+        )
+    )
+
+
 def _base(problem: Problem, device: str) -> dict[int, tuple[Any, Any]] | None:
     """Per picked spec its unmoved float64 output and native inputs (seed 1); None when the inputs hold no int or
     bool argument (nothing run) or the reference fails on them (the cases will say so)."""
@@ -238,6 +274,8 @@ def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]],
     setattr(problem, "_argument_base", base)  # noqa: B010 - the unmoved outputs, for ``scalar_moves``
     if base:
         first = next(iter(base.values()))[1]
+        reshapes = _parameters(problem, base)
+        setattr(problem, "_argument_reshapes", reshapes)  # noqa: B010 - for ``scalar_moves``
         for path, value in int_arguments(problem, first):
             kept: list[str] = []
             why: dict[str, list[str]] = {}
@@ -245,7 +283,7 @@ def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]],
             floats = [(p, v) for p, v in int_arguments(problem, first) if p != path and _is_float(v)]
             for move in FLOAT_MOVES if is_float else BOOL_MOVES if type(value) is bool else INT_MOVES:
                 reason = _crosses(value, move, floats) if is_float else ""
-                reason = reason or _try(problem, base, {path: move}, device)
+                reason = reason or _try(problem, base, {path: move}, device, reshapes=reshapes)
                 if reason:
                     why.setdefault(reason, []).append(move)
                 else:
@@ -330,7 +368,8 @@ def scalar_moves(problem: Problem, device: str, seed: int, count: int = COMBINAT
                 combo[path] = ms[(k + random.Random(f"{seed}:{path}:vary").randrange(len(ms))) % len(ms)]
         if combo in out:  # {}: floats scaled only, as before these moves
             continue
-        if len(combo) > 1 and _try(problem, base, combo, device):  # each alone was tried; together may not run
+        reshapes = getattr(problem, "_argument_reshapes", frozenset())
+        if len(combo) > 1 and _try(problem, base, combo, device, reshapes=reshapes):  # each alone ran; together?
             continue
         out.append(combo)
     return out

@@ -126,10 +126,10 @@ class Candidate(CheckedCalls, TimedCalls):
         t1 = time.perf_counter()
         host_error = None
         progress({"done": 0, "total": 1, "case": f"the dry call on spec={spec_label(spec)}"})
-        changed = ""
+        changed, out = "", None
         try:
             with capture.capturing(cap):
-                changed = global_state.settled_call(fn, data, self.device)[1]
+                out, changed = global_state.settled_call(fn, data, self.device)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -143,14 +143,20 @@ class Candidate(CheckedCalls, TimedCalls):
         warnings = list(cap.warnings) + ([host_error] if host_error else []) + target_device.note() + libdevice_note()
         if not cap.launches and not host_error:
             warnings.append("no Triton or CuTeDSL launch recorded: custom_kernel runs host code only")
-        return {
+        compile_s = round(time.perf_counter() - t1, 4)
+        reply: CompileReply = {
             "import_s": round(import_s, 4),
-            "compile_s": round(time.perf_counter() - t1, 4),
+            "compile_s": compile_s,
             "languages": cap.languages,
             "launches": [public_launch(rec) for rec in cap.launches],
             "autotune_configs": cap.autotune_configs,
             "warnings": warnings,
         }
+        if cap.launches and not cap.ran and host_error is None:
+            del data
+            if right_without_launches(out, problem, params["seed"], spec, self.device):
+                reply["unlaunched_right"] = spec_label(spec)
+        return reply
 
     def _replay(self, params: Sources, launches: list[ObservedLaunch], progress: OnProgress) -> CompileReply:
         """Compile each of ``launches`` (distinct launches the run observed) as it was launched, with nothing run:
@@ -225,3 +231,48 @@ class Candidate(CheckedCalls, TimedCalls):
     def do_ping(self, params: PingRequest, progress: OnProgress) -> PingReply:
         """Nothing: the worker is alive and serving."""
         return {}
+
+
+def right_without_launches(out: Any, problem: Any, seed: int, spec: dict[str, Any], device: str) -> bool:
+    """Whether ``out``, what the dry call (every Triton and CuTeDSL launch compiled, none run) returned on ``spec``,
+    is already the reference's output on that spec's inputs (drawn again from ``seed``, the reference run after
+    the dry call, so no buffer of it can be what the kernel's allocations reuse): then the launches compute nothing
+    the version returns (red team round 24, F7: a dummy launch beside ``torch.nn.Softmax(dim=-1)(x)``). Every leaf
+    must match (same structure; a tensor's shape and dtype, and its values within 1e-3 of max |ref|, NaN where the
+    reference's NaN are; integers and numbers equal), and one must be a tensor of at least two distinct values (an
+    all-zero or constant answer may be what an allocation holds). False when the reference raises."""
+    from ktui.worker.problem import ReferenceRaised
+    from ktui.worker.tensors import flatten
+
+    try:
+        ref = problem.reference_native(problem.generate(seed, spec, device))
+    except ReferenceRaised:
+        return False
+    got, want = flatten(out), flatten(ref)
+    if [p for p, _ in got] != [p for p, _ in want]:
+        return False
+    varied = False
+    for (_, o), (_, r) in zip(got, want, strict=True):
+        if isinstance(r, torch.Tensor) != isinstance(o, torch.Tensor):
+            return False
+        if not isinstance(r, torch.Tensor):
+            if o != r:
+                return False
+            continue
+        if o.shape != r.shape or o.dtype != r.dtype or o.device != r.device or o.is_meta:
+            return False
+        if r.numel() == 0:
+            continue
+        if not (r.is_floating_point() or r.is_complex()):
+            if not torch.equal(o, r):
+                return False
+            varied = varied or bool((r != r.reshape(-1)[0]).any())
+            continue
+        r64 = (torch.view_as_real(r.resolve_conj()) if r.is_complex() else r).double()
+        o64 = (torch.view_as_real(o.resolve_conj()) if o.is_complex() else o).double()
+        finite = r64[torch.isfinite(r64)]
+        scale = float(finite.abs().max()) if finite.numel() else 0.0
+        if not torch.allclose(o64, r64, rtol=0.0, atol=1e-3 * scale, equal_nan=True):
+            return False
+        varied = varied or (finite.numel() > 1 and bool((finite != finite[0]).any()))
+    return varied

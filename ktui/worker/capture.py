@@ -67,6 +67,7 @@ class Capture:
     warnings: list[str] = field(default_factory=list)
     autotune_configs: int = 0  # the most configs of any autotuned kernel launched
     keep: bool = False  # keep each compiled kernel (``_compiled`` in its record) for the dumps
+    ran: bool = False  # a launch ran all the same (a kernel the version compiled itself, ``compiled[grid](...)``)
 
     @property
     def languages(self) -> list[str]:
@@ -152,6 +153,8 @@ def install_triton() -> None:
         runner = orig_getitem(self, grid)
 
         def run(*args: Any, **kwargs: Any) -> Any:
+            if _ACTIVE is not None:  # the dry call does not stop these: its output is not "with no launch"
+                _ACTIVE.ran = True
             if _CALL is not None:
                 name = str(getattr(self, "name", "kernel"))
                 _record(f"compiled|{name}|{id(self)}", lambda key: _own_launch(key, "triton", name))

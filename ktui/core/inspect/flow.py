@@ -637,6 +637,11 @@ class Flow:
         if last in STREAM_NAMES:
             self.event(node, "stream-alias", f"calls {ref}{_as(alias, ref)}: {_STREAM}")
             return NOTHING
+        if "()" in ref:  # an instance of a torch.nn module class, called (or a method of it): torch computes
+            what = ref.replace("()", " instance", 1)
+            return self._computed(node, data, f"falls back to torch for a {what} called through {alias}", "torch-alias")
+        if _is_nn_module(ref):  # constructing one computes nothing; calling the instance does (red team 24, F7)
+            return Val(frozenset({f"{ref}()"}))
         if not _is_torch_compute(ref):
             return Val(tensor=last in TORCH_ALLOWED and last not in ("device", "dtype", "finfo", "iinfo"))
         if len(parts) == 4 and parts[1] == "ops" and f"{parts[2]}::{parts[3]}" in self.own_ops:  # its own operator
@@ -745,6 +750,34 @@ def _is_torch_compute(ref: str) -> bool:
     if last[:1].isupper() or last.startswith("_") and not last.startswith("__"):
         return False
     return last not in ("float32", "float16", "bfloat16", "float64", "int32", "int64", "bool", "uint8", "int8")
+
+
+# torch.nn classes whose instances compute nothing when called or hold tensors (every other ``torch.nn.X`` is a
+# layer: ``torch.nn.Softmax(dim=-1)(x)`` is torch's softmax)
+NN_HOLDERS = frozenset(
+    {
+        "Module",
+        "Parameter",
+        "Buffer",
+        "UninitializedParameter",
+        "UninitializedBuffer",
+        "ModuleList",
+        "ModuleDict",
+        "ParameterList",
+        "ParameterDict",
+        "Identity",
+    }
+)
+
+
+def _is_nn_module(ref: str) -> bool:
+    """``torch.nn.Softmax``, ``torch.nn.modules.activation.GELU``: a torch.nn layer class (capitalized, under
+    ``torch.nn`` but not ``torch.nn.functional`` or ``torch.nn.init``, not a holder of ``NN_HOLDERS``)."""
+    parts = ref.split(".")
+    if len(parts) < 3 or parts[:2] != ["torch", "nn"] or parts[2] in ("functional", "init", "utils", "attention"):
+        return False
+    last = parts[-1]
+    return last[:1].isupper() and last not in NN_HOLDERS
 
 
 def _param_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:

@@ -1,6 +1,6 @@
 """Python int and bool arguments of every kind the scalars cases meet: an exponent p (moved), a flag (flipped), a
 count n that only clamps a slice (moving it changes nothing: never moved), and a length that sets the output's shape
-(a size: never moved)."""
+(no size of the inputs: a parameter, moved with the output's shape)."""
 import torch
 
 
