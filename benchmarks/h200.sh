@@ -320,7 +320,11 @@ PY
           rt22_scale2d:rt22_keeps_last_output_good rt22_scale2d:rt22_keeps_outputs_bad \
           rt23_dropout:rt23_dropout_good rt23_dropout:rt23_dropout_copy_bad \
           rt23_leak:rt23_scratch_freed_good rt23_leak:rt23_keeps_scratch_bad \
-          rt23_nhwc:rt23_nhwc_path_good rt23_nhwc:rt23_nhwc_path_bad; do
+          rt23_nhwc:rt23_nhwc_path_good rt23_nhwc:rt23_nhwc_path_bad \
+          rt24_softmax_composite:rt24_softmax_nnmodule_good rt24_softmax_composite:rt24_softmax_nnmodule_bad \
+          rt24_softmax_composite:rt24_softmax_numpy_bad rt24_mse_pyfloat:rt24_mse_pyfloat_good \
+          rt24_mse_pyfloat:rt24_mse_pyfloat_bad rt24_pred_mean:rt24_pred_mean_good \
+          rt24_topk_k:rt24_topk_k_good rt24_topk_k:rt24_topk_k_bad; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
