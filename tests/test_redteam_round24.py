@@ -91,3 +91,26 @@ def test_an_int_parameter_that_sizes_the_output_is_moved_and_a_kernel_ignoring_i
     failed = [c for s in bad.figures["specs"] for c in s["failed_cases"]]
     assert failed and all("dist=scalars vary=[1]" in c for c in failed), failed
     assert "out has shape" in bad.summary, bad.summary
+
+
+def test_a_dry_call_whose_host_code_reads_an_unwritten_count_dumps_the_launches_the_run_made(make_ws, ladder_for):
+    """F9: an honest stream compaction (count, scan, ``.item()``, allocate, write) failed the dumps rung: nothing
+    runs in its dry call, so the host read an unwritten total ("negative dimension"). A dry call whose host code
+    raises dumps the launches the run observed instead, with a warning that says why."""
+    ref = R / "rt24_compact.py"
+    rungs = ("compile", "run", "correctness", "dumps")
+    res = good(
+        run(
+            make_ws,
+            ladder_for,
+            "compact",
+            K / "rt24_compact_sentinel_good.py",
+            reference=ref,
+            **{**CHECKED, "rungs": rungs},
+        )
+    )
+    dumps = res.rung("dumps")
+    assert dumps.status is Status.OK, dumps.line()
+    assert {k["kernel"] for k in dumps.figures["kernels"]} == {"count_kernel", "scan_kernel", "write_kernel"}
+    w = " ".join(dumps.warnings)
+    assert "raised RuntimeError in host code" in w and "dumped instead the" in w, dumps.warnings

@@ -95,6 +95,9 @@ class DumpsRequest(Sources):
     seed: int
     dumps_dir: str
     real_inputs: NotRequired[bool]
+    # the launches the run observed (``dispatched_by`` set), compiled and dumped instead when the dry call's host
+    # code raises (it read a result no launch wrote: nothing runs in a dry call)
+    observed: NotRequired[list[ObservedLaunch]]
 
 
 class DumpsReply(TypedDict):

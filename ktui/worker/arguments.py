@@ -368,7 +368,7 @@ def scalar_moves(problem: Problem, device: str, seed: int, count: int = COMBINAT
                 combo[path] = ms[(k + random.Random(f"{seed}:{path}:vary").randrange(len(ms))) % len(ms)]
         if combo in out:  # {}: floats scaled only, as before these moves
             continue
-        reshapes = getattr(problem, "_argument_reshapes", frozenset())
+        reshapes: frozenset[str] = getattr(problem, "_argument_reshapes", frozenset())
         if len(combo) > 1 and _try(problem, base, combo, device, reshapes=reshapes):  # each alone ran; together?
             continue
         out.append(combo)

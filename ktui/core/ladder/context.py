@@ -28,6 +28,7 @@ from ktui.protocol import (
     DescribeRequest,
     ExecutedCase,
     ExecuteReply,
+    ObservedLaunch,
     OnProgress,
     PrepareReply,
     Progress,
@@ -206,6 +207,8 @@ class RunContext:
     prepare: Future[PrepareReply] | None = None  # the first sweep's references (all cases' without one)
     prepare_rest: list[Future[PrepareReply]] = field(default_factory=list)  # the other cases', in chunks
     tampered: list[str] = field(default_factory=list)
+    # by run: every distinct launch the calls made, as the compiler can rebuild it (``dispatched_by``: a spec label)
+    observed: list[ObservedLaunch] = field(default_factory=list)
     failed_rungs: list[str] = field(default_factory=list)  # the rungs of this run that failed so far, in order
     uses_dot: bool | None = None  # a compiled launch has a tl.dot (compile; None: not known)
     compile_s: float | None = None  # compile: the seconds its dry call took to compile (None: not known)

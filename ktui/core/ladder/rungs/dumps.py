@@ -53,6 +53,7 @@ def run(ctx: RunContext) -> RungResult:
         # on a GPU (where the spec is timed, and inputs are cheap to make) the reference's own inputs: placeholders
         # are fresh zero pages a kernel could tell apart (red team round 7); on the CPU placeholders first
         "real_inputs": ctx.pool.device == "cuda",
+        "observed": ctx.observed,
     }
     res = ctx.compiler.dumps(params, timeout_s=ctx.options.timeouts["compile"])
     if not res["launches"] and not params["real_inputs"]:  # placeholders may not launch what real inputs do

@@ -262,6 +262,7 @@ def compile_seen(ctx: RunContext, res: ExecuteReply, seen: list[SeenLaunch], rr:
     """
     table = res.get("launch_table") or {}
     observed: list[ObservedLaunch] = [{**table[s["key"]], "dispatched_by": s["specs"][0]} for s in seen]
+    ctx.observed = observed  # the dumps rung compiles these when its own dry call cannot reach them
     triton_ones = [r for r in observed if r["language"] == "triton" and not r.get("unreplayable")]
     replay = replay_order(triton_ones)[:MAX_REPLAY]
     rr.figures["launches"] = seen
