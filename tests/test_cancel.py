@@ -88,6 +88,29 @@ def test_a_newer_save_of_the_running_file_cancels_it_and_serves_its_ticket(make_
     ]
 
 
+def test_a_save_of_the_reference_while_a_version_runs_names_the_reference(make_ws):
+    """New-user trial 24, F6: saving the reference while v2 ran read "cancelled: a newer save of v2.py"."""
+    ws = make_ws(["vector_add"])
+    k = ws.versions("vector_add")[0]
+    bus, ended = EventBus(), []
+    ladder = FakeLadder()
+    s = _scheduler(ladder, bus, ended)
+    s.start()
+    try:
+        k.path.write_text("# old content\n")
+        first = s.submit(k, why="save")
+        assert ladder.started.wait(5)
+        ref = k.root / "references" / "vector_add.py"
+        ref.write_text(ref.read_text() + "\n# edited\n")
+        s.submit(k, why="save")
+        assert ladder.cancelled.wait(5)
+        first.result(10)
+        assert s.wait_idle(10)
+    finally:
+        s.stop()
+    assert ladder.reasons == ["cancelled: a newer save of references/vector_add.py"]
+
+
 def test_cancel_ends_the_running_version_only_and_cancels_its_ticket(make_ws):
     ws = make_ws(["vector_add"])
     a, b = ws.versions("vector_add")[:2]

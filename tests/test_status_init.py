@@ -392,3 +392,26 @@ def test_status_takes_a_version_as_run_and_diff_do(make_ws):
     p = ktui("status", "softmax/v9", cwd=ws.root)
     assert p.returncode == 2, p.stderr
     assert "softmax/v9 is no version of softmax (its versions: softmax/v1, softmax/v2)" in p.stderr
+
+
+def test_status_says_in_one_short_line_why_a_version_failed():
+    """New-user trial 24, F9: a 374 s timeout and an out-of-bounds load both read ``✗ run``."""
+    from ktui.core.results import ErrorInfo, RungResult, Status
+    from ktui.core.status import failure_reason
+
+    oob = RungResult(
+        "run",
+        Status.FAILED,
+        error=ErrorInfo(
+            "OutOfBoundsAccess",
+            "spec=(7, 24, 1025, bf16) seed=9 layout=transposed (in[0] transposed, strides (1, 7)): out-of-bounds load "
+            "at offset 113775 of v_ptr (bfloat16, 113775 elements up to the end of its storage), v1.py line 17",
+        ),
+    )
+    assert failure_reason(oob) == (
+        "OutOfBoundsAccess: out-of-bounds load at offset 113775 of v_ptr (bfloat16, 113775 eleme..."
+    )
+    assert len(failure_reason(oob)) <= 90
+    hang = RungResult("run", Status.FAILED, error=ErrorInfo("WorkerTimeout", "timed out: nothing finished for 120 s"))
+    assert failure_reason(hang) == "WorkerTimeout: timed out: nothing finished for 120 s"
+    assert failure_reason(None) == ""

@@ -227,6 +227,8 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
         for v in p.versions:
             where = f"{v.device}, {ago(now - v.ran_at)}" if v.ran_at else ""
             line = f"  {v.version:<4} {v.verdict:<{width}}  {where}".rstrip()
+            if v.reason and not v.reference_error:
+                line += f"  ({v.reason})"
             if v.carried_from:  # a copy's verdict is its source version's run
                 line += f"  (the run of {v.carried_from}" + (", on the source it had when copied)" if v.stale else ")")
             if v.stale:

@@ -218,8 +218,17 @@ class Scheduler:
                 and self._running_content is not None
             )
             self._cv.notify_all()
-        if supersedes and content_of(kernel) != self._running_content:
-            self._cancel_running(kernel.key, f"cancelled: a newer save of {kernel.path.name}", superseded=True)
+        now = content_of(kernel) if supersedes else None
+        if supersedes and now != self._running_content:
+            # name the file whose save it was (new-user trial 24, F6: a save of the reference read "a newer save of
+            # v2.py"): the content is (kernel, reference)
+            was = self._running_content
+            changed = (
+                f"references/{kernel.problem}.py"
+                if now is not None and was is not None and now[0] == was[0]
+                else kernel.path.name
+            )
+            self._cancel_running(kernel.key, f"cancelled: a newer save of {changed}", superseded=True)
         self._publish()
         return ticket
 

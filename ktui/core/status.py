@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from ktui.core import report
-from ktui.core.results import LadderResult, Status, device_label
+from ktui.core.results import LadderResult, RungResult, Status, device_label
 from ktui.core.store import ResultStore, sha256
 from ktui.core.workspace import KernelRef, Workspace
 
@@ -122,6 +122,8 @@ class VersionStatus:
         last_verdict_at: when the run of that verdict started (seconds since the epoch), else None.
         carried_from: the version whose run the latest result is (a copy made with ``n`` of a version that had
             run: ``LadderResult.carried_from``), else ''; with ``stale`` set, the copy has not run its own source.
+        reason: why the first failed rung failed, in one short line (its error's type and the start of its message
+            or summary: ``OutOfBoundsAccess: out-of-bounds load at offset 1 of a_ptr...``), '' when none failed.
     """
 
     key: str
@@ -142,6 +144,7 @@ class VersionStatus:
     last_verdict_stale: str = ""
     last_verdict_at: float | None = None
     carried_from: str = ""
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,24 @@ def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None
         last_verdict_stale=last_verdict_staleness(ws, kernel, result),
         last_verdict_at=last.started_at if last is not None else None,
         carried_from=(result.carried_from or "") if result is not None else "",
+        reason="" if stands else failure_reason(failed),
     )
+
+
+REASON_CHARS = 90  # ``failure_reason``: the line's length at most
+
+
+def failure_reason(rung: RungResult | None) -> str:
+    """One short line for ``ktui status`` (new-user trial 24, F9: a 374 s timeout and an out-of-bounds load both
+    read ``✗ run``): the rung's error type and the start of its message, else the start of its summary; '' for
+    None."""
+    if rung is None:
+        return ""
+    text = rung.error.message if rung.error and rung.error.message else rung.summary
+    text = _without_case(" ".join(text.split()))
+    if rung.error and rung.error.type and not text.startswith(rung.error.type):
+        text = f"{rung.error.type}: {text}"
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3].rstrip() + "..."
 
 
 def needs_gpu_reason(result: LadderResult | None) -> str:
@@ -266,3 +286,20 @@ def stale_policy(root: Path) -> tuple[str, str]:
     if value not in STALE_POLICIES:
         return "run", f'{path.name}: [tui] stale must be "run" or "mark", not {value!r}; stale versions run at start-up'
     return str(value), ""
+
+
+def _without_case(text: str) -> str:
+    """``text`` less a leading case label (``spec=(7, 129, bf16) seed=3 layout=transposed (in[0] ...): ``): what
+    failed, not where, which the full result keeps."""
+    if not text.startswith("spec="):
+        return text
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ":" and depth == 0 and text[i + 1 : i + 2] == " ":
+            return text[i + 2 :]
+    return text
+
