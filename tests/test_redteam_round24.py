@@ -114,3 +114,16 @@ def test_a_dry_call_whose_host_code_reads_an_unwritten_count_dumps_the_launches_
     assert {k["kernel"] for k in dumps.figures["kernels"]} == {"count_kernel", "scan_kernel", "write_kernel"}
     w = " ".join(dumps.warnings)
     assert "raised RuntimeError in host code" in w and "dumped instead the" in w, dumps.warnings
+
+
+def test_a_cummax_may_keep_any_of_equal_running_maxima_but_never_a_later_one(make_ws, ladder_for):
+    """F10: an honest cummax keeping the first of equal maxima failed "indices repeat where the reference's are
+    distinct" (sort and topk's rule; torch keeps the last, undocumented). cummax and cummin indices are judged by
+    what they select, any of the equal running extremes so far (``indices._CAUSAL``); one pointing at a later equal
+    element (round 24, F2's bad kernel) fails."""
+    ref = R / "rt24_cummax.py"
+    good(run(make_ws, ladder_for, "cummax", K / "rt24_cummax_good.py", reference=ref, **CHECKED))
+    good(run(make_ws, ladder_for, "cummax", K / "rt24_cummax_first_good.py", reference=ref, **CHECKED))
+    bad = corr(run(make_ws, ladder_for, "cummax", K / "rt24_cummax_bad.py", reference=ref, **CHECKED))
+    assert bad.status is Status.FAILED, bad.line()
+    assert "indices point past their own position along dim" in bad.summary, bad.summary

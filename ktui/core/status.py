@@ -302,4 +302,3 @@ def _without_case(text: str) -> str:
         elif ch == ":" and depth == 0 and text[i + 1 : i + 2] == " ":
             return text[i + 2 :]
     return text
-

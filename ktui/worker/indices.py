@@ -108,9 +108,13 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (a == b) | (torch.isnan(a) & torch.isnan(b)) if a.is_floating_point() else a == b
 
 
-def select_verdict(out: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, dim: int, name: str) -> str:
+def select_verdict(
+    out: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, dim: int, name: str, distinct: bool = True
+) -> str:
     """'' when the indices ``out`` select what the reference's ``ref`` (same shape) select from ``x`` along ``dim``
-    (the rules in the module docstring), else why not, naming the input ``name`` (``in[0]``).
+    (the rules in the module docstring), else why not, naming the input ``name`` (``in[0]``). ``distinct`` False
+    drops the rule that indices distinct in the reference's are distinct in ``out`` (a running max's indices repeat
+    by nature: ``cummax`` keeps an earlier one of equal maxima as honestly as the last).
 
     Raises:
         ValueError: ``ref`` cannot index ``x`` along ``dim`` (``index_outputs`` does not fit the reference).
@@ -142,7 +146,7 @@ def select_verdict(out: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, dim: i
             f"the reference's {int(ri.reshape(-1)[i])} holds {want.reshape(-1)[i].item():g}"
         )
     n = oi.shape[d]
-    if n > 1:
+    if n > 1 and distinct:
 
         def repeats(t: torch.Tensor) -> torch.Tensor:
             s = t.sort(d).values
@@ -352,6 +356,9 @@ _aten = torch.ops.aten
 _FIRST = "first"  # ties go to the lowest index, documented (torch.max/min/argmax/argmin: "the first maximal value")
 _STABLE = "stable"  # a stable sort: equal values keep their order, so ties come by index
 _ANY = "any"  # topk, an unstable sort, kthvalue, mode: the order (and pick) of ties is unspecified
+# cummax, cummin: any of equal running extremes among the elements so far, never a later one (torch returns the
+# last; its docs do not say which: red team round 24, F10, an honest first-of-ties scan failed as "indices repeat")
+_CAUSAL = "causal"
 # op -> (dim argument's position and default, the tie rule); a None dim: the input flattened (``argmax()``)
 _INDEX_OPS: dict[Any, tuple[int, Any, str]] = {
     _aten.max.dim: (1, None, _FIRST),
@@ -363,6 +370,8 @@ _INDEX_OPS: dict[Any, tuple[int, Any, str]] = {
     _aten.topk.default: (2, -1, _ANY),
     _aten.kthvalue.default: (2, -1, _ANY),
     _aten.mode.default: (1, -1, _ANY),
+    _aten.cummax.default: (1, -1, _CAUSAL),
+    _aten.cummin.default: (1, -1, _CAUSAL),
 }
 _KEEPS = frozenset({_aten._to_copy.default, _aten.detach.default, _aten.alias.default, _aten.clone.default})
 
@@ -452,9 +461,12 @@ def traced_index_verdict(out: torch.Tensor, native: torch.Tensor, src: IndexSour
     Raises:
         ValueError: ``native`` cannot index the source along the dimension.
     """
-    why = select_verdict(out, native, src["source"], src["dim"], name)
+    causal = src["ties"] == _CAUSAL
+    why = select_verdict(out, native, src["source"], src["dim"], name, distinct=not causal)
     if why or src["ties"] == _ANY:
         return why
+    if causal:
+        return _past_position(out, src["source"], src["dim"], name)
     o, r = (
         _aligned(out.detach().cpu(), src["source"].cpu(), src["dim"]),
         _aligned(native.detach().cpu(), src["source"].cpu(), src["dim"]),
@@ -475,4 +487,24 @@ def traced_index_verdict(out: torch.Tensor, native: torch.Tensor, src: IndexSour
         f"{int(other.sum())} of {oi.numel()} indices pick other ones of equal values of {name} along dim "
         f"{src['dim']} than the reference's, first at {index_of(i, tuple(out.shape))}: {int(oi.reshape(-1)[i])} "
         f"where the reference has {int(ri.reshape(-1)[i])}; {rule}"
+    )
+
+
+def _past_position(out: torch.Tensor, x: torch.Tensor, dim: int, name: str) -> str:
+    """'' when every index of ``out`` (a running extreme's, ``cummax``) is at most its own position along ``dim``,
+    else why not: an index past it selects an element the scan had not reached (an equal value later in the row)."""
+    o = _aligned(out.detach().cpu(), x.detach().cpu(), dim)
+    if o is None:
+        return ""
+    oi, d = o
+    shape = [1] * oi.ndim
+    shape[d] = oi.shape[d]
+    later = oi > torch.arange(oi.shape[d]).view(shape)
+    if not bool(later.any()):
+        return ""
+    i = int(torch.nonzero(later.reshape(-1))[0])
+    return (
+        f"{int(later.sum())} of {oi.numel()} indices point past their own position along dim {dim} of {name} (a "
+        f"running extreme is one of the elements so far), first at {index_of(i, tuple(out.shape))}: "
+        f"{int(oi.reshape(-1)[i])}"
     )
