@@ -127,3 +127,27 @@ def test_a_cummax_may_keep_any_of_equal_running_maxima_but_never_a_later_one(mak
     bad = corr(run(make_ws, ladder_for, "cummax", K / "rt24_cummax_bad.py", reference=ref, **CHECKED))
     assert bad.status is Status.FAILED, bad.line()
     assert "indices point past their own position along dim" in bad.summary, bad.summary
+
+
+def test_an_out_of_memory_drawing_inputs_is_not_blamed_on_the_reference():
+    """On the H200 (2026-12-06) round 23's kernel keeping every call's scratch filled the device's 139 GiB during
+    the timed calls; the next ``generate_input`` ran out of memory and the benchmark read "reference error
+    (references/rt23_leak.py:7 in generate_input) ... OutOfMemoryError". The message says what happened and is no
+    reference error (the version's rung fails; the reference is not blamed)."""
+    from pathlib import Path
+
+    import torch
+
+    from ktui.core.results import is_reference_message
+    from ktui.worker.problem import reference_error
+
+    try:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 64.00 MiB.")
+    except torch.OutOfMemoryError as exc:
+        said = reference_error(exc, Path("references/rt23_leak.py"), "generate_input(seed=1, n=16777216)")
+    message = str(said)
+    assert message.startswith(
+        "out of memory: generate_input(seed=1, n=16777216) (references/rt23_leak.py) could not allocate, with "
+    ), message
+    assert "CUDA out of memory. Tried to allocate 64.00 MiB." in message
+    assert not is_reference_message(message)

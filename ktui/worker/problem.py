@@ -247,6 +247,14 @@ def reference_error(exc: BaseException, path: Path, what: str) -> ReferenceRaise
     tb = "".join(traceback.format_exception(type(exc), exc, tb_obj))
     where = f"{file}:{line}" + (f" in {func}" if func else "") if line else file
     text = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else ""
+    if isinstance(exc, torch.OutOfMemoryError):  # the memory was taken before: by the version's calls, likely
+        held = torch.cuda.memory_allocated() / 2**30 if torch.cuda.is_available() else 0.0
+        message = (
+            f"out of memory: {what} ({where}) could not allocate, with {held:.1f} GiB of the device held by this "
+            "process (a version whose calls keep what they allocate fills it; the reference's own inputs are "
+            f"rarely this large): {text[:200]}"
+        )
+        return ReferenceRaised(message, tb[-12000:])
     message = f"reference error ({where}): {what} raised {type(exc).__name__}" + (f": {text}" if text else "")
     return ReferenceRaised(message, tb[-12000:])
 
