@@ -109,6 +109,12 @@ def _end(code: int) -> None:
                 stream.flush()
         except (OSError, ValueError):
             pass
+    try:  # and C's stdio buffers (an extension's printf), which os._exit does not flush
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):
+        pass
     os._exit(code)
 
 
