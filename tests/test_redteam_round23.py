@@ -21,7 +21,8 @@ def test_a_generator_input_is_the_same_input_in_both_workers_and_must_be_advance
     ref = R / "rt23_dropout.py"
     checked = {**CHECKED, "rungs": ("compile", "run", "correctness", "benchmark")}
     ok = run(make_ws, ladder_for, "dropout", K / "rt23_dropout_good.py", reference=ref, **checked)
-    assert ok.ok, [r.line() for r in ok.rungs]
+    # (failed once in CI, 2026-12-06, not reproduced: the whole correctness rung is shown when it fails)
+    assert ok.ok, "\n".join(f"{r.line()}\n{r.summary}\n{r.figures.get('specs')}" for r in ok.rungs)
     bad = corr(run(make_ws, ladder_for, "dropout", K / "rt23_dropout_copy_bad.py", reference=ref, **CHECKED))
     assert bad.status is Status.FAILED, bad.line()
     assert "random state: the generator in[2] is not where the reference's call leaves it" in bad.summary, bad.summary
