@@ -228,15 +228,11 @@ def _parameters(problem: Problem, base: dict[int, tuple[Any, Any]]) -> frozenset
             if isinstance(t, torch.Tensor):
                 sizes.update(int(d) for d in t.shape)
                 sizes.add(t.numel())
-    first = next(iter(base.values()))[1]
+    args = [dict(int_arguments(problem, data)) for _, data in base.values()]
     return frozenset(
         path
-        for path, value in int_arguments(problem, first)
-        if type(value) is int
-        and all(
-            (v := dict(int_arguments(problem, data)).get(path)) is not None and type(v) is int and v not in sizes
-            for _, data in base.values()
-        )
+        for path, value in args[0].items()
+        if type(value) is int and all(type(a.get(path)) is int and a[path] not in sizes for a in args)
     )
 
 

@@ -566,7 +566,7 @@ def output_dtype(leaf: Any, default: str) -> str:
     (integers and bools, which compare exactly anyway)."""
     if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex()):
         return dtype_name(leaf.dtype)
-    if isinstance(leaf, (float, complex)) and not isinstance(leaf, bool):
+    if isinstance(leaf, (float, complex)):
         return "float64" if default == "float64" else "float32"
     return default
 

@@ -124,6 +124,17 @@ NEEDS_GPU_RUNGS = frozenset({"correctness", "benchmark", "profile", "trace"})
 NEEDS_GPU = "needs a GPU"  # how a skipped rung's summary begins (``report.verdict`` reads it off the run rung)
 
 
+def times_torch_message(what: str, torch_found: Sequence[str] = ()) -> str:
+    """``times torch, not a kernel: <what> (torch: <the first three of torch_found>); a reference whose versions may
+    compute in torch sets allow_torch = True``: the one wording of the rule (cases.md hidden-torch) for the rungs
+    that apply it (compile's dry call, correctness's launches per spec, dumps' timed spec)."""
+    return (
+        f"times torch, not a kernel: {what}"
+        + (f" (torch: {'; '.join(torch_found[:3])})" if torch_found else "")
+        + "; a reference whose versions may compute in torch sets allow_torch = True"
+    )
+
+
 def needs_gpu_skipped(name: str, reason: str) -> RungResult:
     """Rung ``name`` skipped because the version needs a GPU: summary ``needs a GPU: <reason>``, figures
     ``{"reason": "needs a GPU"}`` (``figures.SkippedFigures``)."""

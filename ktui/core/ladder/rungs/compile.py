@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ktui.core.figures import CompileFigures, ScanFinding
 from ktui.core.inspect.scan import TORCH_COMPUTE_KINDS, scan_source
 from ktui.core.ladder.cases import autotune_cases, first_sweep, make_cases
-from ktui.core.ladder.context import RunContext, RungFailed
+from ktui.core.ladder.context import RunContext, RungFailed, times_torch_message
 from ktui.core.results import ErrorInfo, RungResult, Status
 from ktui.core.workers.client import RunCancelled
 from ktui.protocol import Case, CompileReply, DescribeRequest, Launch, PrepareReply, PrepareRequest, spec_size
@@ -50,24 +50,21 @@ def run(ctx: RunContext) -> RungResult:
     res = ctx.compiler.compile({**ctx.sources(), "seed": ctx.seed}, timeout_s=t["compile"])
     ctx.uses_dot = uses_dot(res.get("launches", []))
     ctx.compile_s = res.get("compile_s")
+    result = compile_result(
+        res, [f.message() for f in findings], [{"kind": f.kind, "line": f.line, "text": f.text} for f in findings]
+    )
     unlaunched = res.get("unlaunched_right")
     if unlaunched and not desc.get("allow_torch"):
-        torch_found = [f.message() for f in findings if f.kind in TORCH_COMPUTE_KINDS]
-        message = (
-            f"times torch, not a kernel: on spec={unlaunched} the dry call (every Triton and CuTeDSL launch "
-            "compiled, none run) already returned the reference's output, so the launches compute nothing the "
-            "version returns"
-            + (f" (torch: {'; '.join(torch_found[:3])})" if torch_found else "")
-            + "; a reference whose versions may compute in torch sets allow_torch = True"
+        message = times_torch_message(
+            f"on spec={unlaunched} the dry call (every Triton and CuTeDSL launch compiled, none run) already "
+            "returned the reference's output, so the launches compute nothing the version returns",
+            [f.message() for f in findings if f.kind in TORCH_COMPUTE_KINDS],
         )
-        failed = compile_result(res, [f.message() for f in findings], [])
-        raise RungFailed(ErrorInfo("TimesTorch", message), figures=failed.figures, summary=message)
+        raise RungFailed(ErrorInfo("TimesTorch", message), figures=result.figures, summary=message)
     configs = int(res.get("autotune_configs") or 0)
     # every autotune config checked alone, each kernel's apart from the others', and the autotuner's own choice
     cases += autotune_cases(desc, configs, ctx.seed)
-    return compile_result(
-        res, [f.message() for f in findings], [{"kind": f.kind, "line": f.line, "text": f.text} for f in findings]
-    )
+    return result
 
 
 PREPARE_CHUNK = 16  # cases per prepare call after the first sweep: how long the first verdict may wait behind one

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ktui.core.inspect import sass
-from ktui.core.ladder.context import RunContext
+from ktui.core.ladder.context import RunContext, times_torch_message
 from ktui.core.results import ErrorInfo, RungResult, Status
 from ktui.core.store import atomic_write
 from ktui.protocol import DumpsRequest, spec_label, spec_size
@@ -191,10 +191,7 @@ def launched_nothing(ctx: RunContext) -> RungResult | None:
     else:
         i = max(range(len(desc["tests"])), key=lambda j: spec_size(desc["tests"][j]))
         label = f"{desc['labels'][i]}, the largest test spec"
-    message = (
-        f"times torch, not a kernel: custom_kernel launched no Triton or CuTeDSL kernel on spec={label} (the one "
-        "timed); a reference whose versions may compute in torch sets allow_torch = True"
-    )
+    message = times_torch_message(f"custom_kernel launched no Triton or CuTeDSL kernel on spec={label} (the one timed)")
     return RungResult("dumps", Status.FAILED, summary=message, error=ErrorInfo("TimesTorch", message))
 
 

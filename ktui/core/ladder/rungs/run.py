@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING
 from ktui.core.figures import RunFigures, SeenLaunch
 from ktui.core.inspect.scan import TORCH_COMPUTE_KINDS, scan_source
 from ktui.core.ladder.cases import first_sweep, refill_refused
-from ktui.core.ladder.context import RunContext, RungFailed, needs_gpu_skipped, patched_names
+from ktui.core.ladder.context import (
+    RunContext,
+    RungFailed,
+    needs_gpu_skipped,
+    patched_names,
+    times_torch_message,
+)
 from ktui.core.ladder.rungs.dumps import shared_memory_over
 from ktui.core.results import ErrorInfo, RungResult, Status, fmt
 from ktui.core.timeouts import at_least_compiles, launch_compile_limit
@@ -480,11 +486,7 @@ def times_torch(rr: RungResult, ctx: RunContext) -> RungResult:
     named = labels[0] + (f" and {len(labels) - 1} more spec{'s' if len(labels) > 2 else ''}" if len(labels) > 1 else "")
     source = ctx.kernel_snap.read_text(errors="replace") if ctx.kernel_snap is not None else ""
     torch_found = [f.message() for f in scan_source(source) if f.kind in TORCH_COMPUTE_KINDS]
-    message = (
-        f"times torch, not a kernel: the calls of spec={named} launched no Triton or CuTeDSL kernel"
-        + (f" (torch: {'; '.join(torch_found[:3])})" if torch_found else "")
-        + "; a reference whose versions may compute in torch sets allow_torch = True"
-    )
+    message = times_torch_message(f"the calls of spec={named} launched no Triton or CuTeDSL kernel", torch_found)
     if not torch_found and set(missing) != specs_returning(ctx.executed):
         # Some specs launch kernels and the others compute nothing the scan sees as torch: a special case the
         # kernel answers on the host (a width-1 softmax is all ones) is no cheat; say it, do not fail it.
