@@ -693,12 +693,15 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def _trial_device(problem: Problem, device: str) -> str:
-    """Where the trials of the integer-changing distributions (``INT_DISTS``) run: on the CPU when the reference
-    runs there (its native inputs of the smallest test spec), else on ``device``. On a GPU an index out of range
+def trial_device(problem: Problem, device: str) -> str:
+    """Where the trials of the integer-changing distributions (``INT_DISTS``) and of the int arguments' moves
+    (``arguments.argument_moves``) run: on the CPU when the reference runs there (its native inputs of the smallest
+    test spec), else on ``device``. On a GPU an index out of range
     is a device-side assert, which loses the judge's CUDA context for good (red team round 12's RoPE reference on
     the H200: ``intrange`` positions past its cos/sin cache, and every case after it failed with "CUDA error:
-    device-side assert triggered"); on the CPU it is an IndexError, the trial's answer. Cached on the problem."""
+    device-side assert triggered"; on the H100, 2026-12-06, red team 22's cross-entropy reference with its
+    ``ignore_index`` moved by -1: the labels' padding positions -100 became a class out of range); on the CPU it is an
+    IndexError, the trial's answer. Cached on the problem."""
     if device == "cpu":
         return device
     cached: str | None = getattr(problem, "_trial_device", None)
@@ -726,7 +729,7 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
     """Per special distribution the problem allows, why the reference is not valid on it ('' when it is), tried on
     the smallest and the largest test spec (``special.valid_reference``); cached on the problem (once per sha).
     The distributions that change integers (``INT_DISTS``) are tried on the CPU where the reference runs there
-    (``_trial_device``).
+    (``trial_device``).
 
     Raises:
         ProblemError: a trial on the GPU hit a device-side assert (the judge's CUDA context is lost).
@@ -745,7 +748,7 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
     for dist in (d for d in problem.distributions if d in SPECIAL):
         reason = ""
         varied = False  # ``indices``: some integer or bool input of a tried spec took other values
-        where = _trial_device(problem, device) if dist in INT_DISTS else device
+        where = trial_device(problem, device) if dist in INT_DISTS else device
         for i in picks:
 
             def attempt(i: int = i, dist: str = dist, where: str = where) -> tuple[str, bool]:

@@ -40,7 +40,7 @@ from ktui.protocol import (
 from ktui.worker import upstream
 from ktui.worker.baselines import time_baselines
 from ktui.worker.cases import build_input, layout_detail, layout_of, round_to_tf32
-from ktui.worker.compare import buffer_mismatch, judge_burst, judge_case, judge_outputs
+from ktui.worker.compare import buffer_mismatch, judge_burst, judge_case, judge_outputs, overlaps
 from ktui.worker.errors import ProblemError
 from ktui.worker.fuzz import describe_for_run
 from ktui.worker.indices import IndexOps, IndexSource
@@ -63,6 +63,7 @@ from ktui.worker.tensors import (
     generator_states,
     hash_data,
     input_facts,
+    is_plain_tensor,
     output_flags,
     shared_outputs,
 )
@@ -84,6 +85,17 @@ def _cpu(obj: Any) -> Any:
 def _row_major(inputs: Any) -> bool:
     """Whether every tensor of the inputs is row-major (``Tensor.is_contiguous``)."""
     return all(t.is_contiguous() for _, t in flatten(inputs) if isinstance(t, torch.Tensor))
+
+
+def _broadcast_inputs(inputs: Any) -> list[str]:
+    """The paths (``in[0]``) of the input tensors whose elements share memory (a broadcast view: the ``expanded``
+    layout, ``compare.overlaps``): a view the reference returns of one is broadcast too
+    (``compare.broadcast_views``)."""
+    return [
+        p
+        for p, t in flatten(inputs, "in")
+        if is_plain_tensor(t) and t.layout == torch.strided and overlaps(list(t.shape), list(t.stride()))
+    ]
 
 
 # Timed calls' outputs over this many elements are judged chunk by chunk on the judge's device (``verdict_large``:
@@ -236,6 +248,7 @@ class Judge:
             "inputs": facts,  # each input's description and digest: what the call must leave as it is
             # (``compare.layout_mismatch``: a row-major reference output from row-major inputs asks the same)
             "inputs_row_major": _row_major(inputs),
+            "broadcast_inputs": _broadcast_inputs(inputs),
             "input_hash": hash_data(inputs, [digest for _, digest in facts.values()]),
             "structure": structure(expected),
             # the flags of the reference's outputs (an inference tensor, one that requires grad...): a version's
@@ -421,6 +434,7 @@ class Judge:
             "precision": precision,
             "policy_dtype": policy_dtype(inputs, expected),
             "inputs_row_major": _row_major(inputs),
+            "broadcast_inputs": _broadcast_inputs(inputs),
             "inputs_of": functools.partial(problem.generate, seed, spec, self.device),  # (``worker.indices``)
             "unordered": unordered,
             "index_sources": index_sources,

@@ -1,0 +1,62 @@
+"""Red team round 25 and this session's GPU findings: each fixed as a mechanism, with a bad kernel, its honest twin
+and a test asserting the verdict and its message (docs/cases.md)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import torch
+
+from ktui.core.results import Status
+from ktui.worker import arguments
+from ktui.worker.problem import Problem
+
+from .test_cases import CASES, K, good, run
+
+R = CASES / "references"
+
+
+def _problem(name: str) -> Problem:
+    path = R / f"{name}.py"
+    return Problem(path, name, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def test_argument_moves_are_tried_on_the_cpu_when_the_reference_runs_there():
+    """On the H100 (2026-12-06) red team 22's cross-entropy reference failed at compile "the reference on its inputs
+    of the 'scalars' distribution hit a CUDA error that loses the GPU context": the int argument ``ignore_index``
+    (-100) moved by -1 left the labels' -100 padding a class out of range, a device-side assert on the GPU (an
+    IndexError, the trial's answer, on the CPU). The moves are tried where the integer-changing distributions are
+    (``fuzz.trial_device``): asked for CUDA on this machine, which has none, every trial still runs, on the CPU."""
+    problem = _problem("rt22_ce_ignore")
+    moves, notes = arguments.argument_moves(problem, "cuda")
+    assert moves == {"[2]": ["relabel:-101", "relabel:held"]}, (moves, notes)
+    base = problem._argument_base  # type: ignore[attr-defined]
+    devices = {t.device.type for _, data in base.values() for t in data if isinstance(t, torch.Tensor)}
+    assert devices == {"cpu"}, devices
+    combos = arguments.scalar_moves(problem, "cuda", seed=3)
+    assert combos and all(set(c) == {"[2]"} for c in combos), combos
+
+
+def test_a_view_the_reference_returns_of_a_broadcast_input_may_be_broadcast(make_ws, ladder_for):
+    """On the H100 and the CPU (2026-12-06) red team 22's honest attention prologue (k, v returned as
+    ``qkv.split``'s views, as its reference does) failed 5 of 19 specs on the expanded layout: "out[1] has strides
+    (0, 1) ...: its elements share memory (a broadcast view) where the reference's output does not". The native
+    reference ran on a dense copy of the broadcast qkv, so its k did not overlap. A view of a broadcast input at a
+    path where the reference's output views the same input keeps the caller's layout (``compare.broadcast_views``);
+    a q scaled inside the caller's qkv still fails."""
+    ref = R / "rt22_qkv_split.py"
+    laid = dict(layouts=True, distributions=False, fuzz=False, near_duplicates=False, seeds=1, seed=3)
+    good(run(make_ws, ladder_for, "qkv", K / "rt22_qkv_views_good.py", reference=ref, **laid))  # (failed before)
+    bad = run(make_ws, ladder_for, "qkv", K / "rt22_qkv_q_in_place_bad.py", reference=ref, **laid)
+    lines = [r.line() for r in bad.rungs]
+    assert not bad.ok and any(r.status is Status.FAILED for r in bad.rungs), lines
+    assert any("input modified" in x or "aliases in[0]" in x or "outside its view" in x for x in lines), lines
+
+
+def test_broadcast_views_need_the_same_alias_as_the_reference_and_a_broadcast_input():
+    from ktui.worker.compare import broadcast_views
+
+    prep = {"aliases": ["out[1] aliases in[0]", "out[2] aliases in[0]"], "broadcast_inputs": ["in[0]"]}
+    case = {"aliases": ["out[0] aliases in[0]", "out[1] aliases in[0]", "out[2] aliases in[1]"]}
+    assert broadcast_views(prep, case) == {"out[1]"}
+    assert broadcast_views({**prep, "broadcast_inputs": []}, case) == set()
