@@ -3,7 +3,7 @@
 #   bash benchmarks/h200.sh STEP...      steps: info spy examples latency ssh tests cases gpu-cases gpu-rest gpu-more
 #                                        gpu-huge profile json trace variants import-table (carry .bench: import_table.py prepare) ray
 #                                        issue9-open context round10a round10b fixes24 round12 round15 interp-vs-gpu tc-accum
-#                                        timing-escape rounds16-23 bf16-reduce
+#                                        timing-escape (with host_loop_probe.py) host-loop rounds16-23 bf16-reduce
 # Each step fits one 10-minute call only on a fast run: on the 2026-12-01 H200 run gpu-cases alone took over 570 s.
 # Carry `.device` (CuTeDSL, made by ../shared/device/pack-cute-dsl) and `.whl` (watchdog, for the latency step;
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
@@ -324,7 +324,8 @@ PY
           rt24_softmax_composite:rt24_softmax_nnmodule_good rt24_softmax_composite:rt24_softmax_nnmodule_bad \
           rt24_softmax_composite:rt24_softmax_numpy_bad rt24_mse_pyfloat:rt24_mse_pyfloat_good \
           rt24_mse_pyfloat:rt24_mse_pyfloat_bad rt24_pred_mean:rt24_pred_mean_good \
-          rt24_topk_k:rt24_topk_k_good rt24_topk_k:rt24_topk_k_bad; do
+          rt24_topk_k:rt24_topk_k_good rt24_topk_k:rt24_topk_k_bad rt24_cummax:rt24_cummax_good \
+          rt24_cummax:rt24_cummax_first_good rt24_cummax:rt24_cummax_bad rt24_compact:rt24_compact_sentinel_good; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
@@ -343,7 +344,16 @@ PY
       python3 benchmarks/tc_accum.py 2>&1 | tee "$OUT/tc-accum.log" | tail -40 ;;
     timing-escape)  # the benchmark rung's host-loop rule against the GPU's busy time on every stream (grayscale's
       # open false alarm, 2026-12-04): honest host-bound calls against a side stream
-      python3 benchmarks/timing_escape.py 2>&1 | tee "$OUT/timing-escape.log" | tail -12 ;;
+      python3 benchmarks/timing_escape.py 2>&1 | tee "$OUT/timing-escape.log" | tail -12
+      # rt22_local_copy_good's false alarm (2026-12-06): the host loop taken apart
+      python3 benchmarks/host_loop_probe.py tests/cases/references/rt22_scale2d.py tests/cases/kernels/rt22_local_copy_good.py \
+        2>&1 | tee "$OUT/host-loop-probe.log" | tail -8 ;;
+    host-loop)  # the benchmark rung's host-loop figure, measured three times when it would fail, against the loop's
+      # own events (2026-12-06): the side-stream cheats still fail, rt22_local_copy_good (whose fresh inputs cost ~4x
+      # its call) passes
+      "${T[@]}" python3 -m pytest -q -p no:cacheprovider tests/test_gpu_cases.py -k "side_stream" 2>&1 | tail -6 | tee "$OUT/host-loop.log"
+      # and red team 24's honest top-k (compute-bound: the loop's idle GPU runs it at lower clocks)
+      ROUNDS_ONLY='local_copy_good|topk_k_good' bash "$0" rounds16-23 2>&1 | tail -2 | tee -a "$OUT/host-loop.log" ;;
     *) echo "unknown step $step" ;;
   esac
 done

@@ -235,3 +235,81 @@ def test_the_host_loop_per_call_time_leaves_out_what_a_request_does_once(monkeyp
     assert figures["us_per_call"] == pytest.approx(6.0, rel=1e-6)
     assert figures["enqueue_us_per_call"] == pytest.approx(4.0, rel=1e-6)
     assert integrity is None  # no call kept in this fake
+
+
+def _fake_loop_ctx(monkeypatch, per_call_s, noise_s):
+    """A candidate whose host loop costs ``per_call_s`` per call beside 400 us of fresh inputs per iteration, and
+    ``noise_s(i)`` extra seconds on its i-th request (the machine's jitter)."""
+    from types import SimpleNamespace
+
+    from ktui.core.ladder.rungs import benchmark
+
+    clock = [0.0]
+    count = [0]
+
+    def host_loop(params, timeout_s):
+        n = params["calls"]
+        clock[0] += 1e-3 + n * 400e-6 + (n * per_call_s if params["run_kernel"] else 0.0) + noise_s(count[0])
+        count[0] += 1
+        return {"calls": n, "inner_s": 0.0, "enqueue_s": n * 80e-6 if params["run_kernel"] else 0.0}
+
+    monkeypatch.setattr(benchmark, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    ctx = SimpleNamespace(
+        sources=lambda: {"kernel": {}, "reference": {}},
+        candidate=SimpleNamespace(host_loop=host_loop),
+        prepare=None,
+    )
+    return benchmark, ctx, count
+
+
+def test_a_host_loop_figure_that_would_fail_is_measured_three_times_and_the_median_kept(monkeypatch):
+    """rt22_local_copy_good (2*x+1 on 8192x8192 bf16) failed "timing escapes the events" on the H200 (events 68 us,
+    synchronized loop 240 us): its fresh inputs cost ~4x the call, and the same loop read 95 and 332 us per call in
+    two measurements on the H100 (2026-12-06). Here both long requests with calls of the first measurement (requests
+    9 and 11: 4 probe requests, then N, N, 2N, 2N each without and with calls) run 0.2 s slow, and the first figure
+    fails; the two more measurements that brings read the call's own 68 us, and their median is kept."""
+    benchmark, ctx, count = _fake_loop_ctx(monkeypatch, 68e-6, lambda i: 0.2 if i in (9, 11) else 0.0)
+    figures, _ = benchmark._host_us_per_call(ctx, {"spec_index": 0}, 60.0, median_us=68.0)
+    assert figures["samples_us"][0] > 300 and figures["samples_us"][1:] == pytest.approx([68.0, 68.0], rel=1e-6)
+    assert figures["us_per_call"] == pytest.approx(68.0, rel=1e-6) and count[0] == 4 + 3 * 8
+    assert verdict(68.0, figures["us_per_call"], enqueue_us=80.0).status is Status.OK
+    # a first figure that passes is not measured again
+    benchmark, ctx, count = _fake_loop_ctx(monkeypatch, 68e-6, lambda i: 0.0)
+    figures, _ = benchmark._host_us_per_call(ctx, {"spec_index": 0}, 60.0, median_us=68.0)
+    assert figures["samples_us"] == pytest.approx([68.0]) and count[0] == 4 + 8
+
+
+def test_work_on_a_side_stream_fails_in_every_measurement(monkeypatch):
+    """A call whose events read 68 us and whose synchronized loop takes 400 us (work on another stream) fails after
+    the three measurements, the message naming them."""
+    benchmark, ctx, count = _fake_loop_ctx(monkeypatch, 400e-6, lambda i: 0.0)
+    figures, _ = benchmark._host_us_per_call(ctx, {"spec_index": 0}, 60.0, median_us=68.0)
+    assert figures["samples_us"] == pytest.approx([400.0, 400.0, 400.0]) and count[0] == 4 + 3 * 8
+    ref = [{"spec_index": 0, "median_us": 200.0, "bytes": BYTES, "dtype": "float32"}]
+    res = benchmark_result(cand(68.0), ref, ROOF, DESCRIBE, host={0: figures})
+    assert res.status is Status.FAILED, res.summary
+    text = res.summary + (res.error.message if res.error else "")
+    assert "a device-synchronized loop takes 400 us per call (the median of 3 measurements: 400, 400, 400 us)" in text
+    assert res.figures["specs"][0]["host_samples_us"] == pytest.approx([400.0] * 3)
+
+
+def test_the_loops_own_events_explain_a_gpu_that_runs_the_loop_at_lower_clocks():
+    """Red team 24's honest top-k (one Triton launch, compute-bound) on the H100 (2026-12-06): events 74.3 us back to
+    back, enqueue 77.2 us, a synchronized loop 245, 168 and 213 us in three measurements: the GPU, idle between the
+    loop's calls, ran them at lower clocks. The same calls' events inside the loop explain it; work on another
+    stream, which those events do not see either, still fails."""
+    from ktui.core.ladder.rungs.benchmark import host_escape
+
+    assert host_escape(74.3, 212.6, 77.2) == "fail"  # the verdict before: a false alarm
+    assert host_escape(74.3, 212.6, 77.2, loop_events_us=140.0) == ""
+    assert host_escape(74.3, 400.0, 77.2, loop_events_us=80.0) == "fail"  # a side stream: the loop's events ~ median
+    host = {0: {"us_per_call": 212.6, "enqueue_us_per_call": 77.2, "events_us_per_call": 140.0}}
+    ref = [{"spec_index": 0, "median_us": 335.0, "bytes": BYTES, "dtype": "float32"}]
+    ok = benchmark_result(cand(74.3), ref, ROOF, DESCRIBE, host=host)
+    assert ok.status is Status.OK and ok.figures["specs"][0]["loop_events_us_per_call"] == 140.0
+    host[0]["us_per_call"] = 400.0
+    bad = benchmark_result(cand(74.3), ref, ROOF, DESCRIBE, host=host)
+    assert bad.status is Status.FAILED
+    assert "CUDA events give 74.3 us (140 us inside the loop) and the host enqueues" in (
+        bad.summary + (bad.error.message if bad.error else "")
+    ), bad.summary

@@ -226,6 +226,8 @@ class BenchmarkSpec(TypedDict, total=False):
     peak_source: str
     host_us_per_call: float  # the device-synchronized host loop
     enqueue_us_per_call: float
+    loop_events_us_per_call: float  # the calls' CUDA events inside the host loop (its clocks)
+    host_samples_us: list[float]  # the loop measured three times (a first figure that would fail): each one's µs
     # ktui eval (LadderOptions.baselines): the judge's torch eager and torch.compile baselines, timed as the reference
     eager_median_us: float
     eager_speedup: float | None  # torch eager median / candidate median

@@ -215,6 +215,7 @@ class HostLoopReply(TypedDict):
     calls: int
     inner_s: float  # from the first iteration to the end of the last synchronize
     enqueue_s: float  # host time spent inside the calls (until each returned), summed
+    events_s: NotRequired[float]  # the calls' CUDA-event time on the current stream, summed (at the loop's clocks)
     kept: NotRequired[list[KeptCall]]  # the call kept for ``bench_outputs`` (one, chosen at random)
     integrity: NotRequired[list[str]]  # as ``BenchSpecTiming.integrity``
 

@@ -465,7 +465,13 @@ class TimedCalls:
         keep = Reservoir(1, self._snapshot) if run_kernel and calls else None
         kernel = fn if run_kernel else id  # the baseline: the same stretch, calling nothing of the kernel's
         loop = functools.partial(invoke.calls, kernel, data, self.device)
-        reply = host_loop(loop, refresh, calls, run_kernel, self._sync, keep=keep)[0]  # (its last output dropped)
+        pair = None
+        if self.device.startswith("cuda") and run_kernel:  # the calls' own events, read after each synchronize
+            pair = (
+                torch.cuda.Event(enable_timing=True),  # type: ignore[no-untyped-call]
+                torch.cuda.Event(enable_timing=True),  # type: ignore[no-untyped-call]
+            )
+        reply = host_loop(loop, refresh, calls, run_kernel, self._sync, keep=keep, events=pair)[0]  # (last dropped)
         settled(settings, f"host-loop spec={spec_label(spec)}, its calls")
         if keep is None or not keep.kept:
             return reply

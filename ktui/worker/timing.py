@@ -241,31 +241,42 @@ def host_loop(
     sync: Callable[[], None],
     *,
     keep: Reservoir | None = None,
+    events: tuple[Any, Any] | None = None,
 ) -> tuple[HostLoopReply, Any]:
     """``n`` iterations of ``refresh(i)`` (fresh inputs), a call through ``calls`` (the kernel's, or when not
     ``run_kernel`` the baseline's: the same stretch with a call of nothing, the same hand-over) and ``sync()`` (a
     device synchronize: work on every stream, a side stream's too, ends inside the iteration that launched it, and
-    none overlaps the next refresh); each call's output is then offered to ``keep``.
+    none overlaps the next refresh); each call's output is then offered to ``keep``. ``events`` (a CUDA start and
+    end event) are the ones ``calls`` records around every call, read after each synchronize.
 
     Returns the reply (``inner_s``: the loop's wall seconds; ``enqueue_s``: the host seconds inside the kernel's
-    calls, summed as ``calls`` measured them: the host's own cost of issuing the calls; 0 for the baseline) and the
-    last call's output (None without calls). The caller times the request from outside; the difference of a loop
-    with calls and one without is the calls' own time.
+    calls, summed as ``calls`` measured them: the host's own cost of issuing the calls; ``events_s``: the calls'
+    CUDA-event seconds, summed: their time on the current stream at the clocks this loop runs at; both 0 for the
+    baseline) and the last call's output (None without calls). The caller times the request from outside; the
+    difference of a loop with calls and one without is the calls' own time.
     """
     last: list[Any] = [None]
-    spent = [0.0]
+    spent = [0.0, 0.0]
 
     def done(i: int, out: Any, seconds: float) -> None:
         sync()
         if run_kernel:
             spent[0] += seconds
+            if events is not None:
+                spent[1] += events[0].elapsed_time(events[1]) * 1e-3
             last[0] = out
             if keep is not None:
                 keep.offer(i, i, out)
 
     t_ready = time.perf_counter()
-    calls(n, before=refresh, after=done)
-    return {"calls": n, "inner_s": time.perf_counter() - t_ready, "enqueue_s": spent[0]}, last[0]
+    calls(n, before=refresh, after=done, events=None if events is None else lambda i: events)
+    reply: HostLoopReply = {
+        "calls": n,
+        "inner_s": time.perf_counter() - t_ready,
+        "enqueue_s": spent[0],
+        "events_s": spent[1],
+    }
+    return reply, last[0]
 
 
 def measure_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:
