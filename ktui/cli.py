@@ -394,6 +394,7 @@ class RunningRung:
     FIRST_NOTE_S = 5.0
     NOTE_EVERY_S = 15.0
     TICK_S = 0.5
+    CASE_SHOWN = 110  # characters of the case under way on the line (a fuzzed, laid-out case's label runs longer)
 
     def __init__(self, out: Any, limit_of: Callable[[str], float | None]):
         import threading
@@ -405,8 +406,8 @@ class RunningRung:
         self.limit_of = limit_of
         self._lock = threading.Lock()
         self._rung: tuple[str, float] | None = None  # the rung under way and when it started (monotonic)
-        # the rung's last progress: (rung, done, total, when: monotonic)
-        self._progress: tuple[str, int, int, float, str, float] | None = None
+        # the rung's last progress: (rung, done, total, when: monotonic, the step, its limit, the case under way)
+        self._progress: tuple[str, int, int, float, str, float, str] | None = None
         self._noted = 0.0  # seconds into the rung of the last note (not a terminal)
         self._shown = False  # the terminal's last line is ours
         self._stop = threading.Event()
@@ -439,7 +440,7 @@ class RunningRung:
         if isinstance(ev, RungProgress):
             with self._lock:
                 if self._rung is not None and ev.rung == self._rung[0] and ev.total:
-                    self._progress = (ev.rung, ev.done, ev.total, time.monotonic(), ev.detail, ev.limit_s)
+                    self._progress = (ev.rung, ev.done, ev.total, time.monotonic(), ev.detail, ev.limit_s, ev.case)
         elif isinstance(ev, FirstVerdict):
             with self._lock:
                 self._clear()
@@ -460,7 +461,8 @@ class RunningRung:
         ``[run] running 111 s, 40 of 111 done, the last 2 s ago (limit 120 s without progress)``: the limit is on
         the time since the last case finished, not on the rung's total (a new user read 111 s of 120 as close);
         a step of the rung with its own progress names it: ``[run] running 80 s, compiling the distinct launches for
-        sm_90a: 3 of 37 done, the last 1 s ago (...)``."""
+        sm_90a: 3 of 37 done, the last 1 s ago (...)``; the case under way follows, when the worker named it (``,
+        now spec=(7, 1025, 300, bf16) seed=2140164860 layout=transposed``, cut to ``CASE_SHOWN`` characters)."""
         import time
 
         limit = self.limit_of(rung)
@@ -472,6 +474,8 @@ class RunningRung:
         if p is not None and p[0] == rung:
             step = f"{p[4]}: " if p[4] else ""
             text += f", {step}{p[1]} of {p[2]} done, the last {time.monotonic() - p[3]:.0f} s ago"
+            if p[6]:  # the case under way (new-user trial 24, F4: only a timeout's message named it)
+                text += f", now {p[6] if len(p[6]) <= self.CASE_SHOWN else p[6][: self.CASE_SHOWN - 3] + '...'}"
             if p[5]:  # a step with a limit of its own (the run rung's launch compiles)
                 limit = p[5]
         if not limit:

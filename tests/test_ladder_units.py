@@ -313,3 +313,43 @@ def test_a_passing_fold_names_the_distribution_of_its_worst_case():
     cases = [case(0, 5, score=0.02), case(1, 6, score=0.06, case="spec=(129,) seed=6 dist=large layout=offset")]
     r = correctness_result(cases, DESCRIBE)
     assert r.summary.startswith("worst=(129,) dist=large at 6% of tolerance max_abs_err="), r.summary
+
+
+def test_a_held_back_progress_is_published_at_the_end_of_its_interval():
+    """New-user trial 24, F4: a run crawled at "31/155" with no word of the case under way. The worker names each
+    case as it starts; a burst of short cases is thinned to one event per interval, and the last one held back (the
+    case that then runs for minutes) goes out when the interval ends, not never."""
+    import time as _time
+
+    out: list[int] = []
+    th = ProgressThrottle(interval_s=0.05)
+    for i in range(5):
+        th.offer(i, 100, lambda i=i: out.append(i))
+    assert out == [0]  # the first at once, the rest held back
+    deadline = _time.monotonic() + 5.0
+    while out[-1] != 4 and _time.monotonic() < deadline:
+        _time.sleep(0.01)
+    assert out == [0, 4]  # the latest, once
+    th.offer(100, 100, lambda: out.append(100))
+    assert out == [0, 4, 100]  # the last item at once
+
+
+def test_the_running_rung_line_names_the_case_under_way():
+    from ktui.cli import RunningRung
+    from ktui.core.events import RungProgress, RungStarted
+
+    class Out:
+        def write(self, text):
+            pass
+
+        def flush(self):
+            pass
+
+    rr = RunningRung(Out(), lambda rung: 120.0)
+    rr.on_event(RungStarted(key="segsum/v1", run_id=1, rung="run"))
+    case = "spec=(7, 1025, 300, bf16) seed=2140164860 layout=transposed"
+    rr.on_event(RungProgress(key="segsum/v1", run_id=1, rung="run", done=93, total=156, case=case))
+    line = rr.line("run", 260.0)
+    assert line.startswith("[run] running 260 s, 93 of 156 done, the last 0 s ago, now " + case), line
+    rr.on_event(RungProgress(key="segsum/v1", run_id=1, rung="run", done=94, total=156))
+    assert ", now " not in rr.line("run", 261.0)

@@ -202,6 +202,9 @@ async def test_the_running_rung_shows_its_progress_and_later_rungs_wait():
         assert cell(table, "correctness", "status") == "37/106"
         assert cell(table, "correctness", "figures") == "spec=(4099,) dist=shifted"
         assert cell(table, "benchmark", "status") == "waiting"
+        assert st.advance(7, "correctness", 38, 106, "", "spec=(7, 1025, 300, bf16) seed=9 layout=transposed")
+        table.show(st)  # the case under way, as the worker named it (new-user trial 24, F4)
+        assert cell(table, "correctness", "figures") == "now spec=(7, 1025, 300, bf16) seed=9 layout=transposed"
         assert not st.advance(6, "correctness", 99, 106)  # another run's progress is stale
         assert not st.advance(7, "benchmark", 1, 2)  # not the rung under way
         st.begin_rung("benchmark")  # a new rung starts without progress
@@ -481,11 +484,11 @@ async def test_the_first_verdict_shows_in_the_correctness_row_while_the_rest_run
         assert figures == "first ok (16 native) · 37/106 judged"
         # while run still runs, the correctness row and the tree say the first verdict is in (new-user trial 21 F6:
         # "waiting", and "▶ run" in the tree, for 30 s after it)
-        st.running_rung, st.progress = "run", (20, 158, "")
+        st.running_rung, st.progress = "run", (20, 158, "", "")
         table.show(st)
         assert cell(table, "correctness", "status") == "first ok", cell(table, "correctness", "status")
         assert st.badge() == ("▶ run · first ✓", "bold yellow")
-        st.running_rung, st.progress = "correctness", (37, 106, "")
+        st.running_rung, st.progress = "correctness", (37, 106, "", "")
         bad = RungResult("correctness", Status.FAILED, 0.3, "spec=(129,) seed=7: 1 element unwritten at [128]")
         assert st.apply(FirstVerdict(key=st.key, run_id=7, result=bad, cases=16, seconds=2.0))
         table.show(st)
@@ -509,3 +512,24 @@ async def test_the_diff_tabs_message_wraps_to_the_pane(demo_ws):
         lines = [str(ln) for ln in view.lines]
         assert len(lines) > 2 and all(len(ln) <= 50 for ln in lines), lines
         assert " ".join(ln.strip() for ln in lines) == DiffView.NOTHING
+
+
+async def test_a_stale_highlight_from_the_source_table_names_no_sass_row_and_is_ignored():
+    """New-user trial 25, F1: paging versions quickly (``]`` every 0.1 s) crashed the TUI with RowDoesNotExist in
+    the SASS tab: a source row's highlight, queued before the tables were filled with another version, named an
+    instruction row the new table does not have."""
+    from textual.widgets import DataTable
+
+    from ktui.tui.inside import SourceSass
+
+    view = SourceSass()
+    async with One(view).run_test():
+        src, asm = view.query_one("#src", DataTable), view.query_one("#asm", DataTable)
+        src.add_row("5", "x = tl.load(p)", "", key="5")
+        view._map = {"lines": {"5": [999]}, "instrs": []}  # an instruction of the version shown before
+        view.on_data_table_row_highlighted(DataTable.RowHighlighted(src, 0, src.coordinate_to_cell_key((0, 0))[0]))
+        assert asm.row_count == 0 and not view._syncing
+        asm.add_row("0000", "LDG.E.128", "5", "", "", key="0")
+        view._map = {"lines": {"5": [0]}, "instrs": [5]}
+        view.on_data_table_row_highlighted(DataTable.RowHighlighted(src, 0, src.coordinate_to_cell_key((0, 0))[0]))
+        assert asm.cursor_row == 0

@@ -196,6 +196,7 @@ class RungProgress(Event):
     total: int
     detail: str = ""
     limit_s: float = 0.0  # the step's own limit without progress, seconds, where it is not the rung's (0: the rung's)
+    case: str = ""  # the case the worker runs now (``spec=(7, 1025, 300, bf16) seed=... layout=...``), '' between
 
 
 @dataclass(frozen=True)

@@ -103,9 +103,11 @@ class SourceSass(Horizontal):
         src, asm = self.query_one("#src", DataTable), self.query_one("#asm", DataTable)
         self._syncing = True
         try:
+            # a highlight queued before the tables were filled again (another version: ] pressed quickly, new-user
+            # trial 25 F1, RowDoesNotExist) may name a row the new map or table does not have: nothing to follow
             if event.data_table is src:
                 hits = self._map.get("lines", {}).get(event.row_key.value)
-                if hits:
+                if hits and str(hits[0]) in asm.rows:
                     asm.move_cursor(row=asm.get_row_index(str(hits[0])))
             else:
                 n = int(event.row_key.value)

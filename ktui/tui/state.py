@@ -32,7 +32,7 @@ class VersionState:
         live: the rungs finished in the run under way, by name.
         live_rungs: the rungs the run under way will run.
         running_rung: the rung it is on.
-        progress: the running rung's ``(done, total, detail)``, from its ``RungProgress`` events.
+        progress: the running rung's ``(done, total, detail, case)``, from its ``RungProgress`` events.
         run_id: the run under way (progress of another run is ignored).
         running: a run is under way.
         queued: a run waits in the queue.
@@ -50,7 +50,7 @@ class VersionState:
     live: dict[str, RungResult] = field(default_factory=dict)
     live_rungs: tuple[str, ...] = ()
     running_rung: str | None = None
-    progress: tuple[int, int, str] | None = None
+    progress: tuple[int, int, str, str] | None = None
     run_id: int | None = None
     running: bool = False
     queued: bool = False
@@ -93,15 +93,16 @@ class VersionState:
         """The run moves on to ``rung`` (``RungStarted``)."""
         self.running_rung, self.progress = rung, None
 
-    def advance(self, run_id: int, rung: str, done: int, total: int, detail: str = "") -> bool:
-        """The running rung's progress (``RungProgress``); False (and ignored) when it is not the rung under way."""
+    def advance(self, run_id: int, rung: str, done: int, total: int, detail: str = "", case: str = "") -> bool:
+        """The running rung's progress (``RungProgress``: with the step's ``detail`` and the ``case`` under way);
+        False (and ignored) when it is not the rung under way."""
         if not self.running or (self.run_id is not None and run_id != self.run_id):
             return False
         if self.running_rung is None:
             self.running_rung = rung
         if rung != self.running_rung:
             return False
-        self.progress = (done, total, detail)
+        self.progress = (done, total, detail, case)
         return True
 
     def finish(self, result: LadderResult) -> None:
@@ -174,7 +175,7 @@ class VersionState:
 _STEPS: dict[type[Event], Callable[[VersionState, Any], bool | None]] = {
     LadderStarted: lambda st, ev: st.start(ev.rungs, ev.run_id),
     RungStarted: lambda st, ev: st.begin_rung(ev.rung),
-    RungProgress: lambda st, ev: st.advance(ev.run_id, ev.rung, ev.done, ev.total, ev.detail),
+    RungProgress: lambda st, ev: st.advance(ev.run_id, ev.rung, ev.done, ev.total, ev.detail, ev.case),
     RungFinished: lambda st, ev: st.live.__setitem__(ev.result.name, ev.result),
     LadderFinished: lambda st, ev: st.finish(ev.result),
     FirstVerdict: lambda st, ev: st.first_verdict(ev),

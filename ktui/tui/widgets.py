@@ -181,8 +181,9 @@ class LadderTable(DataTable[str | Text]):
             running = st == "running" and elapsed is not None
             self.update_cell(n, "time", f"{r.seconds:.2f}s" if r else f"{elapsed:.0f}s" if running else "")
             line = r.summary or (r.error.one_line() if r and r.error else "") if r else ""
-            if progress and state and state.progress:
-                line = state.progress[2]
+            if progress and state and state.progress:  # the step, and the case under way (new-user trial 24 F4)
+                step, case = state.progress[2], state.progress[3]
+                line = " · ".join(x for x in (step, f"now {case}" if case else "") if x)
             elif running and not line and limit:
                 line = f"running, limit {fmt_seconds(limit)} s without progress"
             first = state.first_text() if state and n == "correctness" and st in ("waiting", "running") else ""

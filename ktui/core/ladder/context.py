@@ -8,6 +8,7 @@ Nothing here imports torch.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -160,14 +161,18 @@ class RungFailed(Exception):
 
 class ProgressThrottle:
     """Rate limit for one rung's progress: ``allow(done, total)`` is True at most once per ``interval_s`` seconds,
-    and always for the last item (``done >= total``). Thread-safe: the judge's prepare reports from a background
-    thread."""
+    and always for the last item (``done >= total``); ``offer`` publishes at once when allowed, and otherwise the
+    latest one offered at the end of the interval (a trailing edge: the case that starts right after a burst of
+    short ones, and then runs for minutes, is shown, not the one before it). Thread-safe: the judge's prepare reports
+    from a background thread."""
 
     def __init__(self, interval_s: float = PROGRESS_INTERVAL_S, clock: Callable[[], float] = time.monotonic):
         self.interval_s = interval_s
         self._clock = clock
         self._last = -float("inf")
         self._lock = threading.Lock()
+        self._pending: Callable[[], None] | None = None
+        self._timer: threading.Timer | None = None
 
     def allow(self, done: int, total: int) -> bool:
         now = self._clock()
@@ -176,6 +181,34 @@ class ProgressThrottle:
                 return False
             self._last = now
             return True
+
+    def offer(self, done: int, total: int, publish: Callable[[], None]) -> None:
+        """``publish()`` now when ``allow`` says so (dropping any held one), else hold it as the latest and publish
+        it once the interval is over, unless a newer one went out first."""
+        now = self._clock()
+        with self._lock:
+            if done >= total or now - self._last >= self.interval_s:
+                self._last, self._pending = now, None
+                if self._timer is not None:
+                    self._timer.cancel()
+                    self._timer = None
+                go = True
+            else:
+                self._pending, go = publish, False
+                if self._timer is None:
+                    self._timer = threading.Timer(max(self.interval_s - (now - self._last), 0.0), self._flush)
+                    self._timer.daemon = True
+                    self._timer.start()
+        if go:
+            publish()
+
+    def _flush(self) -> None:
+        with self._lock:
+            publish, self._pending, self._timer = self._pending, None, None
+            if publish is not None:
+                self._last = self._clock()
+        if publish is not None:
+            publish()
 
 
 @dataclass
@@ -310,8 +343,10 @@ class RunContext:
 
     # -- progress ----------------------------------------------------------------------------------------------
     def progress(self, rung: str, detail: str = "", limit_s: float = 0.0) -> OnProgress:
-        """An ``on_progress`` for a worker call made for ``rung``: publishes ``RungProgress`` on the bus, at most
-        every ``PROGRESS_INTERVAL_S`` per rung and always the last (``done == total``); ``limit_s``: that call's
+        """An ``on_progress`` for a worker call made for ``rung``: publishes ``RungProgress`` on the bus (with the
+        case the worker starts, when it names one), at most every ``PROGRESS_INTERVAL_S`` per rung, the latest held
+        back published at the interval's end (``ProgressThrottle.offer``), and always the last (``done == total``);
+        ``limit_s``: that call's
         limit without progress where it is not the rung's (the run rung's launch compiles: new-user trial 22 F4
         read "limit 30 s" while the 120 s of the compiles ran)."""
         throttle = self._throttles.setdefault(rung, ProgressThrottle())
@@ -319,11 +354,10 @@ class RunContext:
 
         def on_progress(p: Progress) -> None:
             done, total = int(p.get("done", 0)), int(p.get("total", 0))
-            if throttle.allow(done, total):
-                bus.publish(
-                    RungProgress(
-                        key=key, run_id=run_id, rung=rung, done=done, total=total, detail=detail, limit_s=limit_s
-                    )
-                )
+            case = str(p.get("case") or "")  # the case that starts now; none once a step finished
+            ev = RungProgress(
+                key=key, run_id=run_id, rung=rung, done=done, total=total, detail=detail, limit_s=limit_s, case=case
+            )
+            throttle.offer(done, total, functools.partial(bus.publish, ev))
 
         return on_progress
