@@ -164,7 +164,7 @@ def test_an_out_of_bounds_access_through_a_strided_argument_says_to_index_it_by_
             ib._check(Ptrs(), None, "store")
     finally:
         ib._CURRENT.pop()
-    assert "mask every access (offs < n); x_ptr is strided (8, 1): index it by its strides" in str(e.value), e.value
+    assert "x_ptr is strided (8, 1): index it by its strides (or mask every access: offs < n)" in str(e.value), e.value
     ib._CURRENT.append(ib._ranges([("out_ptr", out)]))
     try:
         with pytest.raises(ib.OutOfBoundsAccess) as e:

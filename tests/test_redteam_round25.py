@@ -60,3 +60,29 @@ def test_broadcast_views_need_the_same_alias_as_the_reference_and_a_broadcast_in
     case = {"aliases": ["out[0] aliases in[0]", "out[1] aliases in[0]", "out[2] aliases in[1]"]}
     assert broadcast_views(prep, case) == {"out[1]"}
     assert broadcast_views({**prep, "broadcast_inputs": []}, case) == set()
+
+
+def test_a_stride_ignored_offsets_input_is_named_first_and_a_timeout_names_the_layout(make_ws, ladder_for):
+    """New-user trial 24, F1 and F12: a segment sum that read its offsets as contiguous, given them with strides
+    (2,), took a padding decoy for a segment's end and looped over ~10**6 in-bounds rows of a transposed values
+    tensor: after 120 s "timed out ... (the kernel may hang)", nothing said why. The out-of-bounds message now names
+    the strided input first, and a timeout on a laid-out case names the layout and what ignoring a stride does."""
+    ref = R / "nu24_segsum.py"
+    laid = dict(layouts=True, distributions=False, fuzz=False, near_duplicates=False, seeds=1, seed=1)
+    good(run(make_ws, ladder_for, "segsum", K / "nu24_segsum_offsets_stride_good.py", reference=ref, **laid))
+    bad = run(make_ws, ladder_for, "segsum", K / "nu24_segsum_offsets_stride_bad.py", reference=ref, **laid)
+    text = " ".join(r.line() + (r.error.message if r.error else "") for r in bad.rungs)
+    assert not bad.ok and "off_ptr is strided (2,): index it by its strides (or mask every access" in text, text
+    hang = run(
+        make_ws,
+        ladder_for,
+        "segsum",
+        K / "nu24_hangs_on_strided_bad.py",
+        reference=ref,
+        rungs=("compile", "run"),
+        timeouts={"compile": 180.0, "run": 4.0, "correctness": 120.0, "benchmark": 60.0},
+        **{**laid, "seed": 3},
+    )
+    text = " ".join(r.line() + (r.error.message if r.error else "") for r in hang.rungs)
+    assert hang.rung("run").status is Status.FAILED and "WorkerTimeout" in text, text
+    assert "the case's inputs are laid out " in text and "a kernel that ignores an input's strides" in text, text

@@ -138,10 +138,13 @@ def _check(ptrs: Any, mask: Any, what: str) -> None:
     strided = [a for a in r.args if a.strides is not None]
     # a flat index into a strided view runs past its storage as a missing mask does: name both fixes (a new user's
     # stride bug read "mask every access" with every access masked)
-    hint = "mask every access (offs < n)" + (
-        "; " + ", ".join(f"{a.name} is strided {a.strides}" for a in strided[:3]) + ": index it by its strides"
+    # the strided inputs first when there are any: new-user trial 24 F12 read the generic advice first, where the
+    # cause was an offsets input given with strides (2,) and indexed as if contiguous
+    hint = (
+        ", ".join(f"{a.name} is strided {a.strides}" for a in strided[:3])
+        + ": index it by its strides (or mask every access: offs < n)"
         if strided
-        else ""
+        else "mask every access (offs < n)"
     )
     raise OutOfBoundsAccess(
         f"out-of-bounds {what} at offset {offset} of {arg.name} ({arg.dtype}, {held} element{'s' if held != 1 else ''}"

@@ -13,6 +13,7 @@ per-role calls (``JudgeClient.describe``, ``CandidateClient.execute``...) are in
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -437,6 +438,15 @@ class WorkerProcess:
                     "compiler": "the version or its compile may hang, or be slow",
                     "judge": "the reference may hang, or be slow: the kernel is not the cause",
                 }.get(self.role, "the kernel may hang")
+                laid = re.search(r"\blayout=(\w+)", doing or "")
+                if self.role == "candidate" and laid and laid.group(1) != "contiguous":
+                    # new-user trial 24 F1: a segment sum that read its offsets as contiguous, given them with
+                    # strides (2,), took a padding decoy for a segment's end and looped ~10**6 rows, in bounds
+                    suspect += (
+                        f"; the case's inputs are laid out {laid.group(1)}: a kernel that ignores an input's strides "
+                        "reads other elements, or the layout's padding (decoy values), and a loop bound read there "
+                        "can run for millions of trips"
+                    )
                 now = time.monotonic()
                 if now >= backstop and now < deadline:  # still finishing steps: slow, not hung (trial 22 F1)
                     suspect = (
