@@ -261,7 +261,7 @@ def cmd_agent(argv: list[str]) -> int:
     from ktui.core.workspace import Workspace, WorkspaceError
 
     try:
-        ws = Workspace(args.workspace)
+        ws = Workspace.at(args.workspace)
         config = load_config(ws.root, args.model)
     except (WorkspaceError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
@@ -704,7 +704,7 @@ def cmd_tui(argv: list[str]) -> int:
     from ktui.core.workspace import Workspace, WorkspaceError
 
     try:
-        ws = Workspace(args.workspace)
+        ws = Workspace.at(args.workspace)
     except WorkspaceError as exc:
         raise UsageError(str(exc)) from None
     from ktui.agent.config import ConfigError, load_config
@@ -995,7 +995,7 @@ def cmd_status(argv: list[str]) -> int:
     only = None
     version = None  # PROBLEM/VERSION (as run and diff name a version): that version alone
     try:
-        ws = Workspace(args.workspace)
+        ws = Workspace.at(args.workspace)
     except WorkspaceError as exc:  # perhaps a problem's name (as ktui eval takes one), of the workspace here
         try:
             here = Workspace.find(".")

@@ -86,3 +86,21 @@ def test_a_stride_ignored_offsets_input_is_named_first_and_a_timeout_names_the_l
     text = " ".join(r.line() + (r.error.message if r.error else "") for r in hang.rungs)
     assert hang.rung("run").status is Status.FAILED and "WorkerTimeout" in text, text
     assert "the case's inputs are laid out " in text and "a kernel that ignores an input's strides" in text, text
+
+
+def test_a_launch_that_only_copies_torchs_answer_is_torch_not_a_kernel(make_ws, ladder_for):
+    """Red team round 25, #13: ``torch.softmax(x)`` (or NumPy on the host) computed the answer and a Triton launch
+    only copied it into the output. The dry call (launches compiled, none run) left the output unwritten, so the
+    dead-launch rule never fired and the version passed with scan warnings. A launch given a tensor that already
+    holds the reference's output, before any launch ran, is fed by host code (``candidate.answer_fed``); the twin
+    computes the softmax in Triton and passes."""
+    ref = R / "rt20_softmax_cut.py"
+    checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "softmax", K / "rt20_softmax_good.py", reference=ref, **checked))
+    for bad in ("rt25_softmax_copy_bad.py", "rt25_softmax_numpy_copy_bad.py"):
+        res = run(make_ws, ladder_for, "softmax", K / bad, reference=ref, **checked)
+        compile_rung = res.rung("compile")
+        assert compile_rung.status is Status.FAILED, [r.line() for r in res.rungs]
+        assert compile_rung.summary.startswith("times torch, not a kernel: on spec=") and (
+            "tensor that already held the reference's output before any launch ran" in compile_rung.summary
+        ), compile_rung.summary

@@ -160,6 +160,8 @@ class LadderJson(TypedDict):
         carried_from: only on a verdict no run of this version made: a save gave it the source another version
             (named here) had already run to a verdict with the same reference (``n`` copies a version), so that run's
             result stands for it (absent otherwise).
+        helpers_sha256: only for a version that imports helper modules of its folder (``common.py``): each one's
+            sha256 as it ran, by module name; its verdict is stale once one changes.
     """
 
     problem: str
@@ -174,6 +176,7 @@ class LadderJson(TypedDict):
     rungs: list[RungJson]
     last_verdict: NotRequired[LastVerdictJson]
     carried_from: NotRequired[str]
+    helpers_sha256: NotRequired[dict[str, str]]
 
 
 class LastVerdictJson(TypedDict):
@@ -353,6 +356,8 @@ class LadderResult:
             version's last run that had one (``ktui.core.ladder.runner.merge`` keeps it), else None.
         carried_from: the version whose run this result is, when a save gave this version the very source (and
             reference) that version had run to a verdict (``carried``), else None: no run of this version made it.
+        helpers_sha256: the helper modules of the version's folder it imports (``Workspace.helpers_of``), each one's
+            sha256 as the run began, by module name; empty when it imports none.
     """
 
     problem: str
@@ -366,6 +371,7 @@ class LadderResult:
     seconds: float = 0.0
     last_verdict: LastVerdict | None = None
     carried_from: str | None = None
+    helpers_sha256: dict[str, str] = field(default_factory=dict)
 
     def carried(self, version: str, kernel: str) -> LadderResult:
         """This result as ``version``'s (file ``kernel``, relative to the workspace), which holds the same source:
@@ -439,6 +445,8 @@ class LadderResult:
             out["last_verdict"] = self.last_verdict.to_json()
         if self.carried_from is not None:
             out["carried_from"] = self.carried_from
+        if self.helpers_sha256:
+            out["helpers_sha256"] = dict(self.helpers_sha256)
         return out
 
     @classmethod
@@ -456,6 +464,7 @@ class LadderResult:
             seconds=d.get("seconds", 0.0),
             last_verdict=LastVerdict.from_json(last) if isinstance(last, Mapping) else None,
             carried_from=d["carried_from"] if isinstance(d.get("carried_from"), str) else None,
+            helpers_sha256={str(k): str(v) for k, v in (d.get("helpers_sha256") or {}).items()},
         )
 
 

@@ -34,7 +34,7 @@ from typing import Any, Literal
 from ktui.core.events import Event, EventBus, Notice, QueueChanged, RungStarted
 from ktui.core.results import LadderResult, Status
 from ktui.core.store import sha256
-from ktui.core.workspace import REFERENCES, KernelRef
+from ktui.core.workspace import REFERENCES, KernelRef, Workspace
 
 Released = Literal["withdrawn", "cancelled", "kept", "done"]
 """What ``Scheduler.release`` did: took the waiting run out of the queue, cancelled the running one, left it for
@@ -306,7 +306,12 @@ class Scheduler:
             return None
         with self._cv:
             last = self._last.get(kernel.key)
-        if last is not None and last.has_verdict and content == (last.source_sha256, last.reference_sha256):
+        if (
+            last is not None
+            and last.has_verdict
+            and content == (last.source_sha256, last.reference_sha256)
+            and Workspace(kernel.root).helpers_of(kernel) == last.helpers_sha256  # its helper modules too
+        ):
             return last
         carried = self._carry(kernel, content) if self._carry is not None else None
         if carried is not None:

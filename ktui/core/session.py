@@ -35,7 +35,7 @@ from ktui.core.scheduler import Scheduler, Ticket, cancel_notifying, content_of,
 from ktui.core.store import ResultStore, sha256
 from ktui.core.timeouts import DefaultLimits, ReferenceTimes, TimeoutConfigError, TimeoutPolicy, load_policy
 from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher
-from ktui.core.workspace import KernelRef, Workspace
+from ktui.core.workspace import KernelRef, Workspace, is_helper
 
 if TYPE_CHECKING:
     from ktui.core.engines import Engine, Outcome
@@ -391,7 +391,12 @@ class Session:
         sha = sha256(kernel.path.read_bytes())
         with self._lock:
             r = self._latest.get(kernel.key)
-        if r is not None and r.source_sha256 == sha and all(r.rung(n) is not None for n in rungs or ()):
+        if (
+            r is not None
+            and r.source_sha256 == sha
+            and r.helpers_sha256 == self.ws.helpers_of(kernel)
+            and all(r.rung(n) is not None for n in rungs or ())
+        ):
             return r
         own = self.run(kernel, rungs, timeout_s)
         with self._lock:
@@ -420,6 +425,7 @@ class Session:
                 r is not None
                 and sha is not None
                 and r.source_sha256 == sha[0]
+                and r.helpers_sha256 == self.ws.helpers_of(k)
                 and all(r.rung(n) is not None for n in rungs or ())
             ):
                 ready.append((k, r))
@@ -463,6 +469,11 @@ class Session:
         problem, version = what
         if not self.ws.reference_path(problem).is_file():
             self.bus.publish(Notice(level="warning", message=f"{path.name}: no references/{problem}.py, not run"))
+            return
+        if version is not None and is_helper(path):  # a helper module: the versions that import it run again
+            for k in self.ws.versions(problem):
+                if version in self.ws.helpers_of(k):
+                    self.scheduler.submit(k, why="save")
             return
         if version is None:
             for k in self.ws.versions(problem):

@@ -16,6 +16,7 @@ Nothing here runs a worker: it reads ``.ktui/results/`` and hashes the sources (
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
@@ -42,6 +43,12 @@ def file_sha(path: Path) -> str | None:
         return None
 
 
+def helpers_changed(ws: Workspace, kernel: KernelRef, helpers_sha256: Mapping[str, str] | None) -> bool:
+    """Whether the helper modules ``kernel`` imports now (``Workspace.helpers_of``) are not the ones a run had
+    (``helpers_sha256``: by module name, each one's sha256; None or {} when it imported none)."""
+    return ws.helpers_of(kernel) != dict(helpers_sha256 or {})
+
+
 def staleness(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> str:
     """Why ``result`` (``kernel``'s stored or latest result) is no longer about the files on disk, '' when it is (or
     there is no result, or the result names no hashes: nothing to compare).
@@ -51,13 +58,23 @@ def staleness(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> 
     """
     if result is None:
         return ""
-    return _changed(ws, kernel, result.source_sha256, result.reference_sha256)
+    return _changed(ws, kernel, result.source_sha256, result.reference_sha256, result.helpers_sha256)
 
 
-def _changed(ws: Workspace, kernel: KernelRef, source_sha256: str, reference_sha256: str) -> str:
+def _changed(
+    ws: Workspace,
+    kernel: KernelRef,
+    source_sha256: str,
+    reference_sha256: str,
+    helpers_sha256: Mapping[str, str] | None = None,
+) -> str:
     """``STALE_KERNEL``, ``STALE_REFERENCE``, ``STALE_BOTH`` or '': which of the files on disk no longer has the
-    hash given ('' for a hash not given)."""
-    kernel_changed = bool(source_sha256) and file_sha(kernel.path) != source_sha256
+    hash given ('' for a hash not given). The helper modules the version imports count as its own source
+    (``helpers_sha256``, the run's; ``Workspace.helpers_of``, now): one changed, gone or newly imported makes the
+    kernel's side stale."""
+    kernel_changed = bool(source_sha256) and (
+        file_sha(kernel.path) != source_sha256 or helpers_changed(ws, kernel, helpers_sha256)
+    )
     ref_changed = bool(reference_sha256) and file_sha(ws.reference_path(kernel.problem)) != reference_sha256
     if kernel_changed and ref_changed:
         return STALE_BOTH
@@ -72,7 +89,9 @@ def last_verdict_staleness(ws: Workspace, kernel: KernelRef, result: LadderResul
     """Why ``result``'s ``last_verdict`` (the verdict kept on a result that has none) is not about the files on
     disk (``STALE_KERNEL``...), '' when it is or there is none."""
     last = result.last_verdict if result is not None else None
-    return _changed(ws, kernel, last.source_sha256, last.reference_sha256) if last is not None else ""
+    if last is None or result is None:
+        return ""
+    return _changed(ws, kernel, last.source_sha256, last.reference_sha256, result.helpers_sha256)
 
 
 def unverified(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> str:

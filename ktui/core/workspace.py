@@ -5,6 +5,8 @@ Nothing here imports torch: the workspace is read by ktui's own process, the wor
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import re
 import shutil
 from dataclasses import dataclass
@@ -75,6 +77,22 @@ class Workspace:
                 return cls(d)
         raise WorkspaceError(f"no ktui workspace (a folder with references/ and kernels/) above {start}")
 
+    @classmethod
+    def at(cls, arg: str) -> Workspace:
+        """The workspace a command's workspace argument names: the folder itself, or for the default ``.`` the
+        nearest workspace at or above the current folder, as ``ktui run`` finds it (new-user trial 25, F4: ``ktui
+        status`` from ``kernels/<problem>/`` said "not a ktui workspace").
+
+        Raises:
+            WorkspaceError: the folder is not a workspace (for ``.``: none at or above it).
+        """
+        if arg == ".":
+            try:
+                return cls.find(".")
+            except WorkspaceError:
+                pass
+        return cls(arg)
+
     @property
     def state_dir(self) -> Path:
         """``.ktui/`` inside the workspace: snapshots, logs and cached results (git-ignored)."""
@@ -88,12 +106,34 @@ class Workspace:
         return self.root / REFERENCES / f"{problem}.py"
 
     def versions(self, problem: str) -> list[KernelRef]:
-        """The problem's versions in order (``v1``, ``v2``, ..., ``v10``), or [] when it has no kernel folder."""
+        """The problem's versions in order (``v1``, ``v2``, ..., ``v10``), or [] when it has no kernel folder. A
+        ``.py`` file there that is a helper (``is_helper``) is no version."""
         d = self.root / KERNELS / problem
         if not d.is_dir():
             return []
-        names = [p.stem for p in d.glob("*.py") if not p.name.startswith("_")]
+        names = [p.stem for p in d.glob("*.py") if not is_helper(p)]
         return [KernelRef(problem, n, self.root) for n in sorted(names, key=version_sort_key)]
+
+    def helpers_of(self, kernel: KernelRef) -> dict[str, str]:
+        """The helper modules of ``kernel``'s folder it imports, directly or through another helper, by module
+        name, each with the sha256 of its source ('' when it cannot be read): what its verdict depends on besides
+        its own file and the reference (new-user trial 25, F2: a helper broken after the run left ``✓ ok``, not
+        stale). Read from the source with ``ast`` (no code runs); {} when it imports none or does not parse."""
+        folder = kernel.path.parent
+        seen: dict[str, str] = {}
+        todo = [kernel.path]
+        while todo:
+            names = _imported_modules(todo.pop())
+            for name in sorted(names):
+                path = folder / f"{name}.py"
+                if name in seen or path == kernel.path or not path.is_file() or not is_helper(path):
+                    continue
+                try:
+                    seen[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+                except OSError:
+                    seen[name] = ""
+                todo.append(path)
+        return dict(sorted(seen.items()))
 
     def all_versions(self) -> list[KernelRef]:
         return [k for p in self.problems() for k in self.versions(p)]
@@ -120,17 +160,18 @@ class Workspace:
         return KernelRef(problem, p.stem, self.root)
 
     def classify(self, path: Path | str) -> tuple[str, str | None] | None:
-        """What a changed file means: ``(problem, version)`` for a kernel, ``(problem, None)`` for a reference,
-        ``None`` for anything else (not a ``.py`` file, a helper, outside the workspace)."""
+        """What a changed file means: ``(problem, version)`` for a kernel or a helper module of a kernel folder
+        (``is_helper`` tells them apart: a helper's save runs the versions that import it), ``(problem, None)`` for a
+        reference, ``None`` for anything else (not a ``.py`` file, ``references/_*.py``, outside the workspace)."""
         p = Path(path)
-        if p.suffix != ".py" or p.name.startswith("_"):
+        if p.suffix != ".py":
             return None
         try:
             rel = p.resolve().relative_to(self.root)
         except ValueError:
             return None
         parts = rel.parts
-        if len(parts) == 2 and parts[0] == REFERENCES:
+        if len(parts) == 2 and parts[0] == REFERENCES and not p.name.startswith("_"):
             return (p.stem, None)
         if len(parts) == 3 and parts[0] == KERNELS:
             return (parts[1], p.stem)
@@ -149,6 +190,40 @@ class Workspace:
         shutil.copyfile(source.path, tmp)
         tmp.replace(target.path)
         return target
+
+
+def is_helper(path: Path) -> bool:
+    """Whether ``kernels/<problem>/<name>.py`` is a helper module the versions import, not a version: its name
+    starts with ``_``, or it is not named like a version (``v3``, ``v3_tiled``) and its source never mentions
+    ``custom_kernel`` (new-user trial 25, F3: a ``common.py`` of tile heuristics was listed, counted among the
+    failed versions and run on every save). An unreadable file counts as a version (its run says why)."""
+    if path.name.startswith("_"):
+        return True
+    if re.match(r"^v\d", path.stem):
+        return False
+    try:
+        return "custom_kernel" not in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """The top-level module names ``path``'s source imports (``import a.b`` and ``from a import b`` give ``a``;
+    a relative ``from . import b`` gives ``b``); empty when it cannot be read or parsed."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.module:
+                names.add(node.module.split(".")[0])
+            elif node.level:
+                names.update(a.name for a in node.names)
+    return names
 
 
 def _listed(names: list[str], cap: int = 12) -> str:

@@ -85,6 +85,9 @@ class CompileReply(TypedDict):
     # the spec label on which the dry call's output, every launch compiled and none run, was already the
     # reference's (``candidate.right_without_launches``): the launches compute nothing the version returns
     unlaunched_right: NotRequired[str]
+    # ``on spec=(...) a launch was given ...``: a launch's tensor argument already held the reference's output in
+    # the dry call (``candidate.answer_fed``): host code computed it, the launches only move it
+    fed_answer: NotRequired[str]
 
 
 class DumpsRequest(Sources):

@@ -324,11 +324,20 @@ def find_session(root: Path, arg: str) -> Path:
 
 
 def workspace_root(arg: str) -> Path:
-    """The folder ``--workspace`` names, resolved.
+    """The folder ``--workspace`` names, resolved; for the default ``.``, the nearest workspace at or above the
+    current folder when there is one (new-user trial 25, F4: ``ktui sessions`` from ``kernels/<problem>/`` said
+    "No recorded sessions" beside 40).
 
     Raises:
         SessionError: it is not a folder.
     """
+    if arg == ".":
+        from ktui.core.workspace import Workspace, WorkspaceError
+
+        try:
+            return Workspace.find(".").root
+        except WorkspaceError:
+            pass
     root = Path(arg).resolve()
     if not root.is_dir():
         raise SessionError(f"no such folder: {arg}")

@@ -152,9 +152,15 @@ class Candidate(CheckedCalls, TimedCalls):
             "warnings": warnings,
         }
         if cap.launches and not cap.ran and host_error is None:
-            del data
-            if right_without_launches(out, problem, params["seed"], spec, self.device):
+            fed, cap.fed = cap.fed, []
+            ref = reference_on(problem, params["seed"], spec, self.device)
+            if ref is not None and right_without_launches(out, ref):
                 reply["unlaunched_right"] = spec_label(spec)
+            elif ref is not None:
+                fed_answer = answer_fed(fed, data, out, ref)
+                if fed_answer:
+                    reply["fed_answer"] = f"on spec={spec_label(spec)} {fed_answer}"
+            del data, fed, ref
         return reply
 
     def _replay(self, params: Sources, launches: list[ObservedLaunch], progress: OnProgress) -> CompileReply:
@@ -263,21 +269,80 @@ class Candidate(CheckedCalls, TimedCalls):
 HEAD_ELEMENTS = 1024  # ``right_without_launches``: compared first, before every element
 
 
-def right_without_launches(out: Any, problem: Any, seed: int, spec: dict[str, Any], device: str) -> bool:
-    """Whether ``out``, what the dry call (every Triton and CuTeDSL launch compiled, none run) returned on ``spec``,
-    is already the reference's output on that spec's inputs (drawn again from ``seed``, the reference run after
-    the dry call, so no buffer of it can be what the kernel's allocations reuse): then the launches compute nothing
+def _close(got: torch.Tensor, want: torch.Tensor, rel: float) -> bool:
+    """Whether ``got`` equals ``want`` (same number of elements, compared in their logical order) within ``rel``
+    of max |want| (NaN where ``want`` has NaN), the leading ``HEAD_ELEMENTS`` first; integers exactly."""
+    if got.numel() != want.numel() or got.is_meta or got.device != want.device:
+        return False
+    g, w = got.reshape(-1), want.reshape(-1)
+    if not (want.is_floating_point() or want.is_complex()):
+        return not (got.is_floating_point() or got.is_complex()) and torch.equal(g.long(), w.long())
+    if want.is_complex() != got.is_complex():
+        return False
+    if want.is_complex():
+        g, w = torch.view_as_real(g.resolve_conj()).reshape(-1), torch.view_as_real(w.resolve_conj()).reshape(-1)
+    w64 = w.double()
+    finite = w64[torch.isfinite(w64)]
+    scale = float(finite.abs().max()) if finite.numel() else 0.0
+    head = slice(0, HEAD_ELEMENTS)
+    for got_part, want_part in ((g[head], w64[head]), (g, w64)):
+        if not torch.allclose(got_part.double(), want_part, rtol=0.0, atol=rel * scale, equal_nan=True):
+            return False
+    return True
+
+
+def answer_fed(fed: list[torch.Tensor], data: Any, out: Any, ref: Any) -> str:
+    """What the dry call fed a launch that is already the reference's output ``ref`` ('' when nothing): a tensor
+    argument of a Triton launch (``Capture.fed``; none ran, so host code filled it) that is no input's or output's
+    memory and holds a leaf of ``ref`` (its elements in order, within 1e-2 of max |ref|: a copy to a narrower dtype
+    matches too), where that leaf has two distinct values at least and equals no input. Red team round 25, #13:
+    ``torch.softmax(x)`` (or NumPy on the host) computed the answer and a Triton launch only copied it into the
+    output; the dry call's output stayed unwritten, so ``right_without_launches`` never fired."""
+    from ktui.worker.tensors import flatten
+
+    def storages(obj: Any) -> set[int]:
+        return {t.untyped_storage().data_ptr() for _, t in flatten(obj) if isinstance(t, torch.Tensor) and t.numel()}
+
+    held = storages(data) | storages(out)
+    inputs = [t for _, t in flatten(data) if isinstance(t, torch.Tensor)]
+    for path, r in flatten(ref):
+        if not isinstance(r, torch.Tensor) or r.numel() < 2 or r.is_meta:
+            continue
+        flat = r.reshape(-1)
+        if not bool((flat != flat[0]).any()) or any(_close(x, r, 0.0) for x in inputs if x.numel() == r.numel()):
+            continue  # a constant answer (what an allocation may hold), or one an input already holds
+        for t in fed:
+            if t.numel() == r.numel() and t.untyped_storage().data_ptr() not in held and _close(t, r, 1e-2):
+                shown = "x".join(map(str, t.shape)) or "0-d"
+                leaf = f" ({path})" if path not in ("", "out") else ""
+                return (
+                    f"a launch was given a {shown} {str(t.dtype).removeprefix('torch.')} tensor that already held the "
+                    f"reference's output{leaf} before any launch ran: host code (torch, NumPy) computed it, and the "
+                    "launches only move it"
+                )
+    return ""
+
+
+def reference_on(problem: Any, seed: int, spec: dict[str, Any], device: str) -> Any:
+    """The native reference's output on ``spec``'s inputs drawn from ``seed`` (run after the dry call, so no buffer
+    of it can be what the kernel's allocations reuse), or None when it raises."""
+    from ktui.worker.problem import ReferenceRaised
+
+    try:
+        return problem.reference_native(problem.generate(seed, spec, device))
+    except ReferenceRaised:
+        return None
+
+
+def right_without_launches(out: Any, ref: Any) -> bool:
+    """Whether ``out``, what the dry call (every Triton and CuTeDSL launch compiled, none run) returned, is already
+    ``ref``, the reference's output on the same inputs (``reference_on``): then the launches compute nothing
     the version returns (red team round 24, F7: a dummy launch beside ``torch.nn.Softmax(dim=-1)(x)``). Every leaf
     must match (same structure; a tensor's shape and dtype, and its values within 1e-3 of max |ref|, NaN where the
     reference's NaN are; integers and numbers equal), and one must be a tensor of at least two distinct values (an
-    all-zero or constant answer may be what an allocation holds). False when the reference raises."""
-    from ktui.worker.problem import ReferenceRaised
+    all-zero or constant answer may be what an allocation holds)."""
     from ktui.worker.tensors import flatten
 
-    try:
-        ref = problem.reference_native(problem.generate(seed, spec, device))
-    except ReferenceRaised:
-        return False
     got, want = flatten(out), flatten(ref)
     if [p for p, _ in got] != [p for p, _ in want]:
         return False

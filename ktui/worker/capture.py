@@ -68,6 +68,9 @@ class Capture:
     autotune_configs: int = 0  # the most configs of any autotuned kernel launched
     keep: bool = False  # keep each compiled kernel (``_compiled`` in its record) for the dumps
     ran: bool = False  # a launch ran all the same (a kernel the version compiled itself, ``compiled[grid](...)``)
+    # the tensors a dry call's Triton launches were given (none ran: what they hold, host code put there); read by
+    # ``candidate.answer_fed`` and dropped with the capture
+    fed: list[Any] = field(default_factory=list)
 
     @property
     def languages(self) -> list[str]:
@@ -109,6 +112,8 @@ def install_triton() -> None:
             if _CALL is not None and not warmup:
                 _record_triton(self, args, kwargs)
             return orig_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if cap.dry:
+            cap.fed.extend(_tensors_of(args, kwargs))
         if cap.cross:
             _cross_compile(cap, self, args, kwargs, grid)
             return None
@@ -359,6 +364,18 @@ def _binder(kernel: Any) -> tuple[Any, Any]:
         binder = jit.create_function_from_signature(jf.signature, jf.params, BaseBackend)
         got = _BINDERS[id(kernel)] = (kernel, jf, binder)
     return got[1], got[2]
+
+
+def _tensors_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """The plain tensors among a launch's arguments (a tuple argument's items too)."""
+    import torch
+
+    out = []
+    for v in (*args, *kwargs.values()):
+        for x in v if isinstance(v, tuple) else (v,):
+            if type(x) in (torch.Tensor, torch.nn.Parameter):
+                out.append(x)
+    return out
 
 
 def _record_triton(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

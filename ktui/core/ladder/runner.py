@@ -130,6 +130,7 @@ class Ladder:
         )
         try:
             ctx.kernel_snap, result.source_sha256 = self.snapshots.take(kernel.problem, kernel.path)
+            result.helpers_sha256 = self.ws.helpers_of(kernel)  # what else the verdict depends on (its staleness)
             ctx.ref_snap, result.reference_sha256 = self.snapshots.take(
                 kernel.problem, self.ws.reference_path(kernel.problem)
             )
@@ -316,10 +317,11 @@ def last_verdict_of(result: LadderResult) -> LastVerdict:
 
 
 def _merge_rungs(old: LadderResult | None, new: LadderResult) -> LadderResult:
-    if old is None or (old.source_sha256, old.reference_sha256, old.device.get("type")) != (
+    if old is None or (old.source_sha256, old.reference_sha256, old.device.get("type"), old.helpers_sha256) != (
         new.source_sha256,
         new.reference_sha256,
         new.device.get("type"),
+        new.helpers_sha256,
     ):
         return new
     names = {r.name for r in new.rungs}
@@ -337,6 +339,7 @@ def _merge_rungs(old: LadderResult | None, new: LadderResult) -> LadderResult:
         new.started_at,
         new.seconds,
         carried_from=old.carried_from,  # (the rungs kept from ``old`` are that version's run)
+        helpers_sha256=new.helpers_sha256,
     )
     return merged
 

@@ -61,6 +61,13 @@ def run(ctx: RunContext) -> RungResult:
             [f.message() for f in findings if f.kind in TORCH_COMPUTE_KINDS],
         )
         raise RungFailed(ErrorInfo("TimesTorch", message), figures=result.figures, summary=message)
+    fed = res.get("fed_answer")
+    if fed and not desc.get("allow_torch"):
+        message = times_torch_message(
+            f"{fed} (the dry call: every Triton launch compiled, none run)",
+            [f.message() for f in findings if f.kind in TORCH_COMPUTE_KINDS],
+        )
+        raise RungFailed(ErrorInfo("TimesTorch", message), figures=result.figures, summary=message)
     configs = int(res.get("autotune_configs") or 0)
     # every autotune config checked alone, each kernel's apart from the others', and the autotuner's own choice
     cases += autotune_cases(desc, configs, ctx.seed)
