@@ -355,7 +355,7 @@ def _float(t: torch.Tensor) -> bool:
 _aten = torch.ops.aten
 _FIRST = "first"  # ties go to the lowest index, documented (torch.max/min/argmax/argmin: "the first maximal value")
 _STABLE = "stable"  # a stable sort: equal values keep their order, so ties come by index
-_ANY = "any"  # topk, an unstable sort, kthvalue, mode: the order (and pick) of ties is unspecified
+_ANY = "any"  # topk, an unstable sort, kthvalue, mode, median: the order (and pick) of ties is unspecified
 # cummax, cummin: any of equal running extremes among the elements so far, never a later one (torch returns the
 # last; its docs do not say which: red team round 24, F10, an honest first-of-ties scan failed as "indices repeat")
 _CAUSAL = "causal"
@@ -370,6 +370,10 @@ _INDEX_OPS: dict[Any, tuple[int, Any, str]] = {
     _aten.topk.default: (2, -1, _ANY),
     _aten.kthvalue.default: (2, -1, _ANY),
     _aten.mode.default: (1, -1, _ANY),
+    # "indices ... not necessarily the first occurrence of the median value" (torch's docs; red team round 25, #14:
+    # an honest first-of-ties median index failed the exact compare)
+    _aten.median.dim: (1, -1, _ANY),
+    _aten.nanmedian.dim: (1, -1, _ANY),
     _aten.cummax.default: (1, -1, _CAUSAL),
     _aten.cummin.default: (1, -1, _CAUSAL),
 }

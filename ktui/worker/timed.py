@@ -54,7 +54,6 @@ from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
 from ktui.worker.problem import Problem, ProblemCache, inputs_only
 from ktui.worker.structure import structure
 from ktui.worker.tensors import (
-    _KEY_TYPES,
     MAX_DEPTH,
     NestingError,
     aliases,
@@ -63,6 +62,7 @@ from ktui.worker.tensors import (
     dataclass_fields,
     flatten,
     is_plain_tensor,
+    plain_key,
     poison_,
     same_bits,
     save_outputs,
@@ -98,7 +98,7 @@ def copy_tree(obj: Any, _depth: int = 0) -> Any:
         return [copy_tree(v, _depth + 1) for v in list.__iter__(obj)]
     if issubclass(cls, dict):
         items = list(dict.items(obj))
-        if any(type(k) not in _KEY_TYPES for k, _ in items):
+        if not all(plain_key(k) for k, _ in items):
             return obj
         return {k: copy_tree(v, _depth + 1) for k, v in items}
     if is_plain_tensor(obj) and obj.layout == torch.strided and not obj.is_meta:

@@ -745,8 +745,8 @@ def _is_torch_compute(ref: str) -> bool:
     if parts[0] != "torch" or len(parts) < 2:
         return False
     last = parts[-1]
-    if last in TORCH_ALLOWED or last in STREAM_NAMES or "cuda" in parts[:-1]:
-        return False
+    if last in TORCH_ALLOWED or last in STREAM_NAMES or "cuda" in parts[:-1] or "return_types" in parts[:-1]:
+        return False  # (``torch.return_types.median((v, i))``: a named tuple of results, red team round 25, #14)
     if last[:1].isupper() or last.startswith("_") and not last.startswith("__"):
         return False
     return last not in ("float32", "float16", "bfloat16", "float64", "int32", "int64", "bool", "uint8", "int8")

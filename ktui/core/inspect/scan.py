@@ -367,6 +367,7 @@ class _Scanner(ast.NodeVisitor):
                 and len(parts) >= 2
                 and last not in TORCH_ALLOWED
                 and "cuda" not in parts[:-1]
+                and "return_types" not in parts[:-1]  # a named tuple of results (``torch.return_types.median``)
                 and not last[:1].isupper()
                 and not (len(parts) == 4 and parts[1] == "ops" and f"{parts[2]}::{parts[3]}" in self.own_ops)
             ):
