@@ -140,3 +140,16 @@ def test_a_median_index_may_be_any_position_holding_the_median(make_ws, ladder_f
     corr_rung = bad.rung("correctness")
     assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
     assert "out[1]" in corr_rung.summary, corr_rung.summary
+
+
+def test_a_flushed_value_floored_at_flt_min_fails_as_a_zero_does(make_ws, ladder_for):
+    """Red team round 25, #6: round 20's softmax that skips exps below e^-17 of the row max, its zeros floored at
+    FLT_MIN (1.2e-38) instead of 0, passed with max_rel_err = 1: the rule looked for exact zeros. A value of at most
+    eps times the truth kept nothing of it and fails as a 0 does."""
+    ref = R / "rt20_softmax_cut.py"
+    checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    bad = run(make_ws, ladder_for, "softmax", K / "rt25_softmax_floor_flt_min_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "0 (or below eps of the truth) where the reference computed in float32 is not" in corr_rung.summary
+    assert "got 1.17549e-38" in corr_rung.summary, corr_rung.summary
