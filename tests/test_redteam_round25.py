@@ -153,3 +153,28 @@ def test_a_flushed_value_floored_at_flt_min_fails_as_a_zero_does(make_ws, ladder
     assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
     assert "0 (or below eps of the truth) where the reference computed in float32 is not" in corr_rung.summary
     assert "got 1.17549e-38" in corr_rung.summary, corr_rung.summary
+
+
+def test_nan_inputs_are_drawn_where_the_reference_handles_nan(make_ws, ladder_for):
+    """Red team round 25, #1: a nansum written as a plain sum (a NaN poisons its row) passed: NaN inputs were drawn
+    only under ``allow_nan``, which says NaN is a valid reference result, and a nansum's never is. The ``nan``
+    distribution draws them where the reference's float output stays free of NaN; the twin skips NaN and passes."""
+    ref = R / "rt25_nansum.py"
+    checked = dict(layouts=False, fuzz=False, near_duplicates=False, seeds=1, seed=1)
+    checked["rungs"] = ("compile", "run", "correctness")
+    good(run(make_ws, ladder_for, "nansum", K / "rt25_nansum_good.py", reference=ref, **checked))
+    bad = run(make_ws, ladder_for, "nansum", K / "rt25_nansum_plain_sum_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "dist=nan" in corr_rung.summary, corr_rung.summary
+
+
+def test_the_nan_distribution_is_left_out_where_a_nan_shows_in_the_output_or_no_float_output_shows_it():
+    from ktui.worker.fuzz import _special_trials
+
+    trials = _special_trials(_problem("rt25_nansum"), "cpu")
+    assert trials["nan"] == "", trials
+    trials = _special_trials(_problem("rt22_scale2d"), "cpu")  # 2 x + 1: a NaN in, a NaN out
+    assert trials["nan"], trials
+    trials = _special_trials(_problem("rt25_median"), "cpu")  # integer inputs: nothing takes a NaN
+    assert trials.get("nan", "x"), trials

@@ -18,6 +18,8 @@ INPUT_DISTRIBUTIONS: dict[str, str] = {
     "large": "magnitudes past fp16's range",
     "extreme": "values near the dtype's max, and subnormals",
     "nonfinite": "+-inf (NaN where the reference allows it)",
+    "nan": "1% NaN among normal values, where the reference's float outputs stay free of NaN (a nansum, a "
+    "nan_to_num, a where(isnan(x), ...)): a kernel that lets a NaN through fails",
     "intrange": "integer inputs over their dtype's whole range, bands of rows and columns near its top",
     "indices": "integer and bool inputs given other values in the range their own values span (ids permuted, "
     "sorted rows kept sorted, mask rows permuted)",
@@ -31,6 +33,7 @@ SPECIAL_DISTRIBUTIONS: tuple[str, ...] = (
     "large",
     "extreme",
     "nonfinite",
+    "nan",
     "intrange",
     "indices",
     "scalars",

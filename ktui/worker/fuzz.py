@@ -774,8 +774,13 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
                         return "no integer inputs", moved
                     if dist == "indices":
                         moved = _ints_varied(data, build_input(problem, {"spec_index": i, "seed": 1}, where))
+                    if dist == "nan" and problem.allow_nan:
+                        return "the problem allows NaN results: its nonfinite cases draw NaN", moved
                     ref, _ = problem.reference(data)
-                    reason = valid_reference(ref, problem.reference_native(data), problem.allow_nan)
+                    native = problem.reference_native(data)
+                    reason = valid_reference(ref, native, problem.allow_nan)
+                    if dist == "nan" and not reason and not _nan_judged(data, native, problem):
+                        reason = "no float input takes a NaN, or no float output would show one"
                     _sync(where)  # never CUDA in the forked child (where is "cpu" there)
                     return reason, moved
                 except Exception as exc:
@@ -801,6 +806,21 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
         out[dist] = reason
     setattr(problem, "_special_trials", out)  # noqa: B010 - a cache on the loaded problem
     return out
+
+
+def _nan_judged(data: Any, native: Any, problem: Problem) -> bool:
+    """Whether the ``nan`` distribution's inputs (``data``) hold a NaN and the reference's output (``native``) has a
+    floating leaf: an output of integers alone (an argmax, a count) says nothing of how a kernel treats a NaN where
+    torch's own rule (NaN is the largest) and a kernel's comparisons may rightly differ."""
+    from ktui.worker.problem import inputs_only
+    from ktui.worker.tensors import flatten
+
+    has_nan = any(
+        isinstance(t, torch.Tensor) and t.is_floating_point() and bool(torch.isnan(t).any())
+        for _, t in flatten(inputs_only(problem, data))
+    )
+    floats = any(isinstance(t, torch.Tensor) and t.is_floating_point() for _, t in flatten(native))
+    return has_nan and floats
 
 
 TRIAL_CHILD_S = 120.0  # ``_in_child``: a trial's child past this many seconds is killed (the reference hangs there)

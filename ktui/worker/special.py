@@ -18,6 +18,10 @@ do, each from a generator seeded by the case:
   a threshold as zero meets them);
 - ``nonfinite``: N(0, 1) with 1% ``+inf`` and 1% ``-inf`` at the same positions and signs in every tensor of the
   same shape (so ``a + b`` meets ``inf + inf``, not ``inf - inf``), and 1% NaN where the problem allows NaN results;
+- ``nan``: N(0, 1) with 1% NaN at the same positions in every tensor of the same shape, offered where the
+  reference's output has a float leaf and no NaN on them (it handles NaN: ``nansum``, ``nan_to_num``) and the
+  problem does not allow NaN results (``nonfinite`` draws NaN there): red team round 25, #1, a nansum written as a
+  plain sum passed, NaN inputs being drawn only under ``allow_nan``;
 - ``intrange``: integer tensors refilled uniformly over their dtype's whole closed range, the minimum and the maximum
   each planted somewhere (``int_range``; floats left as generated), so an accumulator narrower than the reference's
   wraps, and so does one that overflows only at the dtype's edge; 8- and 16-bit ones with a band of rows and one of
@@ -209,6 +213,11 @@ def refill_special(t: torch.Tensor, dist: str, g: torch.Generator, allow_nan: bo
         vals = torch.where(pick < 0.01, math.inf, torch.where(pick < 0.02, -math.inf, vals))
         if allow_nan:
             vals = torch.where((pick >= 0.02) & (pick < 0.03), math.nan, vals)
+    elif dist == "nan":  # at the same positions in every tensor of the shape, as nonfinite's; one at least
+        pick = u(gen=g_shared)
+        first = torch.zeros(n, dtype=torch.bool, device=dev)
+        first[int(torch.randint(n, (1,), generator=g_shared, device=g_shared.device))] = True
+        vals = torch.where((pick < 0.01) | first.reshape(shape), math.nan, vals)
     else:
         raise ValueError(f"unknown special distribution {dist!r}; known: {', '.join(SPECIAL)}")
     t.copy_(vals.to(t.dtype))
