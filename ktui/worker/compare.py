@@ -783,16 +783,17 @@ def zeros_where_the_truth_is_not(
     large: int,
 ) -> None:
     """Fail the passing leaf ``m`` (a float32 or float64 output, an allclose tolerance) where the kernel wrote
-    0, or a value of at most eps times the truth's magnitude (nothing of it kept), and the reference computed in the output's own precision (``exp``) is a normal number, as is the
-    float64 truth (``ref``), which the case's inputs determine (moved by the dtype's unit roundoff,
-    ``conditioning.truth_slack``, it moves by less than half of itself) and which the output's precision resolves
-    at the output's scale (at least eps rms(ref)). An atol allows an absolute error below it anywhere, so a softmax
-    that skips every probability below e^-17 of its row's max passed (red team round 20, W1), while a caller's
-    ``log(p)`` or ``1 / p`` turns each of those zeros into an infinity; a declared tolerance too (``softmax.py``'s
-    atol of 1e-6 let it through again). Below eps rms(ref) a 0 is what a formula with intermediates at the
-    output's scale rounds to: ``tanh(x) = 2 sigmoid(2x) - 1`` or ``softplus = log(1 + exp(x))`` give 0 where |x| or
-    exp(x) is below eps / 2 (red team round 20b, F1: an honest tanh failed 3 of 12 specs). Only outputs up to
-    ``large`` elements (test sizes)."""
+    0, or a value of at most eps times the truth's magnitude (nothing of it kept), and the reference computed in
+    the output's own precision (``exp``) is a normal number, as is the float64 truth (``ref``), which the case's
+    inputs determine (moved by the dtype's unit roundoff, ``conditioning.truth_slack``, it moves by less than half of
+    itself) and which the output's precision resolves at the output's scale (at least eps rms(ref)). An atol allows
+    an absolute error below it anywhere, so a softmax that skips every probability below e^-17 of its row's max
+    passed (red team round 20, W1), while a caller's ``log(p)`` or ``1 / p`` turns each of those zeros into an
+    infinity; a declared tolerance too (``softmax.py``'s atol of 1e-6 let it through again); and so did the same
+    zeros floored at FLT_MIN (red team round 25, #6). Below eps rms(ref) a 0 is what a formula with intermediates
+    at the output's scale rounds to: ``tanh(x) = 2 sigmoid(2x) - 1`` or ``softplus = log(1 + exp(x))`` give 0 where
+    |x| or exp(x) is below eps / 2 (red team round 20b, F1: an honest tanh failed 3 of 12 specs). Only outputs up
+    to ``large`` elements (test sizes)."""
     if out.numel() > large or not out.is_floating_point() or out.is_complex() or out.dtype != exp.dtype:
         return
     o, e = out.detach().cpu().reshape(-1), exp.detach().cpu().reshape(-1)
@@ -823,8 +824,8 @@ def zeros_where_the_truth_is_not(
         ok=False,
         score=max(float(m.get("score", 0.0)), 1.0 + n / out.numel()),
         reason=(
-            f"{n} of {out.numel()} element{'s' * (n != 1)} 0 (or below eps of the truth) where the reference computed in "
-            f"{dtype_name(out.dtype)} is not and the float64 truth is a number its inputs determine, above "
+            f"{n} of {out.numel()} element{'s' * (n != 1)} 0 (or below eps of the truth) where the reference "
+            f"computed in {dtype_name(out.dtype)} is not and the float64 truth is a number its inputs determine, above "
             f"{dtype_name(out.dtype)}'s resolution at the output's scale (eps rms(ref) = {scale:.3g}), first at "
             f"{index_of(i, shape)}: got {float(o[i]):.6g}, expected {float(r[i]):.6g} (values skipped or flushed: "
             "within atol, but "
