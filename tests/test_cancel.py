@@ -211,3 +211,33 @@ def test_cancel_stops_a_hang_stores_nothing_and_the_pool_runs_the_next(make_ws, 
     assert session.latest(hang) is None
     res = session.run(good, timeout_s=120)
     assert res.ok and [r.name for r in res.rungs] == ["compile"], [r.line() for r in res.rungs]
+
+
+def test_withdrawing_the_queue_leaves_nothing_waiting_and_the_running_version_runs_on(make_ws):
+    """New-user trial 25, F8: after ``a`` (run all) or a reference edit, ``x`` cancelled the running version only
+    and the next started at once; ``X`` withdraws every queued run (``Scheduler.withdraw_queued``) and cancels the
+    one under way."""
+    ws = make_ws(["vector_add"])
+    first, *rest = ws.versions("vector_add")
+    bus, ended, notices = EventBus(), [], []
+    bus.subscribe(lambda ev: notices.append(ev.message) if isinstance(ev, Notice) else None)
+    ladder = FakeLadder()
+    s = _scheduler(ladder, bus, ended)
+    s.start()
+    try:
+        running = s.submit(first)
+        assert ladder.started.wait(5)
+        queued = [s.submit(k) for k in rest]
+        assert s.waiting == tuple(k.key for k in rest)
+        withdrawn = s.withdraw_queued("withdrawn: every queued run cleared (X)")
+        assert withdrawn == [k.key for k in rest] and s.waiting == ()
+        assert all(t.cancelled() and t.cancelled_because.startswith("withdrawn") for t in queued)
+        assert not running.done()
+        assert s.cancel() == first.key
+        with pytest.raises(CancelledError):
+            running.result(10)
+        assert s.wait_idle(10)
+    finally:
+        s.stop()
+    assert len(ladder.ran) == 1  # none of the withdrawn ran
+    assert notices[0].startswith(f"{len(rest)} queued run(s) withdrawn (vector_add/v2")

@@ -238,6 +238,26 @@ class Scheduler:
         runs. Returns the cancelled version's key, None when nothing (or another version) runs."""
         return self._cancel_running(key, reason, superseded=False)
 
+    def withdraw_queued(self, reason: str = "withdrawn") -> list[str]:
+        """Take every waiting run out of the queue: none of them runs, each ticket is cancelled with ``reason`` and
+        one ``Notice`` names how many; the run under way goes on. Returns the keys withdrawn, in queue order."""
+        with self._cv:
+            keys = list(self._queue)
+            tickets = [self._tickets.pop(k) for k in keys]
+            self._queue.clear()
+            for k in keys:
+                self._rungs.pop(k, None)
+                self._why.pop(k, None)
+            self._cv.notify_all()
+        for t in tickets:
+            t.cancelled_because = reason
+            t.cancel()
+        if keys:
+            shown = ", ".join(keys[:4]) + (f" and {len(keys) - 4} more" if len(keys) > 4 else "")
+            self.bus.publish(Notice(level="info", message=f"{len(keys)} queued run(s) withdrawn ({shown}): {reason}"))
+            self._publish()
+        return keys
+
     def release(self, ticket: Ticket, reason: str = "cancelled") -> Released:
         """One submit of ``ticket`` no longer wants its result (an MCP client cancelled its request).
 

@@ -332,6 +332,11 @@ class Session:
         verdict). Returns the version cancelled, None when nothing runs."""
         return self.scheduler.cancel(reason=reason)
 
+    def withdraw_queued(self, reason: str = "withdrawn") -> list[str]:
+        """Take every run that waits out of the queue (its ticket cancelled with ``reason``, one ``Notice``); the run
+        under way goes on (``cancel`` ends it). Returns the versions withdrawn, in queue order."""
+        return self.scheduler.withdraw_queued(reason)
+
     # -- actions -----------------------------------------------------------------------------------------------
     def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> Ticket:
         """Queue a run of ``kernel``'s ladder (``rungs``: only those, with what they need); it always runs."""

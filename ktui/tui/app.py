@@ -681,6 +681,18 @@ class KtuiApp(App[None]):
             return
         self.notify("no ladder is running", timeout=3)
 
+    def action_cancel_all(self) -> None:
+        """Withdraw every queued run and cancel the one under way (X; new-user trial 25 F8: after ``a`` or a
+        reference edit only ``x`` ten times emptied the queue)."""
+        if not (self.session and self.start_session):
+            return
+        withdrawn = self.session.withdraw_queued("withdrawn: every queued run cleared (X)")
+        cancelled = self.session.cancel()
+        if not withdrawn and cancelled is None:
+            self.notify("nothing runs or waits", timeout=3)
+        elif withdrawn:
+            self.notify(f"{len(withdrawn)} queued run{'s' * (len(withdrawn) != 1)} withdrawn", timeout=4)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The cancel key is in the footer only while a ladder runs."""
         if action == "cancel_run":
