@@ -270,8 +270,12 @@ def test_a_copys_badge_names_the_version_that_ran_and_is_not_run_once_the_copy_i
     assert "(the run of v1)" in line and "STALE" not in line, line
     with v2.path.open("a") as f:
         f.write("# edited\n")
-    line = next(x for x in report.status_lines(workspace_status(ws)) if x.startswith("  v2 "))
+    lines = report.status_lines(workspace_status(ws))
+    line = next(x for x in lines if x.startswith("  v2 "))
     assert "(the run of v1, on the source it had when copied)  STALE: " in line, line
+    # new-user trial 25, F6: status said "✓ ok" and counted it ok where the tree says "· not run"
+    assert line.startswith("  v2   · not run"), line
+    assert st.rung("run") == ("-", None)  # and the ladder pane shows no run of v1's for it (F5)
 
 
 # -- a verdict followed by a run without one (ktui diff) ----------------------------------------------------

@@ -190,6 +190,31 @@ def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None
     why_unverified = unverified(ws, kernel, result)
     # only compiled again, on the very files its last verdict judged: that verdict stands (as the TUI's tree says)
     stands = last is not None and not why_unverified
+    stale = staleness(ws, kernel, result)
+    if result is not None and result.carried_from and stale in (STALE_KERNEL, STALE_BOTH):
+        # another version's run, on a source this one no longer has: never its verdict, as the TUI's tree says
+        # (new-user trial 25, F6: ``v8 ✓ ok ... STALE`` counted among "1 ok" beside the tree's "· not run")
+        return VersionStatus(
+            key=kernel.key,
+            problem=kernel.problem,
+            version=kernel.version,
+            kernel=str(kernel.path.relative_to(ws.root)),
+            verdict="· not run",
+            ok=None,
+            failed_rung=None,
+            reference_error="",
+            speedup=None,
+            stale=stale,
+            ran_at=None,
+            device="",
+            needs_gpu="",
+            unverified="",
+            last_verdict="",
+            last_verdict_stale="",
+            last_verdict_at=None,
+            carried_from=result.carried_from,
+            reason="",
+        )
     return VersionStatus(
         key=kernel.key,
         problem=kernel.problem,
@@ -200,7 +225,7 @@ def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None
         failed_rung=failed.name if failed else None,
         reference_error=ref_fail.error.one_line() if ref_fail and ref_fail.error else "",
         speedup=result.worst_speedup if result else None,
-        stale=staleness(ws, kernel, result),
+        stale=stale,
         ran_at=result.started_at if result else None,
         device=device_label(result.device) if result else "",
         needs_gpu=needs_gpu_reason(result),

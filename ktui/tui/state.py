@@ -134,6 +134,8 @@ class VersionState:
                 return "waiting", None
             prev = self.result.rung(name) if self.result else None
             return ("-", None) if prev is None else ("stale", prev)
+        if self.stale and self.result is not None and self.result.carried_from:
+            return "-", None  # another version's run on a source this one no longer has (new-user trial 25, F5)
         r = self.result.rung(name) if self.result else None
         return (r.status.value, r) if r else ("-", None)
 
