@@ -178,3 +178,14 @@ def test_the_nan_distribution_is_left_out_where_a_nan_shows_in_the_output_or_no_
     assert trials["nan"], trials
     trials = _special_trials(_problem("rt25_median"), "cpu")  # integer inputs: nothing takes a NaN
     assert trials.get("nan", "x"), trials
+
+
+def test_an_in_place_input_keeps_the_callers_layout_without_a_warning(make_ws, ladder_for):
+    """New-user trial 25, F10: a correct in-place fused add + RMSNorm (``inplace = (1,)``) was warned "in[1] has
+    strides (132, 1) ..., not row-major ... write it row-major (or return .contiguous())" about the caller's padded
+    residual, which an in-place kernel cannot change."""
+    ref = R / "nu25_add_rmsnorm_ip.py"
+    laid = dict(layouts=True, fuzz=False, near_duplicates=False, seeds=1, seed=5)
+    ok = good(run(make_ws, ladder_for, "add_rmsnorm_ip", K / "nu25_add_rmsnorm_ip_good.py", reference=ref, **laid))
+    warnings = [w for r in ok.rungs for w in r.warnings]
+    assert not any("in[1] has strides" in w for w in warnings), warnings
