@@ -161,7 +161,9 @@ def run_parser() -> argparse.ArgumentParser:
         metavar="SECONDS|RUNG=SECONDS,...",
         help="time limit of each worker call: every rung (30) or some (compile=20,run=90; dumps uses compile's, "
         "profile benchmark's); default: [ladder.timeouts] in ktui.toml, else 5x what the rung took last time "
-        "(at least 30 s for compile and run, 60 s correctness, 120 s benchmark)",
+        "(at least 30 s for compile and run, 60 s correctness, 120 s benchmark); a problem never run on this device "
+        "gets 240 s compile, 120 s run, 300 s correctness, 600 s benchmark, so a first version that hangs takes "
+        "two minutes: --timeout run=30 shortens it",
     )
     _record_arg(p)
     return p
