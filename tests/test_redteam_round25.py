@@ -189,3 +189,20 @@ def test_an_in_place_input_keeps_the_callers_layout_without_a_warning(make_ws, l
     ok = good(run(make_ws, ladder_for, "add_rmsnorm_ip", K / "nu25_add_rmsnorm_ip_good.py", reference=ref, **laid))
     warnings = [w for r in ok.rungs for w in r.warnings]
     assert not any("in[1] has strides" in w for w in warnings), warnings
+
+
+def test_a_version_that_prints_is_told_where_its_output_went(make_ws, ladder_for):
+    """New-user trial 25, F12: a version's ``print`` and ``tl.device_print`` output went to the candidate worker's
+    log, and neither ``ktui run`` nor the TUI said so. The run rung notes how many lines the candidate printed and
+    where they are; a silent version gets no such note."""
+    src = (CASES.parent.parent / "kernels" / "vector_add" / "v1.py").read_text()
+    loud = src.replace("def custom_kernel(data):", 'def custom_kernel(data):\n    print("DEBUG", data[0].shape)')
+    assert loud != src
+    ws = make_ws(["vector_add"], {"vector_add/v1": src, "vector_add/v2": loud})
+    opts = dict(rungs=("compile", "run"), layouts=False, distributions=False, fuzz=False, seeds=1, seed=1)
+    lad = ladder_for(ws, **opts)
+    quiet = lad.run(ws.kernel(ws.root / "kernels/vector_add/v1.py")).rung("run")
+    assert quiet is not None and not any("printed" in w for w in quiet.warnings), quiet.warnings
+    run_rung = lad.run(ws.kernel(ws.root / "kernels/vector_add/v2.py")).rung("run")
+    note = next((w for w in run_rung.warnings if "the candidate worker printed" in w), "")
+    assert note.endswith(".ktui/logs/candidate.log") and " lines during run (the version's print" in note, note

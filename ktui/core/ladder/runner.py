@@ -176,6 +176,30 @@ class Ladder:
             result.device = dict(hello.get("device", result.device))
         return self._finish(result, t0, run_id)
 
+    def _printed_lines(self) -> int:
+        """Lines the candidate workers have written to their log so far (``WorkerPool.printed_lines``); 0 for a pool
+        without one."""
+        counter = getattr(self.pool, "printed_lines", None)
+        return int(counter("candidate")) if callable(counter) else 0
+
+    def _printed_note(self, before: int, rung: str) -> list[str]:
+        """A warning when the candidate's processes printed during ``rung`` (``before``: ``_printed_lines`` as it
+        began; new-user trial 25, F12: a version's ``print`` and ``tl.device_print`` went to the log, and nothing
+        said so)."""
+        n = self._printed_lines() - before
+        log = getattr(self.pool, "log_path", None)
+        if n <= 0 or not callable(log):
+            return []
+        where = log("candidate")
+        try:
+            where = where.relative_to(self.ws.root)
+        except ValueError:
+            pass
+        return [
+            f"the candidate worker printed {n:,} line{'s' * (n != 1)} during {rung} (the version's print and "
+            f"tl.device_print output, and any traceback): {where}"
+        ]
+
     def _finish(self, result: LadderResult, t0: float, run_id: int) -> LadderResult:
         """Save and publish the result merged with the stored one (a partial run keeps the other rungs' figures);
         return this run's own result. A run that ktui's shutdown, an unusable device or a lost worker (a dropped
@@ -208,7 +232,7 @@ class Ladder:
         is a warning on the rung, never the user's file reported missing. So is a kernel that printed more than
         its worker's log keeps."""
         t0 = time.perf_counter()
-        printed = self._printed()
+        printed, lines = self._printed(), self._printed_lines()
         notes = self._restore_snapshots(ctx)
         rr = self._climb(name, ctx)
         if rr.error is not None and rr.error.type == "SnapshotMissing":
@@ -218,6 +242,7 @@ class Ladder:
                 rr = self._climb(name, ctx)
         rr.warnings.extend(notes)
         rr.warnings.extend(self._printed_warnings(printed, name))
+        rr.warnings.extend(self._printed_note(lines, name))
         rr.seconds = time.perf_counter() - t0
         return rr
 

@@ -35,6 +35,7 @@ class RotatingLog:
         self._lock = threading.Lock()
         self._file: BinaryIO | None = None
         self._size = 0
+        self.printed_lines = 0  # lines the role's processes wrote (``LogSink``: prints, tracebacks), never reset
 
     @classmethod
     def for_path(cls, path: Path) -> RotatingLog:
@@ -101,6 +102,7 @@ class LogSink:
                     if len(self._tail) > TAIL_BYTES:
                         del self._tail[: len(self._tail) - TAIL_BYTES]
                     self._last_read = time.monotonic()
+                self.log.printed_lines += chunk.count(b"\n")  # (read by ktui's ladder between runs)
                 self.log.write(chunk)
         finally:
             try:

@@ -121,6 +121,17 @@ class WorkerPool:
         except WorkerError:
             pass  # reported through on_state("failed"); the next call raises it again
 
+    def printed_lines(self, role: str = "candidate") -> int:
+        """How many lines the ``role``'s worker processes have written to ``<role>.log`` since this process began
+        (the version's ``print`` and ``tl.device_print``, tracebacks): the ladder notes the ones of a run."""
+        from ktui.core.workers.logs import RotatingLog
+
+        return RotatingLog.for_path(self._log_dir / f"{role}.log").printed_lines
+
+    def log_path(self, role: str = "candidate") -> Path:
+        """``<role>.log`` of this pool's workers."""
+        return self._log_dir / f"{role}.log"
+
     def recycle(self) -> None:
         """Replace the candidate-side workers: their spares (or fresh processes) take over, the used ones are
         killed with any process they left behind, and new spares start (after a cancelled run too)."""
