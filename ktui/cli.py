@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import shlex
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -463,7 +464,7 @@ class RunningRung:
         ``[run] running 111 s, 40 of 111 done, the last 2 s ago (limit 120 s without progress)``: the limit is on
         the time since the last case finished, not on the rung's total (a new user read 111 s of 120 as close);
         a step of the rung with its own progress names it: ``[run] running 80 s, compiling the distinct launches for
-        sm_90a: 3 of 37 done, the last 1 s ago (...)``; the case under way follows, when the worker named it (``,
+        sm_90a: 3 of 37 done, the last 1 s ago (...)``; the case under way ends it, when the worker named it (``,
         now spec=(7, 1025, 300, bf16) seed=2140164860 layout=transposed``, cut to ``CASE_SHOWN`` characters)."""
         import time
 
@@ -472,20 +473,29 @@ class RunningRung:
         from ktui.core.workers.client import IDLE_STEPS_CAP
 
         text = f"[{rung}] running {seconds:.0f} s"
+        now = ""
         p = self._progress
         if p is not None and p[0] == rung:
             step = f"{p[4]}: " if p[4] else ""
             text += f", {step}{p[1]} of {p[2]} done, the last {time.monotonic() - p[3]:.0f} s ago"
-            if p[6]:  # the case under way (new-user trial 24, F4: only a timeout's message named it)
-                text += f", now {p[6] if len(p[6]) <= self.CASE_SHOWN else p[6][: self.CASE_SHOWN - 3] + '...'}"
+            if p[6]:  # the case under way (new-user trial 24, F4: only a timeout's message named it), last: a
+                # terminal's width cuts it before the limit
+                now = f", now {p[6] if len(p[6]) <= self.CASE_SHOWN else p[6][: self.CASE_SHOWN - 3] + '...'}"
             if p[5]:  # a step with a limit of its own (the run rung's launch compiles)
                 limit = p[5]
         if not limit:
-            return text
+            return text + now
         # the cap on the call's whole time too, from the start (new-user trial 22 F1 met it after 20 minutes, never
         # told of it)
         in_all = max(IDLE_STEPS_CAP * float(limit), float(getattr(limit, "total", 0.0)))
-        return text + f" (limit {fmt_seconds(limit)} s without progress, {fmt_seconds(in_all)} s in all)"
+        return text + f" (limit {fmt_seconds(limit)} s without progress, {fmt_seconds(in_all)} s in all)" + now
+
+    def tty_line(self, rung: str, seconds: float) -> str:
+        """``line``, cut to the terminal's width less one: a line that wraps is not rewritten in place by ``\r``,
+        and each tick left one more (new-user trial 25, F14: a 100-column terminal filled with progress lines)."""
+        width = shutil.get_terminal_size((120, 24)).columns - 1
+        text = self.line(rung, seconds)
+        return text if len(text) <= width else text[: max(width - 3, 0)] + "..."
 
     def _tick(self) -> None:
         while not self._stop.wait(self.TICK_S):
@@ -495,7 +505,7 @@ class RunningRung:
                     continue
                 rung, secs = now
                 if self.tty:
-                    self._write("\r\x1b[2K" + self.line(rung, secs))
+                    self._write("\r\x1b[2K" + self.tty_line(rung, secs))
                     self._shown = True
                 elif secs >= (self._noted + self.NOTE_EVERY_S if self._noted else self.FIRST_NOTE_S):
                     self._noted = secs

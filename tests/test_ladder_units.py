@@ -3,6 +3,8 @@ rung table and the progress rate limit."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ktui.core.events import EventBus, RungProgress
@@ -334,7 +336,7 @@ def test_a_held_back_progress_is_published_at_the_end_of_its_interval():
     assert out == [0, 4, 100]  # the last item at once
 
 
-def test_the_running_rung_line_names_the_case_under_way():
+def test_the_running_rung_line_names_the_case_under_way(monkeypatch):
     from ktui.cli import RunningRung
     from ktui.core.events import RungProgress, RungStarted
 
@@ -350,6 +352,12 @@ def test_the_running_rung_line_names_the_case_under_way():
     case = "spec=(7, 1025, 300, bf16) seed=2140164860 layout=transposed"
     rr.on_event(RungProgress(key="segsum/v1", run_id=1, rung="run", done=93, total=156, case=case))
     line = rr.line("run", 260.0)
-    assert line.startswith("[run] running 260 s, 93 of 156 done, the last 0 s ago, now " + case), line
+    assert line.startswith("[run] running 260 s, 93 of 156 done, the last 0 s ago (limit 120 s"), line
+    assert line.endswith(", now " + case), line
+    import shutil
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback=(80, 24): os.terminal_size((100, 24)))
+    short = rr.tty_line("run", 260.0)  # on a terminal: one line that fits, rewritten in place (trial 25, F14)
+    assert len(short) == 99 and short.endswith("...") and "(limit 120 s" in short, short
     rr.on_event(RungProgress(key="segsum/v1", run_id=1, rung="run", done=94, total=156))
     assert ", now " not in rr.line("run", 261.0)
