@@ -206,3 +206,23 @@ def test_a_version_that_prints_is_told_where_its_output_went(make_ws, ladder_for
     run_rung = lad.run(ws.kernel(ws.root / "kernels/vector_add/v2.py")).rung("run")
     note = next((w for w in run_rung.warnings if "the candidate worker printed" in w), "")
     assert note.endswith(".ktui/logs/candidate.log") and " lines during run (the version's print" in note, note
+
+
+def test_a_segfault_in_host_code_is_not_blamed_on_a_triton_load():
+    """New-user trial 25, F17: ``ctypes.string_at(0)`` in ``custom_kernel`` crashed the worker with SIGSEGV, and the
+    hint said "under the Triton interpreter this is usually an out-of-bounds tl.load or tl.store". The hint follows
+    the crashing thread's innermost frame in the faulthandler dump."""
+    import signal
+
+    from ktui.core.workers.crash import crash_hint
+
+    host = (
+        "Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f88 (most recent call first):\n"
+        '  File "/usr/lib/python3.11/ctypes/__init__.py", line 519 in string_at\n'
+        '  File "/ws/kernels/add_rmsnorm/v5.py", line 29 in custom_kernel\n'
+    )
+    hint = crash_hint(-signal.SIGSEGV, "candidate", "cpu", host)
+    assert hint.startswith("a bad pointer in host code: the crash is in __init__.py, not in a Triton launch"), hint
+    launch = host.replace("/usr/lib/python3.11/ctypes/__init__.py", "/venv/site-packages/triton/runtime/interpreter.py")
+    assert "usually an out-of-bounds tl.load or tl.store" in crash_hint(-signal.SIGSEGV, "candidate", "cpu", launch)
+    assert "usually an out-of-bounds tl.load or tl.store" in crash_hint(-signal.SIGSEGV, "candidate", "cpu", "")

@@ -62,6 +62,18 @@ def describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
+def _top_frame(log_tail: str) -> str:
+    """The file of the innermost Python frame of the crashing thread in a faulthandler dump (``Fatal Python error:
+    Segmentation fault`` ... ``Current thread 0x... (most recent call first):`` then ``File "...", line N``), ''
+    when the tail holds none."""
+    start = log_tail.rfind("Fatal Python error")
+    m = re.search(
+        r'(?:Current thread|Thread) 0x[0-9a-f]+[^\n]*\(most recent call first\):\n\s+File "([^"]+)"',
+        log_tail[start:] if start >= 0 else log_tail,
+    )
+    return m.group(1) if m else ""
+
+
 def crash_hint(code: int | None, role: str, device: str, log_tail: str = "") -> str:
     """The usual cause of a worker dying with ``code`` (a negative signal number or an exit status), or ''.
     ``log_tail`` (the worker's last output) refines it: glibc's heap-corruption messages (``HEAP_CORRUPTION``)
@@ -76,6 +88,12 @@ def crash_hint(code: int | None, role: str, device: str, log_tail: str = "") -> 
             "check the masks of the kernel's stores"
         )
     if code in (-signal.SIGSEGV, -signal.SIGBUS):
+        top = _top_frame(log_tail)
+        if interpreter and top and "triton" not in Path(top).parts:  # (new-user trial 25, F17: ctypes.string_at(0))
+            return (
+                f"a bad pointer in host code: the crash is in {Path(top).name}, not in a Triton launch (ctypes, a C "
+                "extension, a driver call)"
+            )
         if interpreter:
             return (
                 "under the Triton interpreter this is usually an out-of-bounds tl.load or tl.store (a missing or "
