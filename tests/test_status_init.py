@@ -401,7 +401,7 @@ def test_status_takes_a_version_as_run_and_diff_do(make_ws):
 def test_status_says_in_one_short_line_why_a_version_failed():
     """New-user trial 24, F9: a 374 s timeout and an out-of-bounds load both read ``✗ run``."""
     from ktui.core.results import ErrorInfo, RungResult, Status
-    from ktui.core.status import failure_reason
+    from ktui.core.status import failure_reason, short_reason
 
     oob = RungResult(
         "run",
@@ -412,10 +412,12 @@ def test_status_says_in_one_short_line_why_a_version_failed():
             "at offset 113775 of v_ptr (bfloat16, 113775 elements up to the end of its storage), v1.py line 17",
         ),
     )
-    assert failure_reason(oob) == (
+    assert short_reason(failure_reason(oob)) == (
         "OutOfBoundsAccess: out-of-bounds load at offset 113775 of v_ptr (bfloat16, 113775 eleme..."
     )
-    assert len(failure_reason(oob)) <= 90
+    assert len(short_reason(failure_reason(oob))) <= 90
+    # whole in --json (new-user trial 25, F20: a script reading ``reason`` got a fragment ending in "...")
+    assert failure_reason(oob).endswith("up to the end of its storage), v1.py line 17"), failure_reason(oob)
     hang = RungResult("run", Status.FAILED, error=ErrorInfo("WorkerTimeout", "timed out: nothing finished for 120 s"))
     assert failure_reason(hang) == "WorkerTimeout: timed out: nothing finished for 120 s"
     assert failure_reason(None) == ""

@@ -214,6 +214,8 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
     files on disk, and ``UNVERIFIED: <why>; last verdict ✗ run (5 min ago, STALE: ...)`` when it has no verdict
     (only compiled since); then one line of totals. ``now`` (seconds since the epoch) is for the ages; default:
     now."""
+    from ktui.core.status import short_reason
+
     now = time.time() if now is None else now
     out: list[str] = []
     counts = {"ok": 0, "failed": 0, "reference": 0, "needs a GPU": 0, "unverified": 0, "not run": 0, "stale": 0}
@@ -228,7 +230,7 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
             where = f"{v.device}, {ago(now - v.ran_at)}" if v.ran_at else ""
             line = f"  {v.version:<4} {v.verdict:<{width}}  {where}".rstrip()
             if v.reason and not v.reference_error:
-                line += f"  ({v.reason})"
+                line += f"  ({short_reason(v.reason)})"
             if v.carried_from:  # a copy's verdict is its source version's run
                 line += f"  (the run of {v.carried_from}" + (", on the source it had when copied)" if v.stale else ")")
             if v.stale:

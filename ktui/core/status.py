@@ -242,15 +242,20 @@ REASON_CHARS = 90  # ``failure_reason``: the line's length at most
 
 
 def failure_reason(rung: RungResult | None) -> str:
-    """One short line for ``ktui status`` (new-user trial 24, F9: a 374 s timeout and an out-of-bounds load both
-    read ``✗ run``): the rung's error type and the start of its message, else the start of its summary; '' for
-    None."""
+    """One line for ``ktui status`` (new-user trial 24, F9: a 374 s timeout and an out-of-bounds load both read
+    ``✗ run``): the rung's error type and its message, else its summary, on one line, whole ('' for None); the text
+    view cuts it (``short_reason``), ``--json`` does not (new-user trial 25, F20)."""
     if rung is None:
         return ""
     text = rung.error.message if rung.error and rung.error.message else rung.summary
     text = _without_case(" ".join(text.split()))
     if rung.error and rung.error.type and not text.startswith(rung.error.type):
         text = f"{rung.error.type}: {text}"
+    return text
+
+
+def short_reason(text: str) -> str:
+    """``failure_reason``'s line cut to ``REASON_CHARS`` (the status line's)."""
     return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3].rstrip() + "..."
 
 
