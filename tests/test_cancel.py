@@ -241,3 +241,29 @@ def test_withdrawing_the_queue_leaves_nothing_waiting_and_the_running_version_ru
         s.stop()
     assert len(ladder.ran) == 1  # none of the withdrawn ran
     assert notices[0].startswith(f"{len(rest)} queued run(s) withdrawn (vector_add/v2")
+
+
+def test_deleting_a_version_cancels_its_run(make_ws):
+    """New-user trial 25, F31: a version deleted while it ran was run to the end and its result stored."""
+    from types import SimpleNamespace
+
+    from ktui.core.session import Session
+
+    ws = make_ws(["vector_add"])
+    k = ws.versions("vector_add")[0]
+    calls: list[tuple[str, ...]] = []
+    fake = SimpleNamespace(
+        ws=ws,
+        store=SimpleNamespace(root=ws.root / ".ktui" / "results"),
+        bus=SimpleNamespace(publish=lambda ev: None),
+        scheduler=SimpleNamespace(
+            withdraw_queued=lambda reason, only: calls.append(("withdraw", reason, *only)),
+            cancel=lambda key, reason: calls.append(("cancel", key, reason)),
+        ),
+    )
+    k.path.unlink()
+    Session._on_file(fake, k.path, deleted=True)  # type: ignore[arg-type]
+    assert calls == [
+        ("withdraw", "v1.py was deleted", "vector_add/v1"),
+        ("cancel", "vector_add/v1", "cancelled: v1.py was deleted"),
+    ]

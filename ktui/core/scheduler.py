@@ -238,14 +238,15 @@ class Scheduler:
         runs. Returns the cancelled version's key, None when nothing (or another version) runs."""
         return self._cancel_running(key, reason, superseded=False)
 
-    def withdraw_queued(self, reason: str = "withdrawn") -> list[str]:
-        """Take every waiting run out of the queue: none of them runs, each ticket is cancelled with ``reason`` and
-        one ``Notice`` names how many; the run under way goes on. Returns the keys withdrawn, in queue order."""
+    def withdraw_queued(self, reason: str = "withdrawn", only: tuple[str, ...] | None = None) -> list[str]:
+        """Take every waiting run (of the keys ``only`` names, when given) out of the queue: none of them runs, each
+        ticket is cancelled with ``reason`` and one ``Notice`` names how many; the run under way goes on. Returns the
+        keys withdrawn, in queue order."""
         with self._cv:
-            keys = list(self._queue)
+            keys = [k for k in self._queue if only is None or k in only]
             tickets = [self._tickets.pop(k) for k in keys]
-            self._queue.clear()
             for k in keys:
+                del self._queue[k]
                 self._rungs.pop(k, None)
                 self._why.pop(k, None)
             self._cv.notify_all()

@@ -470,6 +470,13 @@ class Session:
             return
         self.bus.publish(FileChanged(path=str(path)))
         if deleted:
+            problem, version = what
+            if version is not None and not path.exists():  # (an editor's replace-by-rename writes it back at once)
+                # its run ends, and its queued run goes (new-user trial 25, F31: a deleted version ran to the end
+                # and was stored)
+                key = f"{problem}/{version}"
+                self.scheduler.withdraw_queued(f"{path.name} was deleted", only=(key,))
+                self.scheduler.cancel(key, reason=f"cancelled: {path.name} was deleted")
             return
         problem, version = what
         if not self.ws.reference_path(problem).is_file():
