@@ -226,3 +226,17 @@ def test_a_segfault_in_host_code_is_not_blamed_on_a_triton_load():
     launch = host.replace("/usr/lib/python3.11/ctypes/__init__.py", "/venv/site-packages/triton/runtime/interpreter.py")
     assert "usually an out-of-bounds tl.load or tl.store" in crash_hint(-signal.SIGSEGV, "candidate", "cpu", launch)
     assert "usually an out-of-bounds tl.load or tl.store" in crash_hint(-signal.SIGSEGV, "candidate", "cpu", "")
+
+
+def test_an_overflow_where_the_reference_saturates_fails(make_ws, ladder_for):
+    """Red team round 25, #3: ``nan_to_num(exp(x))`` saturates at float32's largest value; its float64 run at
+    float64's, so the truth lies beyond float32's range there and a kernel returning +inf was accepted ("only an
+    overflow of a truth beyond the dtype's range"). Non-finite where the native reference is finite now fails; the
+    saturating twin passes."""
+    ref = R / "rt25_nantonum.py"
+    checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "nantonum", K / "rt25_nantonum_good.py", reference=ref, **checked))
+    bad = run(make_ws, ladder_for, "nantonum", K / "rt25_nantonum_overflow_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "got inf" in corr_rung.summary, corr_rung.summary
