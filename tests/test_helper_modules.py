@@ -90,3 +90,37 @@ def test_status_and_sessions_find_the_workspace_above_the_current_folder(make_ws
     monkeypatch.chdir(d)
     assert Workspace.at(".").root == ws.root and workspace_root(".") == ws.root
     assert Workspace.at(str(ws.root)).root == ws.root
+
+
+def test_a_second_session_on_a_workspace_does_not_run_its_saves(make_ws, tmp_path):
+    """New-user trial 25, F13: two TUIs on one workspace both ran every save. The first session to watch takes
+    ``.ktui/watch.lock`` (``flock``: released however its process ends); another one shows results and runs what
+    it is asked, not saves."""
+    import os
+    from types import SimpleNamespace
+
+    from ktui.core.session import Session
+    from ktui.core.watcher import release_watch_lock, take_watch_lock
+
+    ws, d = _ws(make_ws)
+    first, holder = take_watch_lock(ws.state_dir)
+    assert first is not None and first >= 0 and holder == ""
+    second, holder = take_watch_lock(ws.state_dir)
+    assert second is None and holder == str(os.getpid())
+    submitted: list[str] = []
+    fake = SimpleNamespace(
+        ws=ws,
+        runs_saves=False,
+        store=SimpleNamespace(root=ws.root / ".ktui" / "results"),
+        bus=SimpleNamespace(publish=lambda ev: None),
+        scheduler=SimpleNamespace(submit=lambda k, why: submitted.append(k.key)),
+    )
+    Session._on_file(fake, d / "v1.py", deleted=False)  # type: ignore[arg-type]
+    assert submitted == []
+    fake.runs_saves = True
+    Session._on_file(fake, d / "v1.py", deleted=False)  # type: ignore[arg-type]
+    assert submitted == ["vector_add/v1"]
+    release_watch_lock(first)
+    again, _ = take_watch_lock(ws.state_dir)
+    assert again is not None and again >= 0
+    release_watch_lock(again)

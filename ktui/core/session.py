@@ -34,7 +34,7 @@ from ktui.core.results import LadderResult, expand_rungs
 from ktui.core.scheduler import Scheduler, Ticket, cancel_notifying, content_of, is_broken, is_cancelled
 from ktui.core.store import ResultStore, sha256
 from ktui.core.timeouts import DefaultLimits, ReferenceTimes, TimeoutConfigError, TimeoutPolicy, load_policy
-from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher
+from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher, release_watch_lock, take_watch_lock
 from ktui.core.workspace import KernelRef, Workspace, is_helper
 
 if TYPE_CHECKING:
@@ -116,6 +116,8 @@ class Session:
             carry=self._carry,
         )
         self.watcher = Watcher(workspace, self._on_file, debounce_s, bus=self.bus) if watch else None
+        self._watch_lock: int | None = None
+        self.runs_saves = True  # False while another session holds the workspace's save lock
         self._log: logging.Handler | None = None
         self._started = False
         self._latest: dict[str, LadderResult] = {}
@@ -160,6 +162,16 @@ class Session:
             self.pool.start()
         self.scheduler.start()
         if self.watcher:
+            self._watch_lock, holder = take_watch_lock(self.ws.state_dir)
+            self.runs_saves = self._watch_lock is not None
+            if not self.runs_saves:
+                self.bus.publish(
+                    Notice(
+                        level="warning",
+                        message=f"another ktui{f' (pid {holder})' if holder else ''} runs this workspace's saves: "
+                        "this one shows their results and runs what you ask (r, a), not saves",
+                    )
+                )
             self.watcher.start()
         for warning in (self._config_error, self._remote_error):
             if warning:
@@ -179,6 +191,8 @@ class Session:
         self._stopping = True
         if self.watcher:
             self.watcher.stop()
+            release_watch_lock(self._watch_lock)
+            self._watch_lock = None
         if self._own_pool:
             for w in self.pool.workers:  # a ladder under way fails its current call now instead of finishing
                 w.close()
@@ -469,6 +483,8 @@ class Session:
         if what is None:
             return
         self.bus.publish(FileChanged(path=str(path)))
+        if not getattr(self, "runs_saves", True):  # another session runs this workspace's saves (``take_watch_lock``)
+            return
         if deleted:
             problem, version = what
             if version is not None and not path.exists():  # (an editor's replace-by-rename writes it back at once)

@@ -137,3 +137,46 @@ class Watcher:
                 f".ktui/logs/ktui.log)",
             )
         )
+
+
+WATCH_LOCK = "watch.lock"  # in ``.ktui/``: held by the session that runs the workspace's saves
+
+
+def take_watch_lock(state_dir: Path) -> tuple[int | None, str]:
+    """Take the workspace's save lock (``.ktui/watch.lock``, ``flock``: released when the holder exits, however it
+    ends): ``(fd, '')`` when this process now holds it (``release_watch_lock`` gives it back), ``(None, pid)`` when
+    another process does (its pid as it wrote it, '' when unknown). Two TUIs on one workspace both ran every save
+    (new-user trial 25, F13): the second one shows results and runs what it is asked, not saves. A folder that
+    cannot hold the lock file gives ``(-1, '')``: held by nobody, the caller runs saves."""
+    import fcntl
+    import os
+
+    path = state_dir / WATCH_LOCK
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return -1, ""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        try:
+            holder = os.read(fd, 32).decode(errors="replace").strip()
+        except OSError:
+            holder = ""
+        os.close(fd)
+        return None, holder
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd, ""
+
+
+def release_watch_lock(fd: int | None) -> None:
+    """Give back the lock ``take_watch_lock`` took (closing its descriptor releases it)."""
+    import os
+
+    if fd is not None and fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
