@@ -262,3 +262,29 @@ def test_a_reference_restored_after_a_typo_gives_the_version_back_its_verdict_on
     assert session.store.load("vector_add", v1.version).started_at == good.started_at
     assert any("its source and reference are again those of its verdict of" in m for m in notes), notes
     assert session._carry(v1, (content[0], "1" * 64)) is None  # the typo's content: no verdict to take
+
+
+def test_a_kernel_restored_after_a_typo_gives_the_version_back_its_verdict_on_that_content(make_ws):
+    """New-user trial 25, F7: a kernel typo's failed compile replaced v1's judged result, so restoring the file byte
+    for byte ran the whole ladder again. The store keeps each version's judged results by content (the last
+    ``JUDGED_KEPT``), and a save of a content judged before takes its verdict."""
+    from ktui.core.results import ErrorInfo
+    from ktui.core.session import Session
+
+    ws = make_ws(["vector_add"])
+    v1 = ws.versions("vector_add")[0]
+    session = Session(ws, "cpu", watch=False)
+    ref_sha = sha256(ws.reference_path("vector_add").read_bytes())
+    content = (sha256(v1.path.read_bytes()), ref_sha)
+    good = fake_ladder([])(v1)
+    session.store.save(good)
+    typo = LadderResult(
+        "vector_add", v1.version, good.kernel, {"type": "cpu"},
+        [RungResult("compile", Status.FAILED, error=ErrorInfo("SyntaxError", "unmatched ')' (v1.py, line 17)"))],
+        source_sha256="2" * 64, reference_sha256=ref_sha, started_at=good.started_at + 60,
+    )  # fmt: skip
+    session.store.save(typo)
+    assert session.store.judged("vector_add", v1.version).started_at == typo.started_at  # the last judged: the typo
+    got = session._carry(v1, content)  # the kernel restored: the content of v1's verdict
+    assert got is not None and got.started_at == good.started_at and got.ok
+    assert session._carry(v1, ("3" * 64, ref_sha)) is None  # a content never judged

@@ -250,8 +250,9 @@ class Session:
         its run would only repeat that run with fresh draws. The version's own last judged result counts too
         (``ResultStore.judged``): a reference restored byte for byte after a typo, whose reference error replaced
         the version's verdict on that very content (new-user trial 23, F8). ``r`` (a rerun) always runs it."""
-        # (its own judged result first, as it was; another version's becomes this one's: ``carried_from``)
-        own = (self.store.judged(kernel.problem, kernel.version), True)
+        # (its own judged result on this content first, as it was; another version's becomes this one's:
+        # ``carried_from``)
+        own = (self.store.judged(kernel.problem, kernel.version, content), True)
         others = ((self.latest(o), False) for o in self.ws.versions(kernel.problem) if o.version != kernel.version)
         for r, is_own in (own, *others):
             if (
@@ -260,6 +261,7 @@ class Session:
                 or is_broken(r)
                 or (r.source_sha256, r.reference_sha256) != content
                 or r.device.get("type") != self.device
+                or r.helpers_sha256 != self.ws.helpers_of(kernel)  # the helper modules it imports, as they are now
             ):
                 continue
             carried = r if is_own else r.carried(kernel.version, str(kernel.path.relative_to(self.ws.root)))

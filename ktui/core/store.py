@@ -100,6 +100,9 @@ class Snapshots:
         return True
 
 
+JUDGED_KEPT = 8  # judged results kept per version, by content (``ResultStore.judged``)
+
+
 class ResultStore:
     """The latest ``LadderResult`` of each version: ``.ktui/results/<problem>/<version>.json``; and its last one
     with a verdict on the version (``judged``): ``.ktui/results/<problem>/judged/<version>.json``."""
@@ -113,6 +116,11 @@ class ResultStore:
     def judged_path(self, problem: str, version: str) -> Path:
         return self.root / problem / "judged" / f"{version}.json"
 
+    def judged_by_content_path(self, problem: str, version: str, source_sha256: str, reference_sha256: str) -> Path:
+        """Where the version's judged result on exactly this content is kept (``save``; ``JUDGED_KEPT`` per
+        version)."""
+        return self.root / problem / "judged" / version / f"{source_sha256[:16]}-{reference_sha256[:16]}.json"
+
     def save(self, result: LadderResult) -> None:
         """Store ``result`` as its version's latest; and as its last judged one when it has a verdict on the
         version (``LadderResult.has_verdict``, and no rung failed for the reference)."""
@@ -124,16 +132,40 @@ class ResultStore:
         )
         if result.has_verdict and not blames_reference:
             atomic_write(self.judged_path(result.problem, result.version), data)
+            if result.source_sha256 and result.reference_sha256 and result.carried_from is None:  # its own runs
+                keyed = self.judged_by_content_path(
+                    result.problem, result.version, result.source_sha256, result.reference_sha256
+                )
+                atomic_write(keyed, data)
+                self._prune(keyed.parent)
 
     def load(self, problem: str, version: str) -> LadderResult | None:
         """The stored result, or None when there is none or it cannot be read (a file from an older ktui)."""
         return self._read(self.path(problem, version))
 
-    def judged(self, problem: str, version: str) -> LadderResult | None:
+    def judged(self, problem: str, version: str, content: tuple[str, str] | None = None) -> LadderResult | None:
         """The version's last stored result with a verdict on it (``save``), or None: what a reference error or a
         compile-only run stored after it does not replace it (new-user trial 23, F8; trial 21, F15: a reference
-        restored byte for byte after a typo, the version's verdict on that very content ran again)."""
-        return self._read(self.judged_path(problem, version))
+        restored byte for byte after a typo, the version's verdict on that very content ran again). With
+        ``content`` (the sha256 of its source and of the reference), its judged result on exactly that content, of
+        the last ``JUDGED_KEPT`` it had: a kernel restored after a typo whose failed compile was judged since takes
+        its verdict back (new-user trial 25, F7)."""
+        if content is None:
+            return self._read(self.judged_path(problem, version))
+        return self._read(self.judged_by_content_path(problem, version, *content))
+
+    @staticmethod
+    def _prune(folder: Path) -> None:
+        """Keep the ``JUDGED_KEPT`` newest files of ``folder``."""
+        try:
+            files = sorted(folder.glob("*.json"), key=lambda f: f.stat().st_mtime, reverse=True)
+        except OSError:
+            return
+        for old in files[JUDGED_KEPT:]:
+            try:
+                old.unlink()
+            except OSError:
+                pass
 
     @staticmethod
     def _read(path: Path) -> LadderResult | None:
