@@ -75,6 +75,7 @@ print(sys.argv[2], " ".join(f"{r['name']}={r.get('status')}:{r.get('seconds', '?
 PY
       done ;;
     latency)
+      python3 -c "import watchdog" 2>&1 | tail -1; ls .whl 2>&1 | head -3  # (2026-12-06: watchdog not found)
       python3 benchmarks/loop_latency.py --device cuda --n 5 --skip-startup 2>&1 | tee "$OUT/latency.log" ;;
     ssh)  # issue 16: the workers on the GPU behind a loopback SSH connection (asyncssh in-process server unless
           # sshd is installed; asyncssh's wheel carried in .whl when the machine lacks it): the ladder with the
@@ -274,7 +275,7 @@ PY
           --rungs compile,run,correctness,benchmark,dumps --json --no-record) > "$OUT/r15_${p}_$k.json" 2>"$OUT/r15_${p}_$k.err"
         python3 benchmarks/rung_cells.py "$OUT/r15_${p}_$k.json" "$p/$k ($((SECONDS - t0)) s)" run correctness benchmark dumps
       done ;;
-    rounds16-19|rounds16-20|rounds16-21|rounds16-23)  # red teams 16-23 and new-user trials 20-22 on the GPU (seed ${ROUNDS_SEED:-3}):
+    rounds16-19|rounds16-20|rounds16-21|rounds16-23)  # red teams 16-25 and new-user trials 20-25 on the GPU (seed ${ROUNDS_SEED:-3}):
       # each bad kernel FAILED at correctness or
       # benchmark, each honest twin ok on every rung. ROUNDS_ONLY=regex (grep -E) keeps the matching pairs only
       W=$(mktemp -d) && mkdir -p "$W/references" "$W/kernels"
@@ -325,7 +326,13 @@ PY
           rt24_softmax_composite:rt24_softmax_numpy_bad rt24_mse_pyfloat:rt24_mse_pyfloat_good \
           rt24_mse_pyfloat:rt24_mse_pyfloat_bad rt24_pred_mean:rt24_pred_mean_good \
           rt24_topk_k:rt24_topk_k_good rt24_topk_k:rt24_topk_k_bad rt24_cummax:rt24_cummax_good \
-          rt24_cummax:rt24_cummax_first_good rt24_cummax:rt24_cummax_bad rt24_compact:rt24_compact_sentinel_good; do
+          rt24_cummax:rt24_cummax_first_good rt24_cummax:rt24_cummax_bad rt24_compact:rt24_compact_sentinel_good \
+          rt25_nansum:rt25_nansum_good rt25_nansum:rt25_nansum_plain_sum_bad rt25_nantonum:rt25_nantonum_good \
+          rt25_nantonum:rt25_nantonum_overflow_bad rt25_dictkeys:rt25_dictkeys_good rt25_dictkeys:rt25_dictkeys_bad \
+          rt25_median:rt25_median_first_good rt25_median:rt25_median_next_bad rt20_softmax_cut:rt25_softmax_copy_bad \
+          rt20_softmax_cut:rt25_softmax_numpy_copy_bad rt20_softmax_cut:rt25_softmax_floor_flt_min_bad \
+          nu24_segsum:nu24_segsum_offsets_stride_good nu24_segsum:nu24_segsum_offsets_stride_bad \
+          nu25_add_rmsnorm_ip:nu25_add_rmsnorm_ip_good; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
