@@ -47,9 +47,9 @@ def test_a_reference_that_runs_only_on_the_gpu_is_tried_there(monkeypatch):
         raise RuntimeError("this reference needs CUDA")
 
     monkeypatch.setattr(p, "reference_native", gpu_only)
-    assert fuzz._trial_device(p, "cuda") == "cuda"
-    assert fuzz._trial_device(_problem(), "cuda") == "cpu"
-    assert fuzz._trial_device(_problem(), "cpu") == "cpu"
+    assert fuzz.trial_device(p, "cuda") == "cuda"
+    assert fuzz.trial_device(_problem(), "cuda") == "cpu"
+    assert fuzz.trial_device(_problem(), "cpu") == "cpu"
 
 
 @pytest.mark.parametrize(
@@ -97,4 +97,4 @@ def test_a_cuda_error_the_context_survives_is_an_ordinary_refusal():
 
 def test_a_reference_without_integer_inputs_is_tried_on_its_own_device():
     p = _problem(CASES.parent.parent / "references" / "softmax.py")
-    assert fuzz._trial_device(p, "cuda") == "cuda"  # nothing the integer distributions change: no CPU run
+    assert fuzz.trial_device(p, "cuda") == "cuda"  # nothing the integer distributions change: no CPU run

@@ -26,7 +26,7 @@ def test_argument_moves_are_tried_on_the_cpu_when_the_reference_runs_there():
     of the 'scalars' distribution hit a CUDA error that loses the GPU context": the int argument ``ignore_index``
     (-100) moved by -1 left the labels' -100 padding a class out of range, a device-side assert on the GPU (an
     IndexError, the trial's answer, on the CPU). The moves are tried where the integer-changing distributions are
-    (``fuzz.trial_device``): asked for CUDA on this machine, which has none, every trial still runs, on the CPU."""
+    (``problem.trial_device``): asked for CUDA on this machine, which has none, every trial still runs, on the CPU."""
     problem = _problem("rt22_ce_ignore")
     moves, notes = arguments.argument_moves(problem, "cuda")
     assert moves == {"[2]": ["relabel:-101", "relabel:held"]}, (moves, notes)

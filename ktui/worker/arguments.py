@@ -53,8 +53,7 @@ from ktui.worker.cases import (
     move_ints,
     moved,
 )
-from ktui.worker.fuzz import trial_device
-from ktui.worker.problem import Problem, inputs_only
+from ktui.worker.problem import Problem, inputs_only, trial_device
 from ktui.worker.special import valid_reference
 from ktui.worker.structure import structure
 from ktui.worker.tensors import flatten
@@ -240,7 +239,7 @@ def _parameters(problem: Problem, base: dict[int, tuple[Any, Any]]) -> frozenset
 def _base(problem: Problem, device: str) -> dict[int, tuple[Any, Any]] | None:
     """Per picked spec its unmoved float64 output and native inputs (seed 1); None when the inputs hold no int or
     bool argument (nothing run) or the reference fails on them (the cases will say so). Built on the CPU where the
-    reference runs there (``fuzz.trial_device``), and every move is tried on these inputs: on a GPU a moved
+    reference runs there (``problem.trial_device``), and every move is tried on these inputs: on a GPU a moved
     argument that sends an integer input out of range (``ignore_index`` moved off the labels' -100) is a
     device-side assert, which loses the judge's CUDA context, where on the CPU it is the trial's IndexError."""
     device = trial_device(problem, device)

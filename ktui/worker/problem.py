@@ -762,3 +762,36 @@ class ProblemCache:
             search = Path(ref["search_dir"]) if ref.get("search_dir") else None
             p = self._by_sha[ref["sha"]] = Problem(Path(ref["path"]), ref["problem"], ref["sha"], search)
         return p
+
+
+def trial_device(problem: Problem, device: str) -> str:
+    """Where the trials of the integer-changing distributions (``fuzz.INT_DISTS``) and of the int arguments' moves
+    (``arguments.argument_moves``) run: on the CPU when the reference runs there (its native inputs of the smallest
+    test spec), else on ``device``. On a GPU an index out of range
+    is a device-side assert, which loses the judge's CUDA context for good (red team round 12's RoPE reference on
+    the H200: ``intrange`` positions past its cos/sin cache, and every case after it failed with "CUDA error:
+    device-side assert triggered"; on the H100, 2026-12-06, red team 22's cross-entropy reference with its
+    ``ignore_index`` moved by -1: the labels' padding positions -100 became a class out of range); on the CPU it is an
+    IndexError, the trial's answer. Cached on the problem."""
+    if device == "cpu":
+        return device
+    cached: str | None = getattr(problem, "_trial_device", None)
+    if cached is not None:
+        return cached
+    from ktui.protocol import spec_size
+    from ktui.worker.tensors import flatten
+
+    smallest = min(problem.tests, key=spec_size)
+    where = device
+    try:
+        data = problem.generate(1, smallest, "cpu")
+        leaves = [t for _, t in flatten(data) if isinstance(t, torch.Tensor)]
+        ints = any(not t.is_floating_point() and not t.is_complex() for t in leaves)
+        if ints and all(t.device.type == "cpu" for t in leaves):  # no integers: nothing these trials change
+            out = [t for _, t in flatten(problem.reference_native(data)) if isinstance(t, torch.Tensor)]
+            if all(t.device.type == "cpu" for t in out):  # a reference that moves its data to the GPU itself
+                where = "cpu"  # is not on the CPU, whatever it was asked
+    except Exception:
+        pass
+    setattr(problem, "_trial_device", where)  # noqa: B010 - a cache on the loaded problem
+    return where
