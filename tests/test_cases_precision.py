@@ -273,8 +273,8 @@ def test_the_interpreter_rounds_casts_to_bf16_to_nearest_even():
 @pytest.mark.parametrize(
     ("kernel", "words"),
     [
-        ("pair_dict_bad.py", "out is a dict with keys 0, 1 where the reference returns a tuple of 2"),
-        ("pair_list_bad.py", "out is a list of 2 where the reference returns a tuple of 2"),
+        ("pair_dict_bad.py", "the return value is a dict with keys 0, 1 where the reference returns a tuple of 2"),
+        ("pair_list_bad.py", "the return value is a list of 2 where the reference returns a tuple of 2"),
     ],
 )
 def test_a_dict_or_a_list_where_a_tuple_is_expected_fails_naming_both(make_ws, ladder_for, kernel, words):
@@ -292,11 +292,15 @@ def test_a_named_tuple_with_other_fields_or_a_tuple_where_a_named_one_is_expecte
     ref = REF / "max_named.py"
     bad = corr(run(make_ws, ladder_for, "mx", K / "max_named_fields_bad.py", ref, fuzz=False))
     assert bad.status is Status.FAILED
-    words = "out is a named tuple Pair(first, second) where the reference returns a named tuple max(values, indices)"
+    words = (
+        "the return value is a named tuple Pair(first, second) where the reference returns a named tuple "
+        "max(values, indices)"
+    )
     assert words in bad.summary
     plain = corr(run(make_ws, ladder_for, "mx", K / "pair_tuple_good.py", ref, fuzz=False))
-    assert plain.status is Status.FAILED and "out is a tuple of 2 where the reference returns a named tuple" in (
-        plain.summary
+    assert (
+        plain.status is Status.FAILED
+        and "the return value is a tuple of 2 where the reference returns a named tuple" in (plain.summary)
     )
     tup = corr(run(make_ws, ladder_for, "pair", K / "max_named_good.py", REF / "pair_max.py", fuzz=False))
     assert tup.status is Status.FAILED and "a named tuple Max(values, indices) where the reference returns a tuple" in (
