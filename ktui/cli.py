@@ -692,10 +692,12 @@ def cmd_diff(argv: list[str]) -> int:
                     except WorkerStartError as exc:
                         raise EnvironmentFailure(str(exc)) from None
                 res = session.result_for(k, rungs=("dumps",))
-                print(f"ktui diff: {k.key} dumped in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
                 failed = next((r for r in res.rungs if r.name in ("compile", "dumps") and not r.ok), None)
+                took = f"{time.perf_counter() - t0:.1f} s"
                 if failed:  # (the result merges stored rungs of the same source: only these two matter here)
-                    raise CommandFailed(f"{k.key}: {failed.line()}")
+                    # not "dumped" first (new-user trial 25, F18)
+                    raise CommandFailed(f"{k.key}: could not dump its code ({took}): {failed.line()}")
+                print(f"ktui diff: {k.key} dumped in {took}", file=sys.stderr, flush=True)
             assert res is not None  # has_current_dumps() is False for None, so a None was replaced by a run
             items.append((ws, k, res))
     finally:

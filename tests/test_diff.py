@@ -269,3 +269,16 @@ def test_resources_of_a_two_kernel_version_are_its_largest_kernels_never_a_sum()
     text = render(d).splitlines()
     assert text[2].endswith("(the largest kernel's)"), text[2]
     assert "  B partial: registers 48, shared 1024" in text and "  B ln: registers 40, shared 2048" in text, text
+
+
+def test_a_side_that_cannot_be_dumped_is_not_said_dumped(make_ws):
+    """New-user trial 25, F18: ``ktui diff`` printed "v5 dumped in 10.6 s" and then the dumps rung's failure."""
+    from .test_cli import ktui
+
+    ws = make_ws(["vector_add"])
+    v2 = ws.root / "kernels" / "vector_add" / "v2.py"
+    v2.write_text(v2.read_text().replace("def custom_kernel(", "def custom_kernel((", 1))  # a SyntaxError
+    p = ktui("diff", "vector_add/v1", "vector_add/v2", "--device", "cpu", cwd=ws.root)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "vector_add/v2: could not dump its code (" in p.stderr and "SyntaxError" in p.stderr, p.stderr
+    assert "vector_add/v2 dumped in" not in p.stderr, p.stderr
