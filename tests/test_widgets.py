@@ -205,6 +205,8 @@ async def test_the_running_rung_shows_its_progress_and_later_rungs_wait():
         assert st.advance(7, "correctness", 38, 106, "", "spec=(7, 1025, 300, bf16) seed=9 layout=transposed")
         table.show(st)  # the case under way, as the worker named it (new-user trial 24, F4)
         assert cell(table, "correctness", "figures") == "now spec=(7, 1025, 300, bf16) seed=9 layout=transposed"
+        table.show(st, elapsed=11.0, limit=30.0)  # and the limit while it runs (new-user trial 25, F26)
+        assert cell(table, "correctness", "figures").endswith("layout=transposed · limit 30 s without progress")
         assert not st.advance(6, "correctness", 99, 106)  # another run's progress is stale
         assert not st.advance(7, "benchmark", 1, 2)  # not the rung under way
         st.begin_rung("benchmark")  # a new rung starts without progress

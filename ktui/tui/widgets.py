@@ -183,7 +183,8 @@ class LadderTable(DataTable[str | Text]):
             line = r.summary or (r.error.one_line() if r and r.error else "") if r else ""
             if progress and state and state.progress:  # the step, and the case under way (new-user trial 24 F4)
                 step, case = state.progress[2], state.progress[3]
-                line = " · ".join(x for x in (step, f"now {case}" if case else "") if x)
+                bound = f"limit {fmt_seconds(limit)} s without progress" if running and limit else ""  # (trial 25 F26)
+                line = " · ".join(x for x in (step, f"now {case}" if case else "", bound) if x)
             elif running and not line and limit:
                 line = f"running, limit {fmt_seconds(limit)} s without progress"
             first = state.first_text() if state and n == "correctness" and st in ("waiting", "running") else ""
