@@ -254,6 +254,7 @@ def test_deleting_a_version_cancels_its_run(make_ws):
     calls: list[tuple[str, ...]] = []
     fake = SimpleNamespace(
         ws=ws,
+        runs_saves=True,
         store=SimpleNamespace(root=ws.root / ".ktui" / "results"),
         bus=SimpleNamespace(publish=lambda ev: None),
         scheduler=SimpleNamespace(

@@ -72,6 +72,7 @@ def test_a_saved_helper_queues_the_versions_that_import_it(make_ws):
     submitted: list[str] = []
     fake = SimpleNamespace(
         ws=ws,
+        runs_saves=True,
         store=SimpleNamespace(root=ws.root / ".ktui" / "results"),
         bus=SimpleNamespace(publish=lambda ev: None),
         scheduler=SimpleNamespace(submit=lambda k, why: submitted.append(f"{k.key}:{why}")),

@@ -274,6 +274,12 @@ class _Pool:
     def recycle(self):
         self.recycled += 1
 
+    def printed_lines(self, role):
+        return 0
+
+    def log_path(self, role):
+        return Path(f".ktui/logs/{role}.log")
+
 
 def test_tampering_seen_late_fails_the_rungs_already_published_again(make_ws, monkeypatch):
     from ktui.core.ladder import runner

@@ -254,6 +254,7 @@ class Session:
         # ``carried_from``)
         own = (self.store.judged(kernel.problem, kernel.version, content), True)
         others = ((self.latest(o), False) for o in self.ws.versions(kernel.problem) if o.version != kernel.version)
+        helpers = self.ws.helpers_of(kernel)
         for r, is_own in (own, *others):
             if (
                 r is None
@@ -261,7 +262,7 @@ class Session:
                 or is_broken(r)
                 or (r.source_sha256, r.reference_sha256) != content
                 or r.device.get("type") != self.device
-                or r.helpers_sha256 != self.ws.helpers_of(kernel)  # the helper modules it imports, as they are now
+                or r.helpers_sha256 != helpers  # the helper modules it imports, as they are now
             ):
                 continue
             carried = r if is_own else r.carried(kernel.version, str(kernel.path.relative_to(self.ws.root)))
@@ -485,7 +486,7 @@ class Session:
         if what is None:
             return
         self.bus.publish(FileChanged(path=str(path)))
-        if not getattr(self, "runs_saves", True):  # another session runs this workspace's saves (``take_watch_lock``)
+        if not self.runs_saves:  # another session runs this workspace's saves (``take_watch_lock``)
             return
         if deleted:
             problem, version = what

@@ -183,57 +183,38 @@ class ProblemStatus:
 
 
 def version_status(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> VersionStatus:
-    """``kernel``'s status from its latest ``result`` (None: never run) and the files on disk."""
-    failed = result.failed_rung if result else None
-    ref_fail = report.reference_failure(result)
-    last = result.last_verdict if result is not None and not result.has_verdict else None
-    why_unverified = unverified(ws, kernel, result)
+    """``kernel``'s status from its latest ``result`` (None: never run) and the files on disk. A copy's carried
+    verdict on a source it no longer has (another version's run: ``carried_from`` and the kernel stale) is shown as
+    no result, ``· not run``, as the TUI's tree shows it (new-user trial 25, F6: ``v8 ✓ ok ... STALE`` counted among
+    "1 ok" beside the tree's "· not run")."""
+    stale = staleness(ws, kernel, result)
+    carried_from = (result.carried_from or "") if result is not None else ""
+    own = None if carried_from and stale in (STALE_KERNEL, STALE_BOTH) else result
+    failed = own.failed_rung if own else None
+    ref_fail = report.reference_failure(own)
+    last = own.last_verdict if own is not None and not own.has_verdict else None
+    why_unverified = unverified(ws, kernel, own)
     # only compiled again, on the very files its last verdict judged: that verdict stands (as the TUI's tree says)
     stands = last is not None and not why_unverified
-    stale = staleness(ws, kernel, result)
-    if result is not None and result.carried_from and stale in (STALE_KERNEL, STALE_BOTH):
-        # another version's run, on a source this one no longer has: never its verdict, as the TUI's tree says
-        # (new-user trial 25, F6: ``v8 ✓ ok ... STALE`` counted among "1 ok" beside the tree's "· not run")
-        return VersionStatus(
-            key=kernel.key,
-            problem=kernel.problem,
-            version=kernel.version,
-            kernel=str(kernel.path.relative_to(ws.root)),
-            verdict="· not run",
-            ok=None,
-            failed_rung=None,
-            reference_error="",
-            speedup=None,
-            stale=stale,
-            ran_at=None,
-            device="",
-            needs_gpu="",
-            unverified="",
-            last_verdict="",
-            last_verdict_stale="",
-            last_verdict_at=None,
-            carried_from=result.carried_from,
-            reason="",
-        )
     return VersionStatus(
         key=kernel.key,
         problem=kernel.problem,
         version=kernel.version,
         kernel=str(kernel.path.relative_to(ws.root)),
-        verdict=last.verdict if stands and last is not None else report.verdict(result)[0],
-        ok=(last.ok if stands and last is not None else result.ok) if result else None,
+        verdict=last.verdict if stands and last is not None else report.verdict(own)[0],
+        ok=(last.ok if stands and last is not None else own.ok) if own else None,
         failed_rung=failed.name if failed else None,
         reference_error=ref_fail.error.one_line() if ref_fail and ref_fail.error else "",
-        speedup=result.worst_speedup if result else None,
+        speedup=own.worst_speedup if own else None,
         stale=stale,
-        ran_at=result.started_at if result else None,
-        device=device_label(result.device) if result else "",
-        needs_gpu=needs_gpu_reason(result),
+        ran_at=own.started_at if own else None,
+        device=device_label(own.device) if own else "",
+        needs_gpu=needs_gpu_reason(own),
         unverified=why_unverified,
         last_verdict=last.verdict if last is not None else "",
-        last_verdict_stale=last_verdict_staleness(ws, kernel, result),
+        last_verdict_stale=last_verdict_staleness(ws, kernel, own),
         last_verdict_at=last.started_at if last is not None else None,
-        carried_from=(result.carried_from or "") if result is not None else "",
+        carried_from=carried_from,
         reason="" if stands else failure_reason(failed),
     )
 

@@ -118,15 +118,18 @@ class Workspace:
         """The helper modules of ``kernel``'s folder it imports, directly or through another helper, by module
         name, each with the sha256 of its source ('' when it cannot be read): what its verdict depends on besides
         its own file and the reference (new-user trial 25, F2: a helper broken after the run left ``✓ ok``, not
-        stale). Read from the source with ``ast`` (no code runs); {} when it imports none or does not parse."""
+        stale). Read from the source with ``ast`` (no code runs); {} when it imports none or does not parse. A
+        folder of versions alone is answered from its listing, no source parsed: staleness asks this of every
+        version on every file event."""
         folder = kernel.path.parent
+        helpers = {p.stem: p for p in folder.glob("*.py") if p != kernel.path and is_helper(p)}
         seen: dict[str, str] = {}
-        todo = [kernel.path]
+        todo = [kernel.path] if helpers else []
         while todo:
             names = _imported_modules(todo.pop())
             for name in sorted(names):
-                path = folder / f"{name}.py"
-                if name in seen or path == kernel.path or not path.is_file() or not is_helper(path):
+                path = helpers.get(name)
+                if name in seen or path is None:
                     continue
                 try:
                     seen[name] = hashlib.sha256(path.read_bytes()).hexdigest()

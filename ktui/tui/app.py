@@ -686,12 +686,9 @@ class KtuiApp(App[None]):
         reference edit only ``x`` ten times emptied the queue)."""
         if not (self.session and self.start_session):
             return
-        withdrawn = self.session.withdraw_queued("withdrawn: every queued run cleared (X)")
-        cancelled = self.session.cancel()
-        if not withdrawn and cancelled is None:
+        withdrawn = self.session.withdraw_queued("withdrawn: every queued run cleared (X)")  # (each says so)
+        if self.session.cancel() is None and not withdrawn:
             self.notify("nothing runs or waits", timeout=3)
-        elif withdrawn:
-            self.notify(f"{len(withdrawn)} queued run{'s' * (len(withdrawn) != 1)} withdrawn", timeout=4)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The cancel key is in the footer only while a ladder runs."""

@@ -835,8 +835,8 @@ def zeros_where_the_truth_is_not(
             f"computed in {dtype_name(out.dtype)} is not and the float64 truth is a number its inputs determine, above "
             f"{dtype_name(out.dtype)}'s resolution at the output's scale (eps rms(ref) = {scale:.3g}), first at "
             f"{index_of(i, shape)}: got {float(o[i]):.6g}, expected {float(r[i]):.6g} (values skipped or flushed: "
-            "within atol, but "
-            f"a caller's log or division turns each into an infinity) ({where_bad(firm.reshape(shape))})"
+            "within atol, but a caller's log or division turns each into an infinity) "
+            f"({where_bad(firm.reshape(shape))})"
         ),
     )
 

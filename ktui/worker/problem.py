@@ -767,12 +767,11 @@ class ProblemCache:
 def trial_device(problem: Problem, device: str) -> str:
     """Where the trials of the integer-changing distributions (``fuzz.INT_DISTS``) and of the int arguments' moves
     (``arguments.argument_moves``) run: on the CPU when the reference runs there (its native inputs of the smallest
-    test spec), else on ``device``. On a GPU an index out of range
-    is a device-side assert, which loses the judge's CUDA context for good (red team round 12's RoPE reference on
-    the H200: ``intrange`` positions past its cos/sin cache, and every case after it failed with "CUDA error:
-    device-side assert triggered"; on the H100, 2026-12-06, red team 22's cross-entropy reference with its
-    ``ignore_index`` moved by -1: the labels' padding positions -100 became a class out of range); on the CPU it is an
-    IndexError, the trial's answer. Cached on the problem."""
+    test spec), else on ``device``. On a GPU an index out of range is a device-side assert, which loses the judge's
+    CUDA context for good (red team round 12's RoPE reference on the H200: ``intrange`` positions past its cos/sin
+    cache, and every case after it failed with "CUDA error: device-side assert triggered"; on the H100, 2026-12-06,
+    red team 22's cross-entropy reference with its ``ignore_index`` moved by -1: the labels' padding positions -100
+    became a class out of range); on the CPU it is an IndexError, the trial's answer. Cached on the problem."""
     if device == "cpu":
         return device
     cached: str | None = getattr(problem, "_trial_device", None)

@@ -215,9 +215,8 @@ def refill_special(t: torch.Tensor, dist: str, g: torch.Generator, allow_nan: bo
             vals = torch.where((pick >= 0.02) & (pick < 0.03), math.nan, vals)
     elif dist == "nan":  # at the same positions in every tensor of the shape, as nonfinite's; one at least
         pick = u(gen=g_shared)
-        first = torch.zeros(n, dtype=torch.bool, device=dev)
-        first[int(torch.randint(n, (1,), generator=g_shared, device=g_shared.device))] = True
-        vals = torch.where((pick < 0.01) | first.reshape(shape), math.nan, vals)
+        pick.view(-1)[int(torch.randint(n, (1,), generator=g_shared, device=g_shared.device))] = 0.0
+        vals = torch.where(pick < 0.01, math.nan, vals)
     else:
         raise ValueError(f"unknown special distribution {dist!r}; known: {', '.join(SPECIAL)}")
     t.copy_(vals.to(t.dtype))

@@ -185,18 +185,18 @@ class ProgressThrottle:
     def offer(self, done: int, total: int, publish: Callable[[], None]) -> None:
         """``publish()`` now when ``allow`` says so (dropping any held one), else hold it as the latest and publish
         it once the interval is over, unless a newer one went out first."""
-        now = self._clock()
+        go = self.allow(done, total)
         with self._lock:
-            if done >= total or now - self._last >= self.interval_s:
-                self._last, self._pending = now, None
+            if go:
+                self._pending = None
                 if self._timer is not None:
                     self._timer.cancel()
                     self._timer = None
-                go = True
             else:
-                self._pending, go = publish, False
+                self._pending = publish
                 if self._timer is None:
-                    self._timer = threading.Timer(max(self.interval_s - (now - self._last), 0.0), self._flush)
+                    wait = max(self.interval_s - (self._clock() - self._last), 0.0)
+                    self._timer = threading.Timer(wait, self._flush)
                     self._timer.daemon = True
                     self._timer.start()
         if go:
@@ -346,9 +346,8 @@ class RunContext:
         """An ``on_progress`` for a worker call made for ``rung``: publishes ``RungProgress`` on the bus (with the
         case the worker starts, when it names one), at most every ``PROGRESS_INTERVAL_S`` per rung, the latest held
         back published at the interval's end (``ProgressThrottle.offer``), and always the last (``done == total``);
-        ``limit_s``: that call's
-        limit without progress where it is not the rung's (the run rung's launch compiles: new-user trial 22 F4
-        read "limit 30 s" while the 120 s of the compiles ran)."""
+        ``limit_s``: that call's limit without progress where it is not the rung's (the run rung's launch compiles:
+        new-user trial 22 F4 read "limit 30 s" while the 120 s of the compiles ran)."""
         throttle = self._throttles.setdefault(rung, ProgressThrottle())
         key, run_id, bus = self.kernel.key, self.run_id, self.bus
 

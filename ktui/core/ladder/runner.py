@@ -176,21 +176,14 @@ class Ladder:
             result.device = dict(hello.get("device", result.device))
         return self._finish(result, t0, run_id)
 
-    def _printed_lines(self) -> int:
-        """Lines the candidate workers have written to their log so far (``WorkerPool.printed_lines``); 0 for a pool
-        without one."""
-        counter = getattr(self.pool, "printed_lines", None)
-        return int(counter("candidate")) if callable(counter) else 0
-
     def _printed_note(self, before: int, rung: str) -> list[str]:
-        """A warning when the candidate's processes printed during ``rung`` (``before``: ``_printed_lines`` as it
-        began; new-user trial 25, F12: a version's ``print`` and ``tl.device_print`` went to the log, and nothing
-        said so)."""
-        n = self._printed_lines() - before
-        log = getattr(self.pool, "log_path", None)
-        if n <= 0 or not callable(log):
+        """A warning when the candidate's processes printed during ``rung`` (``before``: the pool's
+        ``printed_lines`` as it began; new-user trial 25, F12: a version's ``print`` and ``tl.device_print`` went to
+        the log, and nothing said so)."""
+        n = self.pool.printed_lines("candidate") - before
+        if n <= 0:
             return []
-        where = log("candidate")
+        where = self.pool.log_path("candidate")
         try:
             where = where.relative_to(self.ws.root)
         except ValueError:
@@ -232,7 +225,7 @@ class Ladder:
         is a warning on the rung, never the user's file reported missing. So is a kernel that printed more than
         its worker's log keeps."""
         t0 = time.perf_counter()
-        printed, lines = self._printed(), self._printed_lines()
+        printed, lines = self._printed(), self.pool.printed_lines("candidate")
         notes = self._restore_snapshots(ctx)
         rr = self._climb(name, ctx)
         if rr.error is not None and rr.error.type == "SnapshotMissing":

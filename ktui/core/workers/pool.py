@@ -126,7 +126,7 @@ class WorkerPool:
         (the version's ``print`` and ``tl.device_print``, tracebacks): the ladder notes the ones of a run."""
         from ktui.core.workers.logs import RotatingLog
 
-        return RotatingLog.for_path(self._log_dir / f"{role}.log").printed_lines
+        return RotatingLog.for_path(self.log_path(role)).printed_lines
 
     def log_path(self, role: str = "candidate") -> Path:
         """``<role>.log`` of this pool's workers."""

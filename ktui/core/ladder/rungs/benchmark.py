@@ -424,10 +424,9 @@ def _host_us_per_call(
         return seconds, reply
 
     def slopes(n: int, reps: int = 2) -> tuple[float, float, float, float]:
-        """(seconds per iteration with calls, without, host seconds inside a call, event seconds of a call, each
-        the least of the long requests'): per length the faster of
-        ``reps`` requests, those with and without calls alternating, the 2n ones last (the caller's last request
-        is a full one: its kept call is verified)."""
+        """(seconds per iteration with calls, without; host seconds inside a call and event seconds of a call, each
+        the least of the long requests'): per length the faster of ``reps`` requests, those with and without calls
+        alternating, the 2n ones last (the caller's last request is a full one: its kept call is verified)."""
         got: dict[tuple[int, bool], list[float]] = {}
         enqueue: list[float] = []
         events: list[float] = []
@@ -543,8 +542,8 @@ def benchmark_result(
     and TFLOP/s, and the roofline (``peaks.roofline``): ``sol_pct``, % of the device's datasheet peak (an honest
     kernel stays at or under 100%), and ``measured_pct``, % of the measured ceilings.
 
-    ``host`` maps a spec index to ``{"us_per_call", "enqueue_us_per_call", "samples_us"}`` (see
-    ``_host_us_per_call``).
+    ``host`` maps a spec index to ``{"us_per_call", "enqueue_us_per_call", "events_us_per_call", "samples_us"}``
+    (see ``_host_us_per_call``).
     Fails, naming the spec and the call, when a kept timed call's output is wrong or changed after its call returned
     (``recheck``: ``_verify_kept``'s verdicts) or a kept host-loop call's (``host_recheck``), when a time is faster
     than the datasheet peak allows (the speed of light), when the candidate patched functions in its worker
@@ -580,14 +579,10 @@ def benchmark_result(
         if hl is not None:
             h, q, ev = hl["us_per_call"], hl.get("enqueue_us_per_call", 0.0), hl.get("events_us_per_call", 0.0)
             e["host_us_per_call"], e["enqueue_us_per_call"], e["loop_events_us_per_call"] = h, q, ev
-            samples = hl.get("samples_us") or []
+            samples, told = hl.get("samples_us") or [], ""
             if len(samples) > 1:
                 e["host_samples_us"] = samples
-            told = (
-                f" (the median of {len(samples)} measurements: {', '.join(f'{x:.4g}' for x in samples)} us)"
-                if len(samples) > 1
-                else ""
-            )
+                told = f" (the median of {len(samples)} measurements: {', '.join(f'{x:.4g}' for x in samples)} us)"
             escape = host_escape(med, h, q, ev)
             if escape == "fail":
                 in_loop = f" ({ev:.4g} us inside the loop)" if ev else ""
