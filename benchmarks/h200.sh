@@ -355,12 +355,18 @@ PY
       # rt22_local_copy_good's false alarm (2026-12-06): the host loop taken apart
       python3 benchmarks/host_loop_probe.py tests/cases/references/rt22_scale2d.py tests/cases/kernels/rt22_local_copy_good.py \
         2>&1 | tee "$OUT/host-loop-probe.log" | tail -8 ;;
-    host-loop)  # the benchmark rung's host-loop figure, measured three times when it would fail, against the loop's
-      # own events (2026-12-06): the side-stream cheats still fail, rt22_local_copy_good (whose fresh inputs cost ~4x
-      # its call) passes
-      "${T[@]}" python3 -m pytest -q -p no:cacheprovider tests/test_gpu_cases.py -k "side_stream" 2>&1 | tail -6 | tee "$OUT/host-loop.log"
-      # and red team 24's honest top-k (compute-bound: the loop's idle GPU runs it at lower clocks)
-      ROUNDS_ONLY='local_copy_good|topk_k_good' bash "$0" rounds16-23 2>&1 | tail -2 | tee -a "$OUT/host-loop.log" ;;
+    host-loop)  # the benchmark rung's host-loop figure, measured three times when it would fail, against the median
+      # at the loop's clock (the clock probe, 2026-12-06): the side-stream cheats still fail, rt22_local_copy_good
+      # (whose fresh inputs cost ~4x its call) and red team 24's compute-bound top-k (the loop's idle GPU runs it at
+      # lower clocks) pass
+      "${T[@]}" python3 -m pytest -s -q -p no:cacheprovider tests/test_gpu_cases.py -k "side_stream" 2>&1 \
+        | grep -E "side_stream_half_bad:|passed|failed|^FAILED|Error" | tail -8 | tee "$OUT/host-loop.log"
+      ROUNDS_ONLY='local_copy_good|topk_k_good' bash "$0" rounds16-23 2>&1 | tail -2 | tee -a "$OUT/host-loop.log"
+      for k in rt22_local_copy_good rt24_topk_k_good; do
+        python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['data']; b=[r for r in d['rungs'] if r['name']=='benchmark'][0]
+for s in b.get('specs',[]): print(sys.argv[2], {k: s.get(k) for k in ('median_us','host_us_per_call','enqueue_us_per_call','loop_events_us_per_call','loop_clock_ratio','host_samples_us')})" \
+          "$OUT/r16_$k.json" $k 2>&1 | tee -a "$OUT/host-loop.log"
+      done ;;
     *) echo "unknown step $step" ;;
   esac
 done

@@ -293,23 +293,30 @@ def test_work_on_a_side_stream_fails_in_every_measurement(monkeypatch):
     assert res.figures["specs"][0]["host_samples_us"] == pytest.approx([400.0] * 3)
 
 
-def test_the_loops_own_events_explain_a_gpu_that_runs_the_loop_at_lower_clocks():
+def test_the_loops_clock_probe_explains_a_gpu_that_runs_the_loop_at_lower_clocks():
     """Red team 24's honest top-k (one Triton launch, compute-bound) on the H100 (2026-12-06): events 74.3 us back to
     back, enqueue 77.2 us, a synchronized loop 245, 168 and 213 us in three measurements: the GPU, idle between the
-    loop's calls, ran them at lower clocks. The same calls' events inside the loop explain it; work on another
-    stream, which those events do not see either, still fails."""
-    from ktui.core.ladder.rungs.benchmark import host_escape
+    loop's calls, ran them at lower clocks. The clock probe's ratio (the same spin slower in the loop) explains it;
+    the loop's own events of the call do not count (side_stream_half_bad on the H100, 2026-12-06: the side stream's
+    half contends with the current stream's in the loop, events 1,328 us back to back, loop 2,808 us: it passed
+    when they counted)."""
+    from ktui.core.ladder.rungs.benchmark import CLOCK_RATIO_CAP, host_escape
 
-    assert host_escape(74.3, 212.6, 77.2) == "fail"  # the verdict before: a false alarm
-    assert host_escape(74.3, 212.6, 77.2, loop_events_us=140.0) == ""
-    assert host_escape(74.3, 400.0, 77.2, loop_events_us=80.0) == "fail"  # a side stream: the loop's events ~ median
-    host = {0: {"us_per_call": 212.6, "enqueue_us_per_call": 77.2, "events_us_per_call": 140.0}}
+    assert host_escape(74.3, 212.6, 77.2) == "fail"  # the verdict with no probe: a false alarm
+    assert host_escape(74.3, 212.6, 77.2, clock_ratio=2.0) == ""
+    assert host_escape(1328.3, 2807.6, 20.0, clock_ratio=1.02) == "fail"  # a side stream: the clock stayed up
+    assert host_escape(74.3, 212.6, 77.2, clock_ratio=0.5) == "fail"  # a faster loop clock explains nothing more
+    # the ratio counts at most CLOCK_RATIO_CAP: a probe slowed by contention, not the clock
+    assert host_escape(100.0, 1.4 * 100.0 * CLOCK_RATIO_CAP + 60.0, 0.0, clock_ratio=50.0) == "fail"
+    host = {0: {"us_per_call": 212.6, "enqueue_us_per_call": 77.2, "events_us_per_call": 190.0, "clock_ratio": 2.4}}
     ref = [{"spec_index": 0, "median_us": 335.0, "bytes": BYTES, "dtype": "float32"}]
     ok = benchmark_result(cand(74.3), ref, ROOF, DESCRIBE, host=host)
-    assert ok.status is Status.OK and ok.figures["specs"][0]["loop_events_us_per_call"] == 140.0
+    assert ok.status is Status.OK, ok.summary
+    assert ok.figures["specs"][0]["loop_events_us_per_call"] == 190.0
+    assert ok.figures["specs"][0]["loop_clock_ratio"] == 2.4
     host[0]["us_per_call"] = 400.0
     bad = benchmark_result(cand(74.3), ref, ROOF, DESCRIBE, host=host)
     assert bad.status is Status.FAILED
-    assert "CUDA events give 74.3 us (140 us inside the loop) and the host enqueues" in (
+    assert "CUDA events give 74.3 us (190 us inside the loop, whose clock runs 2.4x slower) and the host enqueues" in (
         bad.summary + (bad.error.message if bad.error else "")
     ), bad.summary

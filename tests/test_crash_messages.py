@@ -257,3 +257,19 @@ def test_a_ref_kernel_raising_on_the_smallest_spec_fails_the_compile_rung_as_a_r
         "raised AttributeError: module 'torch' has no attribute 'addd'"
     ), failed.error.message
     assert report.is_reference_error(failed.error)
+
+
+def test_a_gpu_memory_fault_on_a_laid_out_case_names_the_case_and_the_cpu_run(make_ws, ladder_for):
+    """nu24_segsum_offsets_stride_bad on the H100 (2026-12-06): "CUDA error: an illegal memory access" on a strided
+    case came out bare, five lines of torch's advice and no case: ktui took the error for a layout the kernel does
+    not support and synchronized, and the lost context raised again. A memory fault is the kernel's whatever the
+    layout: the run rung fails naming the case, the fault's first line and how to find its line (the CPU run)."""
+    bad = K / "robust_gpu_fault_strided_bad.py"
+    res, _, _ = ladder(make_ws, ladder_for, "vector_add", bad, rungs=("compile", "run"), timeouts=ROOMY)
+    failed = res.failed_rung
+    assert failed is not None and failed.name == "run", lines(res)
+    text = failed.error.message
+    assert "layout=" in text and "seed=" in text, text
+    assert "AcceleratorError: CUDA error: an illegal memory access was encountered (a memory fault on the GPU" in text
+    assert "--device cpu` runs the same cases under the Triton interpreter" in text, text
+    assert "CUDA_LAUNCH_BLOCKING" not in text, text

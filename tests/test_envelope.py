@@ -273,7 +273,8 @@ def test_run_diff_eval_and_status_json_with_their_exit_codes(make_ws):
     assert mix["LDG.128"]["a"] == 0 < mix["LDG.128"]["b"] == mix["LDG.128"]["delta"]
     p = ktui("diff", str(k / "v3.py"), str(k / "v1.py"), "--device", "cpu", "--json")
     said = error_of(p.stdout, "diff", 1, "failed")
-    assert p.returncode == 1 and said.startswith("vector_add/v3: [compile] FAILED") and "SyntaxError" in said
+    assert p.returncode == 1 and said.startswith("vector_add/v3: could not dump its code (") and "SyntaxError" in said
+    assert "): [compile] FAILED SyntaxError: expected ':' (v3.py, line 3)" in said, said
 
     p = ktui("eval", "vector_add", "--workspace", str(ws.root), "--device", "cpu", "--json")
     d = data_of(p.stdout, "eval", 0)

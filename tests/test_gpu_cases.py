@@ -58,7 +58,18 @@ def test_half_the_work_on_a_side_stream_is_flagged(tmp_path, gpu_pool):
     bad = run(tmp_path, gpu_pool, "matmul_fp32", K / "side_stream_half_bad.py", ref)
     bench = bad.rung("benchmark")
     spec = bench.figures["specs"][0]
-    print("side_stream_half_bad: events", spec["median_us"], "us, host loop", spec["host_us_per_call"], "us")
+    print(
+        "side_stream_half_bad: events",
+        spec["median_us"],
+        "us, host loop",
+        spec["host_us_per_call"],
+        "us, loop events",
+        spec.get("loop_events_us_per_call"),
+        "us, enqueue",
+        spec.get("enqueue_us_per_call"),
+        "us, clock ratio",
+        spec.get("loop_clock_ratio"),
+    )
     assert bench.status is Status.FAILED and "timing escapes the events" in bench.error.message
 
 

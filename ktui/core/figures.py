@@ -227,6 +227,7 @@ class BenchmarkSpec(TypedDict, total=False):
     host_us_per_call: float  # the device-synchronized host loop
     enqueue_us_per_call: float
     loop_events_us_per_call: float  # the calls' CUDA events inside the host loop (its clocks)
+    loop_clock_ratio: float  # the host loop's clock probe over the one after the timed calls (timing.clock_probe)
     host_samples_us: list[float]  # the loop measured three times (a first figure that would fail): each one's µs
     # ktui eval (LadderOptions.baselines): the judge's torch eager and torch.compile baselines, timed as the reference
     eager_median_us: float

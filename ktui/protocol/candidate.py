@@ -168,6 +168,8 @@ class BenchSpecCalls(TypedDict):
 class BenchSpecTiming(TimingStats, BenchSpecCalls):
     """One timed benchmark spec: its times, and the calls kept for ``bench_outputs``."""
 
+    probe_us: NotRequired[float]  # ``timing.clock_probe`` right after the timed calls: the clock they ran at
+
 
 class BenchSpecUntimed(BenchSpecCalls):
     """One test spec's verified stretch (``untimed_calls``): nothing timed."""
@@ -219,6 +221,7 @@ class HostLoopReply(TypedDict):
     inner_s: float  # from the first iteration to the end of the last synchronize
     enqueue_s: float  # host time spent inside the calls (until each returned), summed
     events_s: NotRequired[float]  # the calls' CUDA-event time on the current stream, summed (at the loop's clocks)
+    probe_s: NotRequired[float]  # the clock probes' event time (``timing.clock_probe``), summed over the iterations
     kept: NotRequired[list[KeptCall]]  # the call kept for ``bench_outputs`` (one, chosen at random)
     integrity: NotRequired[list[str]]  # as ``BenchSpecTiming.integrity``
 

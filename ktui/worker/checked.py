@@ -25,7 +25,7 @@ from ktui.protocol import (
 )
 from ktui.worker import allocation, capture, global_state, integrity
 from ktui.worker.cases import build_input, case_label, label_of
-from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
+from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
 from ktui.worker.guards import Guards
 from ktui.worker.interp_bounds import is_out_of_bounds
 from ktui.worker.problem import Problem, ProblemCache, inputs_only
@@ -276,6 +276,7 @@ class CheckedCalls:
                         (case.get("layout", "contiguous") != "contiguous" or case.get("dist") == "scalars")
                         and not isinstance(exc, SystemExit)
                         and not is_out_of_bounds(exc)  # a memory error, whatever the layout
+                        and not loses_context(exc)  # a CUDA fault: no synchronize may follow it
                     ):
                         self._sync()
                         entry["unsupported"] = (

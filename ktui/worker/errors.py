@@ -18,6 +18,28 @@ CONTEXT_LOST = (
 )
 
 
+# The CUDA errors of a memory fault: an access outside every allocation, or a misaligned one
+MEMORY_FAULT = ("illegal memory access", "illegal address", "misaligned address")
+MEMORY_FAULT_HINT = (
+    "a memory fault on the GPU, which names no line: `ktui run <version> --device cpu` runs the same cases under "
+    "the Triton interpreter, where ktui names the out-of-bounds load or store, its line and its tensor"
+)
+
+
+def loses_context(exc: BaseException) -> bool:
+    """Whether ``exc``'s message is one of ``CONTEXT_LOST``'s: the CUDA context is gone, and any later CUDA call in
+    this process (a synchronize) raises again."""
+    text = str(exc)
+    return any(m in text for m in CONTEXT_LOST)
+
+
+def is_memory_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is a CUDA memory fault (``MEMORY_FAULT`` in its message): the kernel's, whatever the case's
+    layout, and one that loses the CUDA context (nothing may touch the GPU after it in this process)."""
+    text = str(exc)
+    return any(m in text for m in MEMORY_FAULT)
+
+
 class KtuiCheckError(Exception):
     """One of ktui's own checks failed (not the kernel's or the reference's code raising): the message says it all,
     so the reply carries no traceback."""
@@ -61,6 +83,9 @@ def reraise_as_case(exc: BaseException, label: str) -> NoReturn:
         raise exc
     if isinstance(exc, SystemExit):
         raise CaseFailed(f"{label}: the kernel called sys.exit({exc.code!r})") from exc
+    if is_memory_fault(exc):  # torch's message is five lines of generic advice: the first says what happened
+        first = str(exc).strip().splitlines()[0]
+        raise CaseFailed(f"{label}: {type(exc).__name__}: {first} ({MEMORY_FAULT_HINT})") from exc
     raise CaseFailed(f"{label}: {type(exc).__name__}: {exc}{cause_text(exc)}") from exc
 
 

@@ -68,7 +68,7 @@ from ktui.worker.tensors import (
     save_outputs,
     with_fields,
 )
-from ktui.worker.timing import Kept, Reservoir, bench, host_loop, stretch
+from ktui.worker.timing import Kept, Reservoir, bench, clock_probe, host_loop, stretch
 
 KEEP_TIMED = 3  # event-timed calls kept per spec and verified in full (each costs the judge one full reference)
 # calls of a verified stretch kept and verified in full: a stretch runs on a small test spec, where a full check costs
@@ -372,6 +372,7 @@ class TimedCalls:
                 if untimed is None:
                     stats, kept = bench(None, self.device, before=refresh, calls=calls, keep=keep)
                     reps = stats["reps"]
+                    probe_us = clock_probe(self.device)  # (the GPU still at the timed calls' clocks)
                 else:
                     kept, reps = stretch(calls, untimed, before=refresh, keep=keep), untimed
             except NestingError as exc:
@@ -393,7 +394,9 @@ class TimedCalls:
             if leak:
                 lines.append(leak)
             if untimed is None:
-                results.append({"spec_index": idx, **stats, "kept": kept_calls, "integrity": lines})
+                results.append(
+                    {"spec_index": idx, **stats, "probe_us": probe_us, "kept": kept_calls, "integrity": lines}
+                )
             else:
                 stretches.append({"spec_index": idx, "calls": reps, "kept": kept_calls, "integrity": lines})
             del data, keep
@@ -465,13 +468,17 @@ class TimedCalls:
         keep = Reservoir(1, self._snapshot) if run_kernel and calls else None
         kernel = fn if run_kernel else id  # the baseline: the same stretch, calling nothing of the kernel's
         loop = functools.partial(invoke.calls, kernel, data, self.device)
-        pair = None
-        if self.device.startswith("cuda") and run_kernel:  # the calls' own events, read after each synchronize
-            pair = (
-                torch.cuda.Event(enable_timing=True),  # type: ignore[no-untyped-call]
-                torch.cuda.Event(enable_timing=True),  # type: ignore[no-untyped-call]
+        pair = probe = None
+        if self.device.startswith("cuda"):  # the calls' own events and the clock probe's, read after each synchronize
+            pair, probe = (
+                (
+                    torch.cuda.Event(enable_timing=True),  # type: ignore[no-untyped-call]
+                    torch.cuda.Event(enable_timing=True),  # type: ignore[no-untyped-call]
+                )
+                for _ in range(2)
             )
-        reply = host_loop(loop, refresh, calls, run_kernel, self._sync, keep=keep, events=pair)[0]  # (last dropped)
+            pair = pair if run_kernel else None
+        reply = host_loop(loop, refresh, calls, run_kernel, self._sync, keep=keep, events=pair, probe=probe)[0]
         settled(settings, f"host-loop spec={spec_label(spec)}, its calls")
         if keep is None or not keep.kept:
             return reply

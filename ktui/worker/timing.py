@@ -233,6 +233,29 @@ def stretch(calls: Calls, n: int, *, before: Callable[[int], None], keep: Reserv
     return keep.kept
 
 
+# The clock probe: a spin of a fixed number of GPU clock cycles (``torch.cuda._sleep``, a one-thread kernel that
+# loops on ``clock64``): its event time is inversely proportional to the SM clock it ran at. 40,000 cycles are
+# ~20 us at the H100's and H200's 1,980 MHz boost clock (shared/device/README.md).
+PROBE_CYCLES = 40_000
+
+
+def clock_probe(device: str = "cuda", n: int = 5) -> float:
+    """Microseconds of a ``PROBE_CYCLES`` spin (``torch.cuda._sleep``) on ``device``: the median of ``n`` back to
+    back, each between its own CUDA events. Called right after a timed phase, it reads the SM clock the timed calls
+    ran at; ``host_loop``'s probe reads the clock of the loop's calls, and their ratio is how much slower the loop's
+    clocks run the same cycles (``ktui.core.ladder.rungs.benchmark.host_escape``)."""
+    pairs = [
+        (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))  # type: ignore[no-untyped-call]
+        for _ in range(n)
+    ]
+    for start, end in pairs:
+        start.record()
+        torch.cuda._sleep(PROBE_CYCLES)  # type: ignore[no-untyped-call]
+        end.record()
+    torch.cuda.synchronize(device)
+    return float(statistics.median(s.elapsed_time(e) * 1e3 for s, e in pairs))
+
+
 def host_loop(
     calls: Calls,
     refresh: Callable[[int], None],
@@ -242,24 +265,38 @@ def host_loop(
     *,
     keep: Reservoir | None = None,
     events: tuple[Any, Any] | None = None,
+    probe: tuple[Any, Any] | None = None,
 ) -> tuple[HostLoopReply, Any]:
     """``n`` iterations of ``refresh(i)`` (fresh inputs), a call through ``calls`` (the kernel's, or when not
     ``run_kernel`` the baseline's: the same stretch with a call of nothing, the same hand-over) and ``sync()`` (a
     device synchronize: work on every stream, a side stream's too, ends inside the iteration that launched it, and
     none overlaps the next refresh); each call's output is then offered to ``keep``. ``events`` (a CUDA start and
-    end event) are the ones ``calls`` records around every call, read after each synchronize.
+    end event) are the ones ``calls`` records around every call, read after each synchronize. With ``probe`` (a
+    pair of CUDA events), every iteration, the baseline's too (the difference of the two loops cancels it), spins
+    ``PROBE_CYCLES`` between them after its fresh inputs, just before the call: the clock the call starts at.
 
     Returns the reply (``inner_s``: the loop's wall seconds; ``enqueue_s``: the host seconds inside the kernel's
     calls, summed as ``calls`` measured them: the host's own cost of issuing the calls; ``events_s``: the calls'
     CUDA-event seconds, summed: their time on the current stream at the clocks this loop runs at; both 0 for the
-    baseline) and the last call's output (None without calls). The caller times the request from outside; the
-    difference of a loop with calls and one without is the calls' own time.
+    baseline; ``probe_s``: the probes' event seconds, summed) and the last call's output (None without calls). The
+    caller times the request from outside; the difference of a loop with calls and one without is the calls' own
+    time.
     """
     last: list[Any] = [None]
-    spent = [0.0, 0.0]
+    spent = [0.0, 0.0, 0.0]
+    before = refresh
+    if probe is not None:
+
+        def before(i: int) -> None:
+            refresh(i)
+            probe[0].record()
+            torch.cuda._sleep(PROBE_CYCLES)  # type: ignore[no-untyped-call]
+            probe[1].record()
 
     def done(i: int, out: Any, seconds: float) -> None:
         sync()
+        if probe is not None:
+            spent[2] += probe[0].elapsed_time(probe[1]) * 1e-3
         if run_kernel:
             spent[0] += seconds
             if events is not None:
@@ -269,12 +306,13 @@ def host_loop(
                 keep.offer(i, i, out)
 
     t_ready = time.perf_counter()
-    calls(n, before=refresh, after=done, events=None if events is None else lambda i: events)
+    calls(n, before=before, after=done, events=None if events is None else lambda i: events)
     reply: HostLoopReply = {
         "calls": n,
         "inner_s": time.perf_counter() - t_ready,
         "enqueue_s": spent[0],
         "events_s": spent[1],
+        "probe_s": spent[2],
     }
     return reply, last[0]
 

@@ -7,11 +7,11 @@ import triton.language as tl
 
 
 @triton.jit
-def median_kernel(x_ptr, v_ptr, i_ptr, cols, sx, BLOCK: tl.constexpr):
+def median_kernel(x_ptr, v_ptr, i_ptr, cols, sx, sc, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     i = tl.arange(0, BLOCK)
     m = i < cols
-    x = tl.load(x_ptr + row * sx + i, mask=m, other=0)
+    x = tl.load(x_ptr + row * sx + i * sc, mask=m, other=0)
     xi = x[:, None]
     xj = x[None, :]
     mj = m[None, :]
@@ -31,5 +31,5 @@ def custom_kernel(data):
     rows, cols = x.shape
     values = torch.empty(rows, dtype=x.dtype, device=x.device)
     indices = torch.empty(rows, dtype=torch.int64, device=x.device)
-    median_kernel[(rows,)](x, values, indices, cols, x.stride(0), BLOCK=triton.next_power_of_2(cols))
+    median_kernel[(rows,)](x, values, indices, cols, x.stride(0), x.stride(1), BLOCK=triton.next_power_of_2(cols))
     return torch.return_types.median((values, indices))

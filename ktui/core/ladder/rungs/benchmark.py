@@ -399,9 +399,10 @@ def _host_us_per_call(
 
     Returns ``us_per_call`` (µs), ``enqueue_us_per_call`` (µs the host spent inside a call, as the worker
     measured it: the host's own cost per call), ``events_us_per_call`` (the calls' CUDA events inside the loop, µs:
-    their GPU time at the clocks the loop runs at), ``samples_us`` (each measurement's µs per call) and, when the last
-    loop kept a call for ``bench_outputs``, what the candidate found of its output (``integrity``: empty when
-    nothing), else None.
+    their GPU time at the clocks the loop runs at), ``clock_ratio`` (the loop's clock probe, µs per spin, over the
+    probe right after the timed calls, ``spec["probe_us"]``: how much slower the loop's SM clock runs; 1 when
+    either is missing), ``samples_us`` (each measurement's µs per call) and, when the last loop kept a call for
+    ``bench_outputs``, what the candidate found of its output (``integrity``: empty when nothing), else None.
     """
     sources, index = ctx.sources(), spec["spec_index"]
     rnd = random.SystemRandom()
@@ -423,13 +424,15 @@ def _host_us_per_call(
             last[:] = [reply]
         return seconds, reply
 
-    def slopes(n: int, reps: int = 2) -> tuple[float, float, float, float]:
-        """(seconds per iteration with calls, without; host seconds inside a call and event seconds of a call, each
-        the least of the long requests'): per length the faster of ``reps`` requests, those with and without calls
-        alternating, the 2n ones last (the caller's last request is a full one: its kept call is verified)."""
+    def slopes(n: int, reps: int = 2) -> tuple[float, float, float, float, float]:
+        """(seconds per iteration with calls, without; host seconds inside a call, event seconds of a call and of
+        its clock probe, each the least of the long requests'): per length the faster of ``reps`` requests, those
+        with and without calls alternating, the 2n ones last (the caller's last request is a full one: its kept call
+        is verified)."""
         got: dict[tuple[int, bool], list[float]] = {}
         enqueue: list[float] = []
         events: list[float] = []
+        probes: list[float] = []
         for length in (n, 2 * n):
             for _ in range(reps):
                 for run_kernel in (False, True):
@@ -438,26 +441,30 @@ def _host_us_per_call(
                     if run_kernel and length == 2 * n:
                         enqueue.append(reply.get("enqueue_s", 0.0) / max(reply.get("calls", 1), 1))
                         events.append(reply.get("events_s", 0.0) / max(reply.get("calls", 1), 1))
+                        probes.append(reply.get("probe_s", 0.0) / max(reply.get("calls", 1), 1))
         per = {k: (min(got[(2 * n, k)]) - min(got[(n, k)])) / n for k in (False, True)}
-        return per[True], per[False], min(enqueue), min(events)
+        return per[True], per[False], min(enqueue), min(events), min(probes)
 
     # seconds per call, roughly: sizes the loops (the shorter to ~HOST_LOOP_S)
-    full, base, _, _ = slopes(10, reps=1)
+    full, base, *_ = slopes(10, reps=1)
     calls = int(max(10, min(5000, HOST_LOOP_S / max(full - base, 1e-6))))
+    hot_probe_us = spec.get("probe_us", 0.0)
 
-    def measure() -> tuple[float, float, float]:
-        full, base, enqueue, events = slopes(calls)
-        return max(full - base, 0.0) * 1e6, max(enqueue, 0.0) * 1e6, max(events, 0.0) * 1e6
+    def measure() -> tuple[float, float, float, float]:
+        full, base, enqueue, events, probe = slopes(calls)
+        ratio = probe * 1e6 / hot_probe_us if probe > 0 and hot_probe_us > 0 else 1.0
+        return max(full - base, 0.0) * 1e6, max(enqueue, 0.0) * 1e6, ratio, max(events, 0.0) * 1e6
 
     samples = [measure()]
-    if median_us > 0 and host_escape(median_us, *samples[0]) == "fail":  # (h, enqueue, loop events)
+    if median_us > 0 and host_escape(median_us, *samples[0][:3]) == "fail":  # (h, enqueue, clock ratio)
         samples += [measure(), measure()]
-    us, enqueue_us, events_us = sorted(samples)[len(samples) // 2]
+    us, enqueue_us, ratio, events_us = sorted(samples)[len(samples) // 2]
     figures = {
         "us_per_call": us,
         "enqueue_us_per_call": enqueue_us,
         "events_us_per_call": events_us,
-        "samples_us": [h for h, _, _ in samples],
+        "clock_ratio": ratio,
+        "samples_us": [h for h, *_ in samples],
     }
     if not last or not last[-1].get("kept"):
         return figures, None
@@ -508,18 +515,27 @@ HOST_FAIL_RATIO, HOST_FAIL_GAP_US = 1.4, 50.0
 HOST_WARN_RATIO, HOST_WARN_GAP_US = 1.2, 20.0
 
 
-def host_escape(median_us: float, host_us: float, enqueue_us: float, loop_events_us: float = 0.0) -> str:
+# The most the loop's clock may explain: the probe's spin slower by more than this is not the clock (the H100's idle
+# 345 MHz against its 1,980 MHz boost is 5.7x; a loop's duty cycle keeps it well above idle: red team 24's top-k
+# read 2.3-3.3x, 2026-12-06)
+CLOCK_RATIO_CAP = 4.0
+
+
+def host_escape(median_us: float, host_us: float, enqueue_us: float, clock_ratio: float = 1.0) -> str:
     """``fail``, ``warn`` or '' for a device-synchronized loop of ``host_us`` per call against the CUDA events'
     ``median_us`` and the host's enqueue time ``enqueue_us`` (all µs): after the sync of the previous iteration the
     GPU idles while the host issues the call, so a call takes at most its enqueue time plus its GPU time (softmax/v1
     on an H200: 258 + 65 us against 386 us measured, a false alarm when only the larger of the two was counted); what
     exceeds that by ``HOST_FAIL_RATIO`` and ``HOST_FAIL_GAP_US`` is GPU work the events do not see (a side stream).
 
-    The GPU time is the larger of the timed calls' median and ``loop_events_us``, the same calls' events inside the
-    loop: a GPU that idles between the loop's calls runs them at lower clocks than back to back (red team 24's honest
-    top-k, compute-bound, on the H100, 2026-12-06: events 74 us back to back, loop 168-245 us in three measurements
-    against 77 us of enqueue). Both are events on the current stream: work on another stream is in neither."""
-    explained = max(median_us, loop_events_us) + enqueue_us
+    The GPU time is the median at the loop's clocks: ``median_us`` times ``clock_ratio`` (the loop's clock probe
+    over the one right after the timed calls, ``timing.clock_probe``; at least 1, at most ``CLOCK_RATIO_CAP``): a
+    GPU that idles between the loop's calls runs them at lower clocks than back to back (red team 24's honest top-k,
+    compute-bound, on the H100, 2026-12-06: events 74 us back to back, loop 168-245 us in three measurements against
+    77 us of enqueue). The loop's own events of the calls cannot stand in for it: work on another stream contends
+    with the call's own half in the loop and stretches its events too (side_stream_half_bad on the H100: events
+    1,328 us, loop 2,808 us, passed when the loop's events counted)."""
+    explained = median_us * min(max(clock_ratio, 1.0), CLOCK_RATIO_CAP) + enqueue_us
     gap = host_us - explained
     if host_us > HOST_FAIL_RATIO * explained and gap > HOST_FAIL_GAP_US:
         return "fail"
@@ -542,7 +558,8 @@ def benchmark_result(
     and TFLOP/s, and the roofline (``peaks.roofline``): ``sol_pct``, % of the device's datasheet peak (an honest
     kernel stays at or under 100%), and ``measured_pct``, % of the measured ceilings.
 
-    ``host`` maps a spec index to ``{"us_per_call", "enqueue_us_per_call", "events_us_per_call", "samples_us"}``
+    ``host`` maps a spec index to ``{"us_per_call", "enqueue_us_per_call", "events_us_per_call", "clock_ratio",
+    "samples_us"}``
     (see ``_host_us_per_call``).
     Fails, naming the spec and the call, when a kept timed call's output is wrong or changed after its call returned
     (``recheck``: ``_verify_kept``'s verdicts) or a kept host-loop call's (``host_recheck``), when a time is faster
@@ -578,14 +595,16 @@ def benchmark_result(
         hl = host.get(i)
         if hl is not None:
             h, q, ev = hl["us_per_call"], hl.get("enqueue_us_per_call", 0.0), hl.get("events_us_per_call", 0.0)
+            clock = hl.get("clock_ratio", 1.0)
             e["host_us_per_call"], e["enqueue_us_per_call"], e["loop_events_us_per_call"] = h, q, ev
+            e["loop_clock_ratio"] = clock
             samples, told = hl.get("samples_us") or [], ""
             if len(samples) > 1:
                 e["host_samples_us"] = samples
                 told = f" (the median of {len(samples)} measurements: {', '.join(f'{x:.4g}' for x in samples)} us)"
-            escape = host_escape(med, h, q, ev)
+            escape = host_escape(med, h, q, clock)
             if escape == "fail":
-                in_loop = f" ({ev:.4g} us inside the loop)" if ev else ""
+                in_loop = f" ({ev:.4g} us inside the loop, whose clock runs {clock:.2g}x slower)" if ev else ""
                 problems.append(
                     f"spec={label}: timing escapes the events: CUDA events give {med:.4g} us{in_loop} and the "
                     f"host enqueues a call in {q:.4g} us, but a device-synchronized loop takes {h:.4g} "
