@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 import torch
 
 from ktui.core.results import Status
@@ -240,3 +241,103 @@ def test_an_overflow_where_the_reference_saturates_fails(make_ws, ladder_for):
     corr_rung = bad.rung("correctness")
     assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
     assert "got inf" in corr_rung.summary, corr_rung.summary
+
+
+def test_one_elements_large_native_error_no_longer_sets_the_bar_for_every_element(make_ws, ladder_for):
+    """Red team round 25, #2: ``log(x + finfo(x.dtype).eps)`` on images whose first sixteenth is black: the float64
+    run adds float64's eps, so the reference in float32 is off by 20 on the black pixels and by ~4e-7 elsewhere. The
+    native allowance, 8x the *largest* native error, let a fast log (a Mitchell approximation, 0.06 off on every
+    other pixel) pass "at 0% of tolerance". Each element's bar is now the native error near it
+    (``compare.local_native_check``); the honest log of float32's eps still passes."""
+    ref = R / "rt25_logimg.py"
+    checked = dict(seeds=1, seed=3, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "logimg", K / "rt25_logimg_good.py", reference=ref, **checked))
+    bad = run(make_ws, ladder_for, "logimg", K / "rt25_logimg_fastlog_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    text = corr_rung.summary + (corr_rung.error.message if corr_rung.error else "")
+    assert "further off than 8x the error of the reference computed in float32 near them (within 128 elements)" in text
+    assert "(its largest, 20, is elsewhere and sets no bar here)" in text, text
+
+
+def test_local_errors_are_the_largest_native_error_within_the_window():
+    from ktui.worker.native import LOCAL_WINDOW, local_errors
+
+    n = 4 * LOCAL_WINDOW
+    a = torch.full((n,), 1e-7, dtype=torch.float64)
+    a[10] = 20.0
+    b = torch.zeros(n, dtype=torch.float64)
+    b[3 * LOCAL_WINDOW] = 0.5  # a second run's own worst element
+    loc = local_errors([a, b])
+    assert loc.dtype == torch.float32 and loc.shape == (n,)
+    assert float(loc[10 + LOCAL_WINDOW]) == 20.0 and float(loc[11 + LOCAL_WINDOW]) == pytest.approx(1e-7)
+    assert float(loc[2 * LOCAL_WINDOW]) == 0.5 and float(loc[2 * LOCAL_WINDOW - 1]) == pytest.approx(1e-7)
+    assert float(loc[0]) == 20.0 and float(loc[-1]) == 0.5
+    assert local_errors([torch.tensor([3.0], dtype=torch.float64)]).tolist() == [3.0]
+
+
+def test_calls_run_under_no_grad_inference_mode_and_with_inputs_that_require_grad(make_ws, ladder_for):
+    """Red team round 25, #4 and #5: every checked call ran with grad enabled on detached inputs, so a SiLU wrong
+    only when ``x.requires_grad`` (the reference's generate_input makes it so), one that writes over its input under
+    ``torch.no_grad()``, and one wrong on inference tensors all passed every rung. A case per mode
+    (``cases.GRAD_MODES``, ``ktui.worker.grad_modes``) calls them as real use does; the honest twin passes all."""
+    ref = R / "rt17_silu_requires_grad.py"
+    checked = dict(seeds=1, seed=3, layouts=False, fuzz=False, rungs=("compile", "run", "correctness"))
+    ok = good(run(make_ws, ladder_for, "silu", K / "rt17_silu_requires_grad_good.py", reference=ref, **checked))
+    assert ok.rung("correctness").status is Status.OK
+    expect = {
+        "rt25_silu_training_path_bad.py": ("grad=requires_grad", "elements outside atol"),
+        "rt25_silu_no_grad_in_place_bad.py": ("grad=no_grad", "out aliases in"),
+        "rt25_silu_is_inference_bad.py": ("grad=inference", "elements outside atol"),
+    }
+    for kernel, (mode, why) in expect.items():
+        bad = run(make_ws, ladder_for, "silu", K / kernel, reference=ref, **checked)
+        corr_rung = bad.rung("correctness")
+        assert corr_rung is not None and corr_rung.status is Status.FAILED, (kernel, [r.line() for r in bad.rungs])
+        text = corr_rung.summary + (corr_rung.error.message if corr_rung.error else "")
+        assert mode in text and why in text, (kernel, text)
+
+
+def test_every_run_has_one_case_per_grad_mode_on_a_fixed_spec():
+    from ktui.core.ladder.cases import GRAD_MODES, GRAD_SEED, make_cases
+    from ktui.core.ladder.context import LadderOptions
+
+    describe = {"tests": [{"n": 1}, {"n": 127}, {"n": 4099}], "distributions": ["native"], "fuzzed": []}
+    cases = make_cases(describe, LadderOptions(), seed=11)  # type: ignore[arg-type]
+    grads = [c for c in cases if c.get("grad")]
+    assert [c["grad"] for c in grads] == list(GRAD_MODES)
+    assert [c["seed"] for c in grads] == [11 + GRAD_SEED + j for j in range(3)]
+    assert all(c["spec_index"] in (0, 1, 2) and "layout" not in c and "dist" not in c for c in grads)
+
+
+def test_an_autotuned_kernel_that_accumulates_during_its_own_benchmark_fails(make_ws, ladder_for):
+    """Red team round 26, #7: a split-K ``atomic_add`` row sum autotuned without ``reset_to_zero`` accumulates
+    every config's benchmark runs into its output on the first call of each key (3x the sum under the
+    interpreter's one-call benchmark; hundreds of times on a GPU), and an autotuned ``x += y`` without
+    ``restore_value`` adds y once per benchmark run. ktui restored every tensor argument after each config's
+    benchmark, which hid both; the autotuner's own-choice cases now run as Triton does. The twin with
+    ``reset_to_zero`` passes."""
+    checked = dict(seeds=1, seed=3, distributions=False, layouts=False, rungs=("compile", "run", "correctness"))
+    ref = R / "rt26_rowsum.py"
+    good(run(make_ws, ladder_for, "rowsum", K / "rt26_rowsum_splitk_reset_good.py", reference=ref, **checked))
+    for problem, kernel in (("rowsum", "rt26_rowsum_splitk_noreset_bad.py"), ("iadd", "rt26_iadd_autotune_bad.py")):
+        bad = run(make_ws, ladder_for, problem, K / kernel, reference=R / f"rt26_{problem}.py", **checked)
+        corr_rung = bad.rung("correctness")
+        assert corr_rung is not None and corr_rung.status is Status.FAILED, (kernel, [r.line() for r in bad.rungs])
+        assert "config=auto(" in corr_rung.summary, corr_rung.summary
+
+
+def test_a_laid_out_case_is_named_by_an_input_it_laid_out(make_ws, ladder_for):
+    """New-user trial 26, F2: a w8a16 kernel reading its scale as contiguous fails only on laid-out cases, but with
+    M = 1 the first input, x (1, K), stays contiguous under every relayout, and the failures were named after it:
+    no layout at all ("spec=(1, 129, 127, bf16) seed=... dist=shifted"). The name is now the layout of the first
+    input the case left non-contiguous, with every input's strides."""
+    checked = dict(seeds=1, seed=5, distributions=False, fuzz=False, rungs=("compile", "run", "correctness"))
+    ref = R / "nu26_w8a16.py"
+    good(run(make_ws, ladder_for, "w8a16", K / "nu26_w8a16_tiled_good.py", reference=ref, **checked))
+    bad = run(make_ws, ladder_for, "w8a16", K / "nu26_w8a16_scale_stride_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    text = corr_rung.summary + (corr_rung.error.message if corr_rung.error else "")
+    named = [ln for ln in text.splitlines() if "spec=" in ln]
+    assert named and all("layout=" in ln and "strides" in ln for ln in named), named

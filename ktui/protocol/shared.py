@@ -50,6 +50,10 @@ class Case(TypedDict):
     calls: NotRequired[int]  # the burst: this many calls in a row, each on fresh inputs
     # ``scalars``: Python int, bool and float arguments moved, by path: ``{"[1]": "+1"}`` (``cases.move_ints``)
     vary: NotRequired[dict[str, str]]
+    # how real use calls: under ``torch.no_grad()``, under ``torch.inference_mode()`` (the inputs made in it too:
+    # inference tensors), or with the inputs ``generate_input`` made requiring grad as it made them
+    # (``ktui.worker.grad_modes``)
+    grad: NotRequired[Literal["no_grad", "inference", "requires_grad"]]
 
 
 OutputLeaf = TypedDict(

@@ -649,12 +649,15 @@ def _pruned(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[A
 
 
 def install_autotune_hooks() -> None:
-    """Config pinning (``pinned_config``), config counting in dry mode, the interpreter's benchmarker for the
-    autotuner's own choice, and restored inputs around each config's benchmark."""
+    """Config pinning (``pinned_config``), config counting in dry mode, and the interpreter's benchmarker for the
+    autotuner's own choice. The autotuner benchmarks its configs on the call's own arguments, as in real use: an
+    output it accumulates into without ``reset_to_zero`` or an input it updates in place without ``restore_value``
+    is left as Triton leaves it (ktui restored every tensor argument after each config's benchmark, an implicit
+    ``restore_value`` the user's autotuner does not have, and a split-K ``atomic_add`` row sum that returns 3x the
+    sum on the first call of each key in real use passed: red team round 26, #7)."""
     if "autotune" in _INSTALLED:
         return
     _INSTALLED.add("autotune")
-    import torch
     from triton.runtime import autotuner
 
     inner_run = autotuner.Autotuner.run  # already wrapped by install_triton for dry mode
@@ -682,16 +685,3 @@ def install_autotune_hooks() -> None:
         return self.fn.run(*args, **kwargs, **config.all_kwargs())
 
     autotuner.Autotuner.run = run
-
-    orig_bench = getattr(autotuner.Autotuner, "_bench", None)
-    if orig_bench is not None:
-
-        def bench(self: Any, *args: Any, config: Any, **meta: Any) -> Any:
-            saved = [(a, a.clone()) for a in args if isinstance(a, torch.Tensor)]
-            try:
-                return orig_bench(self, *args, config=config, **meta)
-            finally:
-                for a, copy in saved:
-                    a.copy_(copy)
-
-        autotuner.Autotuner._bench = bench

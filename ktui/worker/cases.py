@@ -69,14 +69,15 @@ LAYOUTS = ("transposed", "padded", "offset", "expanded", "mixed", "permuted", "c
 
 
 def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
-    """``spec=(4, 129) seed=5 dist=heavy layout=offset config=softmax_kernel:2,reduce_kernel:0 fill=decoy``: how
+    """``spec=(4, 129) seed=5 dist=heavy layout=offset config=softmax_kernel:2,reduce_kernel:0 fill=decoy
+    grad=no_grad``: how
     failures name the case; a ``layout_detail`` in ``case`` (``layout_detail``: each input's layout and strides, the
     judge's) follows the layout in parentheses. ``config`` lists the config each autotuned kernel launched
     (``configs``, recorded by the candidate: index into the kernel's ``configs``), ``config=auto(softmax_kernel:2)``
     where the autotuner chose, or the case's own ``config`` before the call has run (``config=1``,
     ``config=auto``)."""
     parts = [f"spec={spec_label}", f"seed={case['seed']}"]
-    for key in ("dist", "layout", "config", "fill"):
+    for key in ("dist", "layout", "config", "fill", "grad"):
         if key == "dist" and case.get("vary"):  # the int and bool arguments the scalars case moved
             parts.append(f"dist={case.get('dist')} vary={','.join(p + m for p, m in case['vary'].items())}")
             continue

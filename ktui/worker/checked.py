@@ -26,6 +26,7 @@ from ktui.protocol import (
 from ktui.worker import allocation, capture, global_state, integrity
 from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
+from ktui.worker.grad_modes import call_mode, case_mode, requires_grad_again
 from ktui.worker.guards import Guards
 from ktui.worker.interp_bounds import is_out_of_bounds
 from ktui.worker.problem import Problem, ProblemCache, inputs_only
@@ -95,7 +96,7 @@ class CheckedCalls:
                 # torch's global settings read before and after the call, on the kernel's thread, between the
                 # call's steps, and put back when it changed them (``global_state.settled_call``): a change fails
                 # the case after its out-of-bounds check
-                out, self.state_changed = global_state.settled_call(fn, data, self.device)
+                out, self.state_changed = global_state.settled_call(call_mode(fn, case), data, self.device)
         self._sync()
         return out, time.perf_counter() - t0
 
@@ -249,101 +250,104 @@ class CheckedCalls:
                 results.append(entry)
                 progress({"done": i + 1, "total": len(cases), "entry": entry})  # streamed as every case is
                 continue
-            for rep in range(case.get("repeat", 1)):
-                guards = Guards()  # canaries around every input and every torch.empty* of the call (cases.md oob)
-                data = guards.wrap_data(build_input(problem, case, self.device))
-                bufs = problem.output_buffers(data)
-                for j, buf in enumerate(bufs):
-                    if case.get("fill") == "decoy":
-                        decoy_(buf, case["seed"] + 7919 * (j + 1))
-                    else:
-                        poison_(buf)
-                inputs = inputs_only(problem, data)
-                before = flatten(inputs, "in")  # the caller's objects: checked after the call, whatever fields hold
-                h_before = hash_flat(before)
-                where_before = geometry(before)
-                try:
-                    out, seconds = self._call(fn, data, case, guards)
-                    if capture.configs_ran():  # the config each autotuned kernel launched: in the case's name
-                        entry["configs"] = capture.configs_ran()
-                        label = case_label(label_of(problem, case), entry)
-                    guards.name_outputs(out)
-                    out_of_bounds = guards.violations()
-                except BaseException as exc:
-                    if isinstance(exc, KeyboardInterrupt):
-                        raise
-                    if (
-                        (case.get("layout", "contiguous") != "contiguous" or case.get("dist") == "scalars")
-                        and not isinstance(exc, SystemExit)
-                        and not is_out_of_bounds(exc)  # a memory error, whatever the layout
-                        and not loses_context(exc)  # a CUDA fault: no synchronize may follow it
-                    ):
-                        self._sync()
-                        entry["unsupported"] = (
-                            f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-                            if str(exc)
-                            else type(exc).__name__
-                        )
-                        break
-                    shown = {**entry, "configs": capture.configs_ran()}  # the configs it ran when it raised
-                    reraise_as_case(exc, case_label(label_of(problem, case), shown))
-                finally:
-                    guards.close()
-                if out_of_bounds:
-                    raise CaseFailed(_out_of_bounds(label, out_of_bounds, out, inputs))
-                if self.state_changed:
-                    raise CaseFailed(f"{label}: {self.state_changed}")
-                folder = out_dir / f"case{base + i}" / (f"repeat{rep}" if rep else "")
-                out_digests: list[str] = []
-                in_digests: list[str] = []
-                try:
-                    leaves = save_outputs(out, folder, expected[i] if i < len(expected) else None, out_digests)
-                except NestingError as exc:
-                    raise KernelError(f"{label}: {exc}") from None
-                if rep == 0:
-                    try:  # the inputs as the call left them: the judge decides from these bytes (the hashes: hints)
-                        inputs_after = save_input_leaves(before, folder, in_digests)
+            with case_mode(case):  # (inference: the inputs are inference tensors; ktui.worker.grad_modes)
+                for rep in range(case.get("repeat", 1)):
+                    guards = Guards()  # canaries around every input and every torch.empty* of the call (cases.md oob)
+                    data = guards.wrap_data(build_input(problem, case, self.device))
+                    bufs = problem.output_buffers(data)
+                    for j, buf in enumerate(bufs):
+                        if case.get("fill") == "decoy":
+                            decoy_(buf, case["seed"] + 7919 * (j + 1))
+                        else:
+                            poison_(buf)
+                    if case.get("grad") == "requires_grad":  # after ktui's own writes: its inputs as generated
+                        requires_grad_again(data, problem.grad_paths, flatten)
+                    inputs = inputs_only(problem, data)
+                    before = flatten(inputs, "in")  # the caller's objects: checked after the call, whatever fields hold
+                    h_before = hash_flat(before)
+                    where_before = geometry(before)
+                    try:
+                        out, seconds = self._call(fn, data, case, guards)
+                        if capture.configs_ran():  # the config each autotuned kernel launched: in the case's name
+                            entry["configs"] = capture.configs_ran()
+                            label = case_label(label_of(problem, case), entry)
+                        guards.name_outputs(out)
+                        out_of_bounds = guards.violations()
+                    except BaseException as exc:
+                        if isinstance(exc, KeyboardInterrupt):
+                            raise
+                        if (
+                            (case.get("layout", "contiguous") != "contiguous" or case.get("dist") == "scalars")
+                            and not isinstance(exc, SystemExit)
+                            and not is_out_of_bounds(exc)  # a memory error, whatever the layout
+                            and not loses_context(exc)  # a CUDA fault: no synchronize may follow it
+                        ):
+                            self._sync()
+                            entry["unsupported"] = (
+                                f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+                                if str(exc)
+                                else type(exc).__name__
+                            )
+                            break
+                        shown = {**entry, "configs": capture.configs_ran()}  # the configs it ran when it raised
+                        reraise_as_case(exc, case_label(label_of(problem, case), shown))
+                    finally:
+                        guards.close()
+                    if out_of_bounds:
+                        raise CaseFailed(_out_of_bounds(label, out_of_bounds, out, inputs))
+                    if self.state_changed:
+                        raise CaseFailed(f"{label}: {self.state_changed}")
+                    folder = out_dir / f"case{base + i}" / (f"repeat{rep}" if rep else "")
+                    out_digests: list[str] = []
+                    in_digests: list[str] = []
+                    try:
+                        leaves = save_outputs(out, folder, expected[i] if i < len(expected) else None, out_digests)
                     except NestingError as exc:
-                        raise KernelError(f"{label}: the inputs after the call: {exc}") from None
-                    in_place = problem.inplace_tensors(data)
-                    if in_place:  # declared in-place inputs: their contents after the call are judged as outputs
-                        try:
-                            entry["inplace_outputs"] = save_outputs(in_place, folder / "inplace")
-                        except NestingError as exc:  # (a dict of tensors: cannot nest)
-                            raise KernelError(f"{label}: {exc}") from None
-                        kept.append((entry, in_place, hash_data(in_place), "changed_after"))
-                    entry.update(
-                        {
-                            "seconds": round(seconds, 6),
-                            "input_hash_before": h_before,
-                            "input_hash_after": hash_flat(before, in_digests),
-                            "inputs_after": inputs_after,
-                            "outputs": leaves,
-                            "structure": structure(out),
-                            "aliases": aliases(out, inputs),
-                            "shared_outputs": shared_outputs(out),
-                            "buffer_leaves": buffer_leaves(out, bufs),
-                        }
-                    )
-                    replaced = replaced_leaves(before, inputs)  # a field or an entry the call pointed elsewhere
-                    if replaced:
-                        entry["inputs_replaced"] = replaced
-                    repointed = repointed_leaves(before, where_before)  # set_, resize_, as_strided_, .data =
-                    if repointed:
-                        entry["inputs_repointed"] = repointed
-                    states = generator_states(before)  # where the call left each generator it was given
-                    if states:
-                        entry["generators_after"] = states
-                    patched = integrity.tampered(self.baseline, own_only=True)  # ktui's own code, after every case
-                    if patched:
-                        entry["tampered"] = patched
-                    if readable(leaves):  # bytes sent: readable
-                        kept.append((entry, out, hash_data(out, out_digests), "changed_after"))
-                    kept.append((entry, before, entry["input_hash_after"], "inputs_changed_after"))
-                else:
-                    entry["repeat_outputs"] = leaves
-                    entry["repeat_dir"] = f"repeat{rep}"
-                del out, data
+                        raise KernelError(f"{label}: {exc}") from None
+                    if rep == 0:
+                        try:  # the inputs as the call left them: the judge decides from these bytes (the hashes: hints)
+                            inputs_after = save_input_leaves(before, folder, in_digests)
+                        except NestingError as exc:
+                            raise KernelError(f"{label}: the inputs after the call: {exc}") from None
+                        in_place = problem.inplace_tensors(data)
+                        if in_place:  # declared in-place inputs: their contents after the call are judged as outputs
+                            try:
+                                entry["inplace_outputs"] = save_outputs(in_place, folder / "inplace")
+                            except NestingError as exc:  # (a dict of tensors: cannot nest)
+                                raise KernelError(f"{label}: {exc}") from None
+                            kept.append((entry, in_place, hash_data(in_place), "changed_after"))
+                        entry.update(
+                            {
+                                "seconds": round(seconds, 6),
+                                "input_hash_before": h_before,
+                                "input_hash_after": hash_flat(before, in_digests),
+                                "inputs_after": inputs_after,
+                                "outputs": leaves,
+                                "structure": structure(out),
+                                "aliases": aliases(out, inputs),
+                                "shared_outputs": shared_outputs(out),
+                                "buffer_leaves": buffer_leaves(out, bufs),
+                            }
+                        )
+                        replaced = replaced_leaves(before, inputs)  # a field or an entry the call pointed elsewhere
+                        if replaced:
+                            entry["inputs_replaced"] = replaced
+                        repointed = repointed_leaves(before, where_before)  # set_, resize_, as_strided_, .data =
+                        if repointed:
+                            entry["inputs_repointed"] = repointed
+                        states = generator_states(before)  # where the call left each generator it was given
+                        if states:
+                            entry["generators_after"] = states
+                        patched = integrity.tampered(self.baseline, own_only=True)  # ktui's own code, after every case
+                        if patched:
+                            entry["tampered"] = patched
+                        if readable(leaves):  # bytes sent: readable
+                            kept.append((entry, out, hash_data(out, out_digests), "changed_after"))
+                        kept.append((entry, before, entry["input_hash_after"], "inputs_changed_after"))
+                    else:
+                        entry["repeat_outputs"] = leaves
+                        entry["repeat_dir"] = f"repeat{rep}"
+                    del out, data
             results.append(entry)
             # each case as it ran: the judge compares them while the rest run (the first sweep: the first verdict);
             # the reply's entry is the final one (the end-of-request checks), which is judged again where it differs

@@ -28,9 +28,10 @@ from ktui.worker.accumulator import FLOAT32_U, pair_magnitude
 from ktui.worker.cases import build_input, case_label, label_of
 from ktui.worker.conditioning import GROSS_SLACK, rounding_slack, truth_slack
 from ktui.worker.ftz import ftz_allowance
+from ktui.worker.grad_modes import MODE_FLAGS
 from ktui.worker.indices import IndexSource, declared, index_allowance, select_verdict, traced_index_verdict
 from ktui.worker.locate import index_of, where_bad
-from ktui.worker.native import entry_rounding_allowance
+from ktui.worker.native import LOCAL_WINDOW, entry_rounding_allowance
 from ktui.worker.native import rounding_allowance as truth_moves
 from ktui.worker.problem import Problem, _map, inputs_only, output_dtype
 from ktui.worker.structure import mismatch
@@ -488,7 +489,7 @@ def judge_leaf(
                 f"{path} is a {g['class']}, a subclass of torch.Tensor: return a plain tensor (a "
                 "subclass can change what reading it gives)"
             )
-        why = flagged_output(prep, path, g)
+        why = flagged_output(prep, path, g, case.get("grad"))
         if why:
             return why
         why = wrong_device(path, g, case, device)
@@ -568,6 +569,8 @@ def judge_leaf(
         )
     if m["ok"] and tol.mode == "allclose" and exp_tensor and g["kind"] == "tensor":
         zeros_where_the_truth_is_not(problem, prep, m, out, exp, ref, path, large)
+    if m["ok"] and not m.get("reference_fails") and exp_tensor and g["kind"] == "tensor":
+        local_native_check(prep, m, out, ref, tol, path)
     if path and not m["ok"]:
         m["reason"] = f"output {path}: {m['reason']}"
     precision_check(prep, path, m)
@@ -591,13 +594,15 @@ FLAG_HARM = {
 }
 
 
-def flagged_output(prep: dict[str, Any], path: str, g: OutputLeaf) -> str:
+def flagged_output(prep: dict[str, Any], path: str, g: OutputLeaf, grad: str | None = None) -> str:
     """Why output leaf ``g`` is not a tensor a caller can use as the reference's ('' when it is): a flag of
     ``tensors.OUTPUT_FLAGS`` the reference's output at ``path`` does not have (``prep["flags"]``): an inference tensor
     (``@torch.inference_mode()`` on custom_kernel passed every rung: red team round 21, F1), one that requires grad
     or a lazily conjugated view (red team round 21b, F3). A reference whose output has a flag lets the version's
     have it there."""
     theirs = set((prep.get("flags") or {}).get(path, []))
+    if grad in MODE_FLAGS:  # the reference called in the case's grad mode has it too (``worker.grad_modes``)
+        theirs.add(MODE_FLAGS[grad])
     extra = [f for f in g.get("flags") or [] if f not in theirs]
     if not extra:
         return ""
@@ -837,6 +842,48 @@ def zeros_where_the_truth_is_not(
             f"{index_of(i, shape)}: got {float(o[i]):.6g}, expected {float(r[i]):.6g} (values skipped or flushed: "
             "within atol, but a caller's log or division turns each into an infinity) "
             f"({where_bad(firm.reshape(shape))})"
+        ),
+    )
+
+
+def local_native_check(
+    prep: dict[str, Any], m: dict[str, Any], out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, path: str
+) -> None:
+    """Fail the passing leaf ``m`` where an element is further off than the tolerance's own allowance plus
+    ``tol.native_factor`` (``NATIVE_FACTOR``, 8, by default) times the reference's own error *near it*
+    (``native.local_errors``: within ``LOCAL_WINDOW`` elements, over the same native runs), though within that
+    factor times its largest error anywhere (``tol.native_err``, which the leaf's verdict allowed every element).
+    One element whose native error is large set the bar for all: ``log(x + finfo(x.dtype).eps)`` on images with
+    black pixels, whose float64 run reads float64's eps there (native error 20 at those pixels, 4e-7 elsewhere),
+    let a fast log 0.06 off on every other pixel pass at "0% of tolerance" (red team round 25, #2). Applies to
+    full-precision outputs judged with the native allowance (``tol.native_atol`` > 0), where the judge kept the
+    local errors (at most ``native.LOCAL_MAX`` elements); elements where the output or the truth is not finite are
+    the verdict's own."""
+    loc = (prep.get("native_local") or {}).get(path)
+    if loc is None or tol.mode != "allclose" or tol.native_atol <= 0 or out.is_complex() or ref.is_complex():
+        return
+    if not out.is_floating_point() or out.numel() != loc.numel() or ref.numel() != loc.numel():
+        return
+    o = out.detach().to("cpu", torch.float64).reshape(-1)
+    r = ref.detach().to("cpu", torch.float64).reshape(-1)
+    d = (o - r).abs()
+    allow = tol.elementwise(r.abs(), torch.finfo(out.dtype).tiny) + tol.native_factor * loc.to(torch.float64)
+    beyond = torch.isfinite(o) & torch.isfinite(r) & (d > allow)
+    n = int(beyond.sum())
+    if not n:
+        return
+    i = int(torch.nonzero(beyond)[0])
+    shape = tuple(out.shape)
+    dt = tol.native_dtype or dtype_name(out.dtype)
+    m.update(
+        ok=False,
+        score=max(float(m.get("score", 0.0)), float((d[beyond] / allow[beyond]).max())),
+        reason=(
+            f"{n} of {out.numel()} element{'s' * (n != 1)} further off than {tol.native_factor:g}x the error of the "
+            f"reference computed in {dt} near them (within {LOCAL_WINDOW} elements) plus atol/rtol, first at "
+            f"{index_of(i, shape)}: got {float(o[i]):.6g}, expected {float(r[i]):.6g}, off by {float(d[i]):.3g} where "
+            f"the reference's own error nearby is at most {float(loc[i]):.2g} (its largest, {tol.native_err:.2g}, "
+            f"is elsewhere and sets no bar here) ({where_bad(beyond.reshape(shape))})"
         ),
     )
 

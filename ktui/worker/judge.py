@@ -240,10 +240,14 @@ class Judge:
         def native(d: Any, keep: list[Any] | None = None) -> Any:  # the native reference, in that order too
             return canonical_(problem.reference_native(d, keep), unordered)
 
-        first = next((t for _, t in flatten(inputs) if isinstance(t, torch.Tensor) and t.numel() > 1), None)
+        # the case's layout as the first input it left non-contiguous has it: the first input may stay contiguous
+        # (x of shape (1, K) transposed; the case's scale expanded), and its "contiguous" hid the layout from the
+        # failure's name (new-user trial 26 F2)
+        laid = (layout_of(t) for _, t in flatten(inputs) if isinstance(t, torch.Tensor) and t.numel() > 1)
+        first = next((name for name in laid if name != "contiguous"), None)
         facts = input_facts(inputs)
         entry: dict[str, Any] = {
-            "layout_name": layout_of(first) if first is not None and case.get("layout") else None,
+            "layout_name": first if case.get("layout") else None,
             "layout_detail": layout_detail(inputs) if case.get("layout") else "",
             "inputs": facts,  # each input's description and digest: what the call must leave as it is
             # (``compare.layout_mismatch``: a row-major reference output from row-major inputs asks the same)
@@ -305,8 +309,9 @@ class Judge:
         ):
             # What the reference computed in the native precision achieves (cases.md honest-fp32): the default
             # tolerance allows a stated multiple of it (``ktui.worker.native``).
+            entry["native_local"] = {}  # each element's own bar (``compare.local_native_check``)
             entry["native_err"] = native_errors(  # on the judge's device, as the TF32 figures above
-                native, _map, data, expected, ref, case["seed"]
+                native, _map, data, expected, ref, case["seed"], local=entry["native_local"]
             )
         if inplace_native and precision == "float64":  # and of the in-place inputs, by the same rules
 
@@ -447,8 +452,15 @@ class Judge:
             or (isinstance(e, torch.Tensor) and not e.is_floating_point() and e.dtype != torch.bool)
             for _, e in flatten(entry["expected"])
         ):
+            entry["native_local"] = {}
             entry["native_err"] = native_errors(
-                lambda d: canonical_(problem.reference_native(d), unordered), _map, data, expected, ref, seed
+                lambda d: canonical_(problem.reference_native(d), unordered),
+                _map,
+                data,
+                expected,
+                ref,
+                seed,
+                local=entry["native_local"],
             )
         del data, expected, ref
         return entry

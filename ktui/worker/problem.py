@@ -371,6 +371,7 @@ class Problem:
             raise ProblemError(f"references/{name}.py: unknown input_distributions {unknown}; known: {DISTRIBUTIONS}")
         self.contiguous_only = bool(getattr(self.module, "contiguous_only", False))
         self.allow_nan = bool(getattr(self.module, "allow_nan", False))
+        self.grad_paths: frozenset[str] = frozenset()  # the inputs the last generate_input made requiring grad
         self._flops: Callable[..., Any] | None = getattr(self.module, "flops", None)
         self._bytes: Callable[..., Any] | None = getattr(self.module, "bytes_moved", None)
 
@@ -433,6 +434,11 @@ class Problem:
         # Inputs are data: a leaf made with requires_grad=True (as training code makes it) is detached (the same
         # memory), so ktui's refills, swaps and layouts can write it and no kernel sees an autograd graph (red team
         # round 17: the near-duplicate's in-place swap raised on such a leaf, and the version was blamed).
+        # The paths of those leaves are kept (``grad_paths``): the ``requires_grad`` cases give them back their
+        # requires_grad for the call (``ktui.worker.grad_modes``; red team round 25, #4).
+        self.grad_paths = frozenset(
+            path for path, x in flatten(data, "in") if isinstance(x, torch.Tensor) and x.requires_grad
+        )
         return _map(data, lambda x: x.detach() if isinstance(x, torch.Tensor) and x.requires_grad else x)
 
     def output_buffers(self, data: Any) -> list[torch.Tensor]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ktui.core.ladder.context import LadderOptions
 from ktui.protocol import Case, mixed_variants, spec_ints, spec_size
@@ -44,6 +44,10 @@ FUZZED_SPECIAL_SEED = 801  # the n-th such case gets seed + 801 + n
 # The burst case: one call per fresh input this many times in a row (drawn per run), past any fixed window of calls a
 # kernel could count (issue 9.4: a ring of 16 output buffers, a tuner that switches after 16 calls).
 BURST_CALLS = (17, 48)
+# the autograd modes real use calls in (``ktui.worker.grad_modes``; red team round 25, #4 and #5): one case each on
+# a fixed spec drawn per run from ``random.Random(seed + GRAD_SEED)``, seed + GRAD_SEED + j
+GRAD_MODES: tuple[Literal["no_grad", "inference", "requires_grad"], ...] = ("no_grad", "inference", "requires_grad")
+GRAD_SEED = 601
 FILLS = ("poison", "decoy")  # what the memory the kernel allocates holds: the NaN poison or decoy values
 ALIGN = 16  # spec class: the innermost integer field a multiple of 16 (whole vectors and blocks) or ragged
 CANDIDATES = 12  # covering design: candidate cases weighed per added case (AETG, Cohen et al. 1997)
@@ -68,11 +72,13 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
        special-values distribution (``SPECIAL``) on ``SPECIAL_SPECS`` specs (the largest and one drawn per run),
        those of ``FUZZED_SPECIAL`` (``intrange``) also on the fuzzed specs of ``widest_fuzzed`` (seeds
        ``seed + FUZZED_SPECIAL_SEED + n``),
-       the transposed, padded, offset and expanded layouts on the two largest test specs, then the covering design
+       the transposed, padded, offset and expanded layouts on the two largest test specs, one case per autograd
+       mode real use calls in (``GRAD_MODES``: ``grad``, on a fixed spec drawn per run), then the covering design
        (``covering_cases``), larger specs first.
 
     Each case is ``{"spec_index", "seed"}`` (index into ``describe["tests"]``) plus, where they apply, ``first``
-    (True: the leading cases, ``first_sweep``), ``repeat`` (2), ``fill`` ("decoy"), ``dist`` (a distribution
+    (True: the leading cases, ``first_sweep``), ``repeat`` (2), ``fill`` ("decoy"), ``grad`` (a mode of
+    ``GRAD_MODES``), ``dist`` (a distribution
     name), ``layout`` (one of ``LAYOUTS``), ``spec`` (a fuzzed spec itself), ``near_dup`` (True), ``calls`` (the
     burst) and ``fresh`` (True on the first case of phase 2: the module is imported again). Seeds: ``seed + k``
     for the k-th seed of phase 1 (fuzzed specs and near-duplicates take ``seed``), ``seed + 301`` for the burst,
@@ -135,6 +141,11 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
         ]
     if fixed:
         cases.append({"spec_index": fixed[0], "seed": seed + 301, "calls": rng.randint(*BURST_CALLS)})
+        drawn = random.Random(seed + GRAD_SEED)  # (its own stream: the other draws of a seed stay as they were)
+        phase2 += [
+            {"spec_index": drawn.choice(fixed), "seed": seed + GRAD_SEED + j, "grad": mode}
+            for j, mode in enumerate(GRAD_MODES)
+        ]
     phase2 += covering_cases(describe, options, seed, cases + phase2)
     if phase2:
         phase2[0]["fresh"] = True
