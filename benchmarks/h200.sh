@@ -332,7 +332,11 @@ PY
           rt25_median:rt25_median_first_good rt25_median:rt25_median_next_bad rt20_softmax_cut:rt25_softmax_copy_bad \
           rt20_softmax_cut:rt25_softmax_numpy_copy_bad rt20_softmax_cut:rt25_softmax_floor_flt_min_bad \
           nu24_segsum:nu24_segsum_offsets_stride_good nu24_segsum:nu24_segsum_offsets_stride_bad \
-          nu25_add_rmsnorm_ip:nu25_add_rmsnorm_ip_good; do
+          nu25_add_rmsnorm_ip:nu25_add_rmsnorm_ip_good rt25_logimg:rt25_logimg_good rt25_logimg:rt25_logimg_fastlog_bad \
+          rt17_silu_requires_grad:rt17_silu_requires_grad_good rt17_silu_requires_grad:rt25_silu_training_path_bad \
+          rt17_silu_requires_grad:rt25_silu_no_grad_in_place_bad rt17_silu_requires_grad:rt25_silu_is_inference_bad \
+          rt26_rowsum:rt26_rowsum_splitk_reset_good rt26_rowsum:rt26_rowsum_splitk_noreset_bad \
+          rt26_iadd:rt26_iadd_autotune_bad nu26_w8a16:nu26_w8a16_tiled_good nu26_w8a16:nu26_w8a16_scale_stride_bad; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"

@@ -341,3 +341,45 @@ def test_a_laid_out_case_is_named_by_an_input_it_laid_out(make_ws, ladder_for):
     text = corr_rung.summary + (corr_rung.error.message if corr_rung.error else "")
     named = [ln for ln in text.splitlines() if "spec=" in ln]
     assert named and all("layout=" in ln and "strides" in ln for ln in named), named
+
+
+def test_nan_inputs_are_drawn_where_a_bool_output_answers_a_nan_check(make_ws, ladder_for):
+    """Red team round 26, #5: an AMP ``found_inf`` per row (``~isfinite(g).all(-1)``, a bool output) computed as
+    ``max|g| == inf`` misses every NaN, and passed: NaN inputs were drawn only where a float output shows them
+    (``fuzz._nan_judged``). A bool output counts now; the honest ``x != x | |x| == inf`` passes."""
+    ref = R / "rt26_foundinf.py"
+    checked = dict(seeds=1, seed=3, layouts=False, fuzz=False, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "found_inf", K / "rt26_foundinf_good.py", reference=ref, **checked))
+    bad = run(make_ws, ladder_for, "found_inf", K / "rt26_foundinf_amax_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "dist=nan" in corr_rung.summary and "(exact compare)" in corr_rung.summary, corr_rung.summary
+
+
+def test_a_zero_size_is_drawn_and_an_empty_output_must_still_be_written(make_ws, ladder_for):
+    """Red team round 26, #10: a row sum returning its uninitialised ``torch.empty`` output when ``cols == 0``
+    passed: no test listed a 0 and fuzz never drew one. Fuzz now draws the smallest test spec with each size at 0
+    (``fuzz._draw_empty``, where the reference runs it); a kernel that raises there is told it does not support
+    it, as for a layout."""
+    ref = R / "rt26_rowsum.py"
+    checked = dict(seeds=1, seed=3, layouts=False, distributions=False, rungs=("compile", "run", "correctness"))
+    bad = run(make_ws, ladder_for, "rowsum", K / "rt26_rowsum_empty_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "fuzzed(1, 0)" in corr_rung.summary and "unwritten" in corr_rung.summary, corr_rung.summary
+    ok = good(run(make_ws, ladder_for, "rowsum", K / "rt26_rowsum_empty_raises_good.py", reference=ref, **checked))
+    warned = [w for r in ok.rungs for w in r.warnings if "fuzzed(1, 0)" in w and "unsupported" in w]
+    assert warned and "empty rows are not supported" in warned[0], [r.warnings for r in ok.rungs]
+
+
+def test_draw_empty_puts_each_size_of_the_smallest_spec_at_zero_where_the_bounds_allow():
+    from ktui.worker.fuzz import _draw_empty
+
+    tests = [{"rows": 7, "cols": 127, "dtype": "float32"}, {"rows": 1, "cols": 129, "dtype": "float32"}]
+    assert _draw_empty(tests, {}, None) == [
+        {"rows": 0, "cols": 129, "dtype": "float32"},
+        {"rows": 1, "cols": 0, "dtype": "float32"},
+    ]
+    assert _draw_empty(tests, {"rows": (1, 64), "cols": (0, 4096)}, {"rows", "cols"}) == [
+        {"rows": 1, "cols": 0, "dtype": "float32"}
+    ]

@@ -112,6 +112,11 @@ def spec_of(problem: Problem, case: Mapping[str, Any]) -> dict[str, Any]:
     return {k: tuple(v) if k in tuples and isinstance(v, list) else v for k, v in spec.items()}
 
 
+def empty_spec(spec: Mapping[str, Any]) -> bool:
+    """Whether an integer field of ``spec`` is 0 (an empty batch, segment or row: ``fuzz._draw_empty``)."""
+    return any(isinstance(v, int) and not isinstance(v, bool) and v == 0 for v in spec.values())
+
+
 def label_of(problem: Problem, case: Mapping[str, Any]) -> str:
     """The spec's label, ``fuzzed(4, 8200, fp32)`` for a fuzzed spec (the labels of ``describe``)."""
     return ("fuzzed" if case.get("spec") is not None else "") + spec_label(spec_of(problem, case))

@@ -24,7 +24,7 @@ from ktui.protocol import (
     Sources,
 )
 from ktui.worker import allocation, capture, global_state, integrity
-from ktui.worker.cases import build_input, case_label, label_of
+from ktui.worker.cases import build_input, case_label, empty_spec, label_of, spec_of
 from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
 from ktui.worker.grad_modes import call_mode, case_mode, requires_grad_again
 from ktui.worker.guards import Guards
@@ -277,7 +277,11 @@ class CheckedCalls:
                         if isinstance(exc, KeyboardInterrupt):
                             raise
                         if (
-                            (case.get("layout", "contiguous") != "contiguous" or case.get("dist") == "scalars")
+                            (
+                                case.get("layout", "contiguous") != "contiguous"
+                                or case.get("dist") == "scalars"
+                                or empty_spec(spec_of(problem, case))  # a 0 size (``fuzz._draw_empty``)
+                            )
                             and not isinstance(exc, SystemExit)
                             and not is_out_of_bounds(exc)  # a memory error, whatever the layout
                             and not loses_context(exc)  # a CUDA fault: no synchronize may follow it

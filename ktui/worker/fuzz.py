@@ -268,7 +268,8 @@ def draw_specs(
 ) -> list[dict[str, Any]]:
     """``count`` fuzzed specs of the size classes (fewer when draws keep failing), one ``aligned`` spec per field
     (``aligned_fields``), one ``bench`` spec per field that the benchmarks make larger than the tests
-    (``bench_fields``) and one test spec reshaped to as many elements (``_draw_reshaped``), new for every ``seed``;
+    (``bench_fields``), one test spec reshaped to as many elements (``_draw_reshaped``) and the smallest test spec
+    with each size at 0 (``_draw_empty``), new for every ``seed``;
     ``trial(spec)`` is True when the reference can generate and run it (the judge tries each draw). ``module`` is the
     reference module (its ``fuzz`` and ``valid_spec``).
 
@@ -360,7 +361,30 @@ def draw_specs(
     for _ in range(TRIES):
         if accept(_draw_reshaped(reshape, tests, bounds, allowed)):
             break
+    for spec in _draw_empty(tests, bounds, allowed):
+        accept(spec, fit=False)
     return out
+
+
+def _draw_empty(
+    tests: list[dict[str, Any]], bounds: Mapping[str, tuple[int, int]], allowed: set[str] | None
+) -> list[dict[str, Any]]:
+    """The smallest test spec (by its integer fields' product) with one integer field at 0, once per field whose
+    bounds allow 0 (every field when ``fuzz = True``; a declared ``(lo, hi)`` with lo > 0 keeps 0 out): an empty
+    batch, an empty segment, an expert with no tokens, routine in serving. A row sum that returned its
+    uninitialised ``torch.empty`` output when ``cols == 0`` passed every run: no test listed a 0 and fuzz never drew
+    one (red team round 26, #10). The judge's trial keeps only those the reference can generate and run; a kernel
+    that raises on one is told it does not support it (``worker.checked``), one that returns a wrong answer
+    fails."""
+    sized = [s for s in tests if any(_is_int(v) and v > 0 for v in s.values())]
+    if not sized:
+        return []
+    base = min(sized, key=lambda s: math.prod(v for v in s.values() if _is_int(v)))
+    return [
+        {**base, f: 0}
+        for f, v in base.items()
+        if _is_int(v) and v > 0 and (allowed is None or f in allowed) and bounds.get(f, (0, 0))[0] <= 0
+    ]
 
 
 def _draw_waves(
@@ -778,8 +802,10 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
 
 def _nan_judged(data: Any, native: Any, problem: Problem) -> bool:
     """Whether the ``nan`` distribution's inputs (``data``) hold a NaN and the reference's output (``native``) has a
-    floating leaf: an output of integers alone (an argmax, a count) says nothing of how a kernel treats a NaN where
-    torch's own rule (NaN is the largest) and a kernel's comparisons may rightly differ."""
+    floating or a bool leaf: an output of integers alone (an argmax, a count) says nothing of how a kernel treats a
+    NaN where torch's own rule (NaN is the largest) and a kernel's comparisons may rightly differ; a bool is what
+    a NaN check answers (an AMP ``found_inf`` per row, ``isfinite(g).all(-1)``: computed as ``max|g| == inf`` it
+    misses every NaN, and passed with no NaN ever drawn: red team round 26, #5)."""
     from ktui.worker.problem import inputs_only
     from ktui.worker.tensors import flatten
 
@@ -787,7 +813,9 @@ def _nan_judged(data: Any, native: Any, problem: Problem) -> bool:
         isinstance(t, torch.Tensor) and t.is_floating_point() and bool(torch.isnan(t).any())
         for _, t in flatten(inputs_only(problem, data))
     )
-    floats = any(isinstance(t, torch.Tensor) and t.is_floating_point() for _, t in flatten(native))
+    floats = any(
+        isinstance(t, torch.Tensor) and (t.is_floating_point() or t.dtype == torch.bool) for _, t in flatten(native)
+    )
     return has_nan and floats
 
 

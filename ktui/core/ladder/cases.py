@@ -381,15 +381,24 @@ class _Design:
             dists += [d for d in describe.get("distributions", ["native"]) if d != "native"]
         self.classes = spec_classes(tests)
         self.variants = spec_variants(tests)
+        # a spec with a size at 0 (fuzz's empty draws) runs once, in phase 1: no layout or distribution changes an
+        # empty input, and its class would be one no other spec shares
+        design = [i for i, t in enumerate(tests) if not any(v == 0 for v in spec_ints(t))]
         self.members: dict[tuple[str, str], list[int]] = {}
-        for i, (cls, var) in enumerate(zip(self.classes, self.variants, strict=True)):
-            self.members.setdefault((cls, var), []).append(i)
-        self.domains = [layouts, dists, list(FILLS), sorted(set(self.classes)), sorted(set(self.variants))]
+        for i in design:
+            self.members.setdefault((self.classes[i], self.variants[i]), []).append(i)
+        self.domains = [
+            layouts,
+            dists,
+            list(FILLS),
+            sorted({self.classes[i] for i in design}),
+            sorted({self.variants[i] for i in design}),
+        ]
         # On ties the cheaper class, and within a class the cheaper spec (``spec_cost``): the pairs are covered all
         # the same, and the CPU interpreter's time goes by the programs a call runs.
         by_class: dict[str, list[int]] = {}
-        for i, cls in enumerate(self.classes):
-            by_class.setdefault(cls, []).append(i)
+        for i in design:
+            by_class.setdefault(self.classes[i], []).append(i)
         self.cost = {cls: sorted(spec_cost(tests[i]) for i in ms)[len(ms) // 2] for cls, ms in by_class.items()}
 
     def row(self, case: Case) -> tuple[str, ...]:
