@@ -51,11 +51,14 @@ def test_fuzzed_draws_are_new_per_seed_replayed_by_seed_and_labelled():
     wide = len(bench_fields(p.tests, p.benchmarks, {}, None, budget(p.tests, p.benchmarks, "cpu")))  # rows, cols
     aligned = len(aligned_fields(p.tests, p.benchmarks, {}, None, budget(p.tests, p.benchmarks, "cpu")))
     # aligned: a multiple of 4096 per field, and an odd multiple of a block for the innermost (on the CPU); one spec
-    # past two waves of the SMs (265+ rows, on the CPU); and one test spec reshaped to as many elements (the last)
-    drawn = FUZZ_COUNT + aligned + 1 + wide + 1 + 1
+    # past two waves of the SMs (265+ rows, on the CPU); one test spec reshaped to as many elements; and the
+    # smallest test spec with each size at 0 (rows, cols: the last two)
+    drawn = FUZZ_COUNT + aligned + 1 + wide + 1 + 1 + 2
     assert any(t["rows"] >= 265 for t in a["tests"][n:])
     assert wide == 2 and aligned >= 1 and len(a["fuzzed"]) == drawn and a["fuzzed"] == list(range(n, n + drawn))
-    last = a["tests"][-1]
+    smallest = min(p.tests, key=lambda t: t["rows"] * t["cols"])
+    assert a["tests"][-2:] == [{**smallest, "rows": 0}, {**smallest, "cols": 0}]
+    last = a["tests"][-3]
     assert any(t["rows"] * t["cols"] == last["rows"] * last["cols"] and t["cols"] < last["cols"] for t in p.tests)
     assert a["tests"][n:] == again["tests"][n:] and a["tests"][n:] != b["tests"][n:]
     assert all(lab.startswith("fuzzed(") for lab in a["labels"][n:])

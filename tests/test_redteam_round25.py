@@ -383,3 +383,20 @@ def test_draw_empty_puts_each_size_of_the_smallest_spec_at_zero_where_the_bounds
     assert _draw_empty(tests, {"rows": (1, 64), "cols": (0, 4096)}, {"rows", "cols"}) == [
         {"rows": 1, "cols": 0, "dtype": "float32"}
     ]
+
+
+def test_the_launches_of_a_case_the_kernel_does_not_take_are_not_compiled_for_the_gpu():
+    """On the H100 (2026-12-06) honest kernels launching ``BLOCK=triton.next_power_of_2(cols)`` failed the run
+    rung "one does not compile" once fuzz drew an empty row: the call raised (a block of 0), the case was told
+    unsupported, but its launch was still compiled for the GPU with the others. An unsupported case's launches are
+    left out of the table (``capture.take_launches``)."""
+    from ktui.worker import capture
+
+    kept, skipped = {"spec_index": 0, "seed": 1}, {"spec_index": 1, "seed": 1, "spec": {"cols": 0}}
+    capture._PER_CASE[id(kept)] = (kept, {"k1": 2})
+    capture._PER_CASE[id(skipped)] = (skipped, {"k0": 1})
+    capture._TABLE.update({"k1": {"kernel": "row_sum"}, "k0": {"kernel": "row_sum"}})
+    entries: list[dict] = [{}, {"unsupported": "CompilationError: arange's range must be positive"}]
+    table = capture.take_launches([kept, skipped], entries)
+    assert set(table) == {"k1"} and entries[0]["launches"] == {"k1": 2} and entries[1]["launches"] == {}
+    assert not capture._PER_CASE and not capture._TABLE
