@@ -871,3 +871,16 @@ def test_the_eval_tables_note_is_cut_at_a_word():
     assert len(cut) <= NOTE_WIDTH and cut.endswith(" …") and long.startswith(cut[:-2])
     assert long[len(cut) - 2] == " "  # at a word boundary
     assert short_note("short note") == "short note"
+
+
+def test_eval_takes_timeout_as_run_does(tmp_path, capsys):
+    """New-user trial 26, F13: ``ktui eval --timeout 300`` was a usage error while ``ktui run`` takes it; it is the
+    same option now, with the same checks (a limit of 0 names the problem)."""
+    ws_root = new_ws(tmp_path / "ws")
+    code, out, err = cli(["eval", "--workspace", str(ws_root), "--timeout", "0"], capsys)
+    assert code == 2 and "--timeout" in (out + err) and "positive" in (out + err), (out, err)
+    code, out, err = cli(["eval", "--workspace", str(ws_root), "--timeout", "nosuch=3"], capsys)
+    assert code == 2 and "nosuch" in (out + err), (out, err)
+    from ktui.importers.cli import eval_parser
+
+    assert eval_parser().parse_args(["--timeout", "run=90"]).timeout == "run=90"

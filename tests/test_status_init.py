@@ -220,6 +220,31 @@ async def test_with_stale_mark_nothing_runs_at_start_up_and_u_runs_the_stale(sta
 
 
 @pytest.mark.anyio
+async def test_a_second_ktui_on_the_workspace_runs_no_stale_version_at_start_up(stale_ws):
+    """New-user trial 26, F23: a second ktui on a workspace said it "runs what you ask (r, a), not saves", yet queued
+    and ran the stale version at start-up on its own. Only the session that runs the workspace's saves (it holds
+    ``.ktui/watch.lock``) runs the stale versions at start-up; the other still marks them stale."""
+    from ktui.core.watcher import release_watch_lock, take_watch_lock
+
+    ws = stale_ws
+    first, _ = take_watch_lock(ws.state_dir)  # the first ktui's
+    assert first is not None
+    session = Session(ws, "cpu", options=LadderOptions(seeds=1, rungs=("compile",)), watch=True)
+    started: list[str] = []
+    session.bus.subscribe(lambda ev: started.append(ev.key) if type(ev).__name__ == "LadderStarted" else None)
+    try:
+        session.start()
+        assert session.runs_saves is False
+        app = KtuiApp(ws, session=session)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause(1.0)
+            assert started == [] and app.states["vector_add/v2"].stale == STALE_KERNEL
+    finally:
+        session.stop()
+        release_watch_lock(first)
+
+
+@pytest.mark.anyio
 async def test_a_reference_error_marks_the_problem_and_no_version(stale_ws):
     """v1's latest result failed because ``ref_kernel`` raised: v1 shows ``! reference`` (not ``✗ correctness``)
     and the problem ``! reference error``; once the reference changes on disk the mark goes (the result is stale)."""

@@ -211,6 +211,13 @@ def eval_parser() -> argparse.ArgumentParser:
         help="comma-separated rungs to run, with what they need first (default: compile, run, correctness, "
         "benchmark, dumps); correctness is always among them",
     )
+    p.add_argument(
+        "--timeout",
+        default=None,
+        metavar="SECONDS|RUNG=SECONDS,...",
+        help="time limit of each worker call, as `ktui run --timeout` takes it: every rung (300) or some "
+        "(compile=20,run=90); default: [ladder.timeouts] in ktui.toml, else derived from the last runs",
+    )
     add_engine_args(p)
     return p
 
@@ -224,7 +231,7 @@ def eval_cli(argv: list[str]) -> int:
     from ktui.core.ladder import LadderOptions
     from ktui.core.results import DEFAULT_RUNGS, expand_rungs
     from ktui.core.session import Session
-    from ktui.core.timeouts import load_policy
+    from ktui.core.timeouts import TimeoutConfigError, load_policy, parse_timeout_arg
     from ktui.core.workers.client import WorkerStartError
     from ktui.core.workspace import Workspace, WorkspaceError
     from ktui.importers.evaluate import evaluate, render
@@ -232,6 +239,10 @@ def eval_cli(argv: list[str]) -> int:
     try:
         ws = Workspace.find(Path(args.workspace))
     except WorkspaceError as exc:
+        raise ImporterError(str(exc)) from None
+    try:  # (new-user trial 26, F13: `ktui run` took --timeout and eval refused it)
+        policy = load_policy(ws.root, parse_timeout_arg(args.timeout) if args.timeout is not None else None)
+    except TimeoutConfigError as exc:
         raise ImporterError(str(exc)) from None
     names = [r.strip() for r in args.rungs.split(",") if r.strip()] if args.rungs is not None else []
     try:  # correctness always: a row's verdict is correct or not
@@ -300,7 +311,7 @@ def eval_cli(argv: list[str]) -> int:
             device,
             options=options,
             watch=False,
-            timeouts=load_policy(ws.root, None),
+            timeouts=policy,
             remote=remote,
             engine=engine(),
         )

@@ -285,7 +285,10 @@ class KtuiApp(App[None]):
         policy, warning = stale_policy(self.ws.root)  # [tui] stale in ktui.toml: "run" (default) or "mark"
         if warning:
             self.notify(warning, severity="warning", timeout=10)
-        if policy == "run":
+        # stale versions run at start-up in the session that runs this workspace's saves only: a second ktui on the
+        # workspace shows the first one's results and runs what it is asked (new-user trial 26, F23: it queued and
+        # ran the stale v1 on its own, beside the first one's run of it)
+        if policy == "run" and self.session.runs_saves:
             self.action_run_stale()
 
     async def action_quit(self) -> None:
