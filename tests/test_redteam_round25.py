@@ -400,3 +400,30 @@ def test_the_launches_of_a_case_the_kernel_does_not_take_are_not_compiled_for_th
     table = capture.take_launches([kept, skipped], entries)
     assert set(table) == {"k1"} and entries[0]["launches"] == {"k1": 2} and entries[1]["launches"] == {}
     assert not capture._PER_CASE and not capture._TABLE
+
+
+def test_a_complex_argument_and_a_numpy_bool_flag_are_moved(make_ws, ladder_for):
+    """Red team round 26, #4: a Python complex argument (a phase e^{0.3i}) folded into constants, and an ``np.bool_``
+    flag (from a NumPy config array) the kernel ignores, both passed: only int, bool, float and NumPy int/float
+    arguments were moved. A complex is scaled and moved as a float is; an ``np.bool_`` is flipped as a bool."""
+    checked = dict(seeds=1, seed=3, layouts=False, fuzz=False, rungs=("compile", "run", "correctness"))
+    for problem, good_k, bad_k, move in (
+        ("cphase", "rt26_cphase_good.py", "rt26_cphase_folded_bad.py", "dist=scalars"),
+        ("scanflag", "rt26_scanflag_good.py", "rt26_scanflag_inclusive_bad.py", "vary=[1]flip"),
+    ):
+        ref = R / f"rt26_{problem}.py"
+        good(run(make_ws, ladder_for, problem, K / good_k, reference=ref, **checked))
+        bad = run(make_ws, ladder_for, problem, K / bad_k, reference=ref, **checked)
+        corr_rung = bad.rung("correctness")
+        assert corr_rung is not None and corr_rung.status is Status.FAILED, (bad_k, [r.line() for r in bad.rungs])
+        assert move in corr_rung.summary, corr_rung.summary
+
+
+def test_moved_flips_a_numpy_bool_and_moves_a_complex():
+    import numpy as np
+
+    from ktui.worker.cases import is_moved_arg, moved
+
+    assert moved(np.True_, "flip") is np.False_ and is_moved_arg(np.True_)
+    assert moved(0.5 + 1j, "neg") == -0.5 - 1j and moved(np.complex64(1j), "x8") == np.complex64(8j)
+    assert is_moved_arg(0.5 + 1j) and not is_moved_arg("name")

@@ -45,6 +45,8 @@ from ktui.worker.cases import (
     HELD,
     INT_MOVES,
     RELABEL,
+    _is_bool,
+    _is_complex,
     _is_float,
     _map_inputs,
     build_input,
@@ -279,10 +281,10 @@ def argument_moves(problem: Problem, device: str) -> tuple[dict[str, list[str]],
         for path, value in int_arguments(problem, first):
             kept: list[str] = []
             why: dict[str, list[str]] = {}
-            is_float = _is_float(value)
+            is_float = _is_float(value) or _is_complex(value)  # (a complex: moved as a float, never ordered)
             floats = [(p, v) for p, v in int_arguments(problem, first) if p != path and _is_float(v)]
-            for move in FLOAT_MOVES if is_float else BOOL_MOVES if type(value) is bool else INT_MOVES:
-                reason = _crosses(value, move, floats) if is_float else ""
+            for move in FLOAT_MOVES if is_float else BOOL_MOVES if _is_bool(value) else INT_MOVES:
+                reason = _crosses(value, move, floats) if _is_float(value) else ""
                 reason = reason or _try(problem, base, {path: move}, device, reshapes=reshapes)
                 if reason:
                     why.setdefault(reason, []).append(move)

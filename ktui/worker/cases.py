@@ -317,6 +317,17 @@ def _is_float(leaf: Any) -> bool:
     return type(leaf) is float or _is_numpy(leaf, "floating")
 
 
+def _is_complex(leaf: Any) -> bool:
+    """A Python complex or a NumPy complex scalar (a phase ``cmath.exp(0.3j)``: folded into constants, it passed
+    unmoved; red team round 26, #4): scaled and moved as a float is, never ordered."""
+    return type(leaf) is complex or _is_numpy(leaf, "complexfloating")
+
+
+def _is_bool(leaf: Any) -> bool:
+    """A Python bool or a NumPy bool (``np.bool_``, from a NumPy config array: red team round 26, #4)."""
+    return type(leaf) is bool or _is_numpy(leaf, "bool_")
+
+
 def _is_numpy(leaf: Any, kind: str) -> bool:
     """``leaf`` is a NumPy scalar of the abstract type ``kind`` (``floating``, ``integer``); NumPy is not imported
     for it (a problem that hands NumPy scalars has imported it)."""
@@ -335,12 +346,12 @@ def scale_scalars(data: Any, outputs: tuple[Any, ...], seed: int, moving: Collec
     # apart could cross, where torch and an honest min/max disagree: red team round 17b)
     factor = lo + (hi - lo) * random.Random(f"{seed}:scalars").random()
 
-    def scaled(x: float, path: str) -> float:
+    def scaled(x: Any, path: str) -> Any:
         if path in moving:
             return x
         return x * factor
 
-    return _map_inputs(data, outputs, scaled, leaf=_is_float)
+    return _map_inputs(data, outputs, scaled, leaf=lambda x: _is_float(x) or _is_complex(x))
 
 
 INT_MOVES = ("+1", "-1", "x2")  # ``scalars``: how a Python int argument may move (``ktui.worker.arguments``)
@@ -354,14 +365,15 @@ FLOAT_MOVES = ("neg", "x8", "+1.0")
 
 
 def is_moved_arg(leaf: Any) -> bool:
-    """A leaf ``move_ints`` moves: an int or bool argument (``is_int_arg``) or a float one (``_is_float``)."""
-    return is_int_arg(leaf) or _is_float(leaf)
+    """A leaf ``move_ints`` moves: an int or bool argument (``is_int_arg``) or a float or complex one
+    (``_is_float``, ``_is_complex``)."""
+    return is_int_arg(leaf) or _is_float(leaf) or _is_complex(leaf)
 
 
 def is_int_arg(leaf: Any) -> bool:
     """A Python int or bool leaf, or a NumPy integer scalar (not a tensor, not an int subclass such as an enum):
     what ``move_ints`` moves."""
-    return type(leaf) is int or type(leaf) is bool or _is_numpy(leaf, "integer")
+    return type(leaf) is int or _is_bool(leaf) or _is_numpy(leaf, "integer")
 
 
 RELABEL = "relabel:"  # ``relabel:-101``: an int argument and its occurrences in the integer inputs, made -101
@@ -384,14 +396,14 @@ def moved(value: Any, move: str) -> Any:
     Raises:
         ValueError: an unknown move, or one that does not apply to the value's type.
     """
-    if type(value) is bool and move == "flip":
-        return not value
+    if _is_bool(value) and move == "flip":
+        return type(value)(not value)
     to = relabel_to(move)
     if (type(value) is int or _is_numpy(value, "integer")) and isinstance(to, int):
         return type(value)(to)
     if (type(value) is int or _is_numpy(value, "integer")) and move in INT_MOVES:
         return value + 1 if move == "+1" else value - 1 if move == "-1" else 2 * value
-    if _is_float(value) and move in FLOAT_MOVES:
+    if (_is_float(value) or _is_complex(value)) and move in FLOAT_MOVES:
         return -value if move == "neg" else value * 8 if move == "x8" else value + type(value)(1.0)
     raise ValueError(f"cannot move {type(value).__name__} {value!r} by {move!r}")
 
