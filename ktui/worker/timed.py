@@ -372,7 +372,8 @@ class TimedCalls:
                 if untimed is None:
                     stats, kept = bench(None, self.device, before=refresh, calls=calls, keep=keep)
                     reps = stats["reps"]
-                    probe_us = clock_probe(self.device)  # (the GPU still at the timed calls' clocks)
+                    # (the GPU still at the timed calls' clocks; none where ``bench`` ran without CUDA)
+                    probe_us = clock_probe(self.device) if self.device.startswith("cuda") else 0.0
                 else:
                     kept, reps = stretch(calls, untimed, before=refresh, keep=keep), untimed
             except NestingError as exc:
