@@ -34,7 +34,7 @@ from ktui.core.ladder.cases import (
     spec_variants,
 )
 from ktui.core.results import Status
-from ktui.protocol import mixed_variants, spec_size
+from ktui.protocol import mixed_variants, spec_ints, spec_size
 
 from .conftest import ROOT
 from .test_cases import CASES, K, corr, good, run
@@ -87,11 +87,15 @@ def test_every_pair_of_layout_distribution_fill_spec_class_and_variant_is_in_a_c
     classes = spec_classes(desc["tests"])
     variants = spec_variants(desc["tests"])
     assert set(variants) == {"float32", "bfloat16"}
-    domains = [["contiguous", *layouts_of(desc)], desc["distributions"], list(FILLS), sorted(set(classes))]
-    domains.append(sorted(set(variants)))
+    # (a spec with a size at 0, fuzz's empty draw, runs once and stays out of the design: no layout or distribution
+    # changes an empty input)
+    keep = [i for i, t in enumerate(desc["tests"]) if 0 not in spec_ints(t)]
+    assert len(keep) < len(desc["tests"])  # the empty draws are there
+    domains = [["contiguous", *layouts_of(desc)], desc["distributions"], list(FILLS)]
+    domains += [sorted({classes[i] for i in keep}), sorted({variants[i] for i in keep})]
     assert len(domains[1]) > 6 and {"small", "large"} <= {c.split("-")[0] for c in domains[3]}
     rows = {_row(c, classes, variants) for c in cases}
-    specs_have = set(zip(classes, variants, strict=True))
+    specs_have = {(classes[i], variants[i]) for i in keep}
     for (a, da), (b, db) in itertools.combinations(enumerate(domains), 2):
         for va, vb in itertools.product(da, db):
             if (a, b) == (3, 4) and (va, vb) not in specs_have:
@@ -292,7 +296,10 @@ def test_an_fp32_output_from_bf16_inputs_fails_fp32s_rules(make_ws, ladder_for):
     assert 1e-3 < worst["max_rel_err"] <= 2.0**-8  # half a bf16 ulp: within bf16's rules, far outside fp32's
     assert worst["tolerance"].startswith("atol=1e-05 rtol=1e-05")
     twin = corr(good(run(make_ws, ladder_for, "row_sum_fp32", K / "row_sum_fp32_out_good.py", reference=ref)))
-    assert all(s["tolerance"].startswith("atol=1e-05") for s in twin.figures["specs"])
+    judged = [s for s in twin.figures["specs"] if s["tolerance"] is not None]
+    assert len(judged) > 10 and all(s["tolerance"].startswith("atol=1e-05") for s in judged)
+    # (fuzz's empty draws have no element to judge)
+    assert all(0 in s["spec"].values() for s in twin.figures["specs"] if s["tolerance"] is None)
 
 
 # -- mixed layouts -----------------------------------------------------------------------------------------------
