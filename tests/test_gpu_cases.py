@@ -268,9 +268,7 @@ def test_the_autotuners_own_choice_and_independent_configs_on_the_gpu(tmp_path, 
     assert twin.ok, [r.line() for r in twin.rungs]
     pairs = [
         ("row_sum_split", "row_sum_split.py", "autotune_lockstep", 4),
-        # (not softmax_wide_path: its twin's one-block path for rows up to 32,768 columns does not compile on the
-        # H100, a 32K-wide block, which the run rung rightly reports as "one does not compile", 2026-12-06; the pair
-        # checks the CPU fuzz's reach to the benchmark width: tests/test_crossing.py)
+        ("softmax_wide", "softmax_wide_bench.py", "softmax_wide_path", 6),
         ("row_sum_fp32", "row_sum_bf16_fp32.py", "row_sum_fp32_out", 1),
     ]
     for problem, ref, stem, seed in pairs:
