@@ -438,7 +438,7 @@ def test_status_says_in_one_short_line_why_a_version_failed():
         ),
     )
     assert short_reason(failure_reason(oob)) == (
-        "OutOfBoundsAccess: out-of-bounds load at offset 113775 of v_ptr (bfloat16, 113775 eleme..."
+        "OutOfBoundsAccess: (7, 24, 1025, bf16) transposed: out-of-bounds load at offset 113775..."
     )
     assert len(short_reason(failure_reason(oob))) <= 90
     # whole in --json (new-user trial 25, F20: a script reading ``reason`` got a fragment ending in "...")
@@ -446,3 +446,19 @@ def test_status_says_in_one_short_line_why_a_version_failed():
     hang = RungResult("run", Status.FAILED, error=ErrorInfo("WorkerTimeout", "timed out: nothing finished for 120 s"))
     assert failure_reason(hang) == "WorkerTimeout: timed out: nothing finished for 120 s"
     assert failure_reason(None) == ""
+    # new-user trial 26, F5: three correctness failures read alike ("(CorrectnessError: output out: 10 NaN/inf where
+    # the reference differs (NaN positions mus...)"): the case in short first, no boilerplate
+    wrong = RungResult(
+        "correctness",
+        Status.FAILED,
+        error=ErrorInfo(
+            "CorrectnessError",
+            "spec=(300, 17, 129, fp16) seed=5 dist=shifted layout=transposed (in[0] transposed, strides (1, 300)) "
+            "fill=decoy: output out: 10 NaN/inf where the reference differs (NaN positions must match the "
+            "reference's), first at [0]",
+        ),
+    )
+    assert failure_reason(wrong) == (
+        "(300, 17, 129, fp16) shifted transposed: 10 NaN/inf where the reference differs, first at [0]"
+    )
+    assert short_reason(failure_reason(wrong)).startswith("(300, 17, 129, fp16) shifted transposed: 10 NaN/inf")
