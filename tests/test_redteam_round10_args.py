@@ -99,10 +99,11 @@ def test_flat_fields_of_a_tuple_spec_count_from_the_end_and_come_back_as_tuples(
     drawn = draw_specs(problem.module, problem.tests, problem.benchmarks, 7, "cpu", lambda s: True)
     # 4 size classes, 2 aligned (a multiple of 4096 along the innermost: red team round 11, W5; an odd multiple of
     # a block: round 13, W1), 1 bench, 1 test spec reshaped to as many elements (round 15, M1: (3, 129) or (7, 1025)
-    # with its leading size moved into the innermost), 1 past two waves of the SMs (round 16, M1: 265+ rows)
-    assert len(drawn) == 9 and all(isinstance(s["shape"], tuple) for s in drawn), drawn
+    # with its leading size moved into the innermost), 1 past two waves of the SMs (round 16, M1: 265+ rows), and
+    # the smallest test spec, (1,), with its size at 0 (round 26, #10)
+    assert len(drawn) == 10 and all(isinstance(s["shape"], tuple) for s in drawn), drawn
     assert any(s["shape"][0] >= 265 for s in drawn)
-    assert drawn[-1]["shape"] in ((1, 387), (1, 7175)), drawn
+    assert drawn[-2]["shape"] in ((1, 387), (1, 7175)) and drawn[-1] == {"shape": (0,)}, drawn
     assert any(s["shape"][-1] % 4096 == 0 for s in drawn), drawn
     # the benchmark's (1 << 28,) is reached along the innermost dimension, within the CPU budget
     assert any(s["shape"][-1] >= 65535 for s in drawn), drawn
