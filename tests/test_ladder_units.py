@@ -80,6 +80,17 @@ def test_a_failing_fold_puts_the_worst_failing_case_and_its_reason_in_the_error(
     assert by["(1,)"]["ok"] is False and by["(1,)"]["failed_cases"] == ["spec=(1,) seed=6"]
 
 
+def test_the_headline_is_a_failing_case_the_reference_itself_holds_when_there_is_one():
+    """New-user trial 26, F4: an fp16 overflow that the reference in fp16 fails too (a larger score) headed a w8a16
+    kernel whose clear failures were bf16 ones; such a case heads only when no other failed."""
+    overflow = dict(ok=False, score=50.0, reference_fails_too=True)
+    cases = [case(0, 5, ok=False, score=3.0), case(1, 5, **overflow)]
+    r = correctness_result(cases, DESCRIBE)
+    assert r.summary.startswith("spec=(1,) seed=5: 3 elements outside tolerance"), r.summary
+    alone = correctness_result([case(0, 5), case(1, 5, **overflow)], DESCRIBE)
+    assert alone.summary.startswith("spec=(129,) seed=5: 3 elements outside tolerance"), alone.summary
+
+
 def test_one_failing_spec_has_no_count_suffix():
     r = correctness_result([case(0, 5), case(1, 5, ok=False, score=4.0)], DESCRIBE)
     assert r.summary == "spec=(129,) seed=5: 3 elements outside tolerance; max_abs_err=4.00e-06"
@@ -367,3 +378,20 @@ def test_the_running_rung_line_names_the_case_under_way(monkeypatch):
     assert len(short) == 99 and short.endswith("...") and "(limit 120 s" in short, short
     rr.on_event(RungProgress(key="segsum/v1", run_id=1, rung="run", done=94, total=156))
     assert ", now " not in rr.line("run", 261.0)
+
+
+def test_a_failure_where_the_reference_fails_too_is_marked_for_the_headline():
+    import torch
+
+    from ktui.worker.compare import native_fails_too
+    from ktui.worker.metrics import verdict
+    from ktui.worker.tolerance import resolve
+
+    tol = resolve("float16", None)
+    ref = torch.tensor([1e5, 2.0, 3.0], dtype=torch.float64)  # the first past fp16's range
+    native = torch.tensor([float("inf"), 2.0, 3.0], dtype=torch.float16)
+    out = torch.tensor([float("inf"), 2.0, -3.0], dtype=torch.float16)  # and a wrong sign besides
+    m = verdict(out, ref, tol)
+    assert not m["ok"]
+    native_fails_too(m, out, native, ref, tol, allow_nan=False)
+    assert not m["ok"] and m.get("reference_fails_too") is True, m["reason"]

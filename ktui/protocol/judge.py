@@ -131,6 +131,9 @@ class CaseVerdict(TypedDict, total=False):
     expected_rel_l2_tf32: float
     expected_rel_l2_tf32_rz: float  # TF32 operands truncated toward zero instead of rounded
     native_max_abs_err: float  # what the reference computed in the native precision gets (``ktui.worker.native``)
+    # failed where the reference in its own precision fails too (an fp16 overflow): the rung's headline is another
+    # failing case when there is one (``compare.native_fails_too``; new-user trial 26, F4)
+    reference_fails_too: bool
     tf32_level: bool  # a float32 output's error is at the TF32 level (``ktui.worker.compare.TF32_BAND``)
     nondeterministic_elements: int
     run_to_run_spread: float

@@ -948,6 +948,7 @@ def native_fails_too(
                 f" (the reference itself in {dt} fails it too, rel_l2 {theirs:.3g}; the kernel's is more than "
                 f"{NATIVE_FACTOR:g}x that)"
             )
+            m["reference_fails_too"] = True
         return
     if tol.explicit:
         # the reference's own tolerance is taken exactly as written: the failure stands, explained
@@ -955,6 +956,7 @@ def native_fails_too(
             f" (the reference itself in {dt} fails this tolerance here too: {nv['reason']}; the reference's "
             "tolerance cannot be met on this case)"
         )
+        m["reference_fails_too"] = True
         return
     o = out.detach().to("cpu", torch.float64).reshape(-1)
     n = native.detach().to("cpu", torch.float64).reshape(-1)
@@ -980,6 +982,7 @@ def native_fails_too(
         # the element that decides, named (new-user trial 21 F3: which one, and the reference's value there, was
         # left for the user to work out)
         i = int(torch.nonzero(~within)[0, 0])
+        m["reference_fails_too"] = True
         m["reason"] += (
             f" (the reference itself in {dt} fails this case too: {nv['reason']}; but {beyond} of {o.numel()} "
             f"elements are further off than {NATIVE_FACTOR:g}x its own error there, first at "
