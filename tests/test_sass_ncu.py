@@ -245,3 +245,12 @@ def test_ncu_sizes_in_si_units_become_bytes():
     )
     s = ncu.summarize(None, ncu.parse_details(det)[0])
     assert s["shared_bytes"] == pytest.approx(147_476) and s["duration_us"] == pytest.approx(201.5)
+
+
+def test_the_narrow_load_flag_counts_bytes_not_floats():
+    """New-user trial 26, F11: the flag said "4+ contiguous, 16-byte aligned floats" of a w8a16 kernel whose loads
+    are int8 and bf16: a 128-bit load is 16 bytes of any dtype."""
+    from ktui.core.inspect.sass import red_flags
+
+    (flag,) = [f for f in red_flags({"LDG.32": 2}, {}, uses_dot=False) if f.startswith("global loads")]
+    assert flag.endswith("16 contiguous, 16-byte aligned bytes (4 fp32, 8 bf16/fp16 or 16 int8 elements)"), flag

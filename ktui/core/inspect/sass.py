@@ -229,7 +229,7 @@ def red_flags(mix: dict[str, int], resources: dict[str, int], uses_dot: bool, ar
     if loads and not loads.get("LDG.128") and not loads.get("LDG.64") and loads.get("LDG.32", 0) >= 2:
         flags.append(
             f"global loads are 32-bit only ({loads.get('LDG.32')} LDG.32): 128-bit loads (LDG.128) fit when "
-            "each thread reads 4+ contiguous, 16-byte aligned floats"
+            "each thread reads 16 contiguous, 16-byte aligned bytes (4 fp32, 8 bf16/fp16 or 16 int8 elements)"
         )
     return flags
 
