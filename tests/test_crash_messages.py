@@ -273,3 +273,32 @@ def test_a_gpu_memory_fault_on_a_laid_out_case_names_the_case_and_the_cpu_run(ma
     assert "AcceleratorError: CUDA error: an illegal memory access was encountered (a memory fault on the GPU" in text
     assert "--device cpu` runs the same cases under the Triton interpreter" in text, text
     assert "CUDA_LAUNCH_BLOCKING" not in text, text
+
+
+def test_a_kernels_traceback_leaves_out_the_workers_own_frames_between_its_lines():
+    """New-user trial 26, F12: a run failure's traceback showed ``ktui/worker/capture.py ... interp_run`` and
+    ``ktui/worker/interp_bounds.py ... call`` between the kernel's launch and its error; the worker's frames are
+    left out wherever the kernel's own are there to show."""
+    import ktui.worker.server as server
+    from ktui.worker.errors import CaseFailed
+
+    hook_file = str(Path(server.__file__).parent / "capture.py")
+    ns: dict = {}
+    exec(compile("def interp_run(f):\n    return f()\n", hook_file, "exec"), ns)
+
+    def kernel_body():
+        raise IndexError("index 9 is out of bounds")
+
+    def custom_kernel():
+        return ns["interp_run"](kernel_body)
+
+    try:
+        try:
+            custom_kernel()
+        except IndexError as exc:
+            raise CaseFailed("spec=(7,) seed=1: IndexError: index 9 is out of bounds") from exc
+    except CaseFailed as failed:
+        reply = server.format_error(failed)
+    tb = reply["traceback"]
+    assert "in custom_kernel" in tb and "in kernel_body" in tb and "IndexError: index 9" in tb, tb
+    assert 'capture.py", line' not in tb and "in interp_run" not in tb, tb

@@ -150,12 +150,28 @@ def format_error(exc: BaseException) -> ErrorReply:
         and os.path.dirname(os.path.abspath(tb_obj.tb_frame.f_code.co_filename)) == _WORKER_DIR
     ):
         tb_obj = tb_obj.tb_next
-    tb = "".join(traceback.format_exception(type(shown), shown, tb_obj))
+    te = traceback.TracebackException(type(shown), shown, tb_obj)
+    _without_worker_frames(te)
+    tb = "".join(te.format())
     etype = type(shown).__name__ if isinstance(exc, CaseFailed) else type(exc).__name__
     message = str(exc)
     if message.lstrip().lower().startswith(REFERENCE_ERROR):  # only the reference's own errors read that way
         message = f"{etype}: {message}"
     return {"type": etype, "message": message, "traceback": tb[-12000:]}
+
+
+def _without_worker_frames(te: traceback.TracebackException) -> None:
+    """Drop the worker's own frames (``_WORKER_DIR``) from ``te`` and every exception it was raised from, in place,
+    where any other frame is left: between a kernel's launch and its error the interpreter's hooks
+    (``capture.interp_run``, ``interp_bounds.call``) read as noise to a user (new-user trial 26, F12)."""
+    seen: set[int] = set()
+    cur: traceback.TracebackException | None = te
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        kept = [f for f in cur.stack if os.path.dirname(os.path.abspath(f.filename)) != _WORKER_DIR]
+        if kept and len(kept) < len(cur.stack):
+            cur.stack = traceback.StackSummary.from_list(kept)
+        cur = cur.__cause__ or cur.__context__
 
 
 JUDGE_FAULT = "ktui's judge failed"
