@@ -613,6 +613,8 @@ def test_kernelbench_export_runs_as_kernelbench_runs_modelnew(tmp_path, capsys):
     # a problem of another origin is refused
     code, _, err = cli(["export", "gpumode", "kb1_1_scale_add", "v1", "--workspace", str(ws_root)], capsys)
     assert code == 2 and "was not imported from gpumode (it comes from kernelbench)" in err
+    # new-user trial 26, F24: and says what export is for
+    assert "writes the submission of a problem `ktui import gpumode` brought in" in err, err
 
 
 def test_gpumode_import_runs_solutions_and_exports_them_back(tmp_path, capsys, session_for):

@@ -160,7 +160,11 @@ def export_cli(argv: list[str]) -> int:
     meta = read_meta(ref) or {}
     if meta.get("format") != args.format:
         origin = meta.get("format") or "ktui itself"
-        raise ImporterError(f"{args.problem} was not imported from {args.format} (it comes from {origin})")
+        raise ImporterError(
+            f"{args.problem} was not imported from {args.format} (it comes from {origin}): `ktui export "
+            f"{args.format}` writes the submission of a problem `ktui import {args.format}` brought in (its "
+            "reference keeps the upstream's harness); a session's report is `ktui export SESSION --format md`"
+        )
     text = vpath.read_text(encoding="utf-8")
     if args.format == "gpumode":
         out = gpumode.export(text, vpath.name)
