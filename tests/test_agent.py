@@ -475,3 +475,19 @@ def test_the_key_of_a_common_provider_is_checked_without_importing_litellm_and_a
         key = llm.PROVIDER_KEYS[provider]
         assert f"needs {key} in the environment" in said[provider], said[provider]
         assert llm.litellm().validate_environment(model=model)["missing_keys"] == [key]  # litellm agrees
+
+
+def test_no_server_at_the_address_says_cannot_connect_not_dropped():
+    """New-user trial 26, F16: ``--model ollama/...`` with no server read "connection dropped: ... Connection
+    refused", though it never connected."""
+    from ktui.agent.llm import classify
+
+    class APIConnectionError(Exception):
+        pass
+
+    err = classify(APIConnectionError("OllamaException - [Errno 111] Connection refused"))
+    assert err.kind == "connection" and err.retry, err
+    assert str(err).startswith("cannot connect to the model's server: "), str(err)
+    assert "is it running" in str(err) and "dropped" not in str(err)
+    dropped = classify(APIConnectionError("peer closed connection without sending complete message body"))
+    assert str(dropped).startswith("connection dropped: "), str(dropped)

@@ -132,6 +132,15 @@ def classify(exc: BaseException) -> LLMError:
         return LLMError("rate-limit", f"rate limited (429): {text}", True, wait)
     if name in ("Timeout", "APITimeoutError", "ReadTimeout") or "timed out" in text.lower():
         return LLMError("timeout", f"the model did not answer in time: {text}", True)
+    if "connection refused" in lowered or "errno 111" in lowered or "name or service not known" in lowered:
+        # never connected: no server at the address (an Ollama not started), not a dropped connection (new-user
+        # trial 26, F16); retried, as a server being started answers a moment later
+        return LLMError(
+            "connection",
+            f"cannot connect to the model's server: {text} (is it running, at the address the model's api_base or "
+            "the provider's default gives?)",
+            True,
+        )
     if (
         name in ("APIConnectionError", "MidStreamFallbackError", "RemoteProtocolError")
         or "connection" in text.lower()
