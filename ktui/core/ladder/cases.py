@@ -321,7 +321,8 @@ def refused_values(executed: Sequence[ExecutedCase]) -> dict[int, set[str]]:
     (0: layout, 1: distribution): the distribution of a refused contiguous case (``scalars``: another value of a
     float argument; a contiguous case is refused for nothing else), and the layout of a refused strided case unless
     its distribution is one of those (a kernel refuses a layout, not the values laid out in it)."""
-    refused = [c for c in executed if c.get("unsupported")]
+    # (a case with a size at 0, fuzz's empty draw, is refused for its size: no value of a dimension of the design)
+    refused = [c for c in executed if c.get("unsupported") and 0 not in spec_ints(c.get("spec") or {})]
     dists = {c.get("dist", "native") for c in refused if c.get("layout", "contiguous") == "contiguous"}
     layouts = {
         c["layout"]
