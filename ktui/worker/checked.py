@@ -26,7 +26,7 @@ from ktui.protocol import (
 from ktui.worker import allocation, capture, global_state, integrity
 from ktui.worker.cases import build_input, case_label, empty_spec, label_of, spec_of
 from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
-from ktui.worker.grad_modes import call_mode, case_mode, requires_grad_again
+from ktui.worker.grad_modes import CallMode, case_mode, requires_grad_again
 from ktui.worker.guards import Guards
 from ktui.worker.interp_bounds import is_out_of_bounds
 from ktui.worker.problem import Problem, ProblemCache, inputs_only
@@ -96,7 +96,7 @@ class CheckedCalls:
                 # torch's global settings read before and after the call, on the kernel's thread, between the
                 # call's steps, and put back when it changed them (``global_state.settled_call``): a change fails
                 # the case after its out-of-bounds check
-                out, self.state_changed = global_state.settled_call(call_mode(fn, case), data, self.device)
+                out, self.state_changed = global_state.settled_call(fn, data, self.device, CallMode(case))
         self._sync()
         return out, time.perf_counter() - t0
 

@@ -262,21 +262,29 @@ def restore(saved: Saved) -> None:
             put(s[name])
 
 
-def settled_call(fn: Callable[[Any], Any], data: Any, device: str) -> tuple[Any, str]:
+def settled_call(fn: Callable[[Any], Any], data: Any, device: str, mode: Any = None) -> tuple[Any, str]:
     """One call of ``fn(data)`` as ``invoke.call`` makes it, settled: returns (its output, what it changed of the
-    settings, '' when nothing), the settings put back. Raises what the call raises, settled too."""
+    settings, '' when nothing), the settings put back. Raises what the call raises, settled too. ``mode`` (a
+    ``grad_modes.CallMode``, or None) is entered on the kernel's thread after the settings are read and left before
+    they are compared: the call runs in it with no frame of ktui's around it."""
     saved: list[Saved] = []
     kept: list[Any] = []
+
+    def before(i: int) -> None:
+        saved.append(save())
+        if mode is not None:
+            mode.enter()
+
+    def after(i: int, o: Any, s: float) -> None:
+        if mode is not None:
+            mode.leave()
+        kept.extend((o, settle(saved[0])))
+
     try:
-        invoke.calls(
-            fn,
-            data,
-            device,
-            1,
-            before=lambda i: saved.append(save()),
-            after=lambda i, o, s: kept.extend((o, settle(saved[0]))),
-        )
+        invoke.calls(fn, data, device, 1, before=before, after=after)
     except BaseException:
+        if mode is not None:
+            invoke.run(mode.leave)
         if saved and len(kept) < 2:
             invoke.run(functools.partial(settle, saved[0]))
         raise

@@ -13,7 +13,7 @@ wrong only there passed every rung. A case's ``grad`` (``ktui.protocol.Case``) n
   same memory, after ktui's own writes into it); an output may then require grad, as the reference's would.
 
 Grad modes are thread-local: the worker's request thread builds the case under ``case_mode`` and the kernel's
-thread (``ktui.worker.invoke``) calls under ``call_mode``.
+thread (``ktui.worker.invoke``) enters ``CallMode`` just before the call and leaves it just after.
 """
 
 from __future__ import annotations
@@ -40,18 +40,27 @@ def case_mode(case: Mapping[str, Any]) -> Iterator[None]:
         yield
 
 
-def call_mode(fn: Callable[[Any], Any], case: Mapping[str, Any]) -> Callable[[Any], Any]:
-    """``fn`` called in the case's mode on whatever thread calls it: under ``torch.no_grad()`` or
-    ``torch.inference_mode()``, or as it is."""
-    mode = case.get("grad")
-    if mode not in ("no_grad", "inference"):
-        return fn
+class CallMode:
+    """The case's mode for its call, entered and left on the kernel's thread by ``global_state.settled_call`` just
+    before and after the call's steps (``enter``, ``leave``): no frame of ktui's between the kernel and the thread's
+    loop, so a grad-mode case's stack is every other case's (red team round 10: every call on one stack)."""
 
-    def called(data: Any) -> Any:
-        with torch.no_grad() if mode == "no_grad" else torch.inference_mode():
-            return fn(data)
+    def __init__(self, case: Mapping[str, Any]) -> None:
+        mode = case.get("grad")
+        self._make: Callable[[], Any] | None = (
+            torch.no_grad if mode == "no_grad" else torch.inference_mode if mode == "inference" else None
+        )
+        self._ctx: Any = None
 
-    return called
+    def enter(self) -> None:
+        if self._make is not None and self._ctx is None:
+            self._ctx = self._make()
+            self._ctx.__enter__()
+
+    def leave(self) -> None:
+        if self._ctx is not None:
+            ctx, self._ctx = self._ctx, None
+            ctx.__exit__(None, None, None)
 
 
 def requires_grad_again(data: Any, paths: frozenset[str], flatten: Callable[[Any, str], list[tuple[str, Any]]]) -> int:
