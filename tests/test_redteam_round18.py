@@ -30,9 +30,13 @@ def test_a_weight_cache_keyed_on_its_version_fails_the_verified_stretch_and_its_
     ref = R / "rt18_rmsnorm.py"
     bad = run(make_ws, ladder_for, "rmsnorm", K / "rt18_rmsnorm_cache_bad.py", reference=ref, **FAST)
     failed = bad.failed_rung
-    assert failed is not None and failed.name == "benchmark", [r.line() for r in bad.rungs]
-    assert bad.rung("correctness").status is Status.OK  # fresh tensors every case: only reused buffers show it
-    assert "is wrong" in failed.line() and "every call gets fresh inputs" in failed.line(), failed.line()
+    assert failed is not None and failed.name in ("run", "benchmark"), [r.line() for r in bad.rungs]
+    if failed.name == "run":  # the grad=inference case (red team round 25, #5) reaches its ``w._version`` first:
+        # inference tensors have none, so an inference server's call raises where the cache is read
+        assert "grad=inference" in failed.line() and "do not track version counter" in failed.line(), failed.line()
+    else:
+        assert bad.rung("correctness").status is Status.OK  # fresh tensors every case: only reused buffers show it
+        assert "is wrong" in failed.line() and "every call gets fresh inputs" in failed.line(), failed.line()
     good(run(make_ws, ladder_for, "rmsnorm", K / "rt18_rmsnorm_good.py", reference=ref, **FAST))
 
 
