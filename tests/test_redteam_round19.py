@@ -183,5 +183,6 @@ def test_a_bf16_silu_off_by_16_ulp_on_one_lane_in_128_fails_and_its_twin_passes(
     assert "off by more than 0.0312 x max(|ref|, rms(ref)) (8 u" in bad.summary, bad.summary
     assert "more than the 0.125% allowed: no cancellation explains" in bad.summary, bad.summary
     ok = good(run(make_ws, ladder_for, "silu", K / "rt19_silu_good.py", reference=ref, **CHECKED))
-    worst = max(float(s["gross_ratio"]) for s in corr(ok).figures["specs"])
+    # (fuzz's empty draws judge no element: no ratio)
+    worst = max(float(s["gross_ratio"]) for s in corr(ok).figures["specs"] if s["gross_ratio"] is not None)
     assert worst <= 1 / 16, worst  # one rounding (u) in the twin: 2 u of 32 u at most
