@@ -240,7 +240,10 @@ def test_an_overflow_where_the_reference_saturates_fails(make_ws, ladder_for):
     bad = run(make_ws, ladder_for, "nantonum", K / "rt25_nantonum_overflow_bad.py", reference=ref, **checked)
     corr_rung = bad.rung("correctness")
     assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
-    assert "got inf" in corr_rung.summary, corr_rung.summary
+    # the headline may be a NaN input (nan_to_num's 0 where plain exp gives NaN: ``dist=nan``); the overflow fails
+    # on inputs without NaN too
+    failed = [x for s in corr_rung.figures["specs"] for x in s["failed_cases"]]
+    assert any("dist=nan" not in x for x in failed), failed
 
 
 def test_one_elements_large_native_error_no_longer_sets_the_bar_for_every_element(make_ws, ladder_for):
