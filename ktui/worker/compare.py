@@ -25,7 +25,7 @@ from ktui.protocol import Case, CaseVerdict, ExecutedCase, OutputLeaf
 from ktui.protocol.distributions import SPECIAL_DISTRIBUTIONS
 from ktui.worker import metrics
 from ktui.worker.accumulator import FLOAT32_U, pair_magnitude
-from ktui.worker.cases import build_input, case_label, label_of
+from ktui.worker.cases import build_input, case_label, empty_spec, label_of, spec_of
 from ktui.worker.conditioning import GROSS_SLACK, rounding_slack, truth_slack
 from ktui.worker.ftz import ftz_allowance
 from ktui.worker.grad_modes import MODE_FLAGS
@@ -572,6 +572,15 @@ def judge_leaf(
     if m["ok"] and not (m.get("reference_fails") or m.get("ftz_elements")) and exp_tensor and g["kind"] == "tensor":
         # (a leaf judged against the reference's own error, or against flushed subnormals, was held to another bar)
         local_native_check(prep, m, out, ref, tol, path)
+    if not m["ok"] and not m.get("unwritten") and empty_spec(spec_of(problem, case)):
+        # an empty size (fuzz's empty draw): a reduction over nothing has a conventional value (0, -inf, NaN) that
+        # honest kernels meet differently (an online log-sum-exp gives NaN where torch gives -inf): only that every
+        # element is written is asked (red team round 26, #10's garbage is unwritten memory)
+        m.setdefault("warnings", []).append(
+            f"an empty size: the value of {path or 'out'} over nothing is a convention, only that it is written "
+            f"is checked (the kernel's own figures: {m['reason']})"
+        )
+        m.update(ok=True, score=0.0, reason="")
     if path and not m["ok"]:
         m["reason"] = f"output {path}: {m['reason']}"
     precision_check(prep, path, m)
