@@ -261,7 +261,7 @@ class CheckedCalls:
                         else:
                             poison_(buf)
                     if case.get("grad") == "requires_grad":  # after ktui's own writes: its inputs as generated
-                        requires_grad_again(data, problem.grad_paths, flatten)
+                        requires_grad_again(data, problem.grad_paths)
                     inputs = inputs_only(problem, data)
                     before = flatten(inputs, "in")  # the caller's objects: checked after the call, whatever fields hold
                     h_before = hash_flat(before)

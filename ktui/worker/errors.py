@@ -26,18 +26,21 @@ MEMORY_FAULT_HINT = (
 )
 
 
+def _says(exc: BaseException, marks: tuple[str, ...]) -> bool:
+    text = str(exc)
+    return any(m in text for m in marks)
+
+
 def loses_context(exc: BaseException) -> bool:
     """Whether ``exc``'s message is one of ``CONTEXT_LOST``'s: the CUDA context is gone, and any later CUDA call in
     this process (a synchronize) raises again."""
-    text = str(exc)
-    return any(m in text for m in CONTEXT_LOST)
+    return _says(exc, CONTEXT_LOST)
 
 
 def is_memory_fault(exc: BaseException) -> bool:
     """Whether ``exc`` is a CUDA memory fault (``MEMORY_FAULT`` in its message): the kernel's, whatever the case's
     layout, and one that loses the CUDA context (nothing may touch the GPU after it in this process)."""
-    text = str(exc)
-    return any(m in text for m in MEMORY_FAULT)
+    return _says(exc, MEMORY_FAULT)
 
 
 class KtuiCheckError(Exception):

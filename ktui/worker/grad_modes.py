@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-MODES = ("no_grad", "inference", "requires_grad")
+from ktui.worker.tensors import flatten
 
 # the output flags (``tensors.OUTPUT_FLAGS``) a mode makes where the reference's output, called the same way, has them
 MODE_FLAGS = {"inference": "inference", "requires_grad": "requires_grad"}
@@ -63,7 +63,7 @@ class CallMode:
             ctx.__exit__(None, None, None)
 
 
-def requires_grad_again(data: Any, paths: frozenset[str], flatten: Callable[[Any, str], list[tuple[str, Any]]]) -> int:
+def requires_grad_again(data: Any, paths: frozenset[str]) -> int:
     """Make the floating leaves of ``data`` at ``paths`` (those ``generate_input`` made requiring grad, as
     ``flatten(data, "in")`` names them) require grad again, in place. Returns how many."""
     n = 0

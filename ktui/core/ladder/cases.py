@@ -316,13 +316,18 @@ def covering_cases(describe: ProblemInfo, options: LadderOptions, seed: int, pla
 REFILL_SEED = 701  # ``refill_refused``: the n-th case put in place of refused ones gets seed + 701 + n
 
 
+def _empty(spec: Spec) -> bool:
+    """A spec with a size at 0 (``protocol.spec_ints``, a tuple field's too): fuzz's empty draws."""
+    return 0 in spec_ints(spec)
+
+
 def refused_values(executed: Sequence[ExecutedCase]) -> dict[int, set[str]]:
     """What the kernel refused (``ExecutedCase.unsupported``), as values of the covering design's dimensions
     (0: layout, 1: distribution): the distribution of a refused contiguous case (``scalars``: another value of a
     float argument; a contiguous case is refused for nothing else), and the layout of a refused strided case unless
     its distribution is one of those (a kernel refuses a layout, not the values laid out in it)."""
     # (a case with a size at 0, fuzz's empty draw, is refused for its size: no value of a dimension of the design)
-    refused = [c for c in executed if c.get("unsupported") and 0 not in spec_ints(c.get("spec") or {})]
+    refused = [c for c in executed if c.get("unsupported") and not _empty(c.get("spec") or {})]
     dists = {c.get("dist", "native") for c in refused if c.get("layout", "contiguous") == "contiguous"}
     layouts = {
         c["layout"]
@@ -387,7 +392,7 @@ class _Design:
         self.variants = spec_variants(tests)
         # a spec with a size at 0 (fuzz's empty draws) runs once, in phase 1: no layout or distribution changes an
         # empty input, and its class would be one no other spec shares
-        design = [i for i, t in enumerate(tests) if not any(v == 0 for v in spec_ints(t))]
+        design = [i for i, t in enumerate(tests) if not _empty(t)]
         self.members: dict[tuple[str, str], list[int]] = {}
         for i in design:
             self.members.setdefault((self.classes[i], self.variants[i]), []).append(i)
