@@ -34,7 +34,14 @@ fi
 # Ray's slimmed wheel travels in .whlr (with .whl: both fit a call; the step ray failed "needs Ray" on 2026-12-04
 # when only .whl was installed)
 if ls .whl/*.whl .whlr/*.whl 2>/dev/null | grep -q .; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site $(ls .whl/*.whl .whlr/*.whl 2>/dev/null) 2>&1 | grep -v "already exists"; export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+  # a wheel is a zip archive: where the machine's python3 has no pip (the latency step's "No module named
+  # 'watchdog'" on 2026-12-06 with its wheel carried), the wheels are unpacked into /tmp/site instead
+  if python3 -m pip --version >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site $(ls .whl/*.whl .whlr/*.whl 2>/dev/null) 2>&1 | grep -v "already exists"
+  else
+    python3 -c "import sys, zipfile; [zipfile.ZipFile(w).extractall('/tmp/site') for w in sys.argv[1:]]" $(ls .whl/*.whl .whlr/*.whl 2>/dev/null)
+  fi
+  export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
   export PATH=/tmp/site/bin:$PATH
 fi
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
@@ -75,7 +82,7 @@ print(sys.argv[2], " ".join(f"{r['name']}={r.get('status')}:{r.get('seconds', '?
 PY
       done ;;
     latency)
-      python3 -c "import watchdog" 2>&1 | tail -1; ls .whl 2>&1 | head -3  # (2026-12-06: watchdog not found)
+      python3 -c "import watchdog; print('watchdog', watchdog.__file__)" 2>&1 | tail -1
       python3 benchmarks/loop_latency.py --device cuda --n 5 --skip-startup 2>&1 | tee "$OUT/latency.log" ;;
     ssh)  # issue 16: the workers on the GPU behind a loopback SSH connection (asyncssh in-process server unless
           # sshd is installed; asyncssh's wheel carried in .whl when the machine lacks it): the ladder with the
