@@ -176,7 +176,7 @@ def undetermined_truth(problem: Problem, prep: dict[str, Any]) -> str:
         finite = finite[torch.isfinite(finite)]
         if finite.numel() == 0:
             continue
-        slack = rounding_slack(problem, inputs_of, path, r)
+        slack = rounding_slack(problem, inputs_of, path, r, prep.get("unordered"))
         if slack is None:
             continue
         bound = torch.finfo(e.dtype).eps / 2 * float(finite.abs().max())
@@ -238,7 +238,7 @@ def judge_outputs(
             "(nesting, names of dict keys) must match the reference's"
         )
     unordered = prep.get("unordered") or []
-    if unordered:  # the reference's topk(sorted=False) results: both sides in one order (``worker.unordered``)
+    if unordered:  # topk(sorted=False) and unstable sort results: both sides in one order (``worker.unordered``)
         canonical_files(unordered, got, folder, prep["expected"])
         if case.get("repeat_outputs"):
             canonical_files(unordered, case["repeat_outputs"], folder / case["repeat_dir"], prep["expected"])
@@ -266,7 +266,10 @@ def judge_outputs(
         return fail(in_place)
     leaves += in_place
     worst = max(leaves, key=lambda m: m["score"]) if leaves else {"ok": True, "reason": "", "score": 0.0}
-    warnings = [w for m in leaves for w in m.get("warnings", [])] + ([described(unordered)] if unordered else [])
+    # a topk(sorted=False)'s leaves are told compared in sorted order; an unstable sort's are sorted already (only
+    # its ties are put in order): nothing to say
+    told = [u for u in unordered if u.get("kind") != "sort"]
+    warnings = [w for m in leaves for w in m.get("warnings", [])] + ([described(told)] if told else [])
     # cast: the worst leaf's figures are metrics.verdict's, CaseVerdict's keys (a chunked verdict adds ``chunked``).
     return cast(
         CaseVerdict,
@@ -757,15 +760,20 @@ def ill_conditioned_allowance(
     inputs_of = prep.get("inputs_of")
     if inputs_of is None:
         return m
-    rounding = rounding_slack(problem, inputs_of, path, ref)  # the same at both u: computed once
-    slack = truth_slack(problem, inputs_of, path, ref, tol, rounding=rounding) if rounding is not None else None
+    order = prep.get("unordered")
+    rounding = rounding_slack(problem, inputs_of, path, ref, order)  # the same at both u: computed once
+    slack = (
+        truth_slack(problem, inputs_of, path, ref, tol, rounding=rounding, order=order)
+        if rounding is not None
+        else None
+    )
     if slack is None or not bool((slack > 0).any()):
         return m
     slack = slack * GROSS_SLACK
     # the off and firm bounds grow by the truth's move at float32's u, the precision an honest kernel computes in:
     # a prefix cancelling against 4e37 moves by ~1e30 there (new-user trial 20 H1), while an fp16 accumulator's
     # errors stay far past it (red team round 12); the output's u would cover the accumulator
-    elem = truth_slack(problem, inputs_of, path, ref, tol, FLOAT32_U, rounding=rounding)
+    elem = truth_slack(problem, inputs_of, path, ref, tol, FLOAT32_U, rounding=rounding, order=order)
     elem = elem * GROSS_SLACK if elem is not None else None
     if out.numel() > large:
         again = metrics.verdict_large(
@@ -833,7 +841,8 @@ def zeros_where_the_truth_is_not(
         return
     inputs_of = prep.get("inputs_of")
     u = torch.finfo(out.dtype).eps / 2
-    slack = truth_slack(problem, inputs_of, path, ref, resolve(dtype_name(out.dtype), None), u) if inputs_of else None
+    tol = resolve(dtype_name(out.dtype), None)
+    slack = truth_slack(problem, inputs_of, path, ref, tol, u, order=prep.get("unordered")) if inputs_of else None
     if slack is None:
         return
     firm = zeros & (GROSS_SLACK * slack < r.abs() / 2)

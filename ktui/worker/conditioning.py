@@ -53,6 +53,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ktui.worker.problem import Problem, _map
 from ktui.worker.tensors import flatten
 from ktui.worker.tolerance import Tolerance
+from ktui.worker.unordered import UnorderedGroup, canonical_
 
 GROSS_SLACK = 2.0  # the gross bound grows by this many times the truth's move under u-relative input changes
 SEED = 20261203  # the random signs (any fixed seed: the marks must not depend on the run)
@@ -224,15 +225,25 @@ NOISE_RUNS = 2  # runs of the float64 reference under ``RoundingNoise`` per ``tr
 
 
 def _truth_move(
-    problem: Problem, data: Any, path: str, r: torch.Tensor, noise: int = 0, mode: TorchDispatchMode | None = None
+    problem: Problem,
+    data: Any,
+    path: str,
+    r: torch.Tensor,
+    noise: int = 0,
+    mode: TorchDispatchMode | None = None,
+    order: list[UnorderedGroup] | None = None,
 ) -> torch.Tensor | None:
     """How far output ``path``'s float64 truth moves from ``r`` (flat, on the CPU) when the reference runs on
     ``data``, under ``RoundingNoise(noise)`` when ``noise`` is not 0, else under ``mode`` if given: per element,
-    infinite where a finite truth becomes NaN or infinite, 0 where the truth is not finite. None when the reference
-    fails, does not run in float64 or returns another shape there."""
+    infinite where a finite truth becomes NaN or infinite, 0 where the truth is not finite. ``order``: the case's
+    unordered groups (``worker.unordered``; ``r`` is in their canonical order, and so is each run's output: an
+    unstable sort's ties in another order are no move). None when the reference fails, does not run in float64 or
+    returns another shape there."""
     try:
         with RoundingNoise(noise) if noise else (mode if mode is not None else contextlib.nullcontext()):
             out, precision = problem.reference(data)
+        if order:
+            canonical_(out, order)
     except Exception:
         return None
     leaf = dict(flatten(out)).get(path)
@@ -243,7 +254,13 @@ def _truth_move(
     return torch.where(torch.isfinite(r), d, torch.zeros_like(d))
 
 
-def rounding_slack(problem: Problem, inputs_of: Callable[[], Any], path: str, ref: torch.Tensor) -> torch.Tensor | None:
+def rounding_slack(
+    problem: Problem,
+    inputs_of: Callable[[], Any],
+    path: str,
+    ref: torch.Tensor,
+    order: list[UnorderedGroup] | None = None,
+) -> torch.Tensor | None:
     """Per element of output ``path`` (``ref``: its float64 truth), flat on the CPU: how far the truth moves, the
     larger of ``NOISE_RUNS`` runs of the reference on the case's own inputs under ``RoundingNoise`` (its own
     roundings: the module's docstring). It does not depend on any u: a caller that asks ``truth_slack`` at two u
@@ -253,7 +270,7 @@ def rounding_slack(problem: Problem, inputs_of: Callable[[], Any], path: str, re
     r = ref.detach().to("cpu", torch.float64).reshape(-1)
     slack = torch.zeros_like(r)
     for k in range(1, NOISE_RUNS + 1):
-        d = _truth_move(problem, inputs_of(), path, r, SEED + k)
+        d = _truth_move(problem, inputs_of(), path, r, SEED + k, order=order)
         if d is None:
             return None
         slack = torch.maximum(slack, d)
@@ -268,6 +285,7 @@ def truth_slack(
     tol: Tolerance,
     u: float | None = None,
     rounding: torch.Tensor | None = None,
+    order: list[UnorderedGroup] | None = None,
 ) -> torch.Tensor | None:
     """Per element of output ``path`` (``ref``: its float64 truth, any shape), flat on the CPU: how far the truth
     moves, the largest of two runs where the inputs (``inputs_of()``, the case's own) move by ``u`` relative (default
@@ -277,15 +295,15 @@ def truth_slack(
     if (u is None and not tol.bounds_gross) or not problem.float64:
         return None
     r = ref.detach().to("cpu", torch.float64).reshape(-1)
-    slack = rounding if rounding is not None else rounding_slack(problem, inputs_of, path, ref)
+    slack = rounding if rounding is not None else rounding_slack(problem, inputs_of, path, ref, order)
     if slack is None:
         return None
     exact = ExactScaling()  # the unmoved run records the exact scalings the moved runs keep
-    if _truth_move(problem, inputs_of(), path, r, mode=exact) is None:
+    if _truth_move(problem, inputs_of(), path, r, mode=exact, order=order) is None:
         return None
     for sign in (1.0, -1.0):
         moved = _moved(inputs_of(), tol.unit_roundoff if u is None else u, sign)
-        d = _truth_move(problem, moved, path, r, mode=ExactScaling(exact.calls))
+        d = _truth_move(problem, moved, path, r, mode=ExactScaling(exact.calls), order=order)
         if d is None:
             return None
         slack = torch.maximum(slack, d)

@@ -29,9 +29,10 @@ too; shapes that cannot index the input along the dimension are no index output 
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -378,6 +379,60 @@ _INDEX_OPS: dict[Any, tuple[int, Any, str]] = {
     _aten.cummin.default: (1, -1, _CAUSAL),
 }
 _KEEPS = frozenset({_aten._to_copy.default, _aten.detach.default, _aten.alias.default, _aten.clone.default})
+# max pooling's indices (red team round 26, #6: an honest pooling taking the later of tied maxima, a ReLU's zeros,
+# failed the exact compare; torch does not say which of equal maxima it returns): a flat index into each plane of
+# the input, judged as any position of the output's own window that holds the maximum (``_outside_window``).
+# F.max_pool1d and adaptive_max_pool1d run the 2-D op on an unsqueezed input and squeeze its results (followed
+# through ``_VIEWS``)
+_WINDOW = "window"
+_POOLS: dict[Any, int] = {  # op -> the number of pooled (innermost) dimensions
+    _aten.max_pool2d_with_indices.default: 2,
+    _aten.max_pool3d_with_indices.default: 3,
+    _aten.adaptive_max_pool2d.default: 2,
+    _aten.adaptive_max_pool3d.default: 3,
+}
+_VIEWS = frozenset(
+    {_aten.squeeze.dim, _aten.squeeze.dims, _aten.squeeze.default, _aten.unsqueeze.default, _aten.view.default,
+     _aten._unsafe_view.default, _aten.reshape.default}
+)  # fmt: skip
+
+
+def _pool_windows(func: Any, args: tuple[Any, ...], out_shape: tuple[int, ...], k: int) -> torch.Tensor:
+    """For a max pool over the last ``k`` dimensions (``func`` and its ``args``, its output of ``out_shape``): each
+    output element's window, a long tensor of shape (numel(out), k, 3) holding per pooled dimension the first
+    position, the last and the step (dilation), in the output's flat order. From the ops' definitions: a window
+    starts at ``i * stride - padding`` and holds ``kernel_size`` positions ``dilation`` apart (``torch.nn.MaxPool2d``
+    docs); an adaptive one spans ``floor(i * L / out)`` .. ``ceil((i + 1) * L / out) - 1`` (ATen's
+    ``AdaptiveMaxPooling2d.cpp`` start_index / end_index)."""
+    x = args[0]
+    ins, outs = tuple(x.shape[-k:]), tuple(out_shape[-k:])
+
+    def per_dim(v: Any, default: int) -> list[int]:
+        vs = [int(e) for e in v] if isinstance(v, (list, tuple)) else [int(v)]
+        if not vs:
+            return [default] * k
+        return vs * k if len(vs) == 1 else vs
+
+    if func in (_aten.adaptive_max_pool2d.default, _aten.adaptive_max_pool3d.default):
+        spans = []
+        for n_in, n_out in zip(ins, outs):
+            i = torch.arange(n_out)
+            first, last = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out) - 1
+            spans.append(torch.stack([first, last, torch.ones_like(i)], -1))
+    else:
+        kernel = per_dim(args[1], 1)
+        stride = per_dim(args[2] if len(args) > 2 else [], 0)
+        stride = [s or kk for s, kk in zip(stride, kernel)]  # an empty stride is the kernel size
+        padding = per_dim(args[3] if len(args) > 3 else 0, 0)
+        dilation = per_dim(args[4] if len(args) > 4 else 1, 1)
+        spans = []
+        for n_out, kk, st, pd, dl in zip(outs, kernel, stride, padding, dilation):
+            first = torch.arange(n_out) * st - pd
+            spans.append(torch.stack([first, first + (kk - 1) * dl, torch.full_like(first, dl)], -1))
+    grids = torch.meshgrid(*[torch.arange(n) for n in outs], indexing="ij")
+    per = torch.stack([spans[j][grids[j].reshape(-1)] for j in range(k)], 1)  # (prod(outs), k, 3)
+    lead = math.prod(out_shape[:-k])
+    return per.repeat(lead, 1, 1)
 
 
 class IndexSource(TypedDict):
@@ -390,6 +445,8 @@ class IndexSource(TypedDict):
     dim: int
     ties: str
     of_input: bool
+    # a max pool's (``ties`` "window"): each output element's window and the pooled input's innermost shape
+    window: NotRequired[tuple[torch.Tensor, tuple[int, ...]]]
 
 
 class IndexOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
@@ -435,9 +492,25 @@ class IndexOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
                 }
                 self.tags[id(indices)] = (weakref.ref(indices), tag)
                 self.ranked[id(indices)] = id(args[0])
-        elif func in _KEEPS and isinstance(out, torch.Tensor) and not _float(out):
+        elif func in _POOLS and isinstance(args[0], torch.Tensor) and isinstance(out, (tuple, list)):
+            k = _POOLS[func]
+            indices = out[1]
+            if isinstance(indices, torch.Tensor) and args[0].ndim > k and indices.numel():
+                src = args[0].detach()
+                pool: IndexSource = {
+                    "op": func.overloadpacket.__name__,
+                    "source": src.reshape(*src.shape[:-k], -1),  # flat indices into each plane
+                    "dim": src.ndim - k,
+                    "ties": _WINDOW,
+                    "of_input": False,
+                    "window": (_pool_windows(func, args, tuple(indices.shape), k), tuple(src.shape[-k:])),
+                }
+                self.tags[id(indices)] = (weakref.ref(indices), pool)
+                self.ranked[id(indices)] = id(args[0])
+        elif (func in _KEEPS or func in _VIEWS) and isinstance(out, torch.Tensor) and not _float(out):
             tag_in = self._tag_of(args[0]) if args else None
-            if tag_in is not None and out.shape == args[0].shape:
+            same = out.shape == args[0].shape if func in _KEEPS else out.numel() == args[0].numel()
+            if tag_in is not None and same and (func in _KEEPS or tag_in["ties"] == _WINDOW):
                 self.tags[id(out)] = (weakref.ref(out), tag_in)
                 self.ranked[id(out)] = self.ranked.get(id(args[0]), 0)
         return out
@@ -465,6 +538,11 @@ def traced_index_verdict(out: torch.Tensor, native: torch.Tensor, src: IndexSour
     Raises:
         ValueError: ``native`` cannot index the source along the dimension.
     """
+    if src["ties"] == _WINDOW and "window" in src:
+        lead = tuple(src["source"].shape[:-1])
+        flat_out, flat_native = out.reshape(*lead, -1), native.reshape(*lead, -1)
+        why = select_verdict(flat_out, flat_native, src["source"], src["dim"], name, distinct=False)
+        return why or _outside_window(out, src["window"], name)
     causal = src["ties"] == _CAUSAL
     why = select_verdict(out, native, src["source"], src["dim"], name, distinct=not causal)
     if why or src["ties"] == _ANY:
@@ -491,6 +569,32 @@ def traced_index_verdict(out: torch.Tensor, native: torch.Tensor, src: IndexSour
         f"{int(other.sum())} of {oi.numel()} indices pick other ones of equal values of {name} along dim "
         f"{src['dim']} than the reference's, first at {index_of(i, tuple(out.shape))}: {int(oi.reshape(-1)[i])} "
         f"where the reference has {int(ri.reshape(-1)[i])}; {rule}"
+    )
+
+
+def _outside_window(out: torch.Tensor, window: tuple[torch.Tensor, tuple[int, ...]], name: str) -> str:
+    """'' when every flat index of ``out`` (a max pool's, in the output's flat order) lies in its output element's
+    window (``_pool_windows``: first, last and step per pooled dimension of a plane of ``plane`` shape), else why
+    not: an equal value outside the window (a ReLU's zero elsewhere in the plane) is not that window's maximum."""
+    spans, plane = window
+    flat = out.detach().cpu().reshape(-1).long()
+    if flat.numel() != spans.shape[0]:
+        return ""
+    coords, rest = [], flat
+    for n in reversed(plane):
+        coords.append(rest % n)
+        rest = rest // n
+    c = torch.stack(coords[::-1], -1)  # (numel, k)
+    first, last, step = spans[..., 0], spans[..., 1], spans[..., 2]
+    bad = ((c < first) | (c > last) | ((c - first) % step != 0)).any(-1)
+    if not bool(bad.any()):
+        return ""
+    i = int(torch.nonzero(bad)[0])
+    lo, hi = first[i].tolist(), last[i].tolist()
+    return (
+        f"{int(bad.sum())} of {flat.numel()} indices point outside their own pooling window of {name}, first at "
+        f"{index_of(i, tuple(out.shape))}: {int(flat[i])} is position {tuple(c[i].tolist())} of a plane of "
+        f"{tuple(plane)}, the window spans {tuple(lo)} .. {tuple(hi)} (an equal value elsewhere is not its maximum)"
     )
 
 

@@ -1,4 +1,5 @@
-"""Outputs whose order the reference leaves unspecified: the results of ``torch.topk(..., sorted=False)``.
+"""Outputs whose order the reference leaves unspecified: the results of ``torch.topk(..., sorted=False)``, and the
+order of ties in an unstable ``torch.sort`` / ``argsort`` (see the end).
 
 torch documents ``sorted=False`` as "the k elements in no particular order": CUDA's order differs from the CPU's, and
 from one size to the next. A kernel that returns them sorted, or in any other order, is as right as the reference, and
@@ -15,6 +16,11 @@ index, and judged by what it selects there where ties were picked otherwise (``k
 the leaves that follow the call (its companions) are put in the same order, so (id, weight) pairs are compared as pairs.
 Nothing else is relaxed: the multiset of each row must still match, an index by what it selects
 (``ktui.worker.indices``), and a companion by its pair.
+
+An unstable sort (``torch.sort``'s default, ``argsort``) is noted the same way, as a group of kind ``sort``: only the
+order of equal values is open, so a version's leaves are put in the canonical order (ties by index) only where its
+own values, or what its indices select, are already sorted (``in_order``); a version that does not sort is judged as
+it is. The rows its permutation gathers (``x[perm]``) follow, as a topk's do (red team round 26, #12).
 """
 
 from __future__ import annotations
@@ -43,10 +49,17 @@ class UnorderedGroup(TypedDict):
     largest: bool
     companions: list[str]
     source: NotRequired[torch.Tensor | None]  # what the call ranked (its input in the native run)
+    # "sort" for an unstable sort's group (only the order of ties is open: a version's leaves are reordered only
+    # where its own are already in sorted order, ``in_order``); absent for topk(sorted=False)
+    kind: NotRequired[str]
 
 
 _aten = torch.ops.aten
 _TOPK = (_aten.topk.default,)
+# an unstable sort (``torch.sort``'s default, ``argsort``): sorted, the order of equal values left open (red team
+# round 26, #12: an MoE dispatch's ``x[perm]`` with ``perm = argsort(expert_ids)`` failed an honest stable counting
+# sort position by position, though its perm was accepted as indices)
+_SORTS = (_aten.sort.default, _aten.sort.stable)
 # ops whose output is its input's values, position for position (the casts and copies; ``clone`` is pointwise)
 _SAME_POSITIONS = frozenset({_aten._to_copy.default, _aten.detach.default, _aten.alias.default, _aten.clone.default})
 
@@ -91,6 +104,7 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.calls: list[tuple[int, bool, torch.Tensor]] = []  # (dim, largest, input) per noted call
+        self.sorts: set[int] = set()  # the noted calls that are unstable sorts
         # id(tensor) -> (a weak reference to it, its mark): not kept alive, and an id reused after it died is not it
         self.tags: dict[int, tuple[weakref.ref[torch.Tensor], _Tag]] = {}
 
@@ -122,6 +136,18 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
                 n = len(self.calls) - 1
                 self._tag(values, _Tag(n, dim, "values"))
                 self._tag(indices, _Tag(n, dim, "indices"))
+            return out
+        if func in _SORTS:
+            # sort(self, dim=-1, descending=False); sort.stable(self, *, stable, dim=-1, descending=False)
+            stable = func == _aten.sort.stable and bool(kwargs.get("stable"))
+            if not stable and isinstance(args[0], torch.Tensor) and args[0].dim():
+                at = 1 if func == _aten.sort.default else 99
+                dim = int(_arg(args, kwargs, at, "dim", -1)) % args[0].dim()
+                self.calls.append((dim, bool(_arg(args, kwargs, at + 1, "descending", False)), args[0]))
+                n = len(self.calls) - 1
+                self.sorts.add(n)
+                self._tag(out[0], _Tag(n, dim, "values"))
+                self._tag(out[1], _Tag(n, dim, "indices"))
             return out
         if self.calls and isinstance(out, torch.Tensor):
             self._tag(out, self._follows(func, args, kwargs, out))
@@ -219,6 +245,8 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
                 {"values": None, "indices": None, "dim": tag.dim, "largest": self.calls[tag.call][1], "companions": []},
             )
             g["source"] = self.calls[tag.call][2].detach()
+            if tag.call in self.sorts:
+                g["kind"] = "sort"
             if tag.role == "values" and g["values"] is None:
                 g["values"] = p
             elif tag.role == "indices" and g["indices"] is None:
@@ -255,6 +283,19 @@ def order(values: torch.Tensor | None, indices: torch.Tensor | None, dim: int, l
     if indices is not None:
         return torch.sort(indices, dim=dim, stable=True)[1]
     return None
+
+
+def in_order(key: torch.Tensor | None, p: torch.Tensor, dim: int) -> bool:
+    """Whether ``key`` (a sort group's values, or what its indices select) is already in the order ``p`` puts it in
+    (``order``), up to ties: a sort's answer reordered among equal values only, never sorted for it. NaN equals
+    NaN. True without a key (indices alone: nothing to sort by)."""
+    if key is None:
+        return True
+    after = key.gather(dim, p.to(key.device))
+    same = after == key
+    if key.is_floating_point():
+        same |= torch.isnan(after) & torch.isnan(key)
+    return bool(same.all())
 
 
 def canonical(
@@ -338,9 +379,10 @@ def canonical_files(groups: list[UnorderedGroup], leaves: list[OutputLeaf], fold
 
     for g in groups:
         i = load(g["indices"])
-        p = order(load(g["values"]) if g["values"] is not None else ranked(g, i), i, g["dim"], g["largest"])
-        if p is None:
-            continue
+        key = load(g["values"]) if g["values"] is not None else ranked(g, i)
+        p = order(key, i, g["dim"], g["largest"])
+        if p is None or (g.get("kind") == "sort" and not in_order(key, p, g["dim"])):
+            continue  # a sort's answer out of order is judged as it is
         for path in (g["values"], g["indices"], *g.get("companions", [])):
             t = load(path)
             after = _reorder(t, p, g["dim"])
@@ -353,4 +395,7 @@ def described(groups: list[UnorderedGroup]) -> str:
     reference's topk(sorted=False) leaves the order unspecified)``."""
     paths = [p for g in groups for p in (g["values"], g["indices"], *g.get("companions", [])) if p is not None]
     why = "the reference's topk(sorted=False) leaves the order unspecified"
+    if groups and all(g.get("kind") == "sort" for g in groups):
+        why = "the reference's unstable sort leaves the order of ties unspecified"
+        return f"{', '.join(paths)} compared with ties ordered by index ({why})"
     return f"{', '.join(paths)} compared in sorted order ({why})"

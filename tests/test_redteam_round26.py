@@ -1,0 +1,136 @@
+"""Red team round 26's open findings and this session's: each fixed as a mechanism, with a bad kernel, its honest
+twin and a test asserting the verdict and its message (docs/cases.md)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ktui.core.results import Status
+from ktui.worker.indices import IndexOps, traced_index_verdict
+from ktui.worker.special import refill_special
+from ktui.worker.unordered import UnorderedOps, in_order, order
+
+from .test_cases import CASES, K, good, run
+
+R = CASES / "references"
+
+
+def _extreme(shape: tuple[int, ...], seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    t = torch.empty(shape, dtype=dtype)
+    g, g_shared = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed + 1)
+    refill_special(t, "extreme", g, False, g_shared)
+    return t
+
+
+def test_no_summation_order_overflows_on_the_extreme_family():
+    """Red team round 26, #3: at +-max/8 each, the extreme family's huge elements overflowed the partial sums of an
+    honest chunked fp32 row sum (1,024 lanes, then a sum of the lanes) where torch's order did not, the float64 sum
+    in range: "1 NaN/inf where the reference differs". They now share max/8 among them: every order stays finite."""
+    fmax = torch.finfo(torch.float32).max
+    for seed in range(40):
+        x = _extreme((4, 8198), seed)
+        huge = x.abs() > 1e30
+        assert int(huge.sum()) >= 1, seed  # the family still draws values near the range's top
+        assert float(x.abs().max()) >= fmax / 8 / int(huge.sum()) * 0.999, seed
+        pad = torch.nn.functional.pad(x, (0, 9 * 1024 - 8198))
+        lanes = pad.view(4, 9, 1024).cumsum(1)  # the chunked kernel's running lane sums, in float32
+        assert bool(torch.isfinite(lanes).all()), seed
+        assert bool(torch.isfinite(lanes[:, -1].cumsum(-1)).all()), seed
+        assert bool(torch.isfinite(x.sum(-1)).all()), seed
+        # the worst order: all the positive huge elements first
+        pos = x.clamp(min=0).double().sum(-1)
+        assert bool((pos <= fmax / 8 * 1.0001).all()), seed
+    # fp16 and bf16 keep the bound too
+    for dt in (torch.float16, torch.bfloat16):
+        y = _extreme((64, 1025), 7, dt)
+        big = y.float().abs() > 0.01 * float(torch.finfo(dt).max) / 64
+        assert float(y.float().abs()[big].double().sum()) <= float(torch.finfo(dt).max) / 8 * 1.01, dt
+
+
+def test_max_pool_indices_may_be_any_position_of_the_window_holding_its_maximum(make_ws, ladder_for):
+    """Red team round 26, #6: ``F.max_pool2d(relu(x), 2, 2, return_indices=True)``: an honest pooling keeping the
+    later of tied maxima (a ReLU's zeros) failed "out[1]: 50 of 780 elements differ (exact compare)", and on 2 x 2
+    planes its indices were taken for indices along dim -1 ("out of range"). Max pooling's indices are traced now
+    and judged as any position of the output's own window that holds its maximum. A running max started at 0 with
+    index 0 ("a ReLU is never negative") gives a window of zeros index 0, a zero outside it, and fails."""
+    ref = R / "rt26_maxpool.py"
+    checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "maxpool", K / "rt26_maxpool_lasttie_good.py", reference=ref, **checked))
+    bad = run(make_ws, ladder_for, "maxpool", K / "rt26_maxpool_zero_init_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "outside their own pooling window" in corr_rung.summary, corr_rung.summary
+
+
+def test_pool_windows_follow_stride_padding_dilation_and_adaptive_spans():
+    """The windows ``indices._pool_windows`` gives each output element contain the index torch itself returns, for
+    max_pool1d/2d/3d with stride, padding and dilation and for adaptive pooling; an index one window over fails."""
+    x = torch.relu(torch.randn(2, 3, 9, 11, generator=torch.Generator().manual_seed(3)))
+    pools = [
+        lambda t: F.max_pool2d(t, 2, 2, return_indices=True),
+        lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True),
+        lambda t: F.max_pool2d(t, 2, 1, 0, 2, return_indices=True),
+        lambda t: F.max_pool1d(t[0], 3, 2, return_indices=True),
+        lambda t: F.adaptive_max_pool2d(t, (4, 5), return_indices=True),
+        lambda t: F.max_pool3d(t, 2, return_indices=True),
+    ]
+    for j, pool in enumerate(pools):
+        with IndexOps() as ops:
+            v, i = pool(x)
+        src = ops.sources((v, i), (x,))["out[1]"]
+        assert src["ties"] == "window", j
+        assert traced_index_verdict(i, i, src, "x") == "", j
+        # the first output's index moved to the plane's last element, outside its window: another value, or (where
+        # they tie) outside the window
+        moved = i.clone()
+        moved.view(-1)[0] = src["source"].shape[-1] - 1
+        assert traced_index_verdict(moved, i, src, "x") != "", j
+    # a tie outside the window: a plane of zeros, the first output's index moved to another zero
+    z = torch.zeros(1, 1, 4, 4)
+    with IndexOps() as ops:
+        v, i = F.max_pool2d(z, 2, 2, return_indices=True)
+    src = ops.sources((v, i), (z,))["out[1]"]
+    other = i.clone()
+    other.view(-1)[0] = 15
+    why = traced_index_verdict(other, i, src, "z")
+    assert "outside their own pooling window" in why and "(3, 3)" in why, why
+
+
+def test_rows_gathered_by_an_unstable_argsort_follow_the_versions_own_permutation(make_ws, ladder_for):
+    """Red team round 26, #12: an MoE dispatch ``(x[perm], perm)`` with ``perm = argsort(expert_ids)``: an honest
+    stable counting sort had its perm accepted as indices (ties), yet the rows it gathered were compared position by
+    position and failed 10 of 12 specs. An unstable sort's results are now put in one order of ties on both sides,
+    the rows following their permutation; rows placed by a rank that breaks ties the other way than perm still
+    fail, and so does a version whose perm does not sort."""
+    ref = R / "rt26_moeperm.py"
+    checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    ok = good(run(make_ws, ladder_for, "moeperm", K / "rt26_moeperm_stable_good.py", reference=ref, **checked))
+    assert not any("sorted order" in w for r in ok.rungs for w in r.warnings), [r.warnings for r in ok.rungs]
+    bad = run(make_ws, ladder_for, "moeperm", K / "rt26_moeperm_rows_disagree_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "out[0]" in corr_rung.summary, corr_rung.summary
+
+
+def test_an_unstable_sorts_answer_is_reordered_only_among_ties():
+    """``unordered.in_order``: a sort group's key already sorted up to ties is put in the canonical order; one that
+    is not sorted is left as it is (a version that does not sort is not sorted for it)."""
+    key = torch.tensor([[1, 1, 2, 5, 5, 5]])
+    idx = torch.tensor([[1, 0, 2, 5, 3, 4]])
+    p = order(key, idx, 1, False)
+    assert p is not None and in_order(key, p, 1)
+    assert idx.gather(1, p).tolist() == [[0, 1, 2, 3, 4, 5]]
+    unsorted = torch.tensor([[2, 1, 1, 5, 5, 5]])
+    q = order(unsorted, idx, 1, False)
+    assert q is not None and not in_order(unsorted, q, 1)
+    with UnorderedOps() as seen:
+        ids = torch.tensor([2, 0, 2, 1])
+        x = torch.arange(8.0).reshape(4, 2)
+        perm = torch.argsort(ids)
+        out = (x[perm], perm)
+    (g,) = seen.groups(out)
+    assert g.get("kind") == "sort" and g["indices"] == "out[1]" and g["companions"] == ["out[0]"], g
+    with UnorderedOps() as seen:
+        out2 = torch.sort(ids, stable=True)
+    assert seen.groups(out2) == []  # a stable sort's order of ties is part of its answer
