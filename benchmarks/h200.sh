@@ -343,7 +343,9 @@ PY
           rt17_silu_requires_grad:rt17_silu_requires_grad_good rt17_silu_requires_grad:rt25_silu_training_path_bad \
           rt17_silu_requires_grad:rt25_silu_no_grad_in_place_bad rt17_silu_requires_grad:rt25_silu_is_inference_bad \
           rt26_rowsum:rt26_rowsum_splitk_reset_good rt26_rowsum:rt26_rowsum_splitk_noreset_bad \
-          rt26_iadd:rt26_iadd_autotune_bad nu26_w8a16:nu26_w8a16_tiled_good nu26_w8a16:nu26_w8a16_scale_stride_bad; do
+          rt26_iadd:rt26_iadd_autotune_bad nu26_w8a16:nu26_w8a16_tiled_good nu26_w8a16:nu26_w8a16_scale_stride_bad \
+          rt26_maxpool:rt26_maxpool_lasttie_good rt26_maxpool:rt26_maxpool_zero_init_bad \
+          rt26_moeperm:rt26_moeperm_stable_good rt26_moeperm:rt26_moeperm_rows_disagree_bad; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
