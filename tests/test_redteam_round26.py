@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from ktui.core.results import Status
 from ktui.worker.indices import IndexOps, traced_index_verdict
 from ktui.worker.special import refill_special
-from ktui.worker.unordered import UnorderedOps, in_order, order
+from ktui.worker.unordered import UnorderedOps, canonical_, in_order, order
 
 from .test_cases import CASES, K, good, run
 
@@ -134,3 +134,37 @@ def test_an_unstable_sorts_answer_is_reordered_only_among_ties():
     with UnorderedOps() as seen:
         out2 = torch.sort(ids, stable=True)
     assert seen.groups(out2) == []  # a stable sort's order of ties is part of its answer
+
+
+def test_unique_sorted_false_is_judged_as_a_set_with_its_inverse_remapped(make_ws, ladder_for):
+    """Red team round 25, #10: ``torch.unique(ids, sorted=False, return_inverse=True)``: an honest unique in order of
+    first appearance failed 16 of 17 specs position by position. Its values are compared as a set now (sorted on
+    both sides) and its inverse indices remapped to the new positions; values in first-appearance order with the
+    inverse of a sorted unique (``values[inverse]`` is not ``ids``) still fail."""
+    ref = R / "rt25_unique.py"
+    checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "unique", K / "rt25_unique_first_seen_good.py", reference=ref, **checked))
+    bad = run(make_ws, ladder_for, "unique", K / "rt25_unique_inverse_sorted_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "out[1]" in corr_rung.summary, corr_rung.summary
+
+
+def test_unique_groups_remap_the_inverse_and_keep_counts_paired():
+    """``UnorderedOps`` notes ``unique(sorted=False)``: a first-appearance answer put in sorted order equals torch's,
+    counts following their values and the inverse pointing at the same ids; a sorted unique is not noted."""
+    ids = torch.tensor([5, 3, 5, 1, 3, 9])
+    with UnorderedOps() as seen:
+        ref = torch.unique(ids, sorted=False, return_inverse=True, return_counts=True)
+    (g,) = seen.groups(ref)
+    assert g.get("kind") == "set" and g["values"] == "out[0]" and g.get("inverse") == "out[1]", g
+    assert g["companions"] == ["out[2]"], g
+    mine = (torch.tensor([5, 3, 1, 9]), torch.tensor([0, 1, 0, 2, 1, 3]), torch.tensor([2, 2, 1, 1]))
+    canonical_(mine, [g])
+    assert [t.tolist() for t in mine] == [[1, 3, 5, 9], [2, 1, 2, 0, 1, 3], [1, 2, 2, 1]]
+    wrong = (torch.tensor([5, 3, 1, 9]), torch.tensor([2, 1, 2, 0, 1, 3]), torch.tensor([2, 2, 1, 1]))
+    canonical_(wrong, [g])
+    assert wrong[1].tolist() != [2, 1, 2, 0, 1, 3]  # a sorted unique's inverse beside first-appearance values
+    with UnorderedOps() as seen:
+        out = torch.unique(ids, return_inverse=True)
+    assert seen.groups(out) == []

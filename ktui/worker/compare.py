@@ -267,8 +267,8 @@ def judge_outputs(
     leaves += in_place
     worst = max(leaves, key=lambda m: m["score"]) if leaves else {"ok": True, "reason": "", "score": 0.0}
     # a topk(sorted=False)'s leaves are told compared in sorted order; an unstable sort's are sorted already (only
-    # its ties are put in order): nothing to say
-    told = [u for u in unordered if u.get("kind") != "sort"]
+    # its ties are put in order) and unique(sorted=False)'s are a set by its contract: nothing to say
+    told = [u for u in unordered if u.get("kind") not in ("sort", "set")]
     warnings = [w for m in leaves for w in m.get("warnings", [])] + ([described(told)] if told else [])
     # cast: the worst leaf's figures are metrics.verdict's, CaseVerdict's keys (a chunked verdict adds ``chunked``).
     return cast(

@@ -20,7 +20,9 @@ Nothing else is relaxed: the multiset of each row must still match, an index by 
 An unstable sort (``torch.sort``'s default, ``argsort``) is noted the same way, as a group of kind ``sort``: only the
 order of equal values is open, so a version's leaves are put in the canonical order (ties by index) only where its
 own values, or what its indices select, are already sorted (``in_order``); a version that does not sort is judged as
-it is. The rows its permutation gathers (``x[perm]``) follow, as a topk's do (red team round 26, #12).
+it is. The rows its permutation gathers (``x[perm]``) follow, as a topk's do (red team round 26, #12). And
+``torch.unique(..., sorted=False)`` (kind ``set``) is compared in sorted order, its counts following and its inverse
+indices remapped to the new positions (red team round 25, #10).
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ class UnorderedGroup(TypedDict):
     # "sort" for an unstable sort's group (only the order of ties is open: a version's leaves are reordered only
     # where its own are already in sorted order, ``in_order``); absent for topk(sorted=False)
     kind: NotRequired[str]
+    # ``unique(sorted=False, return_inverse=True)``'s inverse indices: positions into the values leaf, remapped when
+    # the values are reordered (``_remap_inverse``); a group of kind "set"
+    inverse: NotRequired[str]
 
 
 _aten = torch.ops.aten
@@ -60,6 +65,10 @@ _TOPK = (_aten.topk.default,)
 # round 26, #12: an MoE dispatch's ``x[perm]`` with ``perm = argsort(expert_ids)`` failed an honest stable counting
 # sort position by position, though its perm was accepted as indices)
 _SORTS = (_aten.sort.default, _aten.sort.stable)
+# ``torch.unique(..., sorted=False)``: the distinct values in an order left open (red team round 25, #10: an honest
+# first-appearance unique failed 16 of 17 specs position by position); compared as a set, its counts following
+# and its inverse indices remapped
+_UNIQUE = _aten._unique2.default
 # ops whose output is its input's values, position for position (the casts and copies; ``clone`` is pointwise)
 _SAME_POSITIONS = frozenset({_aten._to_copy.default, _aten.detach.default, _aten.alias.default, _aten.clone.default})
 
@@ -105,6 +114,7 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
         super().__init__()  # type: ignore[no-untyped-call]
         self.calls: list[tuple[int, bool, torch.Tensor]] = []  # (dim, largest, input) per noted call
         self.sorts: set[int] = set()  # the noted calls that are unstable sorts
+        self.sets: set[int] = set()  # and those that are unique(sorted=False)
         # id(tensor) -> (a weak reference to it, its mark): not kept alive, and an id reused after it died is not it
         self.tags: dict[int, tuple[weakref.ref[torch.Tensor], _Tag]] = {}
 
@@ -137,6 +147,18 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
                 self._tag(values, _Tag(n, dim, "values"))
                 self._tag(indices, _Tag(n, dim, "indices"))
             return out
+        if func == _UNIQUE:
+            # _unique2(self, sorted=True, return_inverse=False, return_counts=False) -> (values, inverse, counts)
+            if not _arg(args, kwargs, 1, "sorted", True) and isinstance(out, (tuple, list)):
+                self.calls.append((0, False, args[0]))
+                n = len(self.calls) - 1
+                self.sets.add(n)
+                self._tag(out[0], _Tag(n, 0, "values"))
+                if _arg(args, kwargs, 2, "return_inverse", False):
+                    self._tag(out[1], _Tag(n, 0, "inverse"))
+                if _arg(args, kwargs, 3, "return_counts", False):
+                    self._tag(out[2], _Tag(n, 0, "derived"))
+            return out
         if func in _SORTS:
             # sort(self, dim=-1, descending=False); sort.stable(self, *, stable, dim=-1, descending=False)
             stable = func == _aten.sort.stable and bool(kwargs.get("stable"))
@@ -162,6 +184,11 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
         tagged = [(a, self.tag_of(a)) for a in tensors if self.tag_of(a) is not None]
         if not tagged:
             return None
+        if any(tag is not None and tag.role == "inverse" for _, tag in tagged):
+            # unique's inverse indices hold positions, not values along the call's dimension: only a copy keeps them
+            a, tag = tagged[0]
+            same = func in _SAME_POSITIONS and a is args[0] and out.shape == a.shape and len(tagged) == 1
+            return tag if same else None
         if func in _SAME_POSITIONS:
             a, tag = tagged[0]
             return tag if a is args[0] and tag is not None and out.shape == a.shape else None
@@ -247,6 +274,11 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
             g["source"] = self.calls[tag.call][2].detach()
             if tag.call in self.sorts:
                 g["kind"] = "sort"
+            elif tag.call in self.sets:
+                g["kind"] = "set"
+            if tag.role == "inverse":
+                g["inverse"] = p
+                continue
             if tag.role == "values" and g["values"] is None:
                 g["values"] = p
             elif tag.role == "indices" and g["indices"] is None:
@@ -326,6 +358,21 @@ def ranked(g: UnorderedGroup, indices: torch.Tensor | None) -> torch.Tensor | No
     return crop.to(indices.device).gather(d, indices.long().clamp(0, src.shape[d] - 1))
 
 
+def _remap_inverse(inverse: torch.Tensor | None, p: torch.Tensor) -> torch.Tensor | None:
+    """``unique``'s inverse indices (positions into its values) after the values were put in the order ``p`` (1-D:
+    new position i holds old position p[i]): each old position replaced by its new one. None where they are not
+    integer positions within the values (a wrong answer is left as it is to fail)."""
+    if inverse is None or p.dim() != 1 or inverse.is_floating_point() or inverse.dtype == torch.bool:
+        return None
+    n = p.numel()
+    inv = inverse.long().to(p.device)
+    if inv.numel() and (int(inv.min()) < 0 or int(inv.max()) >= n):
+        return None
+    new_of_old = torch.empty_like(p)
+    new_of_old[p] = torch.arange(n, device=p.device)
+    return new_of_old[inv].to(inverse.dtype).to(inverse.device)
+
+
 def _reorder(t: torch.Tensor | None, p: torch.Tensor, dim: int) -> torch.Tensor | None:
     """``t`` in the order ``p`` along ``dim``, where it has ``p``'s shape, or ``p``'s shape and more dimensions after
     it (the rows ``x[ids]`` picked: each row moves whole); else None (left as it is)."""
@@ -359,6 +406,10 @@ def canonical_(output: Any, groups: list[UnorderedGroup]) -> Any:
                 after = _reorder(t, p, g["dim"])
                 if t is not None and after is not None:
                     t.copy_(after)
+            inv = get(g.get("inverse"))
+            remapped = _remap_inverse(inv, p)
+            if inv is not None and remapped is not None:
+                inv.copy_(remapped)
     return output
 
 
@@ -388,14 +439,21 @@ def canonical_files(groups: list[UnorderedGroup], leaves: list[OutputLeaf], fold
             after = _reorder(t, p, g["dim"])
             if path is not None and after is not None:
                 (folder / by_path[path]["file"]).write_bytes(tensor_bytes(after))
+        inv_path = g.get("inverse")
+        remapped = _remap_inverse(load(inv_path), p)
+        if inv_path is not None and remapped is not None:
+            (folder / by_path[inv_path]["file"]).write_bytes(tensor_bytes(remapped))
 
 
 def described(groups: list[UnorderedGroup]) -> str:
     """What a verdict on these leaves says of their order, e.g. ``out[0], out[1] compared in sorted order (the
     reference's topk(sorted=False) leaves the order unspecified)``."""
     paths = [p for g in groups for p in (g["values"], g["indices"], *g.get("companions", [])) if p is not None]
+    paths += [g["inverse"] for g in groups if g.get("inverse")]
     why = "the reference's topk(sorted=False) leaves the order unspecified"
-    if groups and all(g.get("kind") == "sort" for g in groups):
+    if groups and all(g.get("kind") == "set" for g in groups):
+        why = "the reference's unique(sorted=False) leaves the order unspecified"
+    elif groups and all(g.get("kind") == "sort" for g in groups):
         why = "the reference's unstable sort leaves the order of ties unspecified"
         return f"{', '.join(paths)} compared with ties ordered by index ({why})"
     return f"{', '.join(paths)} compared in sorted order ({why})"
