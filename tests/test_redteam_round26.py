@@ -168,3 +168,16 @@ def test_unique_groups_remap_the_inverse_and_keep_counts_paired():
     with UnorderedOps() as seen:
         out = torch.unique(ids, return_inverse=True)
     assert seen.groups(out) == []
+
+
+def test_an_empty_size_excuses_only_values_over_nothing_that_are_minus_inf_or_nan(make_ws, ladder_for):
+    """Red team round 27, #1: ``x @ w + b`` with K = 0 is the bias; a GEMM whose host returns zeros for K == 0
+    passed, every failing leaf of an empty spec having been excused as "a convention". Only the elements where the
+    reference's value is -inf or NaN (an empty log-sum-exp, a mean) are a convention now; the rest are judged."""
+    ref = R / "rt27_linear.py"
+    checked = dict(seeds=1, seed=3, layouts=False, distributions=False, rungs=("compile", "run", "correctness"))
+    bad = run(make_ws, ladder_for, "linear", K / "rt27_linear_k0_zeros_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "fuzzed(1, 1, 0)" in corr_rung.summary and "elements outside" in corr_rung.summary, corr_rung.summary
+    good(run(make_ws, ladder_for, "linear", K / "rt27_linear_good.py", reference=ref, **checked))
