@@ -60,6 +60,32 @@ METRIC_KEYS = (
 MAX_WARNINGS = 8  # distinct warnings kept on the rung; the rest are counted in one last line
 
 
+WARNING_KIND = 48  # ``collapse_warnings``: warnings whose first this many characters agree are of one kind
+
+
+def collapse_warnings(passing: list[tuple[str, str]]) -> list[str]:
+    """The passing cases' warnings (``passing``: (spec label, warning), in order) as rung warnings, ``spec=<label>:
+    <warning>``, each kind once: the first of a kind in full, and one line for the rest (``... the same on 11 more
+    cases, specs (1, 2, 63, fp16), (2, 1, 65, fp16) ...``), a kind being the warning's first ``WARNING_KIND``
+    characters (new-user trials 26 F3 and 27: an honest fp16 attention got 67 lines "judged against the
+    reference's own float16 error", one per case, before anything else)."""
+    kinds: dict[str, list[tuple[str, str]]] = {}
+    for label, w in passing:
+        kinds.setdefault(w[:WARNING_KIND], []).append((label, w))
+    out: list[str] = []
+    for group in kinds.values():
+        label, first = group[0]
+        out.append(f"spec={label}: {first}")
+        rest = [(lb, w) for lb, w in group[1:] if (lb, w) != (label, first)]
+        if len(rest) == 1:
+            out.append(f"spec={rest[0][0]}: {rest[0][1]}")
+        elif rest:
+            labels = list(dict.fromkeys(lb for lb, _ in rest))
+            shown = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
+            out.append(f"the same ({first[:WARNING_KIND].rstrip()} ...) on {len(rest)} more cases: spec={shown}")
+    return out
+
+
 def run(ctx: RunContext) -> RungResult:
     """Wait for the judge's prepared reference outputs, then compare the executed cases.
 
@@ -215,6 +241,7 @@ def correctness_result(
     specs = []
     warnings: list[str] = []
     failed_warnings: list[str] = []  # of the failing cases (new-user trial 19: 7 lines under a clear failure)
+    passing: list[tuple[str, str]] = []  # (spec label, warning) of the passing cases
     for i, cs in sorted(by_spec.items()):
         judged = [c for c in cs if not c.get("unsupported") and not c.get("skipped")]
         worst = max(judged or cs, key=lambda c: json_float(c.get("score", 0.0)))
@@ -244,9 +271,10 @@ def correctness_result(
             if c.get("unsupported"):
                 warnings.append(f"{c.get('case') or 'spec=' + entry['label']} unsupported: {c['unsupported']}")
             if c["ok"]:
-                warnings += [f"spec={entry['label']}: {w}" for w in c.get("warnings", [])]
+                passing += [(entry["label"], w) for w in c.get("warnings", [])]
             else:  # a failing case's warnings are mostly the failure's symptoms: the worst one's go with its error
                 failed_warnings += c.get("warnings", [])
+    warnings += collapse_warnings(passing)
     # special-values cases whose float64 truth its own roundings move (``compare.undetermined_truth``): said once,
     # the distribution judges nothing there (new-user trial 22 F9)
     void = [c for c in cases if "no truth on these values" in str(c.get("skipped", ""))]
