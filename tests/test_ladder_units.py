@@ -176,29 +176,33 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
     assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
         (i, lay, 107 + j) for i in (2, 3) for lay in lays for j in range(2 if lay == "mixed" else 1)
     ]  # the two largest specs, then a case per grad mode, then the covering design (tests/test_crossing.py)
-    grads = phase2[n : n + 3]  # completes the pairs
-    assert [(c["grad"], c["seed"]) for c in grads] == [(m, 100 + GRAD_SEED + j) for j, m in enumerate(GRAD_MODES)]
-    assert all(c["spec_index"] in up and "layout" not in c and "dist" not in c for c in grads)
-    design = phase2[n + 3 :]
+    # a case per grad mode on a spec of the cheaper half, then on the largest (red team round 27, #5)
+    grads = phase2[n : n + 6]
+    assert [(c["grad"], c["seed"]) for c in grads] == [
+        (m, 100 + GRAD_SEED + j) for j, m in enumerate(GRAD_MODES + GRAD_MODES)
+    ]
+    assert all(c["spec_index"] in (1, 0) and "layout" not in c and "dist" not in c for c in grads[:3])
+    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[3:])
+    design = phase2[n + 6 :]
     assert design == covering_cases(
-        PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[: n + 3]
+        PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[: n + 6]
     )
     assert design and [c["seed"] for c in sorted(design, key=lambda c: c["seed"])] == list(
         range(100 + 401, 100 + 401 + len(design))
     )
     assert phase2[0]["fresh"] is True and sum(bool(c.get("fresh")) for c in cases) == 1
-    assert len(cases) == 8 + 1 + n + 3 + len(design)  # phase 1, the burst, distributions, layouts, grads, design
+    assert len(cases) == 8 + 1 + n + 6 + len(design)  # phase 1, the burst, distributions, layouts, grads, design
 
 
 def test_contiguous_only_and_the_options_drop_cases():
     opts = LadderOptions(seeds=2, near_duplicates=False)
     only = make_cases({**PLAN, "contiguous_only": True}, opts, seed=1)
     assert not any("layout" in c for c in only)
-    assert len(only) == 8 + 1 + 8 + 3 + len(covering_cases({**PLAN, "contiguous_only": True}, opts, 1, only[:20]))
+    assert len(only) == 8 + 1 + 8 + 6 + len(covering_cases({**PLAN, "contiguous_only": True}, opts, 1, only[:23]))
     bare = make_cases(
         PLAN, LadderOptions(seeds=3, distributions=False, layouts=False, repeat=False, near_duplicates=False), seed=1
     )
-    assert len(bare) == 12 + 1 + 3 and not any("repeat" in c or "dist" in c for c in bare)  # (+ the grad modes)
+    assert len(bare) == 12 + 1 + 6 and not any("repeat" in c or "dist" in c for c in bare)  # (+ the grad modes)
     assert [c["seed"] for c in bare[:6]] == [1, 1, 1, 1, 2, 3]  # the first sweep, then each spec's other seeds
     assert [c.get("fill") for c in bare[:6]] == [None] * 4 + ["decoy", None]
     native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1, near_duplicates=False), seed=1)  # no dists

@@ -302,15 +302,20 @@ def test_calls_run_under_no_grad_inference_mode_and_with_inputs_that_require_gra
 
 
 def test_every_run_has_one_case_per_grad_mode_on_a_fixed_spec():
+    """One case per grad mode on a spec of the cheaper half, and one on the largest fixed spec (red team round 27,
+    #5: a training path's size slip past 1,024 elements was out of the cheaper half's reach)."""
     from ktui.core.ladder.cases import GRAD_MODES, GRAD_SEED, make_cases
     from ktui.core.ladder.context import LadderOptions
 
     describe = {"tests": [{"n": 1}, {"n": 127}, {"n": 4099}], "distributions": ["native"], "fuzzed": []}
     cases = make_cases(describe, LadderOptions(), seed=11)  # type: ignore[arg-type]
     grads = [c for c in cases if c.get("grad")]
-    assert [c["grad"] for c in grads] == list(GRAD_MODES)
-    assert [c["seed"] for c in grads] == [11 + GRAD_SEED + j for j in range(3)]
-    assert all(c["spec_index"] in (0, 1, 2) and "layout" not in c and "dist" not in c for c in grads)
+    assert [c["grad"] for c in grads] == list(GRAD_MODES) * 2
+    assert [c["seed"] for c in grads] == [11 + GRAD_SEED + j for j in range(6)]
+    assert all(c["spec_index"] in (0, 1) and "layout" not in c and "dist" not in c for c in grads[:3])
+    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[3:])
+    one = make_cases({**describe, "tests": [{"n": 5}]}, LadderOptions(), seed=11)  # type: ignore[arg-type]
+    assert [c["grad"] for c in one if c.get("grad")] == list(GRAD_MODES)  # the largest is the cheap one
 
 
 def test_an_autotuned_kernel_that_accumulates_during_its_own_benchmark_fails(make_ws, ladder_for):

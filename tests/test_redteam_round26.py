@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from ktui.core.results import Status
 from ktui.worker.fuzz import draw_specs
+from ktui.worker.grad_modes import training_paths
 from ktui.worker.indices import IndexOps, traced_index_verdict
 from ktui.worker.special import refill_special
 from ktui.worker.unordered import UnorderedOps, canonical_, in_order, order
@@ -254,3 +255,21 @@ def test_a_kind_of_warning_on_many_passing_cases_is_said_once_with_a_count():
     assert "spec=(1, 1), (1, 2), (1, 3), (1, 4) and 5 more" in out[1], out[1]
     assert out[2] == "spec=(1, 3): another kind of warning"
     assert len(out) == 3
+
+
+def test_the_requires_grad_case_gives_plain_inputs_requires_grad_as_a_training_step_would(make_ws, ladder_for):
+    """Red team round 27, #5: the ``grad=requires_grad`` case gave requires_grad back only to inputs the reference's
+    generate_input made so; for a plain reference (every GPU MODE and KernelBench one) it was an ordinary call, and
+    a SiLU whose autograd.Function training path launches a floor grid passed. Every floating input but declared
+    in-place inputs and buffers requires grad there now (``grad_modes.training_paths``)."""
+    ref = R / "rt27_silu.py"
+    checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    bad = run(make_ws, ladder_for, "silu", K / "rt27_silu_train_fn_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "grad=requires_grad" in corr_rung.summary, corr_rung.summary
+    ok = good(run(make_ws, ladder_for, "silu", K / "rt27_silu_train_fn_good.py", reference=ref, **checked))
+    # asking the autograd mode computes nothing: no "falls back to torch" for torch.is_grad_enabled
+    assert not any("falls back to torch" in w for r in ok.rungs for w in r.warnings), [r.warnings for r in ok.rungs]
+    data = {"x": torch.ones(3), "out": torch.zeros(3), "idx": torch.arange(3), "w": [torch.ones(2), torch.ones(1)]}
+    assert training_paths(data, frozenset({"in['out']"})) == {"in['x']", "in['w'][0]", "in['w'][1]"}

@@ -42,6 +42,12 @@ TORCH_ALLOWED = {
     "iinfo",
     "no_grad",
     "inference_mode",
+    # the autograd mode a call is in, asked (red team round 27, #5: a training path chosen on it was reported as a
+    # torch fallback; nothing is computed)
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "enable_grad",
+    "set_grad_enabled",
     "cdiv",
 }
 # Tensor methods that compute (torch.Tensor's own names): ``x.softmax(-1)`` is a torch fallback as much as

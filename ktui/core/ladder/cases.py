@@ -73,7 +73,8 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
        those of ``FUZZED_SPECIAL`` (``intrange``) also on the fuzzed specs of ``widest_fuzzed`` (seeds
        ``seed + FUZZED_SPECIAL_SEED + n``),
        the transposed, padded, offset and expanded layouts on the two largest test specs, one case per autograd
-       mode real use calls in (``GRAD_MODES``: ``grad``, on a fixed spec drawn per run), then the covering design
+       mode real use calls in (``GRAD_MODES``: ``grad``, on a fixed spec drawn per run from the cheaper half and on the
+       largest fixed spec), then the covering design
        (``covering_cases``), larger specs first.
 
     Each case is ``{"spec_index", "seed"}`` (index into ``describe["tests"]``) plus, where they apply, ``first``
@@ -149,6 +150,14 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
             {"spec_index": drawn.choice(cheap), "seed": seed + GRAD_SEED + j, "grad": mode}
             for j, mode in enumerate(GRAD_MODES)
         ]
+        # and each mode on the largest fixed spec: a mode's own path may have its own size slip (red team round 27,
+        # #5: a training path's floor grid dropped the tail past 1,024 elements; the cheap half held at most 127)
+        largest = max(fixed, key=lambda i: (spec_cost(tests[i]), spec_size(tests[i])))
+        if largest not in cheap:
+            phase2 += [
+                {"spec_index": largest, "seed": seed + GRAD_SEED + len(GRAD_MODES) + j, "grad": mode}
+                for j, mode in enumerate(GRAD_MODES)
+            ]
     phase2 += covering_cases(describe, options, seed, cases + phase2)
     if phase2:
         phase2[0]["fresh"] = True

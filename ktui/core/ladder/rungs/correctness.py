@@ -63,24 +63,28 @@ MAX_WARNINGS = 8  # distinct warnings kept on the rung; the rest are counted in 
 WARNING_KIND = 48  # ``collapse_warnings``: warnings whose first this many characters agree are of one kind
 
 
-def collapse_warnings(passing: list[tuple[str, str]]) -> list[str]:
-    """The passing cases' warnings (``passing``: (spec label, warning), in order) as rung warnings, ``spec=<label>:
-    <warning>``, each kind once: the first of a kind in full, and one line for the rest (``... the same on 11 more
-    cases, specs (1, 2, 63, fp16), (2, 1, 65, fp16) ...``), a kind being the warning's first ``WARNING_KIND``
-    characters (new-user trials 26 F3 and 27: an honest fp16 attention got 67 lines "judged against the
-    reference's own float16 error", one per case, before anything else)."""
-    kinds: dict[str, list[tuple[str, str]]] = {}
+def collapse_warnings(passing: list[tuple[str | None, str]]) -> list[str]:
+    """The passing cases' warnings (``passing``: (spec label, warning), in order; a label of None: a warning of the
+    rung's own, kept as it is) as rung warnings, ``spec=<label>: <warning>``, each kind once, where its first
+    stood: the first of a kind in full, and one line for the rest (``the same (...) on 11 more cases: spec=(1, 2,
+    63, fp16), ...``), a kind being the warning's first ``WARNING_KIND`` characters (new-user trials 26 F3 and 27:
+    an honest fp16 attention got 67 lines "judged against the reference's own float16 error", one per case, before
+    anything else)."""
+    kinds: dict[str, list[tuple[str | None, str]]] = {}
     for label, w in passing:
-        kinds.setdefault(w[:WARNING_KIND], []).append((label, w))
+        kinds.setdefault(w if label is None else w[:WARNING_KIND], []).append((label, w))
     out: list[str] = []
     for group in kinds.values():
         label, first = group[0]
+        if label is None:
+            out.append(first)
+            continue
         out.append(f"spec={label}: {first}")
         rest = [(lb, w) for lb, w in group[1:] if (lb, w) != (label, first)]
         if len(rest) == 1:
             out.append(f"spec={rest[0][0]}: {rest[0][1]}")
         elif rest:
-            labels = list(dict.fromkeys(lb for lb, _ in rest))
+            labels = list(dict.fromkeys(str(lb) for lb, _ in rest))
             shown = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
             out.append(f"the same ({first[:WARNING_KIND].rstrip()} ...) on {len(rest)} more cases: spec={shown}")
     return out
@@ -241,7 +245,7 @@ def correctness_result(
     specs = []
     warnings: list[str] = []
     failed_warnings: list[str] = []  # of the failing cases (new-user trial 19: 7 lines under a clear failure)
-    passing: list[tuple[str, str]] = []  # (spec label, warning) of the passing cases
+    passing: list[tuple[str | None, str]] = []  # (spec label, warning) of the passing cases; None: a rung warning
     for i, cs in sorted(by_spec.items()):
         judged = [c for c in cs if not c.get("unsupported") and not c.get("skipped")]
         worst = max(judged or cs, key=lambda c: json_float(c.get("score", 0.0)))
@@ -266,10 +270,10 @@ def correctness_result(
         specs.append(entry)
         tf32 = [c for c in cs if c.get("tf32_level")]
         if tf32 and uses_dot is not False:
-            warnings.append(f"spec={entry['label']}: {tf32_warning(max(tf32, key=lambda c: c['rel_l2_err']))}")
+            passing.append((None, f"spec={entry['label']}: {tf32_warning(max(tf32, key=lambda c: c['rel_l2_err']))}"))
         for c in cs:
             if c.get("unsupported"):
-                warnings.append(f"{c.get('case') or 'spec=' + entry['label']} unsupported: {c['unsupported']}")
+                passing.append((None, f"{c.get('case') or 'spec=' + entry['label']} unsupported: {c['unsupported']}"))
             if c["ok"]:
                 passing += [(entry["label"], w) for w in c.get("warnings", [])]
             else:  # a failing case's warnings are mostly the failure's symptoms: the worst one's go with its error
