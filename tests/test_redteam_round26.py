@@ -273,3 +273,19 @@ def test_the_requires_grad_case_gives_plain_inputs_requires_grad_as_a_training_s
     assert not any("falls back to torch" in w for r in ok.rungs for w in r.warnings), [r.warnings for r in ok.rungs]
     data = {"x": torch.ones(3), "out": torch.zeros(3), "idx": torch.arange(3), "w": [torch.ones(2), torch.ones(1)]}
     assert training_paths(data, frozenset({"in['out']"})) == {"in['x']", "in['w'][0]", "in['w'][1]"}
+
+
+def test_an_ordinary_refill_outside_the_inputs_domain_is_left_out_not_failed(make_ws, ladder_for):
+    """Red team round 27, #7: the ordinary refills (normal, heavy, shifted) made a fused Adam's second moment
+    negative, the reference's sqrt gave NaN, and an honest kernel failed 9 of 13 specs "reference invalid ... set
+    allow_nan = True" (the wrong advice: the domain is the issue). They are tried on the reference as the special
+    ones are, and left out with one note where it gives NaN; Adam with eps inside the square root still fails."""
+    ref = R / "rt27_adam.py"
+    checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    ok = good(run(make_ws, ladder_for, "adam", K / "rt27_adam_good.py", reference=ref, **checked))
+    notes = [w for r in ok.rungs for w in r.warnings if "left out" in w]
+    assert len(notes) == 1 and "'normal', 'heavy', 'shifted' distributions are left out" in notes[0], notes
+    bad = run(make_ws, ladder_for, "adam", K / "rt27_adam_eps_inside_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "reference invalid" not in corr_rung.summary, corr_rung.summary
