@@ -289,3 +289,16 @@ def test_an_ordinary_refill_outside_the_inputs_domain_is_left_out_not_failed(mak
     corr_rung = bad.rung("correctness")
     assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
     assert "reference invalid" not in corr_rung.summary, corr_rung.summary
+
+
+def test_a_row_vector_is_given_a_strided_innermost_layout(make_ws, ladder_for):
+    """Red team round 27, #4: ``x @ w`` with a GEMV path for M = 1 that reads x as contiguous passed: no layout gave
+    a (1, K) tensor a non-unit inner stride (its transpose is the same addresses). The transposed layout gives
+    such a tensor a stride of 2 along its innermost dimension now, as ``y[:, :, -1]`` of a (1, C, T) tensor has."""
+    ref = R / "rt27_mm.py"
+    checked = dict(seeds=1, seed=1, distributions=False, rungs=("compile", "run", "correctness"))
+    bad = run(make_ws, ladder_for, "mm", K / "rt27_mm_gemv_stride_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "layout=" in corr_rung.summary, corr_rung.summary
+    good(run(make_ws, ladder_for, "mm", K / "rt27_mm_gemv_good.py", reference=ref, **checked))

@@ -172,9 +172,14 @@ def _relayout(t: torch.Tensor, layout: str) -> torch.Tensor:
         return t
     if layout == "transposed":
         if t.ndim >= 2:
-            return t.transpose(-1, -2).contiguous().transpose(-1, -2)
-        buf = torch.empty(2 * t.numel(), dtype=t.dtype, device=t.device)
-        return buf[::2].copy_(t)
+            swapped = t.transpose(-1, -2).contiguous().transpose(-1, -2)
+            if not swapped.is_contiguous() or t.shape[-1] == 1:
+                return swapped
+            # every leading dimension 1 (a decode step's (1, K) row): the transpose is the same addresses, so the
+            # innermost dimension is given a stride of 2 instead, as x = y[:, :, -1] of a (1, C, T) tensor has one
+            # (red team round 27, #4: a GEMV path reading x as contiguous passed every layout)
+        buf = torch.empty(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype, device=t.device)
+        return buf[..., ::2].copy_(t)
     if layout == "padded":  # rows of a wider buffer: x[..., :cols] with a row stride of cols + 3
         buf = torch.empty(*t.shape[:-1], t.shape[-1] + 3, dtype=t.dtype, device=t.device)
         return buf[..., : t.shape[-1]].copy_(t)
