@@ -16,7 +16,7 @@ INPUT_DISTRIBUTIONS: dict[str, str] = {
     "zeros": "exact zeros: a band of rows, 64x64 tiles, scattered elements",
     "masked": "masked rows: chunks of -inf, rows at -1e9",
     "large": "magnitudes past fp16's range",
-    "extreme": "values near the dtype's max, and subnormals",
+    "extreme": "values near the dtype's max, subnormals, and rows of tiny values",
     "nonfinite": "+-inf (NaN where the reference allows it)",
     "nan": "1% NaN among normal values, where the reference's float outputs stay free of NaN (a nansum, a "
     "nan_to_num, a where(isnan(x), ...)): a kernel that lets a NaN through fails",

@@ -16,7 +16,8 @@ do, each from a generator seeded by the case:
 - ``extreme``: N(0, 1) with 0.5% of the elements at +-max/(8 k) of the dtype (k of them in the tensor: any sum of
   them, in any order, stays within max/8, so no honest summation order overflows where torch's does not), 5%
   subnormal (+-tiny * U(0.01, 1)) and 5% small normal numbers, log-uniform between the dtype's ``tiny`` and ``eps``
-  (a kernel that takes every value below a threshold as zero meets them);
+  (a kernel that takes every value below a threshold as zero meets them), and a band of up to 16 whole rows (the
+  last half of fewer) of N(0, 1) x 10**-U(5, 8) (fp16: 10**-U(3, 5)): a norm's eps in the wrong place shows there;
 - ``nonfinite``: N(0, 1) with 1% ``+inf`` and 1% ``-inf`` at the same positions and signs in every tensor of the
   same shape (so ``a + b`` meets ``inf + inf``, not ``inf - inf``), and 1% NaN where the problem allows NaN results;
 - ``nan``: N(0, 1) with 1% NaN at the same positions in every tensor of the same shape, offered where the
@@ -213,6 +214,17 @@ def refill_special(t: torch.Tensor, dist: str, g: torch.Generator, allow_nan: bo
         vals = torch.where((pick >= 0.005) & (pick < 0.055), sign * fin.tiny * (0.01 + 0.99 * u().double()), vals)
         lo, hi = math.log10(fin.tiny), math.log10(fin.eps)  # small normal numbers, every binade between them
         vals = torch.where((pick >= 0.055) & (pick < 0.105), sign * 10.0 ** (lo + (hi - lo) * u().double()), vals)
+        # and a band of whole rows of small values, N(0, 1) x 10**-U(5, 8) (fp16: 10**-U(3, 5), its normal range's
+        # floor): a norm taken with its eps inside, rsqrt(sum x^2 + 1e-12), is off there by 16% at 1e-7 (red team
+        # round 27, #2: no distribution made a whole row small; the scattered small values never fill one)
+        rows, cols = _rows(shape)
+        b0, b1 = _band(rows, 16, g)
+        b1 = min(b1, rows)
+        if b1 > b0:
+            lo_e, hi_e = (3.0, 5.0) if t.dtype == torch.float16 else (5.0, 8.0)
+            scale = 10.0 ** -(lo_e + (hi_e - lo_e) * float(u(1)))
+            small = torch.randn(b1 - b0, cols, generator=g, device=dev, dtype=torch.float64) * scale
+            vals.reshape(rows, cols)[b0:b1] = small
     elif dist == "nonfinite":
         pick = u(gen=g_shared)
         vals = torch.where(pick < 0.01, math.inf, torch.where(pick < 0.02, -math.inf, vals))
