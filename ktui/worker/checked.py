@@ -26,7 +26,7 @@ from ktui.protocol import (
 from ktui.worker import allocation, capture, global_state, integrity
 from ktui.worker.cases import build_input, case_label, empty_spec, label_of, spec_of
 from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
-from ktui.worker.grad_modes import CallMode, case_mode, requires_grad_again, training_paths
+from ktui.worker.grad_modes import CallMode, case_mode, requires_grad_again
 from ktui.worker.guards import Guards
 from ktui.worker.interp_bounds import is_out_of_bounds
 from ktui.worker.problem import Problem, ProblemCache, inputs_only
@@ -261,8 +261,7 @@ class CheckedCalls:
                         else:
                             poison_(buf)
                     if case.get("grad") == "requires_grad":  # after ktui's own writes: its inputs as generated
-                        held = frozenset(f"in[{k!r}]" for k in (*problem.inplace, *problem.outputs))
-                        requires_grad_again(data, problem.grad_paths or training_paths(data, held))
+                        requires_grad_again(data, problem.grad_paths)
                     inputs = inputs_only(problem, data)
                     before = flatten(inputs, "in")  # the caller's objects: checked after the call, whatever fields hold
                     h_before = hash_flat(before)

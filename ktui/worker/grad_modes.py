@@ -10,10 +10,11 @@ wrong only there passed every rung. A case's ``grad`` (``ktui.protocol.Case``) n
   an inference server's are, and an output may be one where the reference's is not (the reference called the
   same way makes one);
 - ``requires_grad``: the inputs that ``generate_input`` made requiring grad require it again for the call (the
-  same memory, after ktui's own writes into it), and where it made none (every GPU MODE and KernelBench reference
-  makes plain tensors), every floating input but the declared in-place inputs and output buffers
-  (``training_paths``: red team round 27, #5, a SiLU whose ``autograd.Function`` training path never wrote its tail
-  passed, the case being an ordinary call); an output may then require grad, as the reference's would.
+  same memory, after ktui's own writes into it); an output may then require grad, as the reference's would. A
+  reference declares a kernel's training use so; one that makes plain tensors (every GPU MODE and KernelBench
+  reference) is not given requires_grad inputs: as leaves they make an in-place write raise, and a kernel for
+  inference alone may take ``x.numpy()`` (tried and withdrawn for red team round 27, #5: the training path's size
+  slip is met by the grad cases on the largest fixed spec, ``core.ladder.cases``).
 
 Grad modes are thread-local: the worker's request thread builds the case under ``case_mode`` and the kernel's
 thread (``ktui.worker.invoke``) enters ``CallMode`` just before the call and leaves it just after.
@@ -75,18 +76,3 @@ def requires_grad_again(data: Any, paths: frozenset[str]) -> int:
             leaf.requires_grad_(True)
             n += 1
     return n
-
-
-def training_paths(data: Any, held: frozenset[str]) -> frozenset[str]:
-    """The floating input leaves of ``data`` (paths as ``flatten(data, "in")`` names them) a training step would give
-    a kernel requiring grad, for a reference whose ``generate_input`` made none so: all of them but those at or
-    under ``held`` (the declared in-place inputs and output buffers, which the call writes: an in-place write into
-    a leaf that requires grad raises, in real use as here)."""
-    return frozenset(
-        path
-        for path, leaf in flatten(data, "in")
-        if isinstance(leaf, torch.Tensor)
-        and leaf.is_floating_point()
-        and path not in held
-        and not any(path.startswith(h + "[") for h in held)
-    )

@@ -1,11 +1,12 @@
-"""SiLU, F.silu(x), fp32 and bf16: an MLP activation used in training and inference alike."""
+"""SiLU, F.silu(x), fp32 and bf16: an MLP activation used in training and inference alike (the input requires grad,
+as an activation in training does: ktui's grad=requires_grad cases give it back to the kernel)."""
 
 import torch
 import torch.nn.functional as F
 
 
 def generate_input(seed: int, n: int, dtype: str):
-    return torch.randn(n, dtype=getattr(torch, dtype))
+    return torch.randn(n, dtype=getattr(torch, dtype), requires_grad=True)
 
 
 def ref_kernel(x):
