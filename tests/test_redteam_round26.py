@@ -316,3 +316,30 @@ def test_the_extreme_family_holds_whole_rows_of_small_values(make_ws, ladder_for
     assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
     assert "dist=extreme" in corr_rung.summary, corr_rung.summary
     good(run(make_ws, ladder_for, "l2norm", K / "rt27_l2norm_good.py", reference=ref, **checked))
+
+
+def test_on_the_cpu_a_drawn_spec_does_no_more_work_per_element_than_4x_the_tests():
+    """New-user trial 27, F1: the CPU's element budget let an O(seq^2) attention draw the benchmark's seq = 4,096
+    beside one head (minutes a case in the interpreter). A reference's ``flops`` bounds a drawn spec's flops per
+    element to 4x the tests' largest on the CPU; a linear op's draws, and any on a GPU, are as before."""
+
+    class Attention:
+        tests = [{"batch": 1, "heads": 2, "seq": s, "dtype": "float16"} for s in (1, 63, 200)]
+        benchmarks = [{"batch": 4, "heads": 16, "seq": 4096, "dtype": "bfloat16"}]
+
+        @staticmethod
+        def flops(batch: int, heads: int, seq: int, dtype: str) -> int:
+            return 2 * batch * heads * seq * seq * 64
+
+    class Linear(Attention):
+        @staticmethod
+        def flops(batch: int, heads: int, seq: int, dtype: str) -> int:
+            return 2 * batch * heads * seq * 64
+
+    for seed in range(1, 8):
+        cpu = draw_specs(Attention, Attention.tests, Attention.benchmarks, seed, "cpu", lambda s: True)
+        assert cpu and max(s["seq"] for s in cpu) <= 4 * 200, cpu
+        lin = draw_specs(Linear, Linear.tests, Linear.benchmarks, seed, "cpu", lambda s: True)
+        assert max(s["seq"] for s in lin) >= 4095, lin  # the benchmark's width, as every run reaches it
+        gpu = draw_specs(Attention, Attention.tests, Attention.benchmarks, seed, "cuda", lambda s: True)
+        assert max(s["seq"] for s in gpu) >= 4095, gpu

@@ -142,6 +142,32 @@ def _shrinkable(k: str, spec: Mapping[str, Any], bounds: Mapping[str, tuple[int,
     return (not bounds or k in bounds) and spec[k] > 1 and spec[k] // 2 >= bounds.get(k, (1, 0))[0]
 
 
+CPU_WORK_SLACK = 4  # ``_work_bound``: a drawn spec's flops per element at most this times the tests' largest
+
+
+def _work_bound(module: Any, tests: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool] | None:
+    """On the CPU, for a reference that declares ``flops(**spec)``: a predicate that is True for a spec whose flops
+    per element (``spec_size``) exceed ``CPU_WORK_SLACK`` times the largest of the tests' (None without ``flops``,
+    or when it raises on a test). The element budget bounds a linear op's cost, not a quadratic one's: an O(seq^2)
+    attention drew the benchmark's seq = 4,096 beside one head and took minutes a case in the interpreter (new-user
+    trial 27, F1); a matmul's flops per element (2 per m n k) never grow, a softmax's neither."""
+    fn = getattr(module, "flops", None)
+    if not callable(fn):
+        return None
+    try:
+        top = max(float(fn(**t)) / max(spec_size(t), 1) for t in tests)
+    except Exception:
+        return None
+
+    def too_heavy(spec: dict[str, Any]) -> bool:
+        try:
+            return float(fn(**spec)) > CPU_WORK_SLACK * top * max(spec_size(spec), 1)
+        except Exception:
+            return False
+
+    return too_heavy
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -308,6 +334,7 @@ def draw_specs(
     out: list[dict[str, Any]] = []
 
     lead = lead_budget(tests, device)
+    heavy = _work_bound(module, [nested_spec(s, kinds) for s in tests]) if lead is not None else None
 
     def accept(spec: dict[str, Any] | None, fit: bool = True) -> bool:
         if spec is not None and lead is not None and fit:
@@ -315,6 +342,8 @@ def draw_specs(
         if spec is None or spec in seen:
             return False
         nested = nested_spec(spec, kinds)
+        if heavy is not None and heavy(nested):
+            return False
         try:
             ok = bool(valid(dict(nested)))
         except Exception:
