@@ -268,3 +268,39 @@ def test_deleting_a_version_cancels_its_run(make_ws):
         ("withdraw", "v1.py was deleted", "vector_add/v1"),
         ("cancel", "vector_add/v1", "cancelled: v1.py was deleted"),
     ]
+
+
+def test_a_cancel_after_a_failed_first_verdict_keeps_that_failure(make_ws, session_for, cpu_pool):
+    """New-user trial 27, F5: ``x`` on a version whose first verdict had already failed sent it back to "not run":
+    the failure known was dropped with the cancelled run. That first verdict is now the version's correctness
+    verdict ("first verdict (... the full run was cancelled)"), stored, and the interrupted rung is skipped."""
+    from ktui.core.events import FirstVerdict
+
+    ws = make_ws(["vector_add"], {"vector_add/v1": BAD / "wrong_then_hangs.py"})
+    session = session_for(ws, seeds=1, rungs=("compile", "run", "correctness"))
+    k = ws.versions("vector_add")[0]
+    failed_first = threading.Event()
+    session.bus.subscribe(
+        lambda ev: failed_first.set() if isinstance(ev, FirstVerdict) and ev.result.status is Status.FAILED else None
+    )
+    finished: list[LadderResult] = []
+    session.bus.subscribe(lambda ev: finished.append(ev.result) if isinstance(ev, LadderFinished) else None)
+    ticket = session.submit(k)
+    assert failed_first.wait(180), "no failed first verdict"
+    assert session.cancel("cancelled with the x key") == k.key
+    try:
+        ticket.result(60)
+    except CancelledError:
+        pass
+    deadline = time.monotonic() + 30
+    while not finished and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert finished, "the run never finished"
+    res = finished[-1]
+    assert not is_cancelled(res), [r.line() for r in res.rungs]
+    corr = res.rung("correctness")
+    assert corr is not None and corr.status is Status.FAILED, [r.line() for r in res.rungs]
+    assert corr.summary.startswith("first verdict (") and "the full run was cancelled" in corr.summary, corr.summary
+    assert res.rung("run").status is Status.SKIPPED
+    stored = session.store.load("vector_add", "v1")
+    assert stored is not None and stored.rung("correctness").status is Status.FAILED

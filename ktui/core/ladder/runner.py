@@ -153,6 +153,15 @@ class Ladder:
             for name in rungs:
                 self.bus.publish(RungStarted(key=kernel.key, run_id=run_id, rung=name))
                 rr = self._rung(name, ctx)
+                known = _known_failure(rr, ctx, self.pool.stopping)
+                if known is not None:
+                    # cancelled (x, or ktui quitting) after the first verdict had failed: that failure is the
+                    # version's verdict, not "not run" (new-user trial 27, F5)
+                    if name != "correctness":
+                        result.rungs.append(replace(rr, status=Status.SKIPPED, error=None, summary=known.summary))
+                        self.bus.publish(RungFinished(key=kernel.key, run_id=run_id, result=result.rungs[-1]))
+                    rr = known.rung
+                    name = "correctness"
                 if rr.status is Status.FAILED:
                     ctx.failed_rungs.append(name)
                 own.append(rr)
@@ -160,8 +169,9 @@ class Ladder:
                 self._fail_tampered(ctx, result, own)
                 self.bus.publish(RungFinished(key=kernel.key, run_id=run_id, result=result.rungs[-1]))
                 # a tampered worker fails the rung but does not stop the ladder: the judge's verdict still follows
-                if rr.status is Status.FAILED and (
-                    RUNG_SPECS[name].stops_ladder or (name == "correctness" and self.options.stop_when_wrong)
+                if known is not None or (
+                    rr.status is Status.FAILED
+                    and (RUNG_SPECS[name].stops_ladder or (name == "correctness" and self.options.stop_when_wrong))
                 ):
                     break
         finally:
@@ -200,9 +210,12 @@ class Ladder:
         stored as the version's verdict."""
         result.seconds = time.perf_counter() - t0
         merged = result
-        # a worker that could not start, or was lost (a dropped SSH connection), says nothing about the kernel
-        broken = self.pool.stopping or any(
-            r.error and r.error.type in ("WorkerStartError", "WorkerLost") for r in result.rungs
+        # a worker that could not start, or was lost (a dropped SSH connection), says nothing about the kernel; a
+        # first verdict that had failed before ktui quit does (``_known_failure``)
+        known = any(r.figures.get("first_verdict_only") for r in result.rungs)
+        broken = not known and (
+            self.pool.stopping
+            or any(r.error and r.error.type in ("WorkerStartError", "WorkerLost") for r in result.rungs)
         )
         if self.store is not None and not broken:
             merged = merge(self.store.load(result.problem, result.version), result)
@@ -371,3 +384,36 @@ def _tmp_root() -> str | None:
     except OSError:
         pass
     return None
+
+
+class _Known:
+    """A failed first verdict standing for a run that was cut short: the correctness rung to keep, and what the
+    interrupted rung says."""
+
+    def __init__(self, rung: RungResult, summary: str) -> None:
+        self.rung, self.summary = rung, summary
+
+
+def _known_failure(rr: RungResult, ctx: RunContext, stopping: bool) -> _Known | None:
+    """When ``rr`` was cut short (cancelled, ``RunCancelled``; or a worker stopped as ktui quits) after the first
+    verdict (``ctx.first_verdict``) had come in FAILED: the correctness rung that verdict gives (its figures marked
+    ``first_verdict_only``), and the interrupted rung's summary. None otherwise: a run cut short before any failure
+    is known says nothing about the kernel (new-user trial 27, F5: a version whose first verdict had failed went back
+    to "not run" on ``x``, and a quit mid-run was recorded as "WorkerStartError: the judge worker was stopped")."""
+    if rr.status is not Status.FAILED or rr.error is None:
+        return None
+    cut = rr.error.type == "RunCancelled" or (stopping and rr.error.type in ("WorkerStartError", "WorkerLost"))
+    fut = ctx.first_verdict
+    if not cut or fut is None or not fut.done() or fut.cancelled() or fut.exception() is not None:
+        return None
+    first = fut.result()
+    if first is None or first.result.status is not Status.FAILED:
+        return None
+    how = "cancelled" if rr.error.type == "RunCancelled" else "cut short as ktui quit"
+    rung = replace(
+        first.result,
+        name="correctness",
+        summary=f"first verdict ({first.cases} cases; the full run was {how}): {first.result.summary}",
+        figures={**first.result.figures, "first_verdict_only": True},
+    )
+    return _Known(rung, f"{how} after the first verdict had failed")
