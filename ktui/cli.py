@@ -475,9 +475,11 @@ class RunningRung:
         text = f"[{rung}] running {seconds:.0f} s"
         now = ""
         p = self._progress
+        ago = None
         if p is not None and p[0] == rung:
             step = f"{p[4]}: " if p[4] else ""
-            text += f", {step}{p[1]} of {p[2]} done, the last {time.monotonic() - p[3]:.0f} s ago"
+            ago = time.monotonic() - p[3]
+            text += f", {step}{p[1]} of {p[2]} done, the last {ago:.0f} s ago"
             if p[6]:  # the case under way (new-user trial 24, F4: only a timeout's message named it), last: a
                 # terminal's width cuts it before the limit
                 now = f", now {p[6] if len(p[6]) <= self.CASE_SHOWN else p[6][: self.CASE_SHOWN - 3] + '...'}"
@@ -488,7 +490,15 @@ class RunningRung:
         # the cap on the call's whole time too, from the start (new-user trial 22 F1 met it after 20 minutes, never
         # told of it)
         in_all = max(IDLE_STEPS_CAP * float(limit), float(getattr(limit, "total", 0.0)))
-        return text + f" (limit {fmt_seconds(limit)} s without progress, {fmt_seconds(in_all)} s in all)" + now
+        # past the limit since the last case, yet running: the case under way still advances, each program the
+        # interpreter finishes counting as progress (new-user trial 27, F4: "the last 495 s ago (limit 300 s
+        # without progress" read as a limit not kept)
+        still = (
+            "; the case under way still advances: each program it finishes resets the limit"
+            if (ago is not None and ago > float(limit))
+            else ""
+        )
+        return text + f" (limit {fmt_seconds(limit)} s without progress{still}, {fmt_seconds(in_all)} s in all)" + now
 
     def tty_line(self, rung: str, seconds: float) -> str:
         """``line``, cut to the terminal's width less one: a line that wraps is not rewritten in place by ``\r``,

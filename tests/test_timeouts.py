@@ -542,3 +542,21 @@ def test_heartbeats_of_a_long_case_are_progress_and_their_end_is_a_hang(tmp_path
             client.call("execute", {"beats_s": 0.5}, timeout_s=1.5)  # the programs stop finishing: a hang
     finally:
         client.stop()
+
+
+def test_a_case_past_the_limit_since_the_last_one_is_said_to_still_advance():
+    """New-user trial 27, F4: "the last 495 s ago (limit 300 s without progress" read as a limit not kept: the case
+    under way still advanced, each interpreted program resetting the limit. The line says so past the limit."""
+    import io
+
+    from ktui.cli import RunningRung
+    from ktui.core.events import RungProgress, RungStarted
+
+    line = RunningRung(io.StringIO(), lambda rung: {"run": 300.0}.get(rung))
+    line.on_event(RungStarted(key="k/v1", run_id=1, rung="run"))
+    line.on_event(RungProgress(key="k/v1", run_id=1, rung="run", done=40, total=111))
+    assert "still advances" not in line.line("run", 60.0)
+    assert line._progress is not None
+    line._progress = (*line._progress[:3], line._progress[3] - 495, *line._progress[4:])  # the last case 495 s ago
+    text = line.line("run", 700.0)
+    assert "the last 495 s ago (limit 300 s without progress; the case under way still advances" in text, text
