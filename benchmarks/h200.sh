@@ -345,7 +345,12 @@ PY
           rt26_rowsum:rt26_rowsum_splitk_reset_good rt26_rowsum:rt26_rowsum_splitk_noreset_bad \
           rt26_iadd:rt26_iadd_autotune_bad nu26_w8a16:nu26_w8a16_tiled_good nu26_w8a16:nu26_w8a16_scale_stride_bad \
           rt26_maxpool:rt26_maxpool_lasttie_good rt26_maxpool:rt26_maxpool_zero_init_bad \
-          rt26_moeperm:rt26_moeperm_stable_good rt26_moeperm:rt26_moeperm_rows_disagree_bad; do
+          rt26_moeperm:rt26_moeperm_stable_good rt26_moeperm:rt26_moeperm_rows_disagree_bad \
+          rt25_unique:rt25_unique_first_seen_good rt25_unique:rt25_unique_inverse_sorted_bad \
+          rt27_linear:rt27_linear_good rt27_linear:rt27_linear_k0_zeros_bad rt27_mm:rt27_mm_gemv_good \
+          rt27_mm:rt27_mm_gemv_stride_bad rt27_silu:rt27_silu_train_fn_good rt27_silu:rt27_silu_train_fn_bad \
+          rt27_adam:rt27_adam_good rt27_adam:rt27_adam_eps_inside_bad rt27_l2norm:rt27_l2norm_good \
+          rt27_l2norm:rt27_l2norm_epsinside_bad; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
