@@ -132,7 +132,12 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
     if moved:
         return fail(moved)
     verdict = judge_outputs(problem, prep, case, folder, device, base)
-    if not verdict["ok"] and case.get("dist") in SPECIAL_DISTRIBUTIONS:
+    # a failed case, or one passed only against the reference's own error (``native_fails_too``: within 8x its error
+    # nearby, which says nothing where that error is the truth's own noise), on special values
+    excused = verdict["ok"] and any(
+        str(w).startswith("judged against the reference's own") for w in verdict.get("warnings") or []
+    )
+    if (not verdict["ok"] or excused) and case.get("dist") in SPECIAL_DISTRIBUTIONS:
         why = undetermined_truth(problem, prep)
         if why:  # no valid target on these special values, as ``special.valid_reference`` finds before the call
             return {**base, "ok": True, "reason": "", "score": 0.0, "skipped": why}
