@@ -67,11 +67,12 @@ def test_an_honest_blocked_bf16_scan_passes_the_extreme_family_and_a_scan_droppi
     """New-user trial 20 H1: an honest blocked bf16 scan failed the extreme family (517 of 1,537 elements "off"):
     a prefix that cancels against an input of 4e37 is lost by the float64 truth itself, so its value there depends
     on the order of the sums. The off rule's bound now grows by how far the truth moves when the inputs move by u
-    (``worker.conditioning``, as the gross bound did); a scan whose carry stops past 4,096 elements still fails."""
+    (``worker.conditioning``, as the gross bound did); a scan whose carry stops past 4,096 elements still fails.
+    (Since stop 34 the extreme family's huge elements share one sign per tensor, so no prefix cancels against them
+    here; the conditioning rule keeps its own tests.)"""
     ref = R / "nu20_rowcumsum.py"
     opts = dict(seed=1250870934, rungs=("compile", "run", "correctness"))
     ok = corr(good(run(make_ws, ladder_for, "rowcumsum", K / "nu20_rowcumsum_blocked_good.py", reference=ref, **opts)))
-    assert any("cancellation against much larger values" in w for w in ok.warnings), ok.warnings
     assert not any("are 0 where the reference is not" in w for w in ok.warnings), ok.warnings
     bad = corr(run(make_ws, ladder_for, "rowcumsum", K / "nu20_rowcumsum_carry_stops_bad.py", reference=ref, **opts))
     assert bad.status is Status.FAILED and "4099" in bad.summary, bad.summary
