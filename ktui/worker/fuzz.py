@@ -64,6 +64,7 @@ from typing import Any
 import torch
 
 from ktui.protocol import ProblemInfo, spec_label, spec_size
+from ktui.protocol.distributions import INPUT_DISTRIBUTIONS
 from ktui.worker.errors import CONTEXT_LOST, ProblemError
 from ktui.worker.indices import declared as declared_indices
 from ktui.worker.problem import Problem, trial_device
@@ -761,7 +762,8 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-ORDINARY_TRIED = ("normal", "uniform", "heavy", "shifted", "constant")  # ``cases``' refills, tried as special ones
+# ``cases``' ordinary refills (normal, uniform, heavy, shifted, constant), tried as the special ones are
+ORDINARY_TRIED = tuple(d for d in INPUT_DISTRIBUTIONS if d != "native" and d not in SPECIAL)
 
 
 def _special_trials(problem: Problem, device: str) -> dict[str, str]:
@@ -994,7 +996,7 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
     del first
     trials = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
-    crashed = [
+    notes = [
         f"the '{d}' distribution is left out: {why} (its integer inputs drawn over their whole range or varied "
         "as indices; bound them, or declare `input_distributions`)"
         for d, why in trials.items()
@@ -1003,13 +1005,13 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
     domain = {d: why for d, why in trials.items() if why and d in ORDINARY_TRIED}
     if domain:
         names = ", ".join(f"'{d}'" for d in domain)
-        crashed.append(
+        notes.append(
             f"the {names} distribution{'s are' if len(domain) > 1 else ' is'} left out: the reference is not valid "
             f"on {'them' if len(domain) > 1 else 'it'} ({next(iter(domain.values()))}): its inputs have a domain "
             "these refills leave (a variance made negative); declare `input_distributions` to choose"
         )
-    if crashed:
-        info["distribution_notes"] = crashed
+    if notes:
+        info["distribution_notes"] = notes
     info["tensor_inputs"], info["input_ndim"] = _tensor_inputs(problem, device)
     if "scalars" in problem.distributions:  # the int and bool arguments the scalars cases move, and those never
         from ktui.worker.arguments import argument_moves, scalar_moves

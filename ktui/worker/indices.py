@@ -393,7 +393,7 @@ _POOLS: dict[Any, int] = {  # op -> the number of pooled (innermost) dimensions
 }
 _VIEWS = frozenset(
     {_aten.squeeze.dim, _aten.squeeze.dims, _aten.squeeze.default, _aten.unsqueeze.default, _aten.view.default,
-     _aten._unsafe_view.default, _aten.reshape.default}
+     _aten._unsafe_view.default}
 )  # fmt: skip
 
 

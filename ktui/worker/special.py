@@ -211,11 +211,10 @@ def refill_special(t: torch.Tensor, dist: str, g: torch.Generator, allow_nan: bo
         # max/8 shared among the tensor's huge elements, so that any sum of them in any order stays within max/8:
         # at max/8 each, the partial sums of a chunked fp32 row sum overflowed where torch's order did not (red
         # team round 26, #3: an honest kernel failed "NaN/inf where the reference differs", the truth in range)
-        # and of one sign in a tensor: two of opposite signs in one sum cancel to the normal values' sum, which no
-        # float32 order keeps (torch's order happened nearer the truth than an honest kernel's: sum_py_good failed
-        # this stop's CI, rel_l2 1)
-        one = sign.reshape(-1)[:1] if sign.numel() else sign
-        vals = torch.where(huge, one * fin.max / 8 / max(1, int(huge.sum())), vals)
+        # and of one sign in a tensor (its first element's: n > 0 here): two of opposite signs in one sum cancel to
+        # the normal values' sum, which no float32 order keeps (torch's order happened nearer the truth than an
+        # honest kernel's: test_redteam_round5's sum_py_good, rel_l2 1)
+        vals = torch.where(huge, sign.reshape(-1)[0] * fin.max / 8 / max(1, int(huge.sum())), vals)
         vals = torch.where((pick >= 0.005) & (pick < 0.055), sign * fin.tiny * (0.01 + 0.99 * u().double()), vals)
         lo, hi = math.log10(fin.tiny), math.log10(fin.eps)  # small normal numbers, every binade between them
         vals = torch.where((pick >= 0.055) & (pick < 0.105), sign * 10.0 ** (lo + (hi - lo) * u().double()), vals)

@@ -163,9 +163,12 @@ class UnorderedOps(TorchDispatchMode):  # type: ignore[no-untyped-call]
             # sort(self, dim=-1, descending=False); sort.stable(self, *, stable, dim=-1, descending=False)
             stable = func == _aten.sort.stable and bool(kwargs.get("stable"))
             if not stable and isinstance(args[0], torch.Tensor) and args[0].dim():
-                at = 1 if func == _aten.sort.default else 99
-                dim = int(_arg(args, kwargs, at, "dim", -1)) % args[0].dim()
-                self.calls.append((dim, bool(_arg(args, kwargs, at + 1, "descending", False)), args[0]))
+                if func == _aten.sort.default:
+                    dim, descending = _arg(args, kwargs, 1, "dim", -1), _arg(args, kwargs, 2, "descending", False)
+                else:  # keyword-only
+                    dim, descending = kwargs.get("dim", -1), kwargs.get("descending", False)
+                dim = int(dim) % args[0].dim()
+                self.calls.append((dim, bool(descending), args[0]))
                 n = len(self.calls) - 1
                 self.sorts.add(n)
                 self._tag(out[0], _Tag(n, dim, "values"))
@@ -447,13 +450,8 @@ def canonical_files(groups: list[UnorderedGroup], leaves: list[OutputLeaf], fold
 
 def described(groups: list[UnorderedGroup]) -> str:
     """What a verdict on these leaves says of their order, e.g. ``out[0], out[1] compared in sorted order (the
-    reference's topk(sorted=False) leaves the order unspecified)``."""
+    reference's topk(sorted=False) leaves the order unspecified)``: of topk groups (``judge_outputs`` tells nothing
+    of an unstable sort's ties or a ``unique(sorted=False)`` set)."""
     paths = [p for g in groups for p in (g["values"], g["indices"], *g.get("companions", [])) if p is not None]
-    paths += [g["inverse"] for g in groups if g.get("inverse")]
     why = "the reference's topk(sorted=False) leaves the order unspecified"
-    if groups and all(g.get("kind") == "set" for g in groups):
-        why = "the reference's unique(sorted=False) leaves the order unspecified"
-    elif groups and all(g.get("kind") == "sort" for g in groups):
-        why = "the reference's unstable sort leaves the order of ties unspecified"
-        return f"{', '.join(paths)} compared with ties ordered by index ({why})"
     return f"{', '.join(paths)} compared in sorted order ({why})"

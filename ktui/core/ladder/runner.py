@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from ktui.core import report
 from ktui.core.events import EventBus, LadderFinished, LadderStarted, RungFinished, RungStarted
@@ -386,12 +387,12 @@ def _tmp_root() -> str | None:
     return None
 
 
-class _Known:
+class _Known(NamedTuple):
     """A failed first verdict standing for a run that was cut short: the correctness rung to keep, and what the
     interrupted rung says."""
 
-    def __init__(self, rung: RungResult, summary: str) -> None:
-        self.rung, self.summary = rung, summary
+    rung: RungResult
+    summary: str
 
 
 def _known_failure(rr: RungResult, ctx: RunContext, stopping: bool) -> _Known | None:
