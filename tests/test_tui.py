@@ -504,3 +504,29 @@ async def test_profile_and_trace_keys_say_at_once_that_they_need_a_gpu(session_w
         assert any("a profile: Nsight Compute needs a CUDA GPU" in m for m in said), said
         assert any("a trace: the GPU's clocks needs a CUDA GPU" in m for m in said), said
         assert session.scheduler.waiting == () and session.scheduler.running is None
+
+
+@pytest.mark.anyio
+async def test_a_core_event_posted_while_the_app_shuts_down_is_dropped(demo_ws):
+    """CI of b7c2d9b: a session the app does not own posted a QueueChanged after the app's screens had been torn
+    down; its handler did not find the tree and the app died with NoMatches. Once the app has stopped running, core
+    events are dropped."""
+    import asyncio
+
+    from ktui.core.events import QueueChanged
+
+    app = KtuiApp(demo_ws, start_session=False)
+    close_all = app._close_all
+    handled: list[bool] = []
+
+    async def close_then_post() -> None:  # the screens are gone, the message loop still turns
+        await close_all()
+        app.post_message(CoreEvent(QueueChanged(None, None, ("vector_add/v1",))))
+        await asyncio.sleep(0.2)
+        handled.append(True)
+
+    app._close_all = close_then_post  # type: ignore[method-assign]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.1)
+        assert "vector_add/v1" in app.states
+    assert handled == [True]

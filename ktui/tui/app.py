@@ -326,6 +326,10 @@ class KtuiApp(App[None]):
         self.post_message(CoreEvent(event))
 
     async def on_core_event(self, message: CoreEvent) -> None:
+        if not self.is_running:
+            # Shutting down: the screens' widgets are being removed while the bus (a session this app does not own
+            # stops after it) may still post; a handler would not find the tree (CI of b7c2d9b, test_status_init).
+            return
         handler = self._handlers.get(type(message.event))
         if handler is not None:
             done = handler(message.event)
