@@ -35,7 +35,7 @@ def test_integer_distributions_are_tried_on_the_cpu_when_the_reference_runs_ther
 
     monkeypatch.setattr(p, "generate", spy)
     # device "cuda" on a machine without one: any trial input built there would raise, and say so as a reason
-    trials = fuzz._special_trials(p, "cuda")
+    trials = fuzz._special_trials(p, "cuda").reasons
     assert trials == {"intrange": "the reference raised IndexError", "indices": ""}, trials
     assert asked and set(asked) == {"cpu"}, asked
 

@@ -37,6 +37,9 @@ class ProblemInfo(TypedDict):
     scalar_notes: NotRequired[list[str]]
     # a special distribution left out because the reference crashed or hung on its inputs (``fuzz._in_child``)
     distribution_notes: NotRequired[list[str]]
+    # a special distribution the reference is valid on in some float inputs only (an additive attention mask takes
+    # -inf, q, k and v cannot): the input paths (``[3]``) its cases refill (``Case.inputs``; ``fuzz._valid_inputs``)
+    distribution_inputs: NotRequired[dict[str, list[str]]]
     tensor_inputs: NotRequired[int]  # input tensors of one dimension or more (the smallest test spec's inputs)
     input_ndim: NotRequired[int]  # the most dimensions of one of them
     upstream_check: NotRequired[bool]  # the module defines GPU MODE's check_implementation (run beside the verdict)

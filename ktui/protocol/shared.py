@@ -40,6 +40,9 @@ class Case(TypedDict):
     repeat: NotRequired[int]  # 2: call twice on identical inputs (nondeterminism)
     fill: NotRequired[Literal["decoy"]]  # memory the kernel allocates holds decoy values instead of the poison
     dist: NotRequired[str]  # an input distribution other than ``native``
+    # the inputs, by path (``[3]``), a special distribution refills where it refills some only
+    # (``ProblemInfo.distribution_inputs``)
+    inputs: NotRequired[list[str]]
     layout: NotRequired[str]  # a non-contiguous input layout (transposed, padded, offset, expanded)
     # pin autotune configs: each autotuned kernel launches (config + its own shift) modulo its number of configs
     # (``ktui.worker.capture.pinned_config``); "auto": nothing pinned, the autotuner chooses

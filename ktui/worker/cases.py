@@ -59,6 +59,7 @@ __all__ = [
     "LAYOUTS",
     "build_input",
     "case_label",
+    "float_input_paths",
     "label_of",
     "layout_detail",
     "layout_of",
@@ -80,6 +81,9 @@ def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
     for key in ("dist", "layout", "config", "fill", "grad"):
         if key == "dist" and case.get("vary"):  # the int and bool arguments the scalars case moved
             parts.append(f"dist={case.get('dist')} vary={','.join(p + m for p, m in case['vary'].items())}")
+            continue
+        if key == "dist" and case.get("inputs"):  # a special distribution refilling some inputs only
+            parts.append(f"dist={case.get('dist')}({','.join('in' + p for p in case['inputs'])})")
             continue
         if key == "config":
             shown = _configs_label(case)
@@ -236,6 +240,20 @@ def _map_inputs(
     return data
 
 
+def float_input_paths(problem: Problem, data: Any) -> list[str]:
+    """The paths (``[3]``, ``['mask']``) of the floating-point input tensors of ``data`` that the distributions
+    refill (neither declared outputs nor ``structured_inputs``), in order."""
+    paths: list[str] = []
+
+    def note(t: torch.Tensor, path: str) -> torch.Tensor:
+        if t.is_floating_point():
+            paths.append(path)
+        return t
+
+    _map_inputs(data, (*problem.outputs, *problem.structured), note)
+    return paths
+
+
 def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
     """The inputs of ``case``: ``generate_input(seed, **spec)``, refilled for its distribution, re-laid-out.
 
@@ -257,8 +275,11 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
         else:
             data = move_ints(scale_scalars(data, problem.outputs, seed, set(vary)), problem.outputs, vary)
     elif dist in SPECIAL:
+        only = case.get("inputs")  # the inputs it refills where it refills some only (``Case.inputs``)
 
         def special(t: torch.Tensor, path: str) -> torch.Tensor:
+            if only is not None and path not in only:
+                return t
             own, shared = _generator(t.device, seed, f"{dist}:{path}"), _generator(t.device, seed, f"{dist}:shared")
             refill_special(t, dist, own, problem.allow_nan, shared)
             return t

@@ -54,12 +54,13 @@ rung shows it): the reference opted out, its specs hold no integer ktui can chan
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import random
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -766,27 +767,46 @@ def _sync(device: str) -> None:
 ORDINARY_TRIED = tuple(d for d in INPUT_DISTRIBUTIONS if d != "native" and d not in SPECIAL)
 
 
-def _special_trials(problem: Problem, device: str) -> dict[str, str]:
+class Trials(NamedTuple):
+    """``_special_trials``' answer: per distribution tried, why the reference is not valid on it ('' when it is);
+    and per special distribution valid only on some of the float inputs, those inputs' paths (``[3]``)."""
+
+    reasons: dict[str, str]
+    inputs: dict[str, list[str]]
+
+
+MAX_INPUT_TRIALS = 8  # ``_special_trials``: a special distribution is tried input by input on at most this many
+# the special distributions tried input by input: those of masks and non-finite values. Not the magnitudes (large,
+# extreme): on some inputs only they make an honest reassociation overflow where the reference's order does not
+# (an int8 GEMM scaling after its dot: x at max/8k times w at 127 past fp32's range, the reference's w * scale
+# first; new-user trial 28's W8A16 failed "NaN/inf where the reference differs")
+PER_INPUT = ("masked", "nonfinite", "zeros")
+
+
+def _special_trials(problem: Problem, device: str) -> Trials:
     """Per special or ordinary (``ORDINARY_TRIED``) distribution the problem allows, why the reference is not valid
     on it ('' when it is), tried on
     the smallest and the largest test spec (``special.valid_reference``); cached on the problem (once per sha).
     The distributions that change integers (``INT_DISTS``) are tried on the CPU where the reference runs there
     (``trial_device``).
 
+    A special distribution of ``PER_INPUT`` the reference is not valid on when it refills every float input is tried
+    on each float input alone (up to ``MAX_INPUT_TRIALS`` of them): an additive attention mask takes ``-inf`` where
+    q, k and v cannot (red team round 27, #6: ``masked`` and ``nonfinite`` were left out of such a problem, and a flash
+    attention that gave NaN on a fully masked key block passed). The inputs it is valid on alone are kept
+    (``Trials.inputs``; all of them where the reference is valid on them together, else the first), and its cases
+    refill those only (``Case.inputs``).
+
     Raises:
         ProblemError: a trial on the GPU hit a device-side assert (the judge's CUDA context is lost).
     """
-    cached: dict[str, str] | None = getattr(problem, "_special_trials", None)
+    cached: Trials | None = getattr(problem, "_special_trials", None)
     if cached is not None:
         return cached
-    from ktui.worker.arguments import argument_moves
-    from ktui.worker.cases import build_input, float_scalars
-    from ktui.worker.problem import inputs_only
-    from ktui.worker.tensors import flatten
-
     order = sorted(range(len(problem.tests)), key=lambda i: spec_size(problem.tests[i]))
     picks = sorted({order[0], order[-1]})
     out: dict[str, str] = {}
+    inputs: dict[str, list[str]] = {}
     # the ordinary refills too (red team round 27, #7: normal, heavy and shifted made Adam's second moment negative,
     # the reference's sqrt gave NaN, and an honest fused Adam failed "reference invalid ... set allow_nan"): the
     # native inputs are the reference's own domain, every other distribution is ktui's and is tried
@@ -795,55 +815,98 @@ def _special_trials(problem: Problem, device: str) -> dict[str, str]:
         varied = False  # ``indices``: some integer or bool input of a tried spec took other values
         where = trial_device(problem, device) if dist in INT_DISTS else device
         for i in picks:
-
-            def attempt(i: int = i, dist: str = dist, where: str = where) -> tuple[str, bool]:
-                """(why the reference is not valid on ``dist`` at test spec ``i``, '' when it is; whether it varied
-                an integer or bool input)."""
-                moved = False
-                try:
-                    data = build_input(problem, {"spec_index": i, "seed": 1, "dist": dist}, where)
-                    if dist == "scalars" and not float_scalars(inputs_only(problem, data)):
-                        if not argument_moves(problem, device)[0]:  # nor an int or bool argument the reference
-                            return "no float, int or bool arguments it can vary", moved  # takes other values of
-                    if dist == "intrange" and not any(
-                        isinstance(t, torch.Tensor) and not t.is_floating_point() and t.dtype != torch.bool
-                        for _, t in flatten(inputs_only(problem, data))
-                    ):
-                        return "no integer inputs", moved
-                    if dist == "indices":
-                        moved = _ints_varied(data, build_input(problem, {"spec_index": i, "seed": 1}, where))
-                    if dist == "nan" and problem.allow_nan:
-                        return "the problem allows NaN results: its nonfinite cases draw NaN", moved
-                    ref, _ = problem.reference(data)
-                    native = problem.reference_native(data)
-                    reason = valid_reference(ref, native, problem.allow_nan, nan_only=dist in ORDINARY_TRIED)
-                    if dist == "nan" and not reason and not _nan_judged(data, native, problem):
-                        reason = "no float input takes a NaN, or no float output would show one"
-                    _sync(where)  # never CUDA in the forked child (where is "cpu" there)
-                    return reason, moved
-                except Exception as exc:
-                    if device != "cpu" and device_assert(exc):
-                        raise _context_lost(
-                            f"its inputs of the '{dist}' distribution (test spec {spec_label(problem.tests[i])})",
-                            exc,
-                            f"an index out of range? Take '{dist}' out of the reference's `distributions`, or make "
-                            f"the reference run on the CPU (ktui then tries these distributions there)",
-                        ) from None
-                    return f"the reference raised {type(exc.__cause__ or exc).__name__}", moved  # its own
-
             # the integer-changing draws (offsets, indices across their dtype's range) may crash a reference's C++ (a
             # segment_reduce on unsorted offsets: SIGSEGV), which would take the judge down and be blamed on the
             # version (red team round 15, F2): on a CPU ladder they are tried in a forked child (not beside a CUDA
             # context, which a forked child cannot use: a GPU judge tries them in its own process, as before)
-            reason, moved = _in_child(attempt) if dist in INT_DISTS and device == "cpu" else attempt()
+            if dist in INT_DISTS and device == "cpu":
+                reason, moved = _in_child(functools.partial(_attempt, problem, dist, device, where, i))
+            else:
+                reason, moved = _attempt(problem, dist, device, where, i)
             varied = varied or moved
             if reason:
                 break
         if dist == "indices" and not reason and not varied:
             reason = "no integer or bool inputs it can vary"
+        if reason and dist in PER_INPUT and not reason.startswith(CHILD_REASONS):
+            valid = _valid_inputs(problem, dist, device, picks)
+            if valid:
+                reason = ""
+                inputs[dist] = valid
         out[dist] = reason
-    setattr(problem, "_special_trials", out)  # noqa: B010 - a cache on the loaded problem
-    return out
+    trials = Trials(out, inputs)
+    setattr(problem, "_special_trials", trials)  # noqa: B010 - a cache on the loaded problem
+    return trials
+
+
+def _attempt(
+    problem: Problem, dist: str, device: str, where: str, i: int, only: list[str] | None = None
+) -> tuple[str, bool]:
+    """``_special_trials``' trial of ``dist`` at test spec ``i`` on ``where`` (refilling the inputs ``only`` when
+    given, else all): (why the reference is not valid on it, '' when it is; whether it varied an integer or bool
+    input).
+
+    Raises:
+        ProblemError: on a GPU, the trial hit a CUDA error that loses the context (``device_assert``).
+    """
+    from ktui.worker.arguments import argument_moves
+    from ktui.worker.cases import build_input, float_scalars
+    from ktui.worker.problem import inputs_only
+    from ktui.worker.tensors import flatten
+
+    moved = False
+    try:
+        case: dict[str, Any] = {"spec_index": i, "seed": 1, "dist": dist}
+        if only is not None:
+            case["inputs"] = only
+        data = build_input(problem, case, where)
+        if dist == "scalars" and not float_scalars(inputs_only(problem, data)):
+            if not argument_moves(problem, device)[0]:  # nor an int or bool argument the reference
+                return "no float, int or bool arguments it can vary", moved  # takes other values of
+        if dist == "intrange" and not any(
+            isinstance(t, torch.Tensor) and not t.is_floating_point() and t.dtype != torch.bool
+            for _, t in flatten(inputs_only(problem, data))
+        ):
+            return "no integer inputs", moved
+        if dist == "indices":
+            moved = _ints_varied(data, build_input(problem, {"spec_index": i, "seed": 1}, where))
+        if dist == "nan" and problem.allow_nan:
+            return "the problem allows NaN results: its nonfinite cases draw NaN", moved
+        ref, _ = problem.reference(data)
+        native = problem.reference_native(data)
+        reason = valid_reference(ref, native, problem.allow_nan, nan_only=dist in ORDINARY_TRIED)
+        if dist == "nan" and not reason and not _nan_judged(data, native, problem):
+            reason = "no float input takes a NaN, or no float output would show one"
+        _sync(where)  # never CUDA in the forked child (where is "cpu" there)
+        return reason, moved
+    except Exception as exc:
+        if device != "cpu" and device_assert(exc):
+            raise _context_lost(
+                f"its inputs of the '{dist}' distribution (test spec {spec_label(problem.tests[i])})",
+                exc,
+                f"an index out of range? Take '{dist}' out of the reference's `distributions`, or make "
+                f"the reference run on the CPU (ktui then tries these distributions there)",
+            ) from None
+        return f"the reference raised {type(exc.__cause__ or exc).__name__}", moved  # its own
+
+
+def _valid_inputs(problem: Problem, dist: str, device: str, picks: list[int]) -> list[str]:
+    """The float inputs (paths, ``[3]``) of ``problem`` on which the special distribution ``dist`` keeps the
+    reference valid when it refills that input alone, at every test spec of ``picks``: all of them where it is
+    valid on them together, else the first; [] when fewer than two float inputs (the whole-input trial said it)."""
+    from ktui.worker.cases import float_input_paths
+
+    paths = float_input_paths(problem, problem.generate(1, problem.tests[picks[0]], device))
+    if len(paths) < 2:
+        return []
+
+    def valid_on(only: list[str]) -> bool:
+        return not any(_attempt(problem, dist, device, device, i, only)[0] for i in picks)
+
+    valid = [p for p in paths[:MAX_INPUT_TRIALS] if valid_on([p])]
+    if len(valid) > 1 and not valid_on(valid):
+        return valid[:1]  # valid on each alone, not on all of them together
+    return valid
 
 
 def _nan_judged(data: Any, native: Any, problem: Problem) -> bool:
@@ -994,7 +1057,7 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
     # whole run rung of every version): ReferenceRaised, the compile rung's reference error
     problem.reference_native(first)
     del first
-    trials = _special_trials(problem, device)
+    trials, only = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
     notes = [
         f"the '{d}' distribution is left out: {why} (its integer inputs drawn over their whole range or varied "
@@ -1002,6 +1065,13 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
         for d, why in trials.items()
         if why.startswith(CHILD_REASONS)
     ]
+    if only:
+        info["distribution_inputs"] = {d: list(paths) for d, paths in only.items()}
+        notes += [
+            f"the '{d}' distribution refills {', '.join(f'in{p}' for p in paths)} only: the reference is not valid "
+            "on it in every float input"
+            for d, paths in only.items()
+        ]
     domain = {d: why for d, why in trials.items() if why and d in ORDINARY_TRIED}
     if domain:
         names = ", ".join(f"'{d}'" for d in domain)

@@ -66,8 +66,26 @@ def _to_tf32(data: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(data), rounded, data).astype(np.float32)
 
 
+def _float_to_int(data: np.ndarray, dst: Any) -> np.ndarray:
+    """``data`` (floats) converted to the integer type ``dst`` as sm_90 converts them: toward zero, saturated to the
+    destination's range, NaN to 0 (PTX ISA, ``cvt``: "for float-to-integer conversions, the result is clamped to the
+    destination range by default", NaN gives 0; Triton lowers ``.to(tl.int32)`` of a float to ``cvt.rzi.s32.f32``).
+    numpy's ``astype`` gives INT_MIN for NaN, +-inf and out-of-range values: an honest int8 quantizer (round,
+    ``.to(tl.int32)``, clamp in integers) got -128 where the GPU and torch give 127 or 0 (red team round 28, #3)."""
+    bits = dst.int_bitwidth
+    if dst.is_int_signed():
+        lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    else:
+        lo, hi = 0, 2**bits - 1
+    wide = np.asarray(data, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        clipped = np.clip(np.trunc(np.nan_to_num(wide, nan=0.0, posinf=hi, neginf=lo)), lo, hi)
+    return clipped.astype(np.dtype(f"{'int' if dst.is_int_signed() else 'uint'}{bits}"))
+
+
 def _install_casts(builder: Any, handle: Any, tl: Any) -> None:
-    """Patch ``builder.cast_impl`` so casts to and from bf16 convert values, rounding to nearest even."""
+    """Patch ``builder.cast_impl`` so casts to and from bf16 convert values, rounding to nearest even, and casts from
+    a float to an integer saturate as the GPU's do (``_float_to_int``)."""
     orig = getattr(builder, "cast_impl", None)
     if orig is None:
         return
@@ -75,6 +93,8 @@ def _install_casts(builder: Any, handle: Any, tl: Any) -> None:
 
     def cast_impl(self: Any, src: Any, dst_type: Any) -> Any:
         s, d = src.dtype.scalar, dst_type.scalar
+        if s.is_floating() and d.is_int() and d != tl.int1:
+            return handle(_float_to_int(_bf16_to_f32(src.data) if s == bf16 else src.data, d), d)
         if s == d or bf16 not in (s, d):
             return orig(self, src, dst_type)
         if d == bf16:
@@ -244,6 +264,74 @@ def install() -> None:
 
         InterpreterBuilder.create_fma = create_fma
     _install_reduce_scan(tl, TensorHandle)
+    _install_bf16_atomics(InterpreterBuilder, TensorHandle, bf16)
+
+
+def bf16_atomic_rmw(op: str, ptrs: np.ndarray, vals: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """A bf16 atomic read-modify-write (``op``: add, max, min, xchg) on the elements at the addresses ``ptrs``
+    (uint64) of ``vals`` (bf16 bits, uint16) where ``mask``, in lane order: each lane reads the value the lanes
+    before it left (duplicate addresses in one block each applied), adds in float64 and rounds once to bf16 (to
+    nearest even, as sm_90's ``atom.add.noftz.bf16``); returns the values each lane read (0 where masked off). The
+    Triton interpreter has no bf16 atomics ("Unsupported data type") where sm_90 has them: an honest bf16
+    scatter-add (embedding backward, MoE combine) failed run on the CPU (red team round 28, #1).
+
+    Raises:
+        ValueError: an ``op`` sm_90 has no bf16 atomic for.
+    """
+    from triton._C.libtriton import interpreter as native
+
+    if op not in ("add", "max", "min", "xchg"):
+        raise ValueError(f"a bf16 atomic {op} has no sm_90 instruction (atom .add/.max/.min/.exch take bf16)")
+    shape = np.shape(vals)
+    a = np.broadcast_to(ptrs, shape).reshape(-1)
+    v = np.broadcast_to(vals, shape).reshape(-1).astype(np.uint16)
+    m = np.broadcast_to(mask, shape).reshape(-1).astype(bool)
+    old = np.zeros(v.shape, dtype=np.uint16)
+    lanes = np.nonzero(m)[0]
+    if lanes.size:
+        # rounds: the k-th lane at each address goes in round k (vectorized over distinct addresses)
+        order = np.argsort(a[lanes], kind="stable")
+        sorted_a = a[lanes][order]
+        starts = np.r_[True, sorted_a[1:] != sorted_a[:-1]]
+        group_start = np.maximum.accumulate(np.where(starts, np.arange(sorted_a.size), 0))
+        rank = np.empty(lanes.size, dtype=np.int64)
+        rank[order] = np.arange(sorted_a.size) - group_start
+        for r in range(int(rank.max()) + 1):
+            sel = lanes[rank == r]
+            at = np.ascontiguousarray(a[sel])
+            on = np.ones(sel.size, dtype=bool)
+            cur = native.load(at, on, np.zeros(sel.size, dtype=np.uint16), np.dtype(np.uint16))
+            old[sel] = cur
+            x, y = _bf16_to_f32(cur).astype(np.float64), _bf16_to_f32(v[sel]).astype(np.float64)
+            if op == "add":
+                new = _to_bf16(x + y)
+            elif op == "xchg":
+                new = v[sel]
+            else:
+                take = (y > x) if op == "max" else (y < x)
+                new = np.where(take | np.isnan(x), v[sel], cur).astype(np.uint16)
+            native.store(at, np.ascontiguousarray(new, dtype=np.uint16), on)
+    return old.reshape(shape)
+
+
+def _install_bf16_atomics(builder: Any, handle: Any, bf16: Any) -> None:
+    """Patch ``builder.create_atomic_rmw`` so bf16 atomics run (``bf16_atomic_rmw``); other dtypes as before."""
+    orig = getattr(builder, "create_atomic_rmw", None)
+    if orig is None:
+        return
+    try:
+        from triton._C.libtriton import interpreter as native
+    except ImportError:
+        return
+    names = {native.RMW_OP.FADD: "add", native.RMW_OP.MAX: "max", native.RMW_OP.MIN: "min", native.RMW_OP.XCHG: "xchg"}
+
+    def create_atomic_rmw(self: Any, rmw_op: Any, ptr: Any, val: Any, mask: Any, sem: Any, scope: Any) -> Any:
+        if val.dtype.scalar != bf16:
+            return orig(self, rmw_op, ptr, val, mask, sem, scope)
+        op = self.ir_rmw_op_to_interpreter_rmw_op.get(rmw_op)
+        return handle(bf16_atomic_rmw(names.get(op, str(op)), ptr.data, val.data, mask.data), bf16)
+
+    builder.create_atomic_rmw = create_atomic_rmw
 
 
 def _install_compares(builder: Any, handle: Any, tl: Any) -> None:

@@ -278,8 +278,9 @@ class Judge:
         if inplace_native:  # judged as outputs (``compare.judge_outputs``): the same keys, in float64 where it ran
             entry["inplace_expected"] = _cpu(inplace_native)
             entry["inplace_ref"] = _cpu(inplace_ref)
-        if case.get("dist", "native") != "native":  # (a special or ordinary refill: ktui's inputs, not the
-            # reference's own) the describe trial let it through; this case's own reference may still not
+        if case.get("dist", "native") != "native" or case.get("near_dup"):  # (a special or ordinary refill, a
+            # near-duplicate's swaps: ktui's inputs, not the reference's own) the describe trial let it through;
+            # this case's own reference may still not
             entry["skip"] = valid_reference(ref, expected, problem.allow_nan, nan_only=case.get("dist") not in SPECIAL)
         if entry["policy_dtype"] == "float32" and precision == "float64":
             # What float32 and TF32 arithmetic each cost against the float64 truth (cases.md tf32): the native

@@ -7,9 +7,10 @@ do, each from a generator seeded by the case:
   matmul's output are zero; the last half of the rows when there are at most 128), in about a quarter of the
   64 x 64 tiles of the last two dimensions, and at 5% of the elements scattered (a 1-D tensor: a band of 1024
   aligned elements, or its last half, and the scattered zeros); half of the zeros are -0.0, at random;
-- ``masked``: 3 N(0, 1) where every row holds a chunk of ``-inf`` (a random run of the last dimension, never the
-  whole row) and about a quarter of the rows (at least one of two or more) are entirely ``-1e9`` (both conventions
-  of masked attention);
+- ``masked``: 3 N(0, 1) rows of four kinds, a quarter of the rows each: entirely ``-1e9``, and a run of ``-inf``
+  (never the whole row) from the first column (left padding), to the last (right padding) or anywhere (both
+  conventions of masked attention); among two rows or more one is ``-1e9`` and one is masked from the first
+  column, among four or more every kind is there;
 - ``large``: random signs, magnitudes 10**U(5.1, 15): past fp16's largest finite value (65504) for bf16, fp32 and
   fp64 inputs, small enough that products of two and sums of a million stay finite in fp32 (1e30 * 1e6 < 3.4e38);
   fp16 inputs get 10**U(2, 4.5) (up to its own range);
@@ -189,16 +190,26 @@ def refill_special(t: torch.Tensor, dist: str, g: torch.Generator, allow_nan: bo
     elif dist == "masked":
         rows, cols = _rows(shape)
         v = (3.0 * vals).reshape(rows, cols)
+        # each row one of four kinds, a quarter of the rows each (a random one for a lone row), every kind present
+        # among four rows or more and the first two among two or three: entirely -1e9, -inf from the first column
+        # (left padding, as batched generation pads: a kernel's whole first key block masked), -inf from a random
+        # column to the last (right padding), -inf over a random run. A run started at 0 in one row of cols - 1,
+        # and a mask of [batch, 1, 1, seq] has few rows (red team round 27, #6: flash attention without FA-2's
+        # m_safe gave NaN on a masked first block, and passed)
+        if rows >= 2:
+            kind = torch.randperm(rows, generator=g, device=dev) % 4
+        else:
+            kind = torch.randint(0, 4, (1,), generator=g, device=dev)
         if cols >= 2:
             start = (u(rows) * (cols - 1)).long()
             length = 1 + (u(rows) * (cols - 1 - start)).long()  # at least one, never the whole row
+            lead, trail = kind == 1, kind == 2
+            start = torch.where(lead, 0, torch.where(trail, start.clamp(min=1), start))
+            length = torch.where(trail, cols - start, length)
             idx = torch.arange(cols, device=dev).unsqueeze(0)
             chunk = (idx >= start.unsqueeze(1)) & (idx < (start + length).unsqueeze(1))
             v = v.masked_fill(chunk, -math.inf)
-        whole = u(rows) < 0.25
-        if rows >= 2 and not bool(whole.any()):
-            whole[int(torch.randint(0, rows, (1,), generator=g, device=dev))] = True
-        v = torch.where(whole.unsqueeze(1), torch.full_like(v, -1e9), v)
+        v = torch.where((kind == 0).unsqueeze(1), torch.full_like(v, -1e9), v)
         vals = v.reshape(shape)
     elif dist == "large":
         lo, hi = (2.0, 4.5) if t.dtype == torch.float16 else (math.log10(FP16_MAX) + 0.3, 15.0)
@@ -283,8 +294,9 @@ def near_duplicate_(t: torch.Tensor, g: torch.Generator) -> None:
 
     The elements of a broadcast (stride-0) tensor are those it holds once (``distinct_view``), every copy changed
     alike; a strided one is changed through a copy written back. An ordinary tensor gets pairs of unequal elements
-    swapped (the same multiset: a permutation stays one); an integer tensor of two or more dimensions, pairs within a
-    row (each row keeps its values: a permutation per row stays one). A tensor whose rows are sorted
+    swapped (the same multiset: a permutation stays one); an integer tensor of two or more dimensions, or a float one
+    holding a non-finite value (an additive mask), pairs within a row (each row keeps its values: a permutation per
+    row stays one, a mask row keeps its count of -inf). A tensor whose rows are sorted
     (``sorted_rows``: keys, boundaries, row pointers, a causal mask) stays sorted (red team round 12 F1: swapped
     boundaries made searchsorted's answer undefined, and an honest branchless binary search failed): each pair moves
     one element up and the other down by the same amount, each within the values of its two neighbours in its row,
@@ -304,10 +316,12 @@ def near_duplicate_(t: torch.Tensor, g: torch.Generator) -> None:
     else:
         swapped = 0
         pairs: Any = zip(ok[0::2], ok[1::2])
-        if not (base.is_floating_point() or base.is_complex()) and base.ndim >= 2:
+        floats = base.is_floating_point() or base.is_complex()
+        if base.ndim >= 2 and (not floats or not bool(torch.isfinite(base).all())):
             # integers in rows (a permutation per row, ids per sequence): pairs within one row, so each row keeps
             # its values (red team round 13 F1: a swap across rows broke an honest un-permute); rows too short to
-            # hold two such positions swap as before
+            # hold two such positions swap as before. So do floats holding -inf or NaN (an additive attention mask:
+            # a swap across rows took a short row's one kept key, the row became all -inf and the reference NaN)
             by_row: dict[int, list[int]] = {}
             for p in ok:
                 by_row.setdefault(p // cols, []).append(p)
@@ -346,6 +360,10 @@ def _shift_pairs(flat: torch.Tensor, cand: list[int], t: torch.Tensor, g: torch.
         longest = dict(zip(rows, most.tolist(), strict=True))
     for p in cand:
         lo_, mid, hi_ = (_scalar(v, t) for v in flat[[p - 1, p, p + 1]].tolist())
+        if not all(math.isfinite(v) for v in (lo_, mid, hi_)):
+            # beside a -inf (a sorted mask row: 0, 0, -inf, ...) the room is infinite: a move there made a kept
+            # key -inf, a short row all -inf and the reference NaN (red team round 27, #6's honest attention)
+            continue
         room_up, room_down = max(lo_, hi_) - mid, mid - min(lo_, hi_)
         m = longest.get(p // cols, -1)
         if m >= 0:  # moving up lengthens the step from the smaller neighbour, down the step to the larger one

@@ -92,6 +92,69 @@ def current_device() -> int:
     return 0
 
 
+class StandInStream:
+    """``torch.cuda.current_stream()`` / ``default_stream()`` / ``Stream()`` where there is no GPU: the CPU runs
+    each call to its end, so waiting and synchronizing do nothing (red team round 28, #12)."""
+
+    cuda_stream = 0
+    device = torch.device("cpu")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        """Nothing to wait for: the CPU's work is done when the call returns."""
+
+    def wait_stream(self, stream: Any) -> None:
+        """Nothing to wait for."""
+
+    def wait_event(self, event: Any) -> None:
+        """Nothing to wait for."""
+
+    def record_event(self, event: Any = None) -> Any:
+        return event
+
+    def query(self) -> bool:
+        return True
+
+    def __enter__(self) -> StandInStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class StandInGuard:
+    """``torch.cuda.device(d)`` and ``torch.cuda.stream(s)`` where there is no GPU: a context that changes nothing
+    (the multi-GPU launch guard of much Triton code, ``with torch.cuda.device(x.device):``, raised "Expected a
+    cuda device, but got: cpu" on the CPU's tensors; red team round 28, #12)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _note("device/stream guard")
+
+    def __enter__(self) -> StandInGuard:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def synchronize(device: Any = None) -> None:
+    """``torch.cuda.synchronize()`` where there is no GPU: nothing queued to wait for."""
+    _note("synchronize")
+
+
+def current_stream(device: Any = None) -> StandInStream:
+    """``torch.cuda.current_stream()`` where there is no GPU."""
+    _note("current_stream")
+    return StandInStream()
+
+
+def _nothing(*args: Any, **kwargs: Any) -> int:
+    """``torch.cuda.nvtx.range_push`` / ``range_pop`` / ``mark`` where there is no GPU: no profiler to mark."""
+    return 0
+
+
 # ``triton.runtime.driver.active.utils.get_device_properties(i)``: the CUDA driver's dict (keys of
 # triton/backends/nvidia/driver.c ``getDeviceProperties``; clocks in kHz, the bus width in bits: the H200's 1,980 MHz
 # SM and 3,201 MHz memory clocks read by NVML on the lent machine, the 6,144-bit HBM3e bus of the datasheet)
@@ -156,25 +219,49 @@ def _install_triton_driver() -> None:
 
 
 def install() -> None:
-    """Make torch's device queries, and Triton's driver's, answer with ``H200`` (once; only where CUDA is not
-    available)."""
+    """Make torch's device queries, and Triton's driver's, answer with ``H200``, and torch's device guards, streams,
+    ``synchronize`` and NVTX ranges do nothing (once; only where CUDA is not available)."""
     if _installed or torch.cuda.is_available():
         return
     torch.cuda.get_device_properties = get_device_properties  # type: ignore[assignment]
     torch.cuda.get_device_capability = get_device_capability
     torch.cuda.get_device_name = get_device_name
     torch.cuda.current_device = current_device
+    # and the host-side calls GPU code makes around its launches (red team round 28, #12): guards, streams,
+    # synchronization and NVTX ranges, which raise on a CPU build of torch
+    torch.cuda.device = StandInGuard  # type: ignore[assignment,misc]
+    torch.cuda.stream = StandInGuard  # type: ignore[assignment]
+    torch.cuda.synchronize = synchronize
+    torch.cuda.current_stream = current_stream  # type: ignore[assignment]
+    torch.cuda.default_stream = current_stream  # type: ignore[assignment]
+    torch.cuda.Stream = StandInStream  # type: ignore[assignment,misc]
+    torch.cuda.nvtx.range_push = _nothing
+    torch.cuda.nvtx.range_pop = _nothing
+    torch.cuda.nvtx.mark = _nothing
+    torch.cuda.nvtx.range = StandInGuard  # type: ignore[assignment]
     _install_triton_driver()
     _installed.append(True)
 
 
+STOOD_IN = ("device/stream guard", "synchronize", "current_stream")  # ``_note`` names of the calls that do nothing
+
+
 def note() -> list[str]:
-    """One warning when a kernel asked a device query this process answered with the stand-in's facts, else []."""
-    if not queried:
-        return []
-    return [
-        f"no GPU here: {', '.join(q if q.startswith('triton') else 'torch.cuda.' + q for q in queried)} answered "
-        f"with the target GPU's facts ({H200.name}, "
-        f"{H200.multi_processor_count} SMs, sm_{H200.major}{H200.minor}); a launch sized from them is checked as it "
-        "would launch there"
-    ]
+    """One warning when a kernel asked a device query this process answered with the stand-in's facts, and one when
+    it made a host-side CUDA call that does nothing here (a guard, a stream, synchronize), else []."""
+    facts = [q for q in queried if q not in STOOD_IN]
+    calls = [q for q in queried if q in STOOD_IN]
+    out = []
+    if facts:
+        out.append(
+            f"no GPU here: {', '.join(q if q.startswith('triton') else 'torch.cuda.' + q for q in facts)} answered "
+            f"with the target GPU's facts ({H200.name}, "
+            f"{H200.multi_processor_count} SMs, sm_{H200.major}{H200.minor}); a launch sized from them is checked as "
+            "it would launch there"
+        )
+    if calls:
+        out.append(
+            f"no GPU here: torch.cuda's {', '.join(calls)} did nothing (the CPU runs each call to its end); what a "
+            "side stream changes is checked on a GPU"
+        )
+    return out

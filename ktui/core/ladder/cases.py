@@ -161,7 +161,17 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
     phase2 += covering_cases(describe, options, seed, cases + phase2)
     if phase2:
         phase2[0]["fresh"] = True
-    return vary_arguments(describe, cases + phase2)
+    return restrict_inputs(describe, vary_arguments(describe, cases + phase2))
+
+
+def restrict_inputs(describe: ProblemInfo, cases: list[Case]) -> list[Case]:
+    """``cases`` with each case of a special distribution the reference is valid on in some inputs only
+    (``describe["distribution_inputs"]``: an additive mask's -inf) given those inputs (``Case.inputs``)."""
+    only = describe.get("distribution_inputs") or {}
+    for c in cases:
+        if c.get("dist") in only:
+            c["inputs"] = list(only[c["dist"]])
+    return cases
 
 
 def widest_fuzzed(tests: list[Spec], fuzzed: set[int]) -> list[int]:
@@ -380,7 +390,7 @@ def refill_refused(
     design.domains[1] = [d for d in design.domains[1] if d not in refused[1]]
     rng = random.Random(seed + REFILL_SEED + start)
     rows = design.cover(todo, rng)
-    return design.cases(rows, seed + REFILL_SEED + start, rng)
+    return restrict_inputs(describe, vary_arguments(describe, design.cases(rows, seed + REFILL_SEED + start, rng)))
 
 
 class _Design:
