@@ -207,3 +207,23 @@ def test_bf16_atomics_run_under_the_interpreter(make_ws, ladder_for):
     )
     run_rung = res.rung("run")
     assert run_rung is not None and run_rung.status is Status.OK, [r.line() for r in res.rungs]
+
+
+def test_a_benchmark_dtype_no_test_has_is_checked_on_test_sizes(make_ws, ladder_for):
+    """Red team round 28, #7: tests in float32, the benchmark in bf16 (as the kernel is used): a 16-bit path that
+    left the last n % 8 elements unwritten passed, no checked case running bf16. Fuzz draws the smallest and the
+    largest test spec with each benchmark value of a str or bool field that no test has."""
+    from ktui.worker.fuzz import _draw_bench_values
+
+    tests = [{"n": n, "dtype": "float32"} for n in (1, 127, 1025, 4099)]
+    drawn = _draw_bench_values(tests, [{"n": 1 << 24, "dtype": "bfloat16"}])
+    assert drawn == [{"n": 1, "dtype": "bfloat16"}, {"n": 4099, "dtype": "bfloat16"}], drawn
+    assert _draw_bench_values(tests, [{"n": 1 << 24, "dtype": "float32"}]) == []
+    assert _draw_bench_values([{"m": 1, "bias": False}], [{"m": 9, "bias": True}]) == [{"m": 1, "bias": True}]
+    ref = R / "rt28_scale_bench_dtype.py"
+    checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "axpb", K / "rt28_scale_bench_dtype_good.py", reference=ref, **checked))
+    bad = run(make_ws, ladder_for, "axpb", K / "rt28_scale_bench_dtype_bad.py", reference=ref, **checked)
+    corr_rung = bad.rung("correctness")
+    assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "bf16" in corr_rung.summary and "unwritten" in corr_rung.summary, corr_rung.summary

@@ -304,8 +304,9 @@ def draw_specs(
 ) -> list[dict[str, Any]]:
     """``count`` fuzzed specs of the size classes (fewer when draws keep failing), one ``aligned`` spec per field
     (``aligned_fields``), one ``bench`` spec per field that the benchmarks make larger than the tests
-    (``bench_fields``), one test spec reshaped to as many elements (``_draw_reshaped``) and the smallest test spec
-    with each size at 0 (``_draw_empty``), new for every ``seed``;
+    (``bench_fields``), one test spec reshaped to as many elements (``_draw_reshaped``), the smallest test spec
+    with each size at 0 (``_draw_empty``) and test specs given a benchmark's dtype or flag that no test has
+    (``_draw_bench_values``), new for every ``seed``;
     ``trial(spec)`` is True when the reference can generate and run it (the judge tries each draw). ``module`` is the
     reference module (its ``fuzz`` and ``valid_spec``).
 
@@ -402,6 +403,33 @@ def draw_specs(
             break
     for spec in _draw_empty(tests, bounds, allowed):
         accept(spec, fit=False)
+    for spec in _draw_bench_values(tests, benchmarks):
+        accept(spec, fit=False)
+    return out
+
+
+def _draw_bench_values(tests: list[dict[str, Any]], benchmarks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per value of a benchmark spec's field that is not a size (a str or bool: ``dtype="bfloat16"``, ``bias=True``)
+    and that no test spec has, the smallest and the largest test spec (by their integer fields' product) with that
+    value: the tests in float32 and the benchmark in bf16 (as the kernel is used) left the bf16 path unchecked, and a
+    kernel whose 16-bit path left the last n % 8 elements unwritten passed (red team round 28, #7). Fields the
+    tests do not have are left out (the benchmark's own spec shape is the reference's to declare)."""
+
+    def size(s: Mapping[str, Any]) -> int:
+        return math.prod(v for v in s.values() if _is_int(v))
+
+    ordered = sorted(tests, key=size)
+    out: list[dict[str, Any]] = []
+    for b in benchmarks:
+        for k, v in b.items():
+            if not isinstance(v, (str, bool)) or not any(k in t for t in tests):
+                continue
+            if any(t.get(k) == v and type(t.get(k)) is type(v) for t in tests):
+                continue
+            for t in (ordered[0], ordered[-1]):
+                spec = {**t, k: v}
+                if spec not in out:
+                    out.append(spec)
     return out
 
 
