@@ -398,6 +398,7 @@ class RunningRung:
     NOTE_EVERY_S = 15.0
     TICK_S = 0.5
     CASE_SHOWN = 110  # characters of the case under way on the line (a fuzzed, laid-out case's label runs longer)
+    SLOW_CASE_S = 60.0  # a fuzzed case under way this long gets one note on bounding the fuzzed sizes (``slow_note``)
 
     def __init__(self, out: Any, limit_of: Callable[[str], float | None]):
         import threading
@@ -413,6 +414,7 @@ class RunningRung:
         self._progress: tuple[str, int, int, float, str, float, str] | None = None
         self._noted = 0.0  # seconds into the rung of the last note (not a terminal)
         self._shown = False  # the terminal's last line is ours
+        self._slow_noted: set[str] = set()  # the fuzzed cases a ``slow_note`` was written for
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._tick, name="ktui-run-progress", daemon=True)
 
@@ -500,6 +502,28 @@ class RunningRung:
         )
         return text + f" (limit {fmt_seconds(limit)} s without progress{still}, {fmt_seconds(in_all)} s in all)" + now
 
+    def slow_note(self) -> str:
+        """One note, once per case, when the case under way is on a fuzzed spec and has run ``SLOW_CASE_S`` since
+        the last case finished: the CPU interpreter runs a launch's programs one by one, and a drawn size past two
+        waves of tiles is tens of thousands of them for a kernel of small tiles (new-user trial 28, F1: a GEMV's
+        ``fuzzed(1539, 1665, 64)`` took over 10 minutes a case, and nothing said that ``fuzz = {...}`` bounds it);
+        '' otherwise."""
+        import time
+
+        p = self._progress
+        if p is None or not p[6] or "fuzzed(" not in p[6] or time.monotonic() - p[3] < self.SLOW_CASE_S:
+            return ""
+        label = p[6].split(" seed=")[0]
+        if label in self._slow_noted:
+            return ""
+        self._slow_noted.add(label)
+        return (
+            f"note: {label} has run {self.SLOW_CASE_S:.0f} s: under the CPU interpreter every program of a launch "
+            "runs in turn, and a fuzzed size drawn past the tests (up to the benchmark's) can be tens of thousands "
+            'of them; bound the fuzzed sizes with `fuzz = {"m": (1, 512), ...}` in the reference (README, fuzz) '
+            "or run on a GPU"
+        )
+
     def tty_line(self, rung: str, seconds: float) -> str:
         """``line``, cut to the terminal's width less one: a line that wraps is not rewritten in place by ``\r``,
         and each tick left one more (new-user trial 25, F14: a 100-column terminal filled with progress lines)."""
@@ -514,6 +538,10 @@ class RunningRung:
                 if now is None or self._stop.is_set():
                     continue
                 rung, secs = now
+                slow = self.slow_note()
+                if slow:
+                    self._clear()
+                    self._write(slow + "\n", self.notes)
                 if self.tty:
                     self._write("\r\x1b[2K" + self.tty_line(rung, secs))
                     self._shown = True

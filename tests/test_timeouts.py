@@ -560,3 +560,27 @@ def test_a_case_past_the_limit_since_the_last_one_is_said_to_still_advance():
     line._progress = (*line._progress[:3], line._progress[3] - 495, *line._progress[4:])  # the last case 495 s ago
     text = line.line("run", 700.0)
     assert "the last 495 s ago (limit 300 s without progress; the case under way still advances" in text, text
+
+
+def test_a_slow_fuzzed_case_gets_one_note_on_bounding_the_fuzzed_sizes():
+    """New-user trial 28, F1: a GEMV's fuzzed(1539, 1665, 64) ran over 10 minutes a case under the CPU interpreter,
+    and nothing said that ``fuzz = {...}`` bounds the drawn sizes. A fuzzed case under way for 60 s gets one note,
+    once; a test spec's case does not."""
+    import io
+
+    from ktui.cli import RunningRung
+    from ktui.core.events import RungProgress, RungStarted
+
+    line = RunningRung(io.StringIO(), lambda rung: {"run": 300.0}.get(rung))
+    line.on_event(RungStarted(key="k/v1", run_id=1, rung="run"))
+    case = "spec=fuzzed(1539, 1665, 64, fp16, False) seed=7 dist=intrange"
+    line.on_event(RungProgress(key="k/v1", run_id=1, rung="run", done=65, total=258, case=case))
+    assert line.slow_note() == ""  # just started
+    assert line._progress is not None
+    line._progress = (*line._progress[:3], line._progress[3] - 61, *line._progress[4:])
+    note = line.slow_note()
+    assert note.startswith("note: spec=fuzzed(1539, 1665, 64, fp16, False) has run 60 s") and "fuzz = {" in note
+    assert line.slow_note() == ""  # once
+    line.on_event(RungProgress(key="k/v1", run_id=1, rung="run", done=66, total=258, case="spec=(16, 65) seed=8"))
+    line._progress = (*line._progress[:3], line._progress[3] - 61, *line._progress[4:])
+    assert line.slow_note() == ""  # a test spec's case
