@@ -189,6 +189,14 @@ def diff_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--side-by-side", action="store_true", help="two columns instead of a unified diff")
     p.add_argument(
+        "--config",
+        type=int,
+        default=None,
+        metavar="N",
+        help="of an autotuned kernel (each config compiled), compare config N (default: the one matching the other "
+        "side's, else the first)",
+    )
+    p.add_argument(
         "--stage",
         choices=("sass", "ptx", "ttgir", "ttir", "llir"),
         default="sass",
@@ -742,7 +750,7 @@ def cmd_diff(argv: list[str]) -> int:
         for session in sessions.values():
             session.stop()
     try:
-        result = compare_results(items, stage=args.stage)
+        result = compare_results(items, stage=args.stage, config=args.config)
     except (DiffError, OSError) as exc:
         raise CommandFailed(str(exc)) from None
     if args.json:

@@ -116,7 +116,7 @@ def test_compare_results_gives_typed_sides_resources_mix_and_the_normalized_diff
 def test_json_has_the_public_fields_only(sides):
     a, b = sides
     j = diff.compare_results([a, b]).to_json()
-    assert set(j) == {"a", "b", "resources", "mix_delta", "diff", "lines", "changed", "stage"}
+    assert set(j) == {"a", "b", "resources", "mix_delta", "diff", "lines", "changed", "stage", "notes"}
     assert set(j["a"]) == {"kernel", "file", "sha256", "arch", "spec", "kernels", "ncu"}
     assert j["a"]["ncu"] is None and j["lines"] == {"a": 7, "b": 6} and j["changed"] == 3
     assert j["resources"][0] == {"resource": "registers", "a": 12, "b": 16, "delta": 4}
@@ -282,3 +282,47 @@ def test_a_side_that_cannot_be_dumped_is_not_said_dumped(make_ws):
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert "vector_add/v2: could not dump its code (" in p.stderr and "SyntaxError" in p.stderr, p.stderr
     assert "vector_add/v2 dumped in" not in p.stderr, p.stderr
+
+
+def test_an_autotuned_side_is_compared_one_config_at_a_time():
+    """New-user trial 28, F3: ``ktui diff v2 v8`` (v8 = v2 + @triton.autotune with 4 configs) summed the four
+    configs' instructions and laid their SASS end to end against v2's one kernel ("HMMA 8 36"). One config per
+    kernel is compared: the one matching the other side's, else the first, or ``--config N``; a note says which."""
+    from ktui.core.inspect.diff import DiffSide, KernelDumps, compare_sides, render
+
+    def kd(bn: int, hmma: int, warps: int = 4) -> KernelDumps:
+        return KernelDumps(
+            "mm",
+            "triton",
+            {"registers": 40 + bn // 8},
+            {"HMMA": hmma},
+            num_warps=warps,
+            num_stages=3,
+            constexprs={"BLOCK_N": bn},
+        )
+
+    a = DiffSide("p/v2", "kernels/p/v2.py", "a" * 64, "sm_90a", [kd(64, 8)], normalized=["A"], kernel_lines=[["A"]])
+    configs = [kd(32, 4), kd(64, 9), kd(128, 16), kd(256, 32, 8)]
+    b = DiffSide(
+        "p/v8",
+        "kernels/p/v8.py",
+        "b" * 64,
+        "sm_90a",
+        configs,
+        normalized=["b0", "b1", "b2", "b3"],
+        kernel_lines=[["b0"], ["b1"], ["b2"], ["b3"]],
+    )
+    d = compare_sides(a, b)
+    hmma = next(r for r in d.mix_delta if r.name == "HMMA")
+    assert (hmma.a, hmma.b) == (8, 9)  # the config of BLOCK_N=64, num_warps=4, as A's: not 4 + 9 + 16 + 32
+    assert len(d.b.kernels) == 1 and d.b.normalized == ["b1"], d.b
+    assert d.notes == [
+        "B mm: 4 autotune configs compiled; compared config 1 (BLOCK_N=64, num_warps=4, num_stages=3); "
+        "`ktui diff --config N` compares another"
+    ], d.notes
+    assert "note: B mm: 4 autotune configs compiled; compared config 1" in render(d)
+    d3 = compare_sides(a, b, config=3)
+    assert next(r.b for r in d3.mix_delta if r.name == "HMMA") == 32 and d3.b.normalized == ["b3"]
+    assert compare_sides(a, b, config=9).b.normalized == ["b3"]  # clipped to the last
+    plain = compare_sides(a, DiffSide("p/v1", "kernels/p/v1.py", "c" * 64, "sm_90a", [kd(32, 4)]))
+    assert plain.notes == [] and "notes" in plain.to_json()

@@ -9,7 +9,7 @@ do. :func:`compare_results` returns a :class:`DiffResult`; :func:`render` makes 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from typing_extensions import TypedDict  # pydantic (``ktui mcp``'s outputs) refuses typing's below Python 3.12
@@ -109,6 +109,7 @@ class DiffJson(TypedDict):
         lines: how many normalized lines each side has.
         changed: how many lines the diff adds or removes.
         stage: the stage compared: ``sass`` (default), ``ptx``, ``ttgir``, ``ttir`` or ``llir``.
+        notes: which autotune config of a kernel compiled in several was compared (``compare_sides``).
     """
 
     a: DiffSideJson
@@ -119,6 +120,7 @@ class DiffJson(TypedDict):
     lines: LinesJson
     changed: int
     stage: str
+    notes: list[str]
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,16 @@ class KernelDumps:
     mix: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    num_warps: int | None = None
+    num_stages: int | None = None
+    constexprs: dict[str, Any] | None = None  # the launch's constexpr arguments (``{"BLOCK_N": 64}``)
+
+    def config(self) -> str:
+        """``BLOCK_N=64, BLOCK_K=64, num_warps=4, num_stages=3``: the compiled configuration (an autotune
+        config's), '' when nothing was recorded."""
+        parts = [f"{k}={v}" for k, v in self.constexprs.items()] if isinstance(self.constexprs, dict) else []
+        parts += [f"{k}={v}" for k, v in (("num_warps", self.num_warps), ("num_stages", self.num_stages)) if v]
+        return ", ".join(parts)
 
     def to_json(self) -> KernelDumpsJson:
         return {
@@ -180,6 +192,7 @@ class DiffSide:
     spec: dict[str, Any] | None = None
     normalized: list[str] = field(default_factory=list, repr=False)
     stage: str = "sass"
+    kernel_lines: list[list[str]] = field(default_factory=list, repr=False)  # ``normalized``, kernel by kernel
 
     def peak(self, resource: str) -> int:
         """``resource`` of the kernel that uses the most of it (0 without kernels): each is a kernel's own (registers
@@ -244,6 +257,7 @@ class DiffResult:
     resources: list[Delta]
     mix_delta: list[Delta]
     diff: list[str]
+    notes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
@@ -261,6 +275,7 @@ class DiffResult:
             "lines": {"a": len(self.a.normalized), "b": len(self.b.normalized)},
             "changed": self.changed,
             "stage": self.a.stage,
+            "notes": self.notes,
         }
 
 
@@ -296,7 +311,7 @@ def side(ws: Workspace, k: KernelRef, res: LadderResult, stage: str = "sass") ->
                 "or compare with another version (b pins the selected one as the baseline)"
             )
         raise DiffError(f"{k.key} has no dumps yet: run its ladder (the dumps rung writes them)")
-    kernels, lines = [], []
+    kernels, per_kernel = [], []
     for kk in rung.figures.get("kernels", []):
         files = kk.get("files", {})
         kernels.append(
@@ -307,12 +322,18 @@ def side(ws: Workspace, k: KernelRef, res: LadderResult, stage: str = "sass") ->
                 mix=kk.get("mix", {}),
                 warnings=kk.get("warnings", []),
                 files=files,
+                num_warps=kk.get("num_warps"),
+                num_stages=kk.get("num_stages"),
+                constexprs=kk.get("constexprs"),
             )
         )
+        own: list[str] = []
         if stage == "sass" and files.get("sass"):
-            lines += sass.normalized_text_lines((ws.root / files["sass"]).read_text())
+            own = sass.normalized_text_lines((ws.root / files["sass"]).read_text())
         elif stage != "sass" and stage in irlines.STAGES and files.get(stage):
-            lines += [f"== {kk.get('kernel')}", *irlines.normalized_lines(stage, (ws.root / files[stage]).read_text())]
+            own = [f"== {kk.get('kernel')}", *irlines.normalized_lines(stage, (ws.root / files[stage]).read_text())]
+        per_kernel.append(own)
+    lines = [ln for own in per_kernel for ln in own]
     if stage != "sass" and (stage not in irlines.STAGES or not any(stage in kk.files for kk in kernels)):
         raise DiffError(f"{k.key} has no {stage} text in its dumps (stages: {', '.join(_stages(kernels)) or 'none'})")
     prof = res.rung("profile")
@@ -326,6 +347,7 @@ def side(ws: Workspace, k: KernelRef, res: LadderResult, stage: str = "sass") ->
         ncu=prof.figures.get("kernels") if prof and prof.status is Status.OK else None,
         normalized=lines,
         stage=stage,
+        kernel_lines=per_kernel,
     )
 
 
@@ -333,8 +355,48 @@ def _stages(kernels: list[KernelDumps]) -> list[str]:
     return [s for s in irlines.STAGES if any(s in kk.files for kk in kernels)]
 
 
-def compare_sides(a: DiffSide, b: DiffSide) -> DiffResult:
-    """Compare two sides already read."""
+def one_config(s: DiffSide, other: DiffSide, pick: int | None, name: str) -> tuple[DiffSide, list[str]]:
+    """``s`` with one compiled config per kernel name, and a note per name compiled in several (an autotuned
+    kernel: the dumps rung compiles each config): the config ``pick`` (an index into that kernel's configs, clipped),
+    else the one whose ``KernelDumps.config`` equals a config of the same kernel on the ``other`` side, else the
+    first. ``ktui diff`` on an autotuned version summed its four configs' instructions against one kernel
+    (new-user trial 28, F3)."""
+    groups: dict[str | None, list[int]] = {}
+    for i, kk in enumerate(s.kernels):
+        groups.setdefault(kk.kernel, []).append(i)
+    if all(len(ix) == 1 for ix in groups.values()):
+        return s, []
+    keep: set[int] = set()
+    notes = []
+    theirs = {kk.config() for kk in other.kernels}
+    for kname, ix in groups.items():
+        if len(ix) == 1:
+            keep.add(ix[0])
+            continue
+        if pick is not None:
+            chosen = ix[min(max(pick, 0), len(ix) - 1)]
+        else:
+            chosen = next((i for i in ix if s.kernels[i].config() and s.kernels[i].config() in theirs), ix[0])
+        keep.add(chosen)
+        notes.append(
+            f"{name} {kname}: {len(ix)} autotune configs compiled; compared config {ix.index(chosen)} "
+            f"({s.kernels[chosen].config() or 'not recorded'}); `ktui diff --config N` compares another"
+        )
+    order = sorted(keep)
+    lines = s.kernel_lines if len(s.kernel_lines) == len(s.kernels) else [[] for _ in s.kernels]
+    kept = replace(
+        s,
+        kernels=[s.kernels[i] for i in order],
+        kernel_lines=[lines[i] for i in order],
+        normalized=[ln for i in order for ln in lines[i]] if s.kernel_lines else s.normalized,
+    )
+    return kept, notes
+
+
+def compare_sides(a: DiffSide, b: DiffSide, config: int | None = None) -> DiffResult:
+    """Compare two sides already read, one config per autotuned kernel (``one_config``; ``config`` picks it)."""
+    a, notes_a = one_config(a, b, config, "A")
+    b, notes_b = one_config(b, a, config, "B")
     mix = [Delta(r["family"], r["a"], r["b"]) for r in sass.mix_delta(a.total_mix(), b.total_mix())]
     return DiffResult(
         a=a,
@@ -342,19 +404,23 @@ def compare_sides(a: DiffSide, b: DiffSide) -> DiffResult:
         resources=[Delta(f, a.peak(f), b.peak(f)) for f in RESOURCES],
         mix_delta=mix,
         diff=sass.unified_diff(a.normalized, b.normalized, a.file, b.file),
+        notes=notes_a + notes_b,
     )
 
 
-def compare_results(items: list[tuple[Workspace, KernelRef, LadderResult]], stage: str = "sass") -> DiffResult:
+def compare_results(
+    items: list[tuple[Workspace, KernelRef, LadderResult]], stage: str = "sass", config: int | None = None
+) -> DiffResult:
     """Compare two versions from their results: ``[(ws, kernel, result) of A, (ws, kernel, result) of B]``, by
-    the normalized text of ``stage`` (SASS by default; ``ptx``, ``ttgir``, ``ttir``, ``llir``).
+    the normalized text of ``stage`` (SASS by default; ``ptx``, ``ttgir``, ``ttir``, ``llir``); of an autotuned
+    kernel, the config ``config`` (an index) or the one matching the other side's (``one_config``).
 
     Raises:
         DiffError: a result has no dumps rung that passed, or no file of ``stage``.
         OSError: a file cannot be read.
     """
     (wa, ka, ra), (wb, kb, rb) = items
-    return compare_sides(side(wa, ka, ra, stage), side(wb, kb, rb, stage))
+    return compare_sides(side(wa, ka, ra, stage), side(wb, kb, rb, stage), config)
 
 
 def render(result: DiffResult, side_by_side: bool = False, width: int = 60) -> str:
@@ -367,6 +433,7 @@ def render(result: DiffResult, side_by_side: bool = False, width: int = 60) -> s
     if specs:
         same = a.spec == b.spec
         out.append(f"the launch of spec={spec_label(a.spec)} on both" if same and a.spec else "; ".join(specs))
+    out += [f"note: {n}" for n in result.notes]
     pa, pb = a.kernel.split("/")[0], b.kernel.split("/")[0]
     if pa != pb:
         out.append(f"note: A and B are versions of two problems ({pa}, {pb}): their kernels compute different ops")
