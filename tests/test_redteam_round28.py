@@ -227,3 +227,26 @@ def test_a_benchmark_dtype_no_test_has_is_checked_on_test_sizes(make_ws, ladder_
     corr_rung = bad.rung("correctness")
     assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
     assert "bf16" in corr_rung.summary and "unwritten" in corr_rung.summary, corr_rung.summary
+
+
+def test_a_kernel_only_the_benchmark_spec_launches_is_named(make_ws, ladder_for):
+    """Red team round 28, #2 and #4: a scan along dim 0 whose chunked path (past 8,192 rows) sets the carry instead of
+    adding to it passed on the CPU, whose drawn sizes stay within a budget; the dumps rung compiled that kernel for
+    the benchmark's (32768, 4096) unremarked. A kernel the dumps' spec launches that no checked case launched is
+    named now (the case stays unchecked on the CPU: a GPU run draws up to the benchmark's sizes)."""
+    from ktui.core.ladder.rungs.dumps import unchecked_kernels
+
+    seen = [{"kernel": "scan_one"}]
+    said = unchecked_kernels(seen, [{"kernel": "scan_chunked"}, {"kernel": "scan_one"}], {"t": 32768, "c": 4096})
+    assert said == [
+        "scan_chunked is launched at spec=(32768, 4096) only: no checked case ran it (a path past the checked "
+        "sizes; on the CPU the drawn sizes stay within a budget): check it on a GPU, or add a test spec that takes it"
+    ], said
+    assert unchecked_kernels([], [{"kernel": "scan_chunked"}], {}) == []  # no run rung in this ladder
+    ref = R / "rt28_cumsum0.py"
+    opts = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness", "dumps"))
+    res = run(make_ws, ladder_for, "cumsum", K / "rt28_cumsum0_bad.py", reference=ref, **opts)
+    dumps = res.rung("dumps")
+    assert dumps is not None and any("scan_chunked is launched at spec=(32768, 4096" in w for w in dumps.warnings), [
+        r.line() for r in res.rungs
+    ]
