@@ -250,3 +250,44 @@ def test_a_kernel_only_the_benchmark_spec_launches_is_named(make_ws, ladder_for)
     assert dumps is not None and any("scan_chunked is launched at spec=(32768, 4096" in w for w in dumps.warnings), [
         r.line() for r in res.rungs
     ]
+
+
+def test_a_few_element_output_gets_more_native_samples():
+    """Red team round 28, #11: an honest blocked fp32 sum into a 0-d output (one program per 4,096 elements, tl.sum,
+    tl.atomic_add) failed the shifted rows "9.92x what the reference computed in float32 gets": two samples of one
+    element's rounding error are two draws of a wide distribution, torch's was lucky, and the block order's error
+    passed 8x torch's in 47 of 200 such vectors. An output of at most 16 elements is measured over 8 samples."""
+    from ktui.worker import native
+    from ktui.worker.problem import _map
+
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(4099, generator=g, dtype=torch.float64)
+    x[:2049] += 150.0
+    x[2049:] -= 150.0
+    x32 = x.float()
+    truth, e = x32.double().sum(), x32.sum()
+    calls: list[int] = []
+
+    def run_native(d):
+        calls.append(1)
+        return d.sum()
+
+    errs = native.native_errors(run_native, _map, x32, e, truth, seed=5)
+    assert native.FEW_RUNS == 8 and len(calls) == native.FEW_RUNS - 1  # the moved run and 6 more (and e itself)
+    assert errs["out"]["max_abs"] >= abs(float(e.double() - truth))
+    calls.clear()
+    wide = x32.reshape(1, -1).expand(32, -1).contiguous()
+
+    def row_sums(d):
+        calls.append(1)
+        return d.sum(-1)
+
+    native.native_errors(row_sums, _map, wide, wide.sum(-1), wide.double().sum(-1), seed=5)
+    assert len(calls) == 1  # a 32-element output: the moved run alone
+
+
+def test_an_honest_blocked_sum_into_a_0d_output_passes_the_shifted_rows(make_ws, ladder_for):
+    """The run red team round 28 failed (#11, ``--seed 955599376``): ok now."""
+    ref = R / "rt28_vsum.py"
+    checked = dict(seed=955599376, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "vsum", K / "rt28_vsum_good.py", reference=ref, **checked))
