@@ -291,3 +291,27 @@ def test_an_honest_blocked_sum_into_a_0d_output_passes_the_shifted_rows(make_ws,
     ref = R / "rt28_vsum.py"
     checked = dict(seed=955599376, rungs=("compile", "run", "correctness"))
     good(run(make_ws, ladder_for, "vsum", K / "rt28_vsum_good.py", reference=ref, **checked))
+
+
+def test_a_reference_casting_nan_to_an_integer_is_not_taken_as_the_truth(make_ws, ladder_for):
+    """New-user trial 28, F12: a per-row int8 quantizer's reference on masked rows computes round(-inf / inf) = NaN
+    and casts it to int8, 0 on this CPU (undefined: a GPU saturates); that 0 was taken as the exact truth and an
+    honest kernel clamping NaN failed "got -127 where the truth is 0". A float-to-integer cast of NaN or inf in the
+    reference makes its value there undefined: the distribution is left out (and such a case is skipped)."""
+    from ktui.worker.special import NonfiniteCasts
+
+    with NonfiniteCasts() as casts:
+        torch.tensor([1.5, 2.0]).to(torch.int8)
+        torch.tensor([0.0, 1.0]).to(torch.bool)  # a comparison's answer, not a cast of a value
+    assert casts.seen == ""
+    with NonfiniteCasts() as casts:
+        torch.tensor([1.0, float("nan")]).round().clamp(-127, 127).to(torch.int8)
+    assert casts.seen.startswith("the reference casts NaN or inf to int8"), casts.seen
+    with NonfiniteCasts() as casts:
+        torch.empty(2, dtype=torch.int32).copy_(torch.tensor([1.0, float("inf")]))
+    assert "int32" in casts.seen, casts.seen
+    trials = _special_trials(_problem("nu28_qrow"), "cpu")
+    assert trials.reasons["masked"].startswith("the reference casts NaN or inf to int8"), trials
+    ref = R / "nu28_qrow.py"
+    checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
+    good(run(make_ws, ladder_for, "qrow", K / "nu28_qrow_good.py", reference=ref, **checked))

@@ -69,7 +69,7 @@ from ktui.protocol.distributions import INPUT_DISTRIBUTIONS
 from ktui.worker.errors import CONTEXT_LOST, ProblemError
 from ktui.worker.indices import declared as declared_indices
 from ktui.worker.problem import Problem, trial_device
-from ktui.worker.special import SPECIAL, valid_reference
+from ktui.worker.special import SPECIAL, NonfiniteCasts, valid_reference
 
 FUZZ_COUNT = 4  # fuzzed specs per run: one per size class
 CLASSES = ("pow2", "odd", "threshold", "unit")
@@ -901,8 +901,9 @@ def _attempt(
         if dist == "nan" and problem.allow_nan:
             return "the problem allows NaN results: its nonfinite cases draw NaN", moved
         ref, _ = problem.reference(data)
-        native = problem.reference_native(data)
-        reason = valid_reference(ref, native, problem.allow_nan, nan_only=dist in ORDINARY_TRIED)
+        with NonfiniteCasts() as casts:
+            native = problem.reference_native(data)
+        reason = valid_reference(ref, native, problem.allow_nan, nan_only=dist in ORDINARY_TRIED) or casts.seen
         if dist == "nan" and not reason and not _nan_judged(data, native, problem):
             reason = "no float input takes a NaN, or no float output would show one"
         _sync(where)  # never CUDA in the forked child (where is "cpu" there)

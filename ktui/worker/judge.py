@@ -53,7 +53,7 @@ from ktui.worker.problem import (
     output_dtype,
     policy_dtype,
 )
-from ktui.worker.special import SPECIAL, valid_reference
+from ktui.worker.special import SPECIAL, NonfiniteCasts, valid_reference
 from ktui.worker.structure import structure
 from ktui.worker.tensors import (
     aliases,
@@ -137,6 +137,7 @@ class _ReferenceRuns(NamedTuple):
     index_sources: dict[str, IndexSource]
     aliases: list[str]  # ``out[1] aliases in[0]``: the native run's outputs that are views of its inputs
     generators_after: dict[str, str]  # each generator input's state after the native run (``generator_states``)
+    nonfinite_cast: str  # the native run cast NaN or inf to an integer (``special.NonfiniteCasts``), '' when not
 
 
 def _returned(out: Any) -> str:
@@ -156,7 +157,7 @@ def _reference_runs(problem: Problem, data: Any, *, inplace: bool) -> _Reference
     ran_on: list[Any] = []
     # topk(sorted=False) results: compared in one order (``worker.unordered``); the ops that made integer outputs
     # that index a tensor (``worker.indices.IndexOps``)
-    with UnorderedOps() as seen, IndexOps() as ranking:
+    with UnorderedOps() as seen, IndexOps() as ranking, NonfiniteCasts() as casts:
         expected = problem.reference_native(data, ran_on)
     unordered = seen.groups(expected)
     index_sources: dict[str, IndexSource] = {}
@@ -200,6 +201,7 @@ def _reference_runs(problem: Problem, data: Any, *, inplace: bool) -> _Reference
         index_sources,
         own_aliases,
         generators_after,
+        casts.seen,
     )
 
 
@@ -235,6 +237,7 @@ class Judge:
         inplace_native, inplace_ref, index_sources = runs.inplace_native, runs.inplace_ref, runs.index_sources
         own_aliases = runs.aliases
         generators_after = runs.generators_after
+        nonfinite_cast = runs.nonfinite_cast
         del runs
 
         def native(d: Any, keep: list[Any] | None = None) -> Any:  # the native reference, in that order too
@@ -282,6 +285,8 @@ class Judge:
             # near-duplicate's swaps: ktui's inputs, not the reference's own) the describe trial let it through;
             # this case's own reference may still not
             entry["skip"] = valid_reference(ref, expected, problem.allow_nan, nan_only=case.get("dist") not in SPECIAL)
+            # or the reference cast NaN or inf to an integer on them: its value there is undefined, not the truth
+            entry["skip"] = entry["skip"] or nonfinite_cast
         if entry["policy_dtype"] == "float32" and precision == "float64":
             # What float32 and TF32 arithmetic each cost against the float64 truth (cases.md tf32): the native
             # reference is plain fp32; TF32 is emulated by rounding the floating inputs to 10 mantissa bits.

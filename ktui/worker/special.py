@@ -55,6 +55,7 @@ import math
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ktui.protocol.distributions import SPECIAL_DISTRIBUTIONS
 from ktui.worker.tensors import flatten
@@ -512,6 +513,39 @@ def _sorted_draws(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     # between its ends would make a segment longer; it stays as it is (positions, steps of one, are drawn)
     fixed = ~uneven & (steps[:, 0].abs() > 1)
     return torch.where(fixed.unsqueeze(1), x, new)
+
+
+class NonfiniteCasts(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """While active, notes every cast of a float tensor holding NaN or +-inf to an integer dtype (``x.to(torch.int8)``,
+    ``copy_`` into an integer tensor): its value there is undefined (C's float-to-integer conversion of a value out
+    of range; torch's CPU gives 0 for NaN, a GPU saturates). A quantizer's reference on ``masked`` rows computes
+    ``round(-inf / inf)`` = NaN and casts it: its 0 was taken as the exact truth and an honest kernel failed "got
+    -127 where the truth is 0" (new-user trial 28, F12). ``seen``: the first such cast, '' when none."""
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.seen = ""
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if not self.seen:
+            name = func.overloadpacket.__name__
+            src = args[1] if name in ("copy_", "copy") and len(args) > 1 else args[0] if args else None
+            dst = args[0] if name == "copy_" else out
+            if (
+                name in ("_to_copy", "copy_", "copy", "to")
+                and isinstance(src, torch.Tensor)
+                and isinstance(dst, torch.Tensor)
+                and src.is_floating_point()
+                and not dst.is_floating_point()
+                and not dst.is_complex()
+                and dst.dtype != torch.bool
+                and not bool(torch.isfinite(src).all())
+            ):
+                dt = str(dst.dtype).removeprefix("torch.")
+                self.seen = f"the reference casts NaN or inf to {dt} (undefined: torch's CPU gives 0, a GPU saturates)"
+        return out
 
 
 def valid_reference(ref: Any, expected: Any, allow_nan: bool, nan_only: bool = False) -> str:
