@@ -959,6 +959,13 @@ def replay_parser() -> argparse.ArgumentParser:
         help="with --rerun: a benchmark median further than this from the recorded one diverges (default 10)",
     )
     p.add_argument(
+        "--timeout",
+        default=None,
+        metavar="SECONDS|RUNG=SECONDS,...",
+        help="with --rerun: the time limit of each worker call, as `ktui run --timeout` takes it (a session holding "
+        "a version that hangs re-runs with a short limit)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="with --rerun: one JSON object, the envelope (`ktui schema replay`) whose data has session, log, band, "
@@ -976,8 +983,16 @@ def cmd_replay(argv: list[str]) -> int:
     from ktui.sessions.catalog import SessionError, find_session, workspace_root
     from ktui.sessions.log import LOG_NAME, read_log
 
-    if not args.rerun and (args.json or args.device or args.band is not None):
-        raise UsageError("--json, --device and --band go with --rerun")
+    if not args.rerun and (args.json or args.device or args.band is not None or args.timeout is not None):
+        raise UsageError("--json, --device, --band and --timeout go with --rerun")
+    limits = None
+    if args.timeout is not None:
+        from ktui.core.timeouts import TimeoutConfigError, parse_timeout_arg
+
+        try:
+            limits = parse_timeout_arg(args.timeout)
+        except TimeoutConfigError as exc:
+            raise UsageError(str(exc)) from None
     if args.band is not None and not args.band > 0:
         raise UsageError("--band must be a positive percentage")
     try:
@@ -998,7 +1013,7 @@ def cmd_replay(argv: list[str]) -> int:
 
         band = BAND if args.band is None else args.band / 100
         try:
-            rep = rerun(log, args.device or "auto", band, note=None if args.json else note)
+            rep = rerun(log, args.device or "auto", band, note=None if args.json else note, timeouts=limits)
         except WorkerStartError as exc:
             raise EnvironmentFailure(str(exc)) from None
         code = envelope.FAILED if rep.verdicts_changed else envelope.OK

@@ -505,3 +505,24 @@ def test_rerun_on_the_gpu_times_what_the_cpu_recording_could_not(tmp_path):
     assert {"kind": "rung", "message": "benchmark: skipped → ok"} in v["divergence"]
     assert "type: cpu → cuda" in d["device"]["diverged"]
     assert d["verdicts_changed"] == 0
+
+
+def test_a_rerun_takes_a_timeout_as_ktui_run_does(tmp_path, monkeypatch):
+    """New-user trial 28, F6: ``ktui replay SESSION --rerun --timeout 120`` failed "unrecognized arguments", though
+    run and eval take it: a session holding a hang could not be re-run with a short limit. The limits reach the
+    re-run's session; without --rerun, or with a bad value, it is a usage error naming the option."""
+    b = rerun_session(tmp_path, CPU)
+    log = read_log(b.write())
+    seen: list = []
+
+    def spy(device, versions, session_dir, note=None, timeouts=None):
+        seen.append(timeouts)
+        return {**CPU, "torch": "2.9.0", "triton": "3.5.0"}, ["not run here"] * len(versions)
+
+    monkeypatch.setattr(rr, "run_versions", spy)
+    rr.rerun(log, "cpu", timeouts={"run": 30.0, "compile": 20.0})
+    assert seen == [{"run": 30.0, "compile": 20.0}]
+    p = ktui("replay", SID[:10], "--timeout", "30", "--workspace", str(tmp_path))
+    assert p.returncode == 2 and "--timeout go with --rerun" in p.stderr, p.stderr
+    p = ktui("replay", SID[:10], "--rerun", "--timeout", "run=soon", "--workspace", str(tmp_path))
+    assert p.returncode == 2 and "--timeout run: 'soon' is not a number of seconds" in p.stderr, p.stderr

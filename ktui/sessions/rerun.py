@@ -477,7 +477,11 @@ Runner = Callable[[Path, list[RecordedVersion]], tuple[dict[str, Any], list[Ladd
 
 
 def run_versions(
-    device: str, versions: list[RecordedVersion], session_dir: Path, note: Callable[[str], None] | None = None
+    device: str,
+    versions: list[RecordedVersion],
+    session_dir: Path,
+    note: Callable[[str], None] | None = None,
+    timeouts: dict[str, float] | None = None,
 ) -> tuple[dict[str, Any], list[LadderResult | str]]:
     """Run each version's recorded sources through today's ladder, one after another, in one temporary workspace
     on one headless ``Session`` on ``device`` (``auto``, ``cpu``, ``cuda``). Returns today's device description
@@ -490,6 +494,7 @@ def run_versions(
     from ktui.core.ladder import LadderOptions
     from ktui.core.session import Session
     from ktui.core.store import atomic_write
+    from ktui.core.timeouts import load_policy
     from ktui.core.workspace import KernelRef, Workspace
 
     with tempfile.TemporaryDirectory(prefix="ktui-rerun-") as tmp:
@@ -497,7 +502,8 @@ def run_versions(
         (root / "references").mkdir()
         (root / "kernels").mkdir()
         ws = Workspace(root)
-        session = Session(ws, device, options=LadderOptions(), watch=False)
+        policy = load_policy(root, timeouts) if timeouts else None  # ``--timeout`` over the defaults
+        session = Session(ws, device, options=LadderOptions(), watch=False, timeouts=policy)
         session.start()
         out: list[LadderResult | str] = []
         try:
@@ -526,6 +532,7 @@ def rerun(
     band: float = BAND,
     runner: Runner | None = None,
     note: Callable[[str], None] | None = None,
+    timeouts: dict[str, float] | None = None,
 ) -> RerunReport:
     """Re-run every version of the session whose log ``read`` is (``ktui.sessions.log.read_log``) and compare.
 
@@ -535,6 +542,7 @@ def rerun(
         band: the relative timing band (0.10: ±10 %).
         runner: what runs the versions (default ``run_versions`` on ``device``; tests pass their own).
         note: gets a progress line as each version starts.
+        timeouts: ``--timeout``'s limits by rung (``timeouts.parse_timeout_arg``), over the workspace's policy.
 
     Raises:
         ktui.core.workers.client.WorkerStartError: the workers could not start.
@@ -544,7 +552,7 @@ def rerun(
     if runner is None:
 
         def runner(d: Path, vs: list[RecordedVersion]) -> tuple[dict[str, Any], list[LadderResult | str]]:
-            return run_versions(device, vs, d, note)
+            return run_versions(device, vs, d, note, timeouts)
 
     info, results = runner(session_dir, versions) if versions else ({}, [])
     was = recorded_device(read, versions)
