@@ -389,6 +389,22 @@ def test_accuracy_columns_drop_the_least_telling_first():
     assert kept == ["spec", "ok", "max_abs", "max_rel", "psnr_db", "unwritten"]  # unwritten before cosine
 
 
+def test_a_long_spec_label_is_cut_before_the_last_figures_go():
+    """New-user trial 28, F4: at 80x24 a 35-cell fuzzed label (``fuzzed(1539, 1665, 64, fp16, False)``) kept its
+    width and the Accuracy tab showed spec, ok and nan/inf only. The spec column is cut (to 16 cells, "…" last)
+    before max_abs and psnr_db go."""
+    from ktui.tui.widgets import SPEC_MIN, AccuracyTable
+
+    specs = [dict(s, label=s["label"].replace(")", ", fp16, False, 1539)")) for s in softmax_specs()]
+    assert max(len(s["label"]) for s in specs) >= 34
+    cols = dict(accuracy_columns(specs, 60))
+    assert "max_abs" in cols and "psnr_db" in cols, cols
+    assert cols["spec"] is not None and SPEC_MIN <= cols["spec"] < 34, cols
+    assert dict(accuracy_columns(specs, 500))["spec"] is None  # wide: every label whole
+    cells = AccuracyTable._cells(specs[-1], ["spec", "ok"], 16)
+    assert len(cells[0]) == 16 and cells[0].endswith("…"), cells
+
+
 def test_accuracy_notes_are_empty_when_every_spec_passed():
     assert accuracy_notes(softmax_result()).plain == ""
     assert accuracy_notes(None).plain == ""
