@@ -9,7 +9,10 @@
 # jsonschema, jsonschema-specifications, referencing, rpds-py for the json step: `pip download` them for cp312);
 # when the tree and the tarball exceed a call's 64 MiB: `split -b 33000000 -d .device/cute-dsl.tar.xz part`, put
 # part00 in .devA/ and part01 in .devB/ (both git-ignored), carry .devA in one call and .devB in the next.
-# Logs and JSON go under $OUT (or ./h200-out); the last lines printed are the summary tables.
+# Logs and JSON go under $OUT (or ./h200-out); the last lines printed are the summary tables. The device tool
+# brings back only a few files of $OUT: run `timeout 500 bash benchmarks/h200.sh STEP...; cd $OUT && tar czf
+# /tmp/o.tgz . && rm -rf ./* && mv /tmp/o.tgz .` so that one tarball comes back even when a step runs past the limit
+# (2026-12-06: a rounds16-23 call cut at 420 s returned 8 of its 32 files).
 # Step ray needs Ray for Python 3.12 in .whl (the machine has Ray's other needs but jsonschema's), made here once:
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
