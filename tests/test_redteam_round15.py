@@ -190,3 +190,19 @@ def test_an_fp8_dot_at_its_defaults_is_flagged_in_dumps(make_ws, ladder_for):
         "promote it"
     ]
     assert ttgir_flags("{maxNumImpreciseAcc = 0 : i32}", True) == []
+
+
+def test_the_finiteness_checks_take_fp8_tensors():
+    """CI of 5255a7c: an fp8 GEMM's run failed "isfinite not implemented for 'Float8_e4m3fn'": the near-duplicate's
+    and the reference cast watch's finiteness checks read fp8 in float32 now, and so does the overflow rounding."""
+    from ktui.worker.compare import overflow_rounded
+    from ktui.worker.special import NonfiniteCasts, all_finite, near_duplicate_
+
+    t = torch.tensor([[0.5, 1.0, 2.0, 3.0], [4.0, -1.0, 6.0, 0.25]]).to(torch.float8_e4m3fn)
+    assert all_finite(t) and not all_finite(torch.tensor([1.0, float("nan")]).to(torch.float8_e4m3fn))
+    near_duplicate_(t, torch.Generator().manual_seed(1))
+    with NonfiniteCasts() as casts:
+        torch.tensor([1.0, float("nan")]).to(torch.float8_e4m3fn).to(torch.int8)
+    assert "int8" in casts.seen
+    truth = torch.tensor([1.0, 1000.0], dtype=torch.float64)
+    assert torch.equal(overflow_rounded(truth.to(torch.float8_e4m3fn), truth), truth)  # e4m3fn has no inf

@@ -463,13 +463,13 @@ def overflow_rounded(out: torch.Tensor, ref: Any) -> Any:
         or ref.dtype != torch.float64
     ):
         return ref
-    rounded = ref.to(out.dtype)
+    rounded = ref.to(out.dtype).to(torch.float64)  # (read back in float64: fp8 has no isinf)
     past = torch.isinf(rounded) & torch.isfinite(ref)
     if not bool(past.any()):
         return ref
     o = out.to(ref.device)
-    same = past & (o.to(torch.float64) == rounded.to(torch.float64))
-    return torch.where(same, rounded.to(torch.float64), ref) if bool(same.any()) else ref
+    same = past & (o.to(torch.float64) == rounded)
+    return torch.where(same, rounded, ref) if bool(same.any()) else ref
 
 
 def judge_leaf(
