@@ -45,9 +45,10 @@ def test_cases_the_fp16_reference_itself_fails_are_not_held_against_an_fp16_kern
     ref = R / "rowsum16.py"
     twin = good(run(make_ws, ladder_for, "rowsum16", K / "rowsum16_good.py", reference=ref, seed=5))
     warnings = " ".join(twin.rung("correctness").warnings)
-    assert "judged against the reference's own float16 error: the reference itself fails this case" in warnings, (
-        warnings
-    )
+    # its rows past fp16's 65504 give inf where the float64 truth rounds to inf in fp16: exact since new-user trial
+    # 28, F2 (``compare.overflow_rounded``), so no case needs the reference-fails allowance any more (its unit test
+    # is below: ``test_where_the_native_reference_fails_the_kernel_is_held_to_its_error_element_by_element``)
+    assert "the reference itself fails this case" not in warnings, warnings
     bad = corr(run(make_ws, ladder_for, "rowsum16", K / "rowsum16_tail_bad.py", reference=ref, seed=5))
     assert bad.status is Status.FAILED
     assert any(not s["ok"] and s["label"].startswith("(1, 129") for s in bad.figures["specs"]), bad.summary
