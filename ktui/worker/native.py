@@ -127,13 +127,18 @@ def native_errors(
     ``expected`` alone.
     """
 
-    def move(x: Any) -> Any:
-        if not isinstance(x, torch.Tensor) or x.dtype not in (torch.float32, torch.float64) or x.numel() == 0:
-            return x
-        return one_ulp_away(x, seed)
+    def moved(key: int) -> Any:
+        """``data`` with its float32 and float64 tensors one ulp away, the directions keyed by ``key``."""
 
-    moved_out, replaced = run_in_float32(run_native, map_data(data, move))
-    moved = dict(flatten(moved_out))
+        def move(x: Any) -> Any:
+            if not isinstance(x, torch.Tensor) or x.dtype not in (torch.float32, torch.float64) or x.numel() == 0:
+                return x
+            return one_ulp_away(x, key)
+
+        return map_data(data, move)
+
+    moved_out, replaced = run_in_float32(run_native, moved(seed))
+    moved_leaves = dict(flatten(moved_out))
     # an output of a few elements (a 0-d sum): two samples of one element's error are two draws of a wide
     # distribution, and torch's could be 8x below an honest blocked order's (red team round 28, #11: a textbook
     # block-sum-then-atomic reduction on the shifted rows failed "9.92x what the reference computed in float32 gets"
@@ -143,15 +148,9 @@ def native_errors(
         for path, e in flatten(expected)
         if isinstance(e, torch.Tensor) and e.is_floating_point() and 0 < e.numel() <= FEW_ELEMENTS
     ]
-    extra: list[dict[str, Any]] = []
-    for j in range(1, FEW_RUNS - 1) if few else ():
-
-        def move_j(x: Any, key: int = seed + 7_919 * j) -> Any:
-            if not isinstance(x, torch.Tensor) or x.dtype not in (torch.float32, torch.float64) or x.numel() == 0:
-                return x
-            return one_ulp_away(x, key)
-
-        extra.append(dict(flatten(run_in_float32(run_native, map_data(data, move_j))[0])))
+    extra = [
+        dict(flatten(run_in_float32(run_native, moved(seed + 7_919 * j))[0])) for j in range(1, FEW_RUNS - 1) if few
+    ]
     # a scan torch's CPU ran in float64: the float32 evaluation on the case's own inputs is a sample too, each row
     # scanned sequentially (the worst honest float32 order; red team round 13, F4)
     again = dict(flatten(run_in_float32(run_native, data, block=SEQUENTIAL)[0])) if replaced else {}
@@ -163,7 +162,7 @@ def native_errors(
             continue
         t = truths[path]
         t = t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=torch.float64)
-        other = _as_tensor(moved.get(path))
+        other = _as_tensor(moved_leaves.get(path))
         same_shape = isinstance(other, torch.Tensor) and tuple(other.shape) == tuple(e.shape)
         if not e.is_floating_point():  # an integer output of float math: how many elements the native one flips
             if e.dtype == torch.bool or tuple(t.shape) != tuple(e.shape):
