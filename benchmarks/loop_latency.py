@@ -266,7 +266,7 @@ def run_plan(plan: ColdPlan, device: str) -> dict[str, Any]:
     import torch
 
     from ktui.worker import capture
-    from ktui.worker.cases import build_input, case_label, label_of
+    from ktui.worker.cases import build_input, case_label, empty_spec, label_of, spec_of
     from ktui.worker.problem import load_module
 
     problem = plan.problem
@@ -305,7 +305,8 @@ def run_plan(plan: ColdPlan, device: str) -> dict[str, Any]:
                 if device == "cuda":
                     torch.cuda.synchronize()
             except Exception as exc:
-                if case.get("layout", "contiguous") != "contiguous":
+                # a strided layout or a 0 size the kernel refuses: unsupported, as ``worker.checked`` counts it
+                if case.get("layout", "contiguous") != "contiguous" or empty_spec(spec_of(problem, sub)):
                     unsupported += 1
                     break
                 failures.append(f"{case_label(label_of(problem, sub), sub)}: raised {type(exc).__name__}: {exc}")
