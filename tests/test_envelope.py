@@ -133,7 +133,7 @@ def test_the_envelope_writes_dataclasses_enums_and_non_finite_floats_as_json():
         (["eval", "--workspace", "{tmp}", "--json"], "eval", "no ktui workspace"),
         (["eval", "--p", "fast", "--json"], "eval", "argument --p: invalid float value: 'fast'"),
         (["replay", "nosuch", "--workspace", "{ws}", "--rerun", "--json"], "replay", "no session 'nosuch'"),
-        (["replay", SAMPLE, "--workspace", str(ROOT), "--json"], "replay", "--json, --device, --band and --timeout go with"),
+        (["replay", SAMPLE, "--workspace", str(ROOT), "--json"], "replay", "--band and --timeout go with"),
         (["context", "--workspace", "{tmp}", "list", "--json"], "context list", "no ktui workspace"),
         (["context", "--workspace", "{tmp}", "reindex", "--json"], "context reindex", "no ktui workspace"),
         (["context", "--workspace", "{ws}", "search", "--json"], "context search", "required: query"),
