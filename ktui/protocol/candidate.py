@@ -134,6 +134,8 @@ class ExecuteReply(TypedDict):
     launch_table: NotRequired[dict[str, ObservedLaunch]]  # every distinct launch the calls made, by key
     # a compiled CuTeDSL function raised ``NeedsGPU`` (no GPU here) and the kernel caught it: the message
     needs_gpu: NotRequired[str]
+    # under the Triton interpreter: programs of one launch that wrote one element unordered (``worker.interp_races``)
+    races: NotRequired[list[str]]
 
 
 class BenchmarkRequest(Sources):

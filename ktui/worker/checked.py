@@ -23,7 +23,7 @@ from ktui.protocol import (
     OutputLeaf,
     Sources,
 )
-from ktui.worker import allocation, capture, global_state, integrity
+from ktui.worker import allocation, capture, global_state, integrity, interp_races
 from ktui.worker.cases import build_input, case_label, empty_spec, label_of, spec_of
 from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
 from ktui.worker.grad_modes import CallMode, case_mode, requires_grad_again
@@ -233,6 +233,7 @@ class CheckedCalls:
         expected = params.get("expected") or []  # the reference's output leaves per case, from the judge's prepare
         base = int(params.get("first_index", 0))  # folders continue a run's numbering (cases in place of refused ones)
         threads_before = threading.active_count()
+        interp_races.take()  # (nothing an earlier request's calls left)
         for i, case in enumerate(cases):
             if case.get("fresh"):
                 fn = self._load(params["kernel"])  # a second phase, from a fresh module again
@@ -367,9 +368,13 @@ class CheckedCalls:
         del kept
         threads = threading.active_count() - threads_before
         launch_table = capture.take_launches(cases, results)  # each entry gets its case's "launches"
-        return {
+        reply: ExecuteReply = {
             "cases": results,
             "tampered": integrity.tampered(self.baseline),
             "threads_left": max(0, threads),
             "launch_table": launch_table,
         }
+        races = interp_races.take()  # programs of one launch writing one element (the interpreter's record)
+        if races:
+            reply["races"] = races
+        return reply

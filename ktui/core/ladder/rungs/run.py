@@ -177,6 +177,9 @@ def refill(ctx: RunContext, res: ExecuteReply, steps: StepTimer | None = None) -
             "threads_left": res["threads_left"] + more["threads_left"],
             "launch_table": {**(res.get("launch_table") or {}), **(more.get("launch_table") or {})},
         }
+        races = [*res.get("races", []), *(r for r in more.get("races", []) if r not in res.get("races", []))]
+        if races:
+            res["races"] = races
         added += len(extra)
     return res, added
 
@@ -399,6 +402,7 @@ def run_result(res: ExecuteReply, planned: list[Case], n_specs: int) -> RungResu
             f"{res['threads_left']} thread(s) the kernel started were still running after the calls "
             "(work after custom_kernel returned is not checked)"
         )
+    warnings.extend(res.get("races", []))  # (the CPU's: a GPU runs the programs at once and shows the race itself)
     if tampered:
         warnings.append(
             f"this version patched {', '.join(tampered[:5])} in its worker (replaced after "

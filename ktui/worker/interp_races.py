@@ -1,0 +1,228 @@
+"""Races between the programs of one launch, found under the Triton interpreter.
+
+The interpreter runs a grid's programs one after another in program-id order, each to its end (``GridExecutor``).
+A kernel whose programs write the same element without an atomic is then right on the CPU and wrong on a GPU, where
+they run at once: a read-modify-write across programs with a plain load and store (an embedding backward adding each
+token's row into ``grad[id]``: two tokens with one id lose one of the adds), or a plain store by one program into an
+element the others update atomically (split-K where split 0 stores its partial and the others ``tl.atomic_add``:
+right only while program 0 runs first, red team round 29, #3 and #4). The CPU verdict cannot show the race, so it
+says so: every launch's plain stores and atomics are recorded by address and program, and at its end
+
+- an element two programs stored with different values (the last store wins, in no fixed order on a GPU), or
+- an element one program stored and another updated atomically (the store can land after the atomic and erase it)
+
+is a warning naming the kernel, both programs and the element. Stores ordered by the kernel's own synchronization
+are not races: a launch that also made an atomic on memory it never plain-stored (a flag, a lock, a ticket, a
+counter: what orders programs) or a compare-and-swap or exchange (a lock) is not judged this way. Stores of equal
+values (a flag every program sets) are no race either. Only launches of at most ``MAX_ELEMENTS`` recorded elements
+are examined (a CPU-sized spec's are far fewer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+MAX_ELEMENTS = 1 << 22  # stored and atomically updated elements recorded per launch (beyond: the launch is not judged)
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+class Launch:
+    """The plain stores and atomics of one launch: per op, the addresses of its active lanes, the program (its grid
+    index, linearized) and, for stores, the stored values' bits."""
+
+    def __init__(self, name: str, grid: tuple[int, int, int]):
+        self.name = name
+        self.grid = grid
+        self.stores: list[tuple[np.ndarray, int, np.ndarray]] = []
+        self.atomics: list[tuple[np.ndarray, int]] = []
+        self.locks = False  # a compare-and-swap or an exchange was made (a lock orders what it guards)
+        self.recorded = 0
+
+    def program(self, idx: tuple[int, ...]) -> int:
+        """The linear id of grid index ``idx`` (x fastest, as the interpreter's loops run z innermost)."""
+        x, y, z = (tuple(idx) + (0, 0, 0))[:3]
+        return (x * self.grid[1] + y) * self.grid[2] + z
+
+    def index(self, linear: int) -> tuple[int, int, int]:
+        """The grid index of linear id ``linear``."""
+        x, rest = divmod(linear, self.grid[1] * self.grid[2])
+        y, z = divmod(rest, self.grid[2])
+        return (x, y, z)
+
+    def _room(self, n: int) -> bool:
+        self.recorded += n
+        return self.recorded <= MAX_ELEMENTS
+
+    def store(self, program: int, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray | None) -> None:
+        """Record a plain store of ``values`` at ``ptrs`` (uint64 addresses) where ``mask``."""
+        p = np.asarray(ptrs).astype(np.uint64, copy=False)
+        v = np.broadcast_to(np.asarray(values), p.shape)
+        if mask is not None:
+            m = np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
+            p, v = p[m], v[m]
+        p, v = p.reshape(-1), np.ascontiguousarray(v).reshape(-1)
+        if not p.size or not self._room(p.size):
+            return
+        bits = v.view(_UINT[v.dtype.itemsize]).astype(np.uint64) if v.dtype.itemsize in _UINT else v.astype(np.uint64)
+        self.stores.append((p.copy(), program, bits))
+
+    def atomic(self, program: int, ptrs: np.ndarray, mask: np.ndarray | None) -> None:
+        """Record an atomic read-modify-write at ``ptrs`` where ``mask``."""
+        p = np.asarray(ptrs).astype(np.uint64, copy=False)
+        if mask is not None:
+            p = p[np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)]
+        p = p.reshape(-1)
+        if p.size and self._room(p.size):
+            self.atomics.append((p.copy(), program))
+
+    def race(self) -> tuple[str, int, int, int] | None:
+        """The first race found: (kind ``store`` or ``atomic``, address, first program, second program), or None."""
+        if self.recorded > MAX_ELEMENTS or not self.stores or self.locks:
+            return None
+        addr = np.concatenate([s[0] for s in self.stores])
+        prog = np.concatenate([np.full(s[0].size, s[1], dtype=np.int64) for s in self.stores])
+        bits = np.concatenate([s[2] for s in self.stores])
+        if self.atomics:
+            at = np.concatenate([a[0] for a in self.atomics])
+            aprog = np.concatenate([np.full(a[0].size, a[1], dtype=np.int64) for a in self.atomics])
+            if not np.isin(at, addr).all():  # an atomic on memory never plain-stored: a flag or counter orders
+                return None
+        else:
+            at, aprog = np.zeros(0, np.uint64), np.zeros(0, np.int64)
+        order = np.lexsort((prog, addr))  # stable: a program's stores to one element stay in program order
+        a, pr, b = addr[order], prog[order], bits[order]
+        last = np.r_[(a[1:] != a[:-1]) | (pr[1:] != pr[:-1]), True]  # each program's last store to an element
+        a, pr, b = a[last], pr[last], b[last]
+        clash = (a[1:] == a[:-1]) & (b[1:] != b[:-1])  # (adjacent entries of one element are other programs')
+        if clash.any():
+            i = int(np.argmax(clash))
+            return ("store", int(a[i]), int(pr[i]), int(pr[i + 1]))
+        if at.size:
+            ua, first = np.unique(a, return_index=True)
+            at_i = np.minimum(np.searchsorted(ua, at), ua.size - 1)
+            hit = (ua[at_i] == at) & (pr[first][at_i] != aprog)
+            if hit.any():
+                j = int(np.argmax(hit))
+                return ("atomic", int(at[j]), int(pr[first][at_i[j]]), int(aprog[j]))
+        return None
+
+
+_STACK: list[Launch | None] = []
+found: list[str] = []  # this request's warnings (``take``)
+_SAID: set[tuple[str, str]] = set()  # (kernel, kind) already in ``found``
+
+
+def _where(address: int) -> str:
+    """``grad[5]``: the tensor argument holding ``address`` and the element's offset, from the launch's ranges
+    (``interp_bounds``); the raw address when none holds it."""
+    from ktui.worker import interp_bounds
+
+    r = interp_bounds._CURRENT[-1] if interp_bounds._CURRENT else None
+    for arg in r.args if r is not None else []:
+        if arg.lo <= address < arg.hi:
+            return f"{arg.name}[{(address - arg.data_ptr) // arg.elsize}]"
+    return f"address {address:#x}"
+
+
+def _report(launch: Launch) -> None:
+    race = launch.race()
+    if race is None:
+        return
+    kind, address, p, q = race
+    first, second = launch.index(p), launch.index(q)
+    where = _where(address)
+    if kind == "store":
+        what = (
+            f"programs {first} and {second} of {launch.name} both stored {where} (different values) in one launch, "
+            "nothing ordering them: on a GPU, where they run at once, the last store wins in no fixed order (a race: "
+            "a read-modify-write across programs needs tl.atomic_add)"
+        )
+    else:
+        what = (
+            f"program {first} of {launch.name} stored {where} with a plain store and program {second} updated it "
+            "with an atomic in the same launch: on a GPU the store can land after the atomic and erase it (a race: "
+            "zero the output first and make every update atomic)"
+        )
+    line = f"{what}; the interpreter runs programs one at a time in order, so this CPU verdict cannot show it"
+    if (launch.name, kind) not in _SAID:
+        _SAID.add((launch.name, kind))
+        found.append(line)
+
+
+def take() -> list[str]:
+    """The race warnings since the last ``take`` (deduplicated), and forget them."""
+    out = list(found)
+    found.clear()
+    _SAID.clear()
+    return out
+
+
+def install(builder_cls: Any, executor_cls: Any) -> None:
+    """Wrap the interpreter's plain stores, atomics and launches (``builder_cls``: ``InterpreterBuilder``,
+    ``executor_cls``: ``GridExecutor``) with the race record. Must wrap the launch inside ``interp_bounds``'s
+    wrapper (installed before it), whose argument ranges name the element."""
+
+    def current() -> Launch | None:
+        return _STACK[-1] if _STACK else None
+
+    def program(self: Any, launch: Launch) -> int:
+        return launch.program(tuple(getattr(self, "grid_idx", None) or (0, 0, 0)))
+
+    store = builder_cls.create_masked_store
+
+    def create_masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
+        launch = current()
+        if launch is not None:
+            launch.store(program(self, launch), ptrs.data, value.data, None if mask is None else mask.data)
+        return store(self, ptrs, value, mask, *rest)
+
+    builder_cls.create_masked_store = create_masked_store
+    rmw = getattr(builder_cls, "create_atomic_rmw", None)
+    if rmw is not None:
+
+        def create_atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
+            launch = current()
+            if launch is not None:
+                if "XCHG" in str(op).upper():
+                    launch.locks = True
+                launch.atomic(program(self, launch), ptr.data, mask.data)
+            return rmw(self, op, ptr, val, mask, *rest)
+
+        builder_cls.create_atomic_rmw = create_atomic_rmw
+    cas = getattr(builder_cls, "create_atomic_cas", None)
+    if cas is not None:
+
+        def create_atomic_cas(self: Any, *args: Any) -> Any:
+            launch = current()
+            if launch is not None:
+                launch.locks = True
+            return cas(self, *args)
+
+        builder_cls.create_atomic_cas = create_atomic_cas
+
+    call = executor_cls.__call__
+
+    def launched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        name = getattr(getattr(self, "fn", None), "__name__", "the kernel")
+        launch = Launch(name, (1, 1, 1))
+        _STACK.append(launch)
+        try:
+            out = call(self, *args, **kwargs)
+            _report(launch)
+            return out
+        finally:
+            _STACK.pop()
+
+    executor_cls.__call__ = launched
+    dims = getattr(builder_cls, "set_grid_dim", None)
+    if dims is not None:
+
+        def set_grid_dim(self: Any, nx: Any, ny: Any, nz: Any) -> Any:
+            launch = current()
+            if launch is not None:
+                launch.grid = (int(nx), int(ny), int(nz))
+            return dims(self, nx, ny, nz)
+
+        builder_cls.set_grid_dim = set_grid_dim

@@ -1,0 +1,76 @@
+"""Red team round 29 and new-user trial 29: each finding fixed as a mechanism, with a bad kernel, its honest twin and
+a test asserting the verdict and its message (docs/cases.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ktui.core.results import Status
+from ktui.worker.interp_races import Launch
+
+from .test_cases import CASES, K, run
+
+R = CASES / "references"
+RUN_ONLY = dict(
+    layouts=False, seeds=1, seed=1, fuzz=False, distributions=False, near_duplicates=False, rungs=("compile", "run")
+)
+
+
+def _race_warnings(res) -> list[str]:
+    r = res.rung("run")
+    assert r is not None and r.status is Status.OK, [x.line() for x in res.rungs]
+    return [w for w in r.warnings if "this CPU verdict cannot show it" in w]
+
+
+def test_programs_writing_one_element_without_an_atomic_are_a_race_the_cpu_run_names(make_ws, ladder_for):
+    """Red team round 29, #3 and #4: an embedding backward with a plain load-add-store per token (repeated ids race
+    on a GPU) and split-K row sums where split 0 stores and the others add atomically passed on the CPU, whose
+    interpreter runs programs one at a time in order. The run rung warns, naming both programs and the element;
+    the honest twins (atomics into a zeroed output) get no such warning."""
+    emb = R / "rt29_embbwd.py"
+    bad = _race_warnings(run(make_ws, ladder_for, "emb", K / "rt29_embbwd_race_bad.py", reference=emb, **RUN_ONLY))
+    assert len(bad) == 1 and "of _emb_bwd both stored gw_ptr[" in bad[0], bad
+    assert "(different values) in one launch" in bad[0] and "needs tl.atomic_add" in bad[0], bad
+    assert _race_warnings(run(make_ws, ladder_for, "emb", K / "rt29_embbwd_good.py", reference=emb, **RUN_ONLY)) == []
+    rows = R / "rt29_rowsum.py"
+    bad = _race_warnings(
+        run(make_ws, ladder_for, "rows", K / "rt29_rowsum_first_split_bad.py", reference=rows, **RUN_ONLY)
+    )
+    assert len(bad) == 1 and "of _rowsum_split stored out_ptr[" in bad[0], bad
+    assert "with a plain store and program" in bad[0] and "updated it with an atomic" in bad[0], bad
+    good = run(make_ws, ladder_for, "rows", K / "rt29_rowsum_splitk_good.py", reference=rows, **RUN_ONLY)
+    assert _race_warnings(good) == []
+
+
+def _u64(*xs: int) -> np.ndarray:
+    return np.array(xs, dtype=np.uint64)
+
+
+def test_a_race_is_two_programs_last_stores_of_one_element_differing_or_a_store_beside_an_atomic():
+    """``Launch.race``: what counts (other programs, different final values; a store and another program's atomic)
+    and what does not (one program's own stores, equal values, a launch with a flag or lock ordering it)."""
+    launch = Launch("k", (4, 1, 1))
+    launch.store(0, _u64(8, 16), np.array([1.0, 2.0], np.float32), None)
+    launch.store(0, _u64(8), np.array([5.0], np.float32), None)  # one program's own stores: program order
+    launch.store(1, _u64(16), np.array([2.0], np.float32), None)  # equal values: the order does not matter
+    assert launch.race() is None
+    launch.store(2, _u64(8), np.array([6.0], np.float32), np.array([True]))
+    assert launch.race() == ("store", 8, 0, 2)
+    mixed = Launch("k", (2, 2, 1))
+    mixed.store(mixed.program((0, 0, 0)), _u64(64), np.array([1.0], np.float32), None)
+    mixed.atomic(mixed.program((0, 1, 0)), _u64(64), None)
+    assert mixed.race() == ("atomic", 64, 0, 1) and mixed.index(1) == (0, 1, 0)
+    ordered = Launch("k", (2, 1, 1))
+    ordered.store(0, _u64(8), np.array([1], np.int32), None)
+    ordered.store(1, _u64(8), np.array([2], np.int32), None)
+    ordered.atomic(1, _u64(800), None)  # a flag no plain store touches: the kernel orders its programs
+    assert ordered.race() is None
+    locked = Launch("k", (2, 1, 1))
+    locked.store(0, _u64(8), np.array([1], np.int32), None)
+    locked.store(1, _u64(8), np.array([2], np.int32), None)
+    locked.locks = True  # a compare-and-swap or an exchange: a lock
+    assert locked.race() is None
+    masked = Launch("k", (2, 1, 1))
+    masked.store(0, _u64(8), np.array([1], np.int32), np.array([False]))  # a masked-off lane stores nothing
+    masked.store(1, _u64(8), np.array([2], np.int32), None)
+    assert masked.race() is None
