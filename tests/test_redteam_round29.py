@@ -74,3 +74,29 @@ def test_a_race_is_two_programs_last_stores_of_one_element_differing_or_a_store_
     masked.store(0, _u64(8), np.array([1], np.int32), np.array([False]))  # a masked-off lane stores nothing
     masked.store(1, _u64(8), np.array([2], np.int32), None)
     assert masked.race() is None
+
+
+def test_a_case_failing_only_with_a_positive_scale_negated_passes_with_a_warning(make_ws, ladder_for):
+    """Red team round 29, #11 and new-user trial 29, F6: the fused-attention tutorial's running max of the scaled
+    scores is the minimum for a negative ``sm_scale``, which ``generate_input`` never makes (head_dim ** -0.5): its
+    ``vary=[3]neg`` cases failed with NaN. Such a case passes with a warning naming the move and the failure
+    (``judge.negated_domain``, ``arguments.positive_only``); a kernel that folds the scale into a constant still
+    fails on the scaled and moved cases."""
+    from ktui.worker.arguments import positive_only
+
+    from .test_redteam_round28 import _problem
+
+    assert positive_only(_problem("rt29_attn"), "cpu") == {"[3]"}
+    ref = R / "rt29_attn.py"
+    checked = dict(layouts=False, seeds=1, near_duplicates=False, rungs=("compile", "run", "correctness"))
+    warned = []
+    for seed in (1046816007, 5):  # (the first draws a negated scale on two specs)
+        res = run(make_ws, ladder_for, "attn", K / "rt29_attn_tutorial_good.py", reference=ref, seed=seed, **checked)
+        c = res.rung("correctness")
+        assert c is not None and c.status is Status.OK, [r.line() for r in res.rungs]
+        warned += [w for w in c.warnings if "fails with in[3] negated, a sign generate_input never makes" in w]
+    assert warned and all("vary=[3]neg" in w and "NaN/inf" in w for w in warned), warned
+    bad = run(make_ws, ladder_for, "attn", K / "rt29_attn_fixed_scale_bad.py", reference=ref, seed=5, **checked)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED and "dist=scalars" in c.summary, c.line()
+    assert "vary=[3]neg" not in c.summary.split("\n")[0], c.summary

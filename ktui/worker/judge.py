@@ -38,6 +38,7 @@ from ktui.protocol import (
     spec_label,
 )
 from ktui.worker import upstream
+from ktui.worker.arguments import positive_only
 from ktui.worker.baselines import time_baselines
 from ktui.worker.cases import build_input, layout_detail, layout_of, round_to_tf32
 from ktui.worker.compare import buffer_mismatch, judge_burst, judge_case, judge_outputs, overlaps
@@ -203,6 +204,31 @@ def _reference_runs(problem: Problem, data: Any, *, inplace: bool) -> _Reference
         generators_after,
         casts.seen,
     )
+
+
+def negated_domain(problem: Problem, case: ExecutedCase, verdict: CaseVerdict, device: str) -> CaseVerdict:
+    """A failed ``scalars`` case whose move negated a float that ``generate_input`` makes positive on every spec
+    (``arguments.positive_only``: a softmax scale, a temperature, a smoothing) passes with a warning: the sign is
+    one the problem never makes, and an honest kernel may assume it (the fused-attention tutorial's running max of
+    the scaled scores is the minimum for a negative scale: red team round 29, #11; a label smoothing of -0.1, which
+    torch takes as 0: new-user trial 29, F6). The warning gives the failure; a reference whose kernels must take
+    either sign makes both in ``generate_input``."""
+    if verdict["ok"] or not case.get("vary"):
+        return verdict
+    negated = [p for p, m in (case.get("vary") or {}).items() if m == "neg" and p in positive_only(problem, device)]
+    if not negated:
+        return verdict
+    args = ", ".join(f"in{p}" for p in negated)
+    shown = str(verdict.get("case") or "").removeprefix(
+        f"spec={verdict.get('label', '')} "
+    )  # (the rung names the spec)
+    warning = (
+        f"{shown}: fails with {args} negated, a sign generate_input never "
+        f"makes ({str(verdict.get('reason', ''))[:160]}); passed as outside the problem's domain: if the kernel takes "
+        f"only positive values, have it raise on others (counted unsupported); if it must take both signs, make "
+        "generate_input draw both"
+    )
+    return cast(CaseVerdict, {**verdict, "ok": True, "score": 0.0, "reason": "", "warnings": [warning]})
 
 
 class Judge:
@@ -374,7 +400,9 @@ class Judge:
                 results.append(judge_burst(problem, prepare, case, folder, self.device))
             else:
                 prep = self._prepare_one(problem, case)
-                verdict = judge_case(problem, prep, case, folder, self.device)
+                verdict = negated_domain(
+                    problem, case, judge_case(problem, prep, case, folder, self.device), self.device
+                )
                 if upstream.checker(problem) is not None and upstream.eligible(case):
                     # the problem's own checker beside ktui's verdict (shown with it, never instead of it)
                     verdict.update(upstream.check(problem, case, folder, self.device))
