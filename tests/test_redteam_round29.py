@@ -100,3 +100,38 @@ def test_a_case_failing_only_with_a_positive_scale_negated_passes_with_a_warning
     c = bad.rung("correctness")
     assert c is not None and c.status is Status.FAILED and "dist=scalars" in c.summary, c.line()
     assert "vary=[3]neg" not in c.summary.split("\n")[0], c.summary
+
+
+def test_the_segments_distribution_empties_a_segment_and_a_mean_dividing_by_its_length_fails(make_ws, ladder_for):
+    """Red team round 29, #1: a jagged segment mean dividing by the segment's length gives NaN for an empty segment
+    (an MoE expert with no tokens) and passed: ``indices`` keeps a row's steps (in another order), so an empty
+    segment existed only where ``generate_input`` made one. ``segments`` empties one segment per row, its length
+    spread over the others, the ends and the longest length kept (``special.empty_segment_``)."""
+    import torch
+
+    from ktui.worker.fuzz import _special_trials
+    from ktui.worker.special import empty_segment_
+
+    from .test_redteam_round28 import _problem
+
+    for seed in range(20):
+        off = torch.tensor([0, 14, 16, 24, 32, 40])
+        empty_segment_(off, torch.Generator().manual_seed(seed))
+        steps = off[1:] - off[:-1]
+        assert off[0] == 0 and off[-1] == 40 and (steps == 0).sum() >= 1 and steps.max() <= 14, (seed, off)
+    full = torch.tensor([0, 38, 82, 95])  # no room: two segments cannot hold 95 below the longest (44)
+    empty_segment_(full, torch.Generator().manual_seed(1))
+    assert full.tolist() == [0, 38, 82, 95]
+    positions = torch.arange(8)  # equal steps (positions): not offsets
+    empty_segment_(positions, torch.Generator().manual_seed(1))
+    assert positions.tolist() == list(range(8))
+    assert _special_trials(_problem("rt29_segmean"), "cpu").reasons["segments"] == ""
+    assert "segments" in _special_trials(_problem("rt29_rowsum"), "cpu").reasons  # tried, and left out:
+    assert _special_trials(_problem("rt29_rowsum"), "cpu").reasons["segments"].startswith("no sorted integer rows")
+    ref = R / "rt29_segmean.py"
+    checked = dict(seeds=1, seed=3, layouts=False, near_duplicates=False, rungs=("compile", "run", "correctness"))
+    bad = run(make_ws, ladder_for, "seg", K / "rt29_segmean_empty_bad.py", reference=ref, **checked).rung("correctness")
+    assert bad is not None and bad.status is Status.FAILED, bad
+    assert "dist=segments" in bad.summary and "NaN/inf where the reference differs" in bad.summary, bad.summary
+    good = run(make_ws, ladder_for, "seg", K / "rt29_segmean_good.py", reference=ref, **checked).rung("correctness")
+    assert good is not None and good.status is Status.OK, good.line()

@@ -23,6 +23,8 @@ INPUT_DISTRIBUTIONS: dict[str, str] = {
     "intrange": "integer inputs over their dtype's whole range, bands of rows and columns near its top",
     "indices": "integer and bool inputs given other values in the range their own values span (ids permuted, "
     "sorted rows kept sorted, mask rows permuted)",
+    "segments": "sorted integer rows of unequal steps (offsets, CSR row pointers, cu_seqlens) with a segment made "
+    "empty: its length moved to the others, the ends and the longest length kept (an MoE expert with no tokens)",
     "scalars": "the Python number arguments: floats (a scale, an eps) times a random factor in 0.5..2, ints (an "
     "exponent, a k) moved by +1, -1 or x2 and bools flipped where the reference takes it, the tensors as made",
 }
@@ -36,6 +38,7 @@ SPECIAL_DISTRIBUTIONS: tuple[str, ...] = (
     "nan",
     "intrange",
     "indices",
+    "segments",
     "scalars",
 )
 

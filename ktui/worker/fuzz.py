@@ -750,7 +750,7 @@ def _draw(
     return _halve(rng, spec, [k for k in fields if k != f], bounds, cap)
 
 
-INT_DISTS = ("intrange", "indices")  # the special distributions that change integer inputs
+INT_DISTS = ("intrange", "indices", "segments")  # the special distributions that change integer inputs
 
 
 def device_assert(exc: BaseException) -> bool:
@@ -842,7 +842,9 @@ def _special_trials(problem: Problem, device: str) -> Trials:
         reason = ""
         varied = False  # ``indices``: some integer or bool input of a tried spec took other values
         where = trial_device(problem, device) if dist in INT_DISTS else device
-        for i in picks:
+        tried = 0  # ``segments``: specs it varied (a spec of one segment, or no room for an empty one, has none)
+        # (``segments`` tries the specs from the largest down until two of them made an empty segment)
+        for i in picks if dist != "segments" else order[::-1]:
             # the integer-changing draws (offsets, indices across their dtype's range) may crash a reference's C++ (a
             # segment_reduce on unsorted offsets: SIGSEGV), which would take the judge down and be blamed on the
             # version (red team round 15, F2): on a CPU ladder they are tried in a forked child (not beside a CUDA
@@ -852,10 +854,13 @@ def _special_trials(problem: Problem, device: str) -> Trials:
             else:
                 reason, moved = _attempt(problem, dist, device, where, i)
             varied = varied or moved
-            if reason:
+            tried += moved
+            if reason or (dist == "segments" and tried >= len(picks)):
                 break
         if dist == "indices" and not reason and not varied:
             reason = "no integer or bool inputs it can vary"
+        if dist == "segments" and not reason and not varied:
+            reason = "no sorted integer rows of unequal steps (offsets) to empty a segment of"
         if reason and dist in PER_INPUT and not reason.startswith(CHILD_REASONS):
             valid = _valid_inputs(problem, dist, device, picks)
             if valid:
@@ -896,8 +901,10 @@ def _attempt(
             for _, t in flatten(inputs_only(problem, data))
         ):
             return "no integer inputs", moved
-        if dist == "indices":
+        if dist in ("indices", "segments"):
             moved = _ints_varied(data, build_input(problem, {"spec_index": i, "seed": 1}, where))
+            if dist == "segments" and not moved:  # nothing to try on this spec (a batch of one segment)
+                return "", moved
         if dist == "nan" and problem.allow_nan:
             return "the problem allows NaN results: its nonfinite cases draw NaN", moved
         ref, _ = problem.reference(data)
