@@ -135,3 +135,17 @@ def test_the_segments_distribution_empties_a_segment_and_a_mean_dividing_by_its_
     assert "dist=segments" in bad.summary and "NaN/inf where the reference differs" in bad.summary, bad.summary
     good = run(make_ws, ladder_for, "seg", K / "rt29_segmean_good.py", reference=ref, **checked).rung("correctness")
     assert good is not None and good.status is Status.OK, good.line()
+
+
+def test_an_output_cut_from_the_training_graph_fails_where_the_reference_needs_grad(make_ws, ladder_for):
+    """Red team round 29, #10: the reference's inputs require grad (its training use) and its output does; a SiLU with
+    no autograd path returned a plain tensor and passed (only an output flag the reference lacks failed, never a
+    missing one). A ``requires_grad`` case's output must require grad where the reference's does; the honest twin
+    (a ``torch.autograd.Function``) passes."""
+    ref = R / "rt27_silu.py"
+    checked = dict(seeds=1, seed=3, layouts=False, near_duplicates=False, rungs=("compile", "run", "correctness"))
+    bad = run(make_ws, ladder_for, "silu", K / "rt29_silu_nograd_bad.py", reference=ref, **checked).rung("correctness")
+    assert bad is not None and bad.status is Status.FAILED, bad
+    assert "grad=requires_grad" in bad.summary and "does not require grad where the reference's does" in bad.summary
+    good = run(make_ws, ladder_for, "silu", K / "rt27_silu_train_fn_good.py", reference=ref, **checked)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()

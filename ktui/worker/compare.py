@@ -666,14 +666,25 @@ def flagged_output(prep: dict[str, Any], path: str, g: OutputLeaf, grad: str | N
     ``tensors.OUTPUT_FLAGS`` the reference's output at ``path`` does not have (``prep["flags"]``): an inference tensor
     (``@torch.inference_mode()`` on custom_kernel passed every rung: red team round 21, F1), one that requires grad
     or a lazily conjugated view (red team round 21b, F3). A reference whose output has a flag lets the version's
-    have it there."""
+    have it there. On a ``requires_grad`` case, an output the reference makes requiring grad (``prep["needs_grad"]``)
+    must require it too (red team round 29, #10: a kernel with no autograd path cut the training graph)."""
     theirs = set((prep.get("flags") or {}).get(path, []))
     if grad in MODE_FLAGS:  # the reference called in the case's grad mode has it too (``worker.grad_modes``)
         theirs.add(MODE_FLAGS[grad])
     extra = [f for f in g.get("flags") or [] if f not in theirs]
-    if not extra:
-        return ""
-    return f"{path or 'out'} is " + "; and ".join(FLAG_HARM.get(f, f) for f in extra)
+    if extra:
+        return f"{path or 'out'} is " + "; and ".join(FLAG_HARM.get(f, f) for f in extra)
+    if (
+        grad == "requires_grad"
+        and path in (prep.get("needs_grad") or [])
+        and "requires_grad" not in (g.get("flags") or [])
+    ):
+        return (
+            f"{path or 'out'} does not require grad where the reference's does (its inputs require grad: the "
+            "reference's training use): a training step through it gives those inputs no gradient; compute it in a "
+            "torch.autograd.Function whose backward gives the inputs' gradients (red team round 29, #10)"
+        )
+    return ""
 
 
 def overlaps(shape: list[int], stride: list[int]) -> bool:

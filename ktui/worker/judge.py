@@ -113,7 +113,7 @@ def _key(problem: Problem, case: Case) -> CaseKey:
         case.get("dist", "native"),
         case.get("layout", "contiguous"),
         bool(case.get("near_dup")),
-        repr(case.get("spec")) + (repr(case["vary"]) if case.get("vary") else ""),
+        repr(case.get("spec")) + (repr(case["vary"]) if case.get("vary") else "") + str(case.get("grad") or ""),
     )
 
 
@@ -231,6 +231,23 @@ def negated_domain(problem: Problem, case: ExecutedCase, verdict: CaseVerdict, d
     return cast(CaseVerdict, {**verdict, "ok": True, "score": 0.0, "reason": "", "warnings": [warning]})
 
 
+def _grad_outputs(problem: Problem, case: Case, device: str) -> list[str]:
+    """The output paths whose reference output requires grad when the inputs ``generate_input`` made requiring grad
+    require it again (a ``requires_grad`` case: ``worker.grad_modes``): a version's output there must require grad
+    too, or a training step through it gives those inputs no gradient (red team round 29, #10:
+    ``compare.flagged_output``). The reference runs once more, natively, with grad enabled; [] when it raises."""
+    from ktui.worker.grad_modes import requires_grad_again
+
+    data = build_input(problem, {k: v for k, v in case.items() if k != "grad"}, device)
+    requires_grad_again(data, problem.grad_paths)
+    try:
+        with torch.enable_grad():
+            out = problem.reference_native(data)
+    except Exception:
+        return []
+    return [p for p, t in flatten(out) if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
 class Judge:
     """Handlers of the ``judge`` role. Keeps, per worker: the prepared references of the current cases, the timed
     reference specs (per reference source) and the measured roofline."""
@@ -302,6 +319,8 @@ class Judge:
         }
         if generators_after:
             entry["generators_after"] = generators_after
+        if case.get("grad") == "requires_grad" and problem.grad_paths:
+            entry["needs_grad"] = _grad_outputs(problem, case, self.device)
         if buffers is not None:
             entry["buffer_leaves"] = buffers
         if inplace_native:  # judged as outputs (``compare.judge_outputs``): the same keys, in float64 where it ran
