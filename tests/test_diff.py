@@ -288,7 +288,7 @@ def test_an_autotuned_side_is_compared_one_config_at_a_time():
     """New-user trial 28, F3: ``ktui diff v2 v8`` (v8 = v2 + @triton.autotune with 4 configs) summed the four
     configs' instructions and laid their SASS end to end against v2's one kernel ("HMMA 8 36"). One config per
     kernel is compared: the one matching the other side's, else the first, or ``--config N``; a note says which."""
-    from ktui.core.inspect.diff import DiffSide, KernelDumps, compare_sides, render
+    from ktui.core.inspect.diff import DiffError, DiffSide, KernelDumps, compare_sides, render
 
     def kd(bn: int, hmma: int, warps: int = 4) -> KernelDumps:
         return KernelDumps(
@@ -323,6 +323,8 @@ def test_an_autotuned_side_is_compared_one_config_at_a_time():
     assert "note: B mm: 4 autotune configs compiled; compared config 1" in render(d)
     d3 = compare_sides(a, b, config=3)
     assert next(r.b for r in d3.mix_delta if r.name == "HMMA") == 32 and d3.b.normalized == ["b3"]
-    assert compare_sides(a, b, config=9).b.normalized == ["b3"]  # clipped to the last
+    for wrong in (9, 4, -1):  # no such config: said, not clipped to the last or the first (new-user trial 29, F12)
+        with pytest.raises(DiffError, match=rf"--config {wrong}: B's mm has 4 autotune configs compiled, 0 to 3"):
+            compare_sides(a, b, config=wrong)
     plain = compare_sides(a, DiffSide("p/v1", "kernels/p/v1.py", "c" * 64, "sm_90a", [kd(32, 4)]))
     assert plain.notes == [] and "notes" in plain.to_json()

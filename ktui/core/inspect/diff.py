@@ -357,10 +357,14 @@ def _stages(kernels: list[KernelDumps]) -> list[str]:
 
 def one_config(s: DiffSide, other: DiffSide, pick: int | None, name: str) -> tuple[DiffSide, list[str]]:
     """``s`` with one compiled config per kernel name, and a note per name compiled in several (an autotuned
-    kernel: the dumps rung compiles each config): the config ``pick`` (an index into that kernel's configs, clipped),
-    else the one whose ``KernelDumps.config`` equals a config of the same kernel on the ``other`` side, else the
-    first. ``ktui diff`` on an autotuned version summed its four configs' instructions against one kernel
-    (new-user trial 28, F3)."""
+    kernel: the dumps rung compiles each config): the config ``pick`` (an index into that kernel's configs), else
+    the one whose ``KernelDumps.config`` equals a config of the same kernel on the ``other`` side, else the first.
+    ``ktui diff`` on an autotuned version summed its four configs' instructions against one kernel (new-user trial
+    28, F3).
+
+    Raises:
+        DiffError: ``pick`` is no index of a kernel's configs (new-user trial 29, F12: it was clipped, silently).
+    """
     groups: dict[str | None, list[int]] = {}
     for i, kk in enumerate(s.kernels):
         groups.setdefault(kk.kernel, []).append(i)
@@ -374,7 +378,11 @@ def one_config(s: DiffSide, other: DiffSide, pick: int | None, name: str) -> tup
             keep.add(ix[0])
             continue
         if pick is not None:
-            chosen = ix[min(max(pick, 0), len(ix) - 1)]
+            if not 0 <= pick < len(ix):  # (clipped before: --config 7 of 4 compared the last, silently: trial 29 F12)
+                raise DiffError(
+                    f"--config {pick}: {name}'s {kname} has {len(ix)} autotune configs compiled, 0 to {len(ix) - 1}"
+                )
+            chosen = ix[pick]
         else:
             chosen = next((i for i in ix if s.kernels[i].config() and s.kernels[i].config() in theirs), ix[0])
         keep.add(chosen)
