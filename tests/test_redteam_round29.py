@@ -3,11 +3,15 @@ a test asserting the verdict and its message (docs/cases.md)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import torch
 
 from ktui.core.results import Status
 from ktui.worker.interp_races import Launch
 
+from .conftest import ROOT
 from .test_cases import CASES, K, run
 
 R = CASES / "references"
@@ -149,3 +153,30 @@ def test_an_output_cut_from_the_training_graph_fails_where_the_reference_needs_g
     assert "grad=requires_grad" in bad.summary and "does not require grad where the reference's does" in bad.summary
     good = run(make_ws, ladder_for, "silu", K / "rt27_silu_train_fn_good.py", reference=ref, **checked)
     assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
+
+
+def test_every_call_of_the_verified_stretch_is_screened_so_a_wrong_call_in_64_fails(make_ws, ladder_for):
+    """Red team round 29, #6 (and round 28, #10): a host re-tuner that every 64th call on a shape returns an output
+    whose tail no launch wrote passed the verified stretch in most runs: 16 of its ~250 calls were verified, chosen at
+    random. Every other call is screened against the reference now, and the worst beyond the screen's bound are
+    verified in full (``worker.screen``, ``Judge.do_check_timed``); the honest twin passes, its calls screened."""
+    from ktui.worker.screen import score
+
+    ref = R / "rt29_scale.py"
+    quick = dict(
+        seeds=1, layouts=False, fuzz=False, distributions=False, near_duplicates=False,
+        rungs=("compile", "run", "correctness", "benchmark"),
+    )  # fmt: skip
+    for seed in (2, 3):
+        res = run(make_ws, ladder_for, "scale", K / "rt29_scale_retune_bad.py", reference=ref, seed=seed, **quick)
+        b = res.rung("benchmark")
+        assert b is not None and b.status is Status.FAILED, [r.line() for r in res.rungs]
+        assert "the output of call" in b.summary and "screened against the reference" in b.summary, b.summary
+    good = run(make_ws, ladder_for, "scale", K / "rt29_scale_retune_good.py", reference=ref, seed=2, **quick)
+    b = good.rung("benchmark")
+    assert b is not None and b.status is Status.SKIPPED, [r.line() for r in good.rungs]
+    stretch = b.figures["stretch"]
+    assert stretch["screened"] == stretch["calls"] - stretch["checked"] and stretch["flagged"] == 0, stretch
+    assert "screened against the reference" in b.summary, b.summary
+    missing = {"call": 1, "seed": 1, "dir": "", "outputs": [], "structure": []}
+    assert score(torch.ones(3), missing, ROOT) == math.inf  # (an output without the reference's leaf)

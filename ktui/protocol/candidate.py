@@ -203,6 +203,7 @@ class BenchOutputsReply(TypedDict):
     source: TimedSource
     calls: int
     outputs: list[TimedOutput]
+    screened: NotRequired[list[TimedOutput]]  # a stretch's other calls, in call order (the judge's screen)
 
 
 class HostLoopRequest(Sources):

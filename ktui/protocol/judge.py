@@ -195,6 +195,9 @@ class CheckTimedRequest(Sources):
     calls: int  # how many timed calls there were
     outputs: list[TimedOutput]
     out_dir: str
+    # a stretch's other calls: each screened against the reference, the worst beyond the screen's bound verified
+    # in full (``Judge.do_check_timed``)
+    screened: NotRequired[list[TimedOutput]]
 
 
 class TimedVerdict(TypedDict):
@@ -208,6 +211,8 @@ class TimedVerdict(TypedDict):
     reason: str  # the failing call's verdict ('' when ok)
     checked: int  # outputs verified, every element each
     calls: int
+    screened: NotRequired[int]  # the other calls screened (a stretch)
+    flagged: NotRequired[int]  # of them, beyond the screen's bound (the worst ``SCREEN_FULL`` verified in full)
     call: NotRequired[int]  # the failing call, from 1
     seed: NotRequired[int]  # its inputs' seed
     score: NotRequired[float]

@@ -32,6 +32,7 @@ from ktui.protocol import (
     RefSpecTiming,
     RooflineReply,
     RooflineRequest,
+    TimedOutput,
     TimedVerdict,
     TimeReferenceReply,
     TimeReferenceRequest,
@@ -54,6 +55,8 @@ from ktui.worker.problem import (
     output_dtype,
     policy_dtype,
 )
+from ktui.worker.screen import SCREEN_FULL
+from ktui.worker.screen import score as screen_score
 from ktui.worker.special import SPECIAL, NonfiniteCasts, valid_reference
 from ktui.worker.structure import structure
 from ktui.worker.tensors import (
@@ -561,12 +564,49 @@ class Judge:
             if worst is None or v.get("score", 0.0) > worst.get("score", 0.0):
                 worst = v
                 reply.update({"call": kept["call"], "seed": kept["seed"]})
+        screened = params.get("screened") or []
+        if screened and reply["ok"]:
+            flagged = self._screen(problem, spec, folder, screened)
+            reply.update({"screened": len(screened), "flagged": len(flagged)})
+            for kept in flagged[:SCREEN_FULL]:  # the worst of them, verified as a kept call is
+                prep = self._prepare_timed(problem, spec, kept["seed"])
+                base = cast(CaseVerdict, {"spec_index": idx, "seed": kept["seed"], "label": label, "warnings": []})
+                base.update({"precision": prep["precision"], "policy_dtype": prep["policy_dtype"]})
+                executed = cast(ExecutedCase, {"spec_index": idx, "seed": kept["seed"], **kept})
+                not_buffer = buffer_mismatch(problem, prep, kept.get("buffer_leaves") or {})
+                if not_buffer:
+                    v = cast(CaseVerdict, {**base, "ok": False, "reason": not_buffer, "score": math.inf})
+                else:
+                    v = judge_outputs(
+                        problem, prep, executed, folder / kept["dir"], self.device, base, large=TIMED_LARGE
+                    )
+                del prep
+                reply["checked"] += 1
+                if not v["ok"]:
+                    worst = v
+                    reply.update(
+                        {"ok": False, "reason": v.get("reason", ""), "call": kept["call"], "seed": kept["seed"]}
+                    )
+                    break
         for key in ("score", "max_abs_err", "rel_l2_err", "unwritten"):
             if worst is not None and worst.get(key) is not None:
                 reply[key] = worst[key]
         if self.device == "cuda":
             torch.cuda.empty_cache()
         return reply
+
+    def _screen(self, problem: Problem, spec: dict[str, Any], folder: Path, calls: list[TimedOutput]) -> list[Any]:
+        """The calls of ``calls`` (a stretch's calls not kept) whose outputs the screen puts beyond its bound
+        (``screen.score`` against the reference on each call's inputs, computed here), the worst first."""
+        scored = []
+        for c in calls:
+            data = problem.generate(c["seed"], spec, self.device)
+            ref, _ = problem.reference(data)
+            s = screen_score(ref, c, folder / c["dir"])
+            if s > 1.0:
+                scored.append((s, c["call"], c))
+            del data, ref
+        return [c for _, _, c in sorted(scored, key=lambda x: (-x[0], x[1]))]
 
     def do_roofline(self, params: RooflineRequest, progress: OnProgress) -> RooflineReply:
         """The measured ceilings: device bandwidth (GB/s) and matmul peak (TFLOP/s) for each dtype asked, and the

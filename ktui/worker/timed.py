@@ -74,6 +74,10 @@ KEEP_TIMED = 3  # event-timed calls kept per spec and verified in full (each cos
 # calls of a verified stretch kept and verified in full: a stretch runs on a small test spec, where a full check costs
 # little; a kernel wrong after its first quarter of the calls escapes all of them with probability 0.25**16 = 2e-10
 KEEP_STRETCH = 16
+# Every other call of a stretch is screened (its copy sent to the judge: ``Judge.do_check_timed``), up to this many
+# bytes of copies per stretch (its spec is small by construction: a few KB a call); past them, the later calls are not
+# screened and the reply says how many were
+SCREEN_BYTES = 64 << 20
 
 
 def copy_tree(obj: Any, _depth: int = 0) -> Any:
@@ -301,6 +305,27 @@ class TimedCalls:
         self._sync()  # the output as the caller has it once the call's work is done: outside the timed events
         return copy_tree(out)
 
+    @staticmethod
+    def _screen(
+        into: list[dict[str, Any]], k: Kept, *, base: int, buffers: list[torch.Tensor], room: list[int]
+    ) -> None:
+        """Record call ``k`` (not kept: its copy only) for the judge's screen of the stretch, while ``room`` (one
+        int, bytes left) lasts."""
+        size = sum(t.numel() * t.element_size() for _, t in flatten(k.copy) if isinstance(t, torch.Tensor))
+        if size > room[0]:
+            room[0] = -1  # (no later call either: the screened calls are the first ones)
+            return
+        room[0] -= size
+        into.append(
+            {
+                "call": k.index + 1,
+                "seed": base + 1 + k.rep,
+                "copy": k.copy,
+                "structure": structure(k.out),
+                "buffer_leaves": buffer_leaves(k.out, buffers),
+            }
+        )
+
     def _keep(
         self, idx: int, source: str, kept: list[Kept], base: int, calls: int, buffers: list[torch.Tensor]
     ) -> list[KeptCall]:
@@ -361,11 +386,18 @@ class TimedCalls:
 
             # the kernel's calls: one stretch per phase, handed to the main thread whole (``invoke.calls``)
             calls = functools.partial(invoke.calls, fn, data, self.device)
+            screened: list[dict[str, Any]] = []
+            screen = None
+            if untimed is not None:  # the stretch: every call's copy too, for the judge's screen
+                screen = functools.partial(
+                    self._screen, screened, base=base, buffers=problem.output_buffers(data), room=[SCREEN_BYTES]
+                )
             keep = Reservoir(
                 KEEP_TIMED if untimed is None else KEEP_STRETCH,
                 self._snapshot,
                 functools.partial(poison_dropped, exempt=exempt),
                 watch=retained.watch,
+                screen=screen,
             )
             settings = invoke.run(global_state.save)  # the stretch's calls are judged whole (``settled``)
             try:
@@ -389,6 +421,8 @@ class TimedCalls:
             kept_calls = self._keep(
                 idx, "bench" if untimed is None else "stretch", kept, base, reps, problem.output_buffers(data)
             )
+            if untimed is not None:
+                self.bench_last[idx]["stretch"]["screened"] = sorted(screened, key=lambda e: int(e["call"]))
             keep.kept.clear()  # (copied: ktui holds no output of these calls now)
             del kept
             leak = retained.line(what)
@@ -420,28 +454,39 @@ class TimedCalls:
         if entry is None:
             raise KeyError(f"no {source} output kept for benchmark spec {idx}")
         out_dir = Path(params["out_dir"])
-        outputs: list[TimedOutput] = []
-        for j, k in enumerate(entry["kept"]):
-            folder = out_dir / f"{source}{idx}_{j}"
-            try:
-                leaves = save_outputs(k["copy"], folder)
-            except NestingError as exc:
-                raise KernelError(f"benchmark {source} call {k['call']}: {exc}") from None
-            outputs.append(
-                {
-                    "call": k["call"],
-                    "seed": k["seed"],
-                    "dir": folder.name,
-                    "outputs": leaves,
-                    "structure": k["structure"],
-                    "buffer_leaves": k["buffer_leaves"],
-                }
-            )
-        calls = entry["calls"]
+
+        def written(entries: list[dict[str, Any]], prefix: str) -> list[TimedOutput]:
+            outputs: list[TimedOutput] = []
+            for j, k in enumerate(entries):
+                folder = out_dir / f"{prefix}{idx}_{j}"
+                try:
+                    leaves = save_outputs(k["copy"], folder)
+                except NestingError as exc:
+                    raise KernelError(f"benchmark {source} call {k['call']}: {exc}") from None
+                outputs.append(
+                    {
+                        "call": k["call"],
+                        "seed": k["seed"],
+                        "dir": folder.name,
+                        "outputs": leaves,
+                        "structure": k["structure"],
+                        "buffer_leaves": k["buffer_leaves"],
+                    }
+                )
+            return outputs
+
+        reply: BenchOutputsReply = {
+            "spec_index": idx,
+            "source": source,
+            "calls": entry["calls"],
+            "outputs": written(entry["kept"], source),
+        }
+        if "screened" in entry:
+            reply["screened"] = written(entry["screened"], f"screen-{source}")
         del entry
         if self.device == "cuda":
             torch.cuda.empty_cache()
-        return {"spec_index": idx, "source": source, "calls": calls, "outputs": outputs}
+        return reply
 
     def do_host_loop(self, params: HostLoopRequest, progress: OnProgress) -> HostLoopReply:
         """``calls`` iterations of fresh inputs (``seed + 1 + i``, copied into the same buffers), a call and a device

@@ -74,7 +74,9 @@ class Reservoir:
     (reservoir sampling, Vitter's algorithm R), decided after each call returned, from ``random.SystemRandom``: a
     kernel cannot know, while it runs, whether its output will be kept. ``snapshot(out)`` copies a kept output at
     once (the caller synchronizes the device in it); ``discard(out)`` is given every output not kept, or no longer
-    kept, before it is dropped; ``watch(out)`` every output offered, first (``timed.Retained``)."""
+    kept, before it is dropped; ``watch(out)`` every output offered, first (``timed.Retained``); ``screen(kept)``,
+    when given, every call not kept in the end, with its copy taken as a kept one's is (the verified stretch screens
+    every call: ``timed.KEEP_STRETCH`` random ones alone let a wrong call in 64 pass)."""
 
     def __init__(
         self,
@@ -83,11 +85,13 @@ class Reservoir:
         discard: Callable[[Any], None] | None = None,
         rnd: random.Random | None = None,
         watch: Callable[[Any], None] | None = None,
+        screen: Callable[[Kept], None] | None = None,
     ):
         self.k = k
         self.snapshot = snapshot
         self.discard = discard
         self.watch = watch
+        self.screen = screen
         self.rnd = rnd or random.SystemRandom()
         self.kept: list[Kept] = []
         self.offered = 0
@@ -99,6 +103,8 @@ class Reservoir:
             self.watch(out)
         slot = len(self.kept) if len(self.kept) < self.k else self.rnd.randrange(self.offered)
         if slot >= self.k:
+            if self.screen is not None:  # every call's copy, right after it returned (kept or not)
+                self.screen(Kept(index, rep, out, self.snapshot(out)))
             if self.discard is not None:
                 self.discard(out)
             return
@@ -108,6 +114,8 @@ class Reservoir:
             return
         old = self.kept[slot]
         self.kept[slot] = entry
+        if self.screen is not None:
+            self.screen(old)
         if self.discard is not None:
             self.discard(old.out)
 

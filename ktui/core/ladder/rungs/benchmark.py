@@ -327,7 +327,7 @@ def stretch_result(
         Status.SKIPPED,
         # what was checked first: the row read "skipped" with it past a 160-column screen (new-user trial 21 F16)
         summary=f"Verified instead: {calls} calls in a row{cut} on spec={label} as a script makes them, "
-        f"{verdict['checked']} kept at random and checked in full; no times on cpu (interpreter): timing under the "
+        f"{verdict['checked']} checked in full{_screened(verdict)}; no times on cpu (interpreter): timing under the "
         "Triton interpreter is not meaningful, run with --device cuda on a GPU",
         figures=figures,
     )
@@ -336,8 +336,19 @@ def stretch_result(
 # what the failure of a stretch's call says of those calls (``timed_problem``)
 STRETCH_WHAT = (
     "calls in a row on the main thread, on plain inputs and unguarded memory, as a script makes them; some, chosen at "
-    "random after they returned, are verified in full"
+    "random after they returned, are verified in full, the others screened against the reference and the worst of "
+    "them verified in full"
 )
+
+
+def _screened(verdict: Mapping[str, Any]) -> str:
+    """`` (16 kept at random, every other call screened against the reference: 2 beyond the screen, checked in
+    full)``: what the judge's screen of a stretch did (``TimedVerdict.screened``, ``flagged``); '' without one."""
+    if not verdict.get("screened"):
+        return ""
+    flagged = int(verdict.get("flagged", 0))
+    beyond = f": {flagged} beyond its bound, the worst checked in full" if flagged else ""
+    return f" (the other {verdict['screened']} screened against the reference{beyond})"
 
 
 def _verify_kept(
@@ -355,14 +366,18 @@ def _verify_kept(
     request: BenchOutputsRequest = {"spec_index": spec_index, "source": source, "out_dir": str(folder)}
     try:
         written = ctx.candidate.bench_outputs(request, timeout_s=t)
+        src = ctx.sources()
         params: CheckTimedRequest = {
-            **ctx.sources(),
+            "kernel": src["kernel"],
+            "reference": src["reference"],
             "spec_index": spec_index,
             "source": source,
             "calls": written["calls"],
             "outputs": written["outputs"],
             "out_dir": str(folder),
         }
+        if written.get("screened"):
+            params["screened"] = written["screened"]
         verdict: TimedVerdict = ctx.judge.check_timed(params, timeout_s=t)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
