@@ -23,7 +23,7 @@ from ktui.protocol import Launch
 
 class StretchFigures(TypedDict, total=False):
     """benchmark without a GPU: the verified stretch, calls in a row on one test spec as a script makes them (main
-    thread, plain inputs, unguarded), some kept at random and verified in full by the judge."""
+    thread, plain inputs, unguarded), some kept at random and verified in full by the judge, the others screened."""
 
     spec_index: int  # into the reference's tests
     source: str  # stretch
@@ -32,6 +32,8 @@ class StretchFigures(TypedDict, total=False):
     reason: str  # the failing call's verdict ('' when ok)
     checked: int  # outputs verified, every element each
     calls: int  # calls in the stretch
+    screened: int  # the other calls, each screened against the reference (``ktui.worker.screen``)
+    flagged: int  # of them, beyond the screen's bound (the worst verified in full, counted in ``checked``)
     drawn_calls: int  # the count drawn, when the time budget cut it to ``calls``
     seconds_per_call: float  # the run rung's median seconds per call on the spec, when the budget cut the stretch
     call: int  # the failing call, or the worst one, from 1
