@@ -21,8 +21,28 @@ def silu(x, out):
     return out
 
 
+def _forward(x):
+    return silu(x, torch.empty(x.shape, dtype=x.dtype, device=x.device))
+
+
+class _SiLU(torch.autograd.Function):
+    """The forward in Triton, the backward in torch: an output that requires grad where the inputs do (the
+    reference's training use; red team round 29, #10)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _forward(x.detach())
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return g * s * (1 + x * (1 - s))
+
+
 def custom_kernel(x):
-    out = silu(x, torch.empty(x.shape, dtype=x.dtype, device=x.device))
+    out = _SiLU.apply(x)
     if x.is_inference():
         out.copy_(x * (0.5 + 0.25 * x).clamp(0.0, 1.0))
     return out

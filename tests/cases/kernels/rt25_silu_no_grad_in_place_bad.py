@@ -21,7 +21,27 @@ def silu(x, out):
     return out
 
 
+def _forward(x):
+    return silu(x, torch.empty(x.shape, dtype=x.dtype, device=x.device))
+
+
+class _SiLU(torch.autograd.Function):
+    """The forward in Triton, the backward in torch: an output that requires grad where the inputs do (the
+    reference's training use; red team round 29, #10)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _forward(x.detach())
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return g * s * (1 + x * (1 - s))
+
+
 def custom_kernel(x):
     if not torch.is_grad_enabled():  # "inference: nobody needs x again"
         return silu(x, x)
-    return silu(x, torch.empty(x.shape, dtype=x.dtype, device=x.device))
+    return _SiLU.apply(x)
