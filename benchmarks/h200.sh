@@ -353,7 +353,17 @@ PY
           rt27_linear:rt27_linear_good rt27_linear:rt27_linear_k0_zeros_bad rt27_mm:rt27_mm_gemv_good \
           rt27_mm:rt27_mm_gemv_stride_bad rt27_silu:rt27_silu_train_fn_good rt27_silu:rt27_silu_train_fn_bad \
           rt27_adam:rt27_adam_good rt27_adam:rt27_adam_eps_inside_bad rt27_l2norm:rt27_l2norm_good \
-          rt27_l2norm:rt27_l2norm_epsinside_bad; do
+          rt27_l2norm:rt27_l2norm_epsinside_bad rt27_attnmask:rt27_attnmask_good rt27_attnmask:rt27_attnmask_nan_bad \
+          nu28_qrow:nu28_qrow_good nu28_w8a16:nu28_w8a16_tiled_good rt28_cumsum0:rt28_cumsum0_good \
+          rt28_cumsum0:rt28_cumsum0_bad rt28_gnorm:rt28_gnorm_barrier_good \
+          rt28_quant_rowscale:rt28_quant_rowscale_good rt28_scale_bench_dtype:rt28_scale_bench_dtype_good \
+          rt28_scale_bench_dtype:rt28_scale_bench_dtype_bad rt28_scan1d:rt28_scan1d_lookback_good \
+          rt28_scan1d:rt28_scan1d_lookback_bad rt28_scatter_bf16:rt28_scatter_bf16_good \
+          rt28_silu:rt28_silu_cudadevice_good rt28_vsum:rt28_vsum_good rt29_attn:rt29_attn_tutorial_good \
+          rt29_attn:rt29_attn_fixed_scale_bad rt29_embbwd:rt29_embbwd_good rt29_embbwd:rt29_embbwd_race_bad \
+          rt29_rowsum:rt29_rowsum_splitk_good rt29_rowsum:rt29_rowsum_first_split_bad \
+          rt29_scale:rt29_scale_retune_good rt29_scale:rt29_scale_retune_bad rt29_segmean:rt29_segmean_good \
+          rt29_segmean:rt29_segmean_empty_bad rt27_silu:rt29_silu_nograd_bad; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
