@@ -129,6 +129,8 @@ def test_ref_kernel_raising_is_a_reference_error_with_its_file_line_and_tracebac
         "float32[129]) raised ValueError: ref_raises: no answer for 129"
     ), failed.error.message
     assert f'File "references/vector_add.py", line {line}, in ref_kernel' in failed.error.traceback
+    # and the case that made those inputs: its spec, seed, distribution and moves (new-user trial 29, F18)
+    assert "raised ValueError: ref_raises: no answer for 129 [the case: spec=(129,) seed=" in failed.error.message
     assert ".ktui" not in failed.error.message + failed.error.traceback  # the user's path, not the snapshot's
     assert report.is_reference_error(failed.error)
     assert report.verdict(res) == ("! reference", "bold magenta")  # no verdict on the version

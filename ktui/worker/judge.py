@@ -41,7 +41,7 @@ from ktui.protocol import (
 from ktui.worker import upstream
 from ktui.worker.arguments import positive_only
 from ktui.worker.baselines import time_baselines
-from ktui.worker.cases import build_input, layout_detail, layout_of, round_to_tf32
+from ktui.worker.cases import build_input, case_label, label_of, layout_detail, layout_of, round_to_tf32
 from ktui.worker.compare import buffer_mismatch, judge_burst, judge_case, judge_outputs, overlaps
 from ktui.worker.errors import ProblemError
 from ktui.worker.fuzz import describe_for_run
@@ -273,9 +273,23 @@ class Judge:
 
     # -- correctness -------------------------------------------------------------------------------------------
     def _prepare_one(self, problem: Problem, case: Case) -> dict[str, Any]:
+        """The prepared reference of ``case`` (cached by ``_key``).
+
+        Raises:
+            ProblemError: the reference failed on the case's inputs; the message names the case (its spec, seed,
+                distribution and moves: new-user trial 29, F18, read only the inputs' shapes)."""
         key = _key(problem, case)
         if key in self.prepared:
             return self.prepared[key]
+        try:
+            entry = self._prepare_new(problem, case)
+        except ProblemError as exc:  # (the same error, its traceback and type kept: the message names the case)
+            exc.args = (f"{exc} [the case: {case_label(label_of(problem, case), case)}]", *exc.args[1:])
+            raise
+        self.prepared[key] = entry
+        return entry
+
+    def _prepare_new(self, problem: Problem, case: Case) -> dict[str, Any]:
         data = build_input(problem, case, self.device)
         inputs = inputs_only(problem, data)
         runs = _reference_runs(problem, data, inplace=True)
@@ -380,7 +394,6 @@ class Judge:
             )
         if case.get("dist") in SPECIAL and not entry.get("skip"):  # nor where the native precision cannot compute it
             entry["skip"] = native_unusable(entry.get("native_err"))
-        self.prepared[key] = entry
         return entry
 
     def do_prepare(self, params: PrepareRequest, progress: OnProgress) -> PrepareReply:
