@@ -526,3 +526,10 @@ def test_a_rerun_takes_a_timeout_as_ktui_run_does(tmp_path, monkeypatch):
     assert p.returncode == 2 and "--timeout go with --rerun" in p.stderr, p.stderr
     p = ktui("replay", SID[:10], "--rerun", "--timeout", "run=soon", "--workspace", str(tmp_path))
     assert p.returncode == 2 and "--timeout run: 'soon' is not a number of seconds" in p.stderr, p.stderr
+
+
+def test_a_rerun_of_a_session_that_ran_no_version_says_so():
+    """New-user trial 29, F14: ``ktui replay SESSION --rerun`` of a session that never ran a version (an agent session
+    that never reached its model) read "0 version(s); recorded on ?, re-run on ?", its question marks like an error."""
+    rep = rr.RerunReport("20261206-192835", "log", 0.1, {}, {}, [], [], [])
+    assert rr.lines(rep) == ["session 20261206-192835: no version was run in it, so nothing to re-run"]

@@ -597,8 +597,12 @@ def _timing(t: TimingJson | None) -> str:
 def lines(rep: RerunReport) -> list[str]:
     """The report as text: the devices, then per version its verdicts side by side, its rungs and benchmark
     specs, and what diverged (``!`` marks it); a summary last."""
-    label_was = device_label(rep.recorded_device) if rep.recorded_device else "?"
-    label_now = device_label(rep.device) if rep.device else "?"
+    if not rep.rows:  # (nothing ran in it: no device was recorded or used; "recorded on ?" read as an error, F14)
+        out = [f"session {rep.session}: no version was run in it, so nothing to re-run"]
+        out += [f"! log: {p}" for p in rep.problems]
+        return out
+    label_was = device_label(rep.recorded_device) if rep.recorded_device else "not recorded"
+    label_now = device_label(rep.device) if rep.device else "not recorded"
     out = [f"session {rep.session}: {len(rep.rows)} version(s); recorded on {label_was}, re-run on {label_now}"]
     out += [f"! log: {p}" for p in rep.problems]
     out += [f"! device {d}" for d in rep.device_diverged]
