@@ -180,3 +180,33 @@ def test_every_call_of_the_verified_stretch_is_screened_so_a_wrong_call_in_64_fa
     assert "screened against the reference" in b.summary, b.summary
     missing = {"call": 1, "seed": 1, "dir": "", "outputs": [], "structure": []}
     assert score(torch.ones(3), missing, ROOT) == math.inf  # (an output without the reference's leaf)
+
+
+def test_an_access_far_outside_every_argument_is_named_by_its_address_not_the_nearest_tensor():
+    """New-user trial 29, F5: a scalar load at an index read from garbage (2e18 elements off) was reported "of t_ptr"
+    on a line that loads from x_ptr: the nearest argument below a far address is no clue to its pointer. Such an
+    access names its address; one just past an argument still names the argument and the offset."""
+    import pytest
+
+    from ktui.worker import interp_bounds
+
+    class Ptrs:
+        def __init__(self, addr: int) -> None:
+            self.data = np.array([addr], dtype=np.uint64)
+
+        def get_element_ty(self) -> None:
+            raise TypeError  # (the check falls back to one byte)
+
+    x, t = torch.zeros(33, 2), torch.zeros(66, dtype=torch.int64)
+    interp_bounds._CURRENT.append(interp_bounds._ranges([("x_ptr", x), ("t_ptr", t)]))
+    try:
+        far = max(x.data_ptr(), t.data_ptr()) + (1 << 40)
+        with pytest.raises(interp_bounds.OutOfBoundsAccess, match="far outside every tensor argument") as info:
+            interp_bounds._check(Ptrs(far), None, "load")
+        assert "at offset" not in str(info.value) and f"{far:#x}" in str(info.value), info.value
+        near = t.data_ptr() + t.numel() * 8 + 8
+        if not x.data_ptr() <= near < x.data_ptr() + x.numel() * 4:
+            with pytest.raises(interp_bounds.OutOfBoundsAccess, match="at offset 67 of t_ptr"):
+                interp_bounds._check(Ptrs(near), None, "load")
+    finally:
+        interp_bounds._CURRENT.pop()

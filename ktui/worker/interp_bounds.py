@@ -55,6 +55,7 @@ class _Ranges:
 
 
 _CURRENT: list[_Ranges | None] = [None]
+FAR = 16  # an address this many storage sizes past the nearest argument below is named by address, not by that argument
 
 
 def _ranges(named: list[tuple[str, Any]]) -> _Ranges:
@@ -146,6 +147,15 @@ def _check(ptrs: Any, mask: Any, what: str) -> None:
         if strided
         else "mask every access (offs < n)"
     )
+    size = max(arg.hi - arg.lo, 1)
+    if bad >= arg.hi + FAR * size or bad + FAR * size < arg.lo:
+        # far past every argument: the nearest one below is no clue to which pointer it came from (a scalar load at an
+        # index read from garbage was reported "of t_ptr" on a line loading from x_ptr: new-user trial 29, F5)
+        raise OutOfBoundsAccess(
+            f"out-of-bounds {what} at address {bad:#x}, far outside every tensor argument (the nearest, "
+            f"{arg.name}, is {abs(bad - arg.data_ptr):,} bytes away){_kernel_line()}: {lanes}; an index computed "
+            f"from a wrong value (a misread stride or an unmasked load's garbage); {hint}"
+        )
     raise OutOfBoundsAccess(
         f"out-of-bounds {what} at offset {offset} of {arg.name} ({arg.dtype}, {held} element{'s' if held != 1 else ''}"
         f" up to the end of its storage){_kernel_line()}: {lanes}; {hint}"
