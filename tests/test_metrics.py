@@ -122,6 +122,14 @@ def test_low_precision_verdict_uses_psnr_and_cosine():
     noisy = (ref + 0.05 * torch.randn(4096, dtype=torch.float64)).to(torch.bfloat16)
     bad = metrics.verdict(noisy, ref, resolve("bfloat16", None))
     assert not bad["ok"] and "psnr_db" in bad["reason"]
+    # where, as an allclose failure says (new-user trial 29, F21): a PSNR failure of a half-garbage row names the
+    # elements, the first of them and the rows
+    half = ref.reshape(64, 64).to(torch.bfloat16)
+    half[5, 32:] = 1e4
+    v = metrics.verdict(half, ref.reshape(64, 64), resolve("bfloat16", None))
+    assert not v["ok"] and v["reason"].startswith("psnr_db"), v["reason"]
+    assert "32 of 4096 elements grossly wrong, first at [5, 32]: got 9984, expected" in v["reason"], v["reason"]
+    assert "(bad elements in rows 5" in v["reason"], v["reason"]
 
 
 def test_integer_outputs_compare_exactly():

@@ -473,7 +473,19 @@ def _elementwise(
         l1 / tol.max_rel_l1 if tol.max_rel_l1 else 0.0,
         float(m.get("gross_ratio", 0.0)),
     )
-    if reasons:
+    if reasons:  # PSNR or cosine failed already: where, as an allclose failure says (new-user trial 29, F21)
+        for count, first, mask, last, what in (
+            (a.gross, a.first_gross, a.gross_mask, a.last_gross, "grossly wrong"),
+            (a.off, a.first_off, a.off_mask, a.last_off, f"off by more than {tol.elem_ulps:g} u |ref|"),
+        ):
+            if count and first is not None:
+                reasons[0] += (
+                    f"; {count} of {n} elements {what}, first at {index_of(first, shape)}: got "
+                    f"{to_float(of[first]):.6g}, expected {to_float(rf[first]):.6g}"
+                )
+                if a.first_bad is None:
+                    a.bad_mask, a.first_bad, a.last_bad = mask, first, last
+                break
         return score
     if a.gross:
         i = a.first_gross or 0
