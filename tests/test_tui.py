@@ -459,9 +459,11 @@ async def test_the_accuracy_tab_fills_when_the_correctness_rung_ends_before_the_
         await pilot.pause()
         # until this run's correctness ends, the table is the last finished run's: said (new-user trial 20 L8)
         assert "the figures below are the last finished run's" in str(app.query_one("#accuracy-notes").render())
+        assert app.query_one(AccuracyTable).has_class("stale")  # dimmed as well (new-user trial 29, F2)
         app._ladder_event(RungFinished(key=key, run_id=99, result=rung))
         await pilot.pause()
         acc = app.query_one(AccuracyTable)
+        assert not acc.has_class("stale")
         assert [str(r.value) for r in acc.rows] == ["(7, 1e9)"]
         notes = str(app.query_one("#accuracy-notes").render())
         assert "the planted reason" in notes and "last finished run" not in notes

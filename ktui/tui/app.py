@@ -396,10 +396,14 @@ class KtuiApp(App[None]):
         saying the table is the last finished run's (new-user trial 20 L8: it showed the previous content's figures
         during a run, and v1's under v2's title after ``n``)."""
         notes = accuracy_notes(st.result if st else None, rung)
-        if rung is None and st is not None and st.running and st.result is not None and "correctness" not in st.live:
+        stale = rung is None and st is not None and st.running and st.result is not None
+        stale = stale and st is not None and "correctness" not in st.live
+        if stale:
             lead = Text("Running now: the figures below are the last finished run's, until this run's correctness "
                         "rung ends.", "bold yellow")  # fmt: skip
             notes = Text.assemble(lead, "\n", notes) if notes else lead
+        # and the table itself dimmed: its rows read as this run's under a lead scrolled out of view (trial 29 F2)
+        self.query_one(AccuracyTable).set_class(stale, "stale")
         self.query_one("#accuracy-notes", Static).update(notes)
         self.query_one("#accuracy-notes").display = bool(notes)
 
