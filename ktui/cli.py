@@ -365,6 +365,13 @@ def tui_parser() -> argparse.ArgumentParser:
     _resume_arg(p)
     _record_arg(p)
     add_engine_args(p)
+    p.add_argument(
+        "--timeout",
+        default=None,
+        metavar="SECONDS|RUNG=SECONDS,...",
+        help="time limit of each worker call, as `ktui run --timeout` takes it (every rung, or some: run=90); "
+        "default: [ladder.timeouts] in ktui.toml",
+    )
     p.add_argument("--version", action="version", version=f"ktui {__version__}")
     return p
 
@@ -773,6 +780,12 @@ def cmd_tui(argv: list[str]) -> int:
     remote = remote_config(ws.root, args)
     if remote is None and args.device == "cuda" and args.engine == "local" and not cuda_available():
         raise UsageError("--device cuda, but no CUDA GPU is usable on this machine (use --device cpu or auto)")
+    from ktui.core.timeouts import TimeoutConfigError, load_policy, parse_timeout_arg
+
+    try:  # (new-user trial 29, F3: the TUI refused --timeout, which the README gives every command)
+        policy = load_policy(ws.root, parse_timeout_arg(args.timeout)) if args.timeout is not None else None
+    except TimeoutConfigError as exc:
+        raise UsageError(str(exc)) from None
     plan = _prepare_resume(ws.root, args.resume, args.no_record)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError(
@@ -792,7 +805,7 @@ def cmd_tui(argv: list[str]) -> int:
         from ktui.core.workers.client import WorkerStartError
 
         try:
-            session = Session(ws, args.device, remote=remote)
+            session = Session(ws, args.device, remote=remote, timeouts=policy)
         except WorkerStartError as exc:
             raise EnvironmentFailure(str(exc)) from None
     app = KtuiApp(
@@ -805,6 +818,7 @@ def cmd_tui(argv: list[str]) -> int:
         resume=plan,
         owns_session=session is not None,
         engine=engine,
+        timeouts=policy,
     )
     try:
         app.run()

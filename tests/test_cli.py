@@ -114,6 +114,9 @@ def test_the_readme_example_passes_as_written(tmp_path):
         (["run", "{ws}/kernels/vector_add/v1.py", "--rungs", "dumps,speed"], "unknown rung(s) speed"),
         (["{ws}", "--device", "cuda"], "--device cuda, but no CUDA GPU"),
         (["{ws}"], "needs a terminal"),
+        # the TUI takes --timeout as `ktui run` does (new-user trial 29, F3), its mistakes said at once
+        (["{ws}", "--timeout", "soon"], "--timeout: 'soon' is not a number of seconds"),
+        (["{ws}", "--timeout", "run=90"], "needs a terminal"),  # (taken: the terminal is what is missing)
     ],
 )
 def test_more_bad_usage(make_ws, args, message):

@@ -55,7 +55,7 @@ from ktui.core.scheduler import is_cancelled
 from ktui.core.session import Session
 from ktui.core.status import stale_policy
 from ktui.core.store import LastVersion, ResultStore
-from ktui.core.timeouts import LIMIT_OF
+from ktui.core.timeouts import LIMIT_OF, TimeoutPolicy
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.sessions.record import Recorder, maybe_record
 from ktui.sessions.resume import ResumePlan, chat_entries
@@ -130,9 +130,11 @@ class KtuiApp(App[None]):
         resume: ResumePlan | None = None,
         owns_session: bool = False,
         engine: Engine | None = None,
+        timeouts: TimeoutPolicy | None = None,
     ):
         super().__init__()
         self._engine = engine  # where the session's ladders run (``ktui.core.engines``); None: the local pool
+        self._timeouts = timeouts  # ``ktui --timeout``: the session's limits (None: ktui.toml's, else the defaults)
         self.resume = resume
         self.handle_signals = handle_signals
         self.record = record
@@ -259,7 +261,7 @@ class KtuiApp(App[None]):
 
     def _start_session(self) -> None:
         if self.session is None:
-            self.session = Session(self.ws, self._device_choice, engine=self._engine)
+            self.session = Session(self.ws, self._device_choice, engine=self._engine, timeouts=self._timeouts)
             self.store = self.session.store
             self._owns_session = True
         self._unsubscribe = self.session.bus.subscribe(self._post_core_event)
