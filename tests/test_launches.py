@@ -215,6 +215,8 @@ def test_specs_without_launch_counts_outputs_with_elements_and_ignores_refused_l
         {"spec_index": 2, "seed": 1, "launches": {}, "outputs": [leaf([5])]},
         {"spec_index": 3, "seed": 1, "launches": {}, "unsupported": "ValueError: no", "outputs": []},
         {"spec_index": 4, "seed": 1, "launches": {}, "outputs": [{"path": "", "kind": "number", "value": 3}]},
+        # fuzz's empty draw (1, 0): a row sum of no columns is zeros, answered on the host (red team round 29)
+        {"spec_index": 5, "seed": 1, "launches": {}, "spec": {"rows": 1, "cols": 0}, "outputs": [leaf([1])]},
     ]
     assert specs_without_launch(cases) == [2, 4]
     assert specs_without_launch([{k: v for k, v in c.items() if k != "launches"} for c in cases]) == []

@@ -46,6 +46,7 @@ from ktui.protocol import (
     OutputLeaf,
     Progress,
     ReplayRequest,
+    spec_ints,
     spec_size,
 )
 
@@ -441,12 +442,14 @@ def add_coverage_notes(rr: RungResult, problem: ProblemInfo) -> None:
 def specs_without_launch(executed: Sequence[ExecutedCase]) -> list[int]:
     """The specs (indices, in order) whose calls made no Triton or CuTeDSL launch at all although they returned
     something (a number, or a tensor with elements): the version computes those specs in torch, or in Python.
-    Layouts the kernel refused and outputs with no elements do not count. Empty when the candidate recorded no
-    launches for any case (``ExecutedCase.launches`` absent: nothing to judge by)."""
+    Layouts the kernel refused, outputs with no elements and fuzz's specs with a size at 0 do not count. Empty
+    when the candidate recorded no launches for any case (``ExecutedCase.launches`` absent: nothing to judge by)."""
     if not any("launches" in c for c in executed):
         return []
     launched: dict[int, bool] = {}
     for c in executed:
+        if 0 in spec_ints(c.get("spec") or {}):  # fuzz's empty draws: nothing to launch for (a host zero_() is
+            continue  # the honest answer; "allow_torch" was the wrong advice: red team round 29, minor)
         i = c["spec_index"]
         launched[i] = launched.get(i, False) or bool(sum(c.get("launches", {}).values()))
     returned = specs_returning(executed)
