@@ -241,7 +241,7 @@ def render_hits(query: str, hits: list[Hit]) -> str:
     out = []
     for i, h in enumerate(hits, 1):
         tag = f"{h.kind}" + (f" {h.sym_kind} {h.symbol}" if h.symbol and h.sym_kind not in ("", "part") else "")
-        out.append(f"{i}. {h.cite}  [{tag}]" + ("  (definition)" if h.why == "definition" else ""))
+        out.append(f"{i}. {h.cite}  [{tag}]" + (f"  ({h.why})" if h.why in ("definition", "some words") else ""))
         out += [f"     {ln}" for ln in h.snippet.split("\n") if ln]
     return "\n".join(out)
 

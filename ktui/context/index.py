@@ -155,7 +155,8 @@ class HitJson(TypedDict):
         kind: ``code``, ``docs``, ``ptx`` or ``dumps``.
         symbol: what the chunk defines ('' when nothing).
         sym_kind: the kind of that definition (``function``, ``class``...), ''.
-        why: ``definition`` (an exact symbol) or ``text``.
+        why: ``definition`` (an exact symbol), ``text`` (every word of the query) or ``some words`` (no chunk held
+            every word: the chunks holding some of them).
         score: higher is better (definitions first, then reciprocal rank fusion of the two full-text rankings).
         snippet: up to three lines around ``line``.
     """
@@ -847,8 +848,9 @@ class ContextIndex:
         """The ``n`` best hits for ``query``: first the chunks that define it as an exact symbol (case-insensitive;
         for ``cute.local_tile`` or ``cute::local_tile`` also the last component), definitions before methods,
         variables and headings; then the full-text hits of the trigram and word tables fused by reciprocal rank
-        (each ranked by BM25 with weights 10 on the symbol, 4 on the head line, 1 on the body). ``kind`` (code,
-        docs, ptx, dumps) filters.
+        (each ranked by BM25 with weights 10 on the symbol, 4 on the head line, 1 on the body), every word required,
+        or where no chunk holds them all, any of them (``why``: ``some words``). ``kind`` (code, docs, ptx, dumps)
+        filters.
 
         Raises:
             ContextError: ``kind`` is not one of KINDS.
@@ -866,17 +868,17 @@ class ContextIndex:
             why[cid] = "definition"
         terms = q.split()
         lim = max(50, 4 * n)
-        ranked = [self._fts("fts_word", self._word_expr(terms), kind, lim)] if self._word_expr(terms) else [[]]
-        # the trigram table for what the word table keeps whole or splits: names with _ . : (parts of
-        # make_tiled_copy, cp.async.bulk), and plain words it found too few times. A plain common word ("tensor")
-        # is answered by the word table alone: its trigrams' posting lists are the slowest query (~30 ms on CUTLASS)
-        tri = self._tri_expr(terms)
-        if tri and self.trigram and (any(re.search(r"[^\w]|_", t) for t in terms) or len(ranked[0]) < lim):
-            ranked.append(self._fts("fts_tri", tri, kind, lim))
+        ranked = self._text_hits(terms, kind, lim, " AND ")
+        found = "text"
+        if len(terms) > 1 and not any(ranked):
+            # no chunk holds every word ("online softmax": none says "online"): the chunks holding some of them,
+            # BM25 ranking those with more and rarer words first, marked so (new-user trial 29, F9: such queries were
+            # all empty)
+            ranked, found = self._text_hits(terms, kind, lim, " OR "), "some words"
         for ids in ranked:
             for r, cid in enumerate(ids):
                 scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + r + 1)
-                why.setdefault(cid, "text")
+                why.setdefault(cid, found)
         best = sorted(scores, key=lambda c: -scores[c])[: 3 * n]
         rows = self._rows(best)
         out: list[Hit] = []
@@ -889,6 +891,18 @@ class ContextIndex:
             if len(out) == n:
                 break
         return out
+
+    def _text_hits(self, terms: list[str], kind: str | None, lim: int, join: str) -> list[list[int]]:
+        """The full-text hits of ``terms`` joined by ``join`` (`` AND `` or `` OR ``): the word table's, then the
+        trigram table's for what the word table keeps whole or splits: names with _ . : (parts of make_tiled_copy,
+        cp.async.bulk), and plain words it found too few times. A plain common word ("tensor") is answered by the word
+        table alone: its trigrams' posting lists are the slowest query (~30 ms on CUTLASS)."""
+        words = self._word_expr(terms, join)
+        ranked = [self._fts("fts_word", words, kind, lim)] if words else [[]]
+        tri = self._tri_expr(terms, join)
+        if tri and self.trigram and (any(re.search(r"[^\w]|_", t) for t in terms) or len(ranked[0]) < lim):
+            ranked.append(self._fts("fts_tri", tri, kind, lim))
+        return ranked
 
     def _symbol_hits(self, q: str, kind: str | None, n: int) -> list[tuple[int, int]]:
         keys = [q.lower()]
@@ -931,18 +945,18 @@ class ContextIndex:
             return f"({self._quote(t)} OR {self._quote(last)})"
         return self._quote(t)
 
-    def _tri_expr(self, terms: list[str]) -> str:
+    def _tri_expr(self, terms: list[str], join: str = " AND ") -> str:
         # a trigram index matches substrings of 3 characters or more; shorter terms are left to the word index
         def ok(t: str) -> bool:
             return len(t) >= 3
 
-        return " AND ".join(self._term(t, ok) for t in terms if ok(t))
+        return join.join(self._term(t, ok) for t in terms if ok(t))
 
-    def _word_expr(self, terms: list[str]) -> str:
+    def _word_expr(self, terms: list[str], join: str = " AND ") -> str:
         def ok(t: str) -> bool:
             return re.search(r"\w", t) is not None
 
-        return " AND ".join(self._term(t, ok) for t in terms if ok(t))
+        return join.join(self._term(t, ok) for t in terms if ok(t))
 
     def _fts(self, table: str, expr: str, kind: str | None, lim: int) -> list[int]:
         sql = (
