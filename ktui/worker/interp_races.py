@@ -109,7 +109,7 @@ class Launch:
         return None
 
 
-_STACK: list[Launch | None] = []
+_STACK: list[Launch] = []
 found: list[str] = []  # this request's warnings (``take``)
 _SAID: set[tuple[str, str]] = set()  # (kernel, kind) already in ``found``
 

@@ -216,15 +216,15 @@ def negated_domain(problem: Problem, case: ExecutedCase, verdict: CaseVerdict, d
     the scaled scores is the minimum for a negative scale: red team round 29, #11; a label smoothing of -0.1, which
     torch takes as 0: new-user trial 29, F6). The warning gives the failure; a reference whose kernels must take
     either sign makes both in ``generate_input``."""
-    if verdict["ok"] or not case.get("vary"):
+    vary = case.get("vary")
+    if verdict["ok"] or not vary:
         return verdict
-    negated = [p for p, m in (case.get("vary") or {}).items() if m == "neg" and p in positive_only(problem, device)]
+    negated = [p for p, m in vary.items() if m == "neg" and p in positive_only(problem, device)]
     if not negated:
         return verdict
     args = ", ".join(f"in{p}" for p in negated)
-    shown = str(verdict.get("case") or "").removeprefix(
-        f"spec={verdict.get('label', '')} "
-    )  # (the rung names the spec)
+    label = verdict.get("label", "")
+    shown = str(verdict.get("case") or "").removeprefix(f"spec={label} ")  # (the rung names the spec)
     warning = (
         f"{shown}: fails with {args} negated, a sign generate_input never "
         f"makes ({str(verdict.get('reason', ''))[:160]}); passed as outside the problem's domain: if the kernel takes "
@@ -559,16 +559,7 @@ class Judge:
         worst: CaseVerdict | None = None
         for n, kept in enumerate(params["outputs"]):
             progress({"done": n, "total": len(params["outputs"]), "case": f"timed call {kept['call']}"})
-            prep = self._prepare_timed(problem, spec, kept["seed"])
-            base = cast(CaseVerdict, {"spec_index": idx, "seed": kept["seed"], "label": label, "warnings": []})
-            base.update({"precision": prep["precision"], "policy_dtype": prep["policy_dtype"]})
-            executed = cast(ExecutedCase, {"spec_index": idx, "seed": kept["seed"], **kept})
-            not_buffer = buffer_mismatch(problem, prep, kept.get("buffer_leaves") or {})
-            if not_buffer:  # the declared-buffer rule of a checked call (``judge_case``), on the timed calls too
-                v = cast(CaseVerdict, {**base, "ok": False, "reason": not_buffer, "score": math.inf})
-            else:
-                v = judge_outputs(problem, prep, executed, folder / kept["dir"], self.device, base, large=TIMED_LARGE)
-            del prep
+            v = self._judge_timed_call(problem, spec, idx, folder, kept)
             reply["checked"] += 1
             if not v["ok"]:
                 worst = v
@@ -582,18 +573,7 @@ class Judge:
             flagged = self._screen(problem, spec, folder, screened)
             reply.update({"screened": len(screened), "flagged": len(flagged)})
             for kept in flagged[:SCREEN_FULL]:  # the worst of them, verified as a kept call is
-                prep = self._prepare_timed(problem, spec, kept["seed"])
-                base = cast(CaseVerdict, {"spec_index": idx, "seed": kept["seed"], "label": label, "warnings": []})
-                base.update({"precision": prep["precision"], "policy_dtype": prep["policy_dtype"]})
-                executed = cast(ExecutedCase, {"spec_index": idx, "seed": kept["seed"], **kept})
-                not_buffer = buffer_mismatch(problem, prep, kept.get("buffer_leaves") or {})
-                if not_buffer:
-                    v = cast(CaseVerdict, {**base, "ok": False, "reason": not_buffer, "score": math.inf})
-                else:
-                    v = judge_outputs(
-                        problem, prep, executed, folder / kept["dir"], self.device, base, large=TIMED_LARGE
-                    )
-                del prep
+                v = self._judge_timed_call(problem, spec, idx, folder, kept)
                 reply["checked"] += 1
                 if not v["ok"]:
                     worst = v
@@ -607,6 +587,21 @@ class Judge:
         if self.device == "cuda":
             torch.cuda.empty_cache()
         return reply
+
+    def _judge_timed_call(
+        self, problem: Problem, spec: dict[str, Any], idx: int, folder: Path, kept: TimedOutput
+    ) -> CaseVerdict:
+        """The verdict on one timed call's output (``kept``, its files under ``folder``): every element against the
+        reference on that call's inputs (``compare.judge_outputs``), after the declared-buffer rule of a checked
+        call (``judge_case``)."""
+        prep = self._prepare_timed(problem, spec, kept["seed"])
+        base = cast(CaseVerdict, {"spec_index": idx, "seed": kept["seed"], "label": spec_label(spec), "warnings": []})
+        base.update({"precision": prep["precision"], "policy_dtype": prep["policy_dtype"]})
+        executed = cast(ExecutedCase, {"spec_index": idx, "seed": kept["seed"], **kept})
+        not_buffer = buffer_mismatch(problem, prep, kept.get("buffer_leaves") or {})
+        if not_buffer:  # the declared-buffer rule of a checked call (``judge_case``), on the timed calls too
+            return cast(CaseVerdict, {**base, "ok": False, "reason": not_buffer, "score": math.inf})
+        return judge_outputs(problem, prep, executed, folder / kept["dir"], self.device, base, large=TIMED_LARGE)
 
     def _screen(self, problem: Problem, spec: dict[str, Any], folder: Path, calls: list[TimedOutput]) -> list[Any]:
         """The calls of ``calls`` (a stretch's calls not kept) whose outputs the screen puts beyond its bound

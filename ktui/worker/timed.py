@@ -80,6 +80,18 @@ KEEP_STRETCH = 16
 SCREEN_BYTES = 64 << 20
 
 
+def _entry(k: Kept, base: int, buffers: list[torch.Tensor]) -> dict[str, Any]:
+    """What is kept of call ``k`` for the judge (``bench_outputs``): its place from 1, its inputs' seed (``base + 1 +
+    rep``), its copy, its output's structure and which leaves are the declared output buffers ``buffers``."""
+    return {
+        "call": k.index + 1,
+        "seed": base + 1 + k.rep,
+        "copy": k.copy,
+        "structure": structure(k.out),
+        "buffer_leaves": buffer_leaves(k.out, buffers),
+    }
+
+
 def copy_tree(obj: Any, _depth: int = 0) -> Any:
     """A copy of an output taken right after its call: every plain tensor leaf cloned (same shape and dtype), in
     plain tuples, lists and dicts with the same paths as ``tensors.flatten`` gives (a named tuple becomes a tuple, a
@@ -316,15 +328,7 @@ class TimedCalls:
             room[0] = -1  # (no later call either: the screened calls are the first ones)
             return
         room[0] -= size
-        into.append(
-            {
-                "call": k.index + 1,
-                "seed": base + 1 + k.rep,
-                "copy": k.copy,
-                "structure": structure(k.out),
-                "buffer_leaves": buffer_leaves(k.out, buffers),
-            }
-        )
+        into.append(_entry(k, base, buffers))
 
     def _keep(
         self, idx: int, source: str, kept: list[Kept], base: int, calls: int, buffers: list[torch.Tensor]
@@ -332,16 +336,7 @@ class TimedCalls:
         """Store the copies of ``kept`` (drops the outputs themselves), with which of each output's leaves are the
         declared output buffers ``buffers`` (``tensors.buffer_leaves``: the judge holds timed calls to the rule of
         checked ones); returns what the reply says of them."""
-        entries = [
-            {
-                "call": k.index + 1,
-                "seed": base + 1 + k.rep,
-                "copy": k.copy,
-                "structure": structure(k.out),
-                "buffer_leaves": buffer_leaves(k.out, buffers),
-            }
-            for k in sorted(kept, key=lambda k: k.index)
-        ]
+        entries = [_entry(k, base, buffers) for k in sorted(kept, key=lambda k: k.index)]
         self.bench_last.setdefault(idx, {})[source] = {"kept": entries, "calls": calls}
         return [{"call": e["call"], "seed": e["seed"]} for e in entries]
 
@@ -386,12 +381,11 @@ class TimedCalls:
 
             # the kernel's calls: one stretch per phase, handed to the main thread whole (``invoke.calls``)
             calls = functools.partial(invoke.calls, fn, data, self.device)
+            buffers = problem.output_buffers(data)
             screened: list[dict[str, Any]] = []
             screen = None
             if untimed is not None:  # the stretch: every call's copy too, for the judge's screen
-                screen = functools.partial(
-                    self._screen, screened, base=base, buffers=problem.output_buffers(data), room=[SCREEN_BYTES]
-                )
+                screen = functools.partial(self._screen, screened, base=base, buffers=buffers, room=[SCREEN_BYTES])
             keep = Reservoir(
                 KEEP_TIMED if untimed is None else KEEP_STRETCH,
                 self._snapshot,
@@ -418,9 +412,7 @@ class TimedCalls:
             what = "timed call" if untimed is None else "call"
             settled(settings, f"{label}, its {what}s")
             lines = integrity_of(kept, exempt, inputs_only(problem, data), reps, what, allowed)
-            kept_calls = self._keep(
-                idx, "bench" if untimed is None else "stretch", kept, base, reps, problem.output_buffers(data)
-            )
+            kept_calls = self._keep(idx, "bench" if untimed is None else "stretch", kept, base, reps, buffers)
             if untimed is not None:
                 self.bench_last[idx]["stretch"]["screened"] = sorted(screened, key=lambda e: int(e["call"]))
             keep.kept.clear()  # (copied: ktui holds no output of these calls now)

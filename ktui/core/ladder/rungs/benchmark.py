@@ -342,8 +342,8 @@ STRETCH_WHAT = (
 
 
 def _screened(verdict: Mapping[str, Any]) -> str:
-    """`` (16 kept at random, every other call screened against the reference: 2 beyond the screen, checked in
-    full)``: what the judge's screen of a stretch did (``TimedVerdict.screened``, ``flagged``); '' without one."""
+    """`` (the other 247 screened against the reference: 2 beyond its bound, the worst checked in full)``: what the
+    judge's screen of a stretch did (``TimedVerdict.screened``, ``flagged``); '' without one."""
     if not verdict.get("screened"):
         return ""
     flagged = int(verdict.get("flagged", 0))
