@@ -155,6 +155,41 @@ def test_an_output_cut_from_the_training_graph_fails_where_the_reference_needs_g
     assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
 
 
+def test_a_backward_that_drops_a_term_fails_on_its_gradients(make_ws, ladder_for):
+    """Red team round 29, #8: a SiLU for training (the reference's input requires grad) through an
+    ``autograd.Function`` whose Triton backward drops the ``x s (1 - s)`` term passed: only outputs were compared,
+    the backward never ran. A ``requires_grad`` case now differentiates the outputs against seeded cotangents, the
+    version's backward against the reference's (``worker.grad_modes.input_grads``, ``compare.judge_grads``); an
+    output cut from the graph (``out.detach().requires_grad_()``, the flag without the path) gives zero gradients and
+    fails too; the honest twin passes."""
+    ref = R / "rt27_silu.py"
+    checked = dict(seeds=1, seed=3, layouts=False, near_duplicates=False, rungs=("compile", "run", "correctness"))
+    for kernel in ("rt29_silu_bwd_term_bad.py", "rt29_silu_leaf_cut_bad.py"):
+        bad = run(make_ws, ladder_for, "silu", K / kernel, reference=ref, **checked).rung("correctness")
+        assert bad is not None and bad.status is Status.FAILED, (kernel, bad)
+        assert "grad=requires_grad" in bad.summary, (kernel, bad.summary)
+        assert "the gradient of in (the backward on seeded cotangents)" in bad.summary, (kernel, bad.summary)
+    good = run(make_ws, ladder_for, "silu", K / "rt27_silu_train_fn_good.py", reference=ref, **checked)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
+
+
+def test_a_two_input_backward_is_judged_per_input_gradient(make_ws, ladder_for):
+    """Red team round 29, #8's class with two inputs requiring grad (RMSNorm's x and weight): an RMSNorm backward
+    taking 1/rms as a constant (dx = rstd g w) fails on the gradient of in[0]; the honest twin's dx and its dw (each
+    row's g xhat summed over rows, a different order than torch's) pass, in fp32 and bf16."""
+    ref = R / "rt29_rmsnorm_train.py"
+    quick = dict(
+        seeds=1, seed=3, layouts=False, near_duplicates=False, fuzz=False, distributions=False,
+        rungs=("compile", "run", "correctness"),
+    )  # fmt: skip
+    bad = run(make_ws, ladder_for, "rms", K / "rt29_rmsnorm_train_dx_bad.py", reference=ref, **quick)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, [r.line() for r in bad.rungs]
+    assert "grad=requires_grad: the gradient of in[0] (the backward" in c.summary, c.summary
+    good = run(make_ws, ladder_for, "rms", K / "rt29_rmsnorm_train_good.py", reference=ref, **quick)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
+
+
 def test_every_call_of_the_verified_stretch_is_screened_so_a_wrong_call_in_64_fails(make_ws, ladder_for):
     """Red team round 29, #6 (and round 28, #10): a host re-tuner that every 64th call on a shape returns an output
     whose tail no launch wrote passed the verified stretch in most runs: 16 of its ~250 calls were verified, chosen at

@@ -150,6 +150,10 @@ class ExecutedCase(Case, total=False):
     # the declared in-place inputs (the reference's ``inplace``) as the call left them, judged as outputs: leaves of
     # ``{key: tensor}`` (paths ``out[0]``, ``out['x']``) in the case's folder ``inplace/``
     inplace_outputs: list[OutputLeaf]
+    # on a ``requires_grad`` case, the gradients of the inputs that require grad (``problem.grad_paths``, sorted) by
+    # the version's backward against seeded cotangents (``worker.grad_modes.input_grads``), judged as outputs: paths
+    # ``out[0]``, ``out[1]``... in the case's folder ``grad/``
+    grad_outputs: list[OutputLeaf]
     repeat_outputs: list[OutputLeaf]  # the second call's outputs (``repeat: 2``)
     repeat_dir: str  # their folder inside the case's folder
     changed_after: bool  # an output changed after its call returned

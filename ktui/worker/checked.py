@@ -26,7 +26,7 @@ from ktui.protocol import (
 from ktui.worker import allocation, capture, global_state, integrity, interp_races
 from ktui.worker.cases import build_input, case_label, empty_spec, label_of, spec_of
 from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
-from ktui.worker.grad_modes import CallMode, case_mode, requires_grad_again
+from ktui.worker.grad_modes import CallMode, case_mode, input_grads, requires_grad_again
 from ktui.worker.guards import Guards
 from ktui.worker.interp_bounds import is_out_of_bounds
 from ktui.worker.problem import Problem, ProblemCache, inputs_only
@@ -302,6 +302,16 @@ class CheckedCalls:
                         raise CaseFailed(_out_of_bounds(label, out_of_bounds, out, inputs))
                     if self.state_changed:
                         raise CaseFailed(f"{label}: {self.state_changed}")
+                    grads: list[Any] = []
+                    if rep == 0 and case.get("grad") == "requires_grad" and problem.grad_paths:
+                        # the version's backward, as a training step runs it, before anything is read: what it
+                        # does to the outputs or the inputs is seen (red team round 29, #8)
+                        try:
+                            grads = input_grads(out, data, problem.grad_paths, case["seed"])
+                        except BaseException as exc:
+                            reraise_as_case(
+                                exc, f"{label}: the backward (autograd.grad of the outputs, seeded cotangents)"
+                            )
                     folder = out_dir / f"case{base + i}" / (f"repeat{rep}" if rep else "")
                     out_digests: list[str] = []
                     in_digests: list[str] = []
@@ -321,6 +331,8 @@ class CheckedCalls:
                             except NestingError as exc:  # (a dict of tensors: cannot nest)
                                 raise KernelError(f"{label}: {exc}") from None
                             kept.append((entry, in_place, hash_data(in_place), "changed_after"))
+                        if grads:  # the inputs' gradients, in ``problem.grad_paths``' sorted order: out[0], out[1]...
+                            entry["grad_outputs"] = save_outputs(grads, folder / "grad")
                         entry.update(
                             {
                                 "seconds": round(seconds, 6),

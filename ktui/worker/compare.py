@@ -268,6 +268,10 @@ def judge_outputs(
     if isinstance(in_place, str):
         return fail(in_place)
     leaves += in_place
+    grads = judge_grads(problem, prep, case, folder, device, large)
+    if isinstance(grads, str):
+        return fail(grads)
+    leaves += grads
     worst = max(leaves, key=lambda m: m["score"]) if leaves else {"ok": True, "reason": "", "score": 0.0}
     # a topk(sorted=False)'s leaves are told compared in sorted order; an unstable sort's are sorted already (only
     # its ties are put in order) and unique(sorted=False)'s are a set by its contract: nothing to say
@@ -326,6 +330,56 @@ def judge_inplace(
         if isinstance(m, str):
             return f"in-place input {m}"
         m["reason"] = m["reason"].replace(f"output {path}:", f"in-place input {path}:", 1)
+        out.append(m)
+    return out
+
+
+def judge_grads(
+    problem: Problem, prep: dict[str, Any], case: ExecutedCase, folder: Path, device: str, large: int
+) -> list[dict[str, Any]] | str:
+    """The verdicts of a ``requires_grad`` case's input gradients (``worker.grad_modes``: red team round 29, #8): the
+    version's (``case["grad_outputs"]``, files under ``folder/grad``, one per ``prep["grad_paths"]`` input in that
+    order) against the reference's through its own backward on the same seeded cotangents (``prep["grad_ref"]``,
+    float64 where it ran; the native ones ``prep["grad_expected"]`` give dtypes, shapes and the native error,
+    ``prep["grad_native_err"]``), by an output's rules (``judge_leaf``: the gradient's own dtype's tolerance, unwritten
+    elements, the native allowances), named as its input is; a failure reads ``the gradient of in[0]: ...``. Empty
+    when the case judges no gradient; a str when the version sent another number of them (the case fails)."""
+    names: list[str] = prep.get("grad_paths") or []
+    if not names:
+        return []
+    sent = case.get("grad_outputs") or []
+    if len(sent) != len(names):
+        return (
+            f"the version's backward gave {len(sent)} input gradient{'s' if len(sent) != 1 else ''}, expected "
+            f"{len(names)} ({', '.join(names)}): the outputs that require grad must reach every input the reference's "
+            "reach"
+        )
+    sub_prep = {
+        **prep,
+        "native_err": prep.get("grad_native_err") or {},
+        "native_local": {},
+        "expected_rel_l2": {},
+        "precision": prep["grad_precision"],
+        "flags": {},
+        "needs_grad": [],
+        "unordered": [],
+        "index_sources": {},
+        "inputs_of": None,  # (the allowances that run the reference again compute outputs, not gradients)
+    }
+    sub_case = cast(ExecutedCase, {k: v for k, v in case.items() if k not in ("repeat_outputs", "repeat_dir", "grad")})
+    out: list[dict[str, Any]] = []
+    for path, exp, truth, g in zip(names, prep["grad_expected"], prep["grad_ref"], sent, strict=True):
+        g = cast(OutputLeaf, {**g, "path": path})
+        tol = with_native(resolve(output_dtype(exp, prep["policy_dtype"]), problem.tolerance), sub_prep, path)
+        try:
+            m = judge_leaf(problem, sub_prep, sub_case, folder / "grad", tol, path, exp, truth, g, device, large)
+        except Exception as e:
+            return f"the gradient of {path}: cannot compare with the reference's ({type(e).__name__}: {e})"
+        if isinstance(m, str):
+            return f"the gradient of {m}"
+        m["reason"] = m["reason"].replace(
+            f"output {path}:", f"the gradient of {path} (the backward on seeded cotangents):", 1
+        )
         out.append(m)
     return out
 

@@ -14,7 +14,10 @@ wrong only there passed every rung. A case's ``grad`` (``ktui.protocol.Case``) n
   reference declares a kernel's training use so; one that makes plain tensors (every GPU MODE and KernelBench
   reference) is not given requires_grad inputs: as leaves they make an in-place write raise, and a kernel for
   inference alone may take ``x.numpy()`` (tried and withdrawn for red team round 27, #5: the training path's size
-  slip is met by the grad cases on the largest fixed spec, ``core.ladder.cases``).
+  slip is met by the grad cases on the largest fixed spec, ``core.ladder.cases``). The outputs' gradients are
+  judged too (red team round 29, #8: a SiLU whose backward dropped a term passed, its backward never run): the
+  outputs that require grad are differentiated against a seeded cotangent (``cotangent``, ``input_grads``), in the
+  candidate through the version's own backward, in the judge through the reference's, in float64 and natively.
 
 Grad modes are thread-local: the worker's request thread builds the case under ``case_mode`` and the kernel's
 thread (``ktui.worker.invoke``) enters ``CallMode`` just before the call and leaves it just after.
@@ -23,6 +26,7 @@ thread (``ktui.worker.invoke``) enters ``CallMode`` just before the call and lea
 from __future__ import annotations
 
 import contextlib
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -76,3 +80,43 @@ def requires_grad_again(data: Any, paths: frozenset[str]) -> int:
             leaf.requires_grad_(True)
             n += 1
     return n
+
+
+def cotangent(path: str, like: torch.Tensor, seed: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """The cotangent of output ``path`` (the gradient a loss gives it) on a ``requires_grad`` case: standard normal
+    values drawn in float32 on the CPU from a generator keyed by ``seed`` and ``path`` (the same on the candidate's
+    side and the judge's), of ``like``'s shape, rounded to ``dtype`` (default ``like.dtype``: the output's own
+    precision) and then held in ``like``'s dtype on its device (the float64 reference's cotangent holds the native
+    one's values exactly)."""
+    key = (seed * 1_000_003 + zlib.crc32(path.encode())) % (1 << 63)
+    values = torch.randn(tuple(like.shape), generator=torch.Generator().manual_seed(key), dtype=torch.float32)
+    return values.to(dtype or like.dtype).to(device=like.device, dtype=like.dtype)
+
+
+def grad_inputs(data: Any, paths: frozenset[str]) -> list[tuple[str, torch.Tensor]]:
+    """The leaves of ``data`` at ``paths`` (``flatten(data, "in")``'s names) that require grad, in sorted path order:
+    the inputs whose gradients a ``requires_grad`` case judges (``input_grads``)."""
+    leaves = dict(flatten(data, "in"))
+    return [(p, t) for p in sorted(paths) if isinstance(t := leaves.get(p), torch.Tensor) and t.requires_grad]
+
+
+def input_grads(
+    out: Any, data: Any, paths: frozenset[str], seed: int, dtypes: Mapping[str, torch.dtype] | None = None
+) -> list[torch.Tensor]:
+    """The gradients of the floating outputs of ``out`` that require grad, each against its ``cotangent``, with
+    respect to the leaves of ``data`` at ``paths`` that require grad (``flatten(data, "in")``'s names, in sorted
+    order), by ``torch.autograd.grad``: one tensor per such leaf, of its shape and dtype, zeros where no output
+    depends on it. [] when no output requires grad or no input does. ``dtypes`` (output path -> dtype) rounds each
+    cotangent to the native output's precision (the float64 reference's run).
+
+    Raises:
+        what the outputs' backward raises (a version whose backward fails fails its case)."""
+    outs = [
+        (p, t) for p, t in flatten(out) if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point()
+    ]
+    wrt = [t for _, t in grad_inputs(data, paths)]
+    if not outs or not wrt:
+        return []
+    cots = [cotangent(p, t, seed, (dtypes or {}).get(p)) for p, t in outs]
+    grads = torch.autograd.grad([t for _, t in outs], wrt, grad_outputs=cots, allow_unused=True)
+    return [torch.zeros_like(w) if g is None else g.detach() for g, w in zip(grads, wrt, strict=True)]

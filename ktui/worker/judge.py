@@ -48,9 +48,12 @@ from ktui.worker.fuzz import describe_for_run
 from ktui.worker.indices import IndexOps, IndexSource
 from ktui.worker.native import native_errors, truncate_to_tf32
 from ktui.worker.problem import (
+    Float64Kept,
     Problem,
     ProblemCache,
+    _clone,
     _map,
+    _upcast,
     inputs_only,
     output_dtype,
     policy_dtype,
@@ -234,21 +237,77 @@ def negated_domain(problem: Problem, case: ExecutedCase, verdict: CaseVerdict, d
     return cast(CaseVerdict, {**verdict, "ok": True, "score": 0.0, "reason": "", "warnings": [warning]})
 
 
-def _grad_outputs(problem: Problem, case: Case, device: str) -> list[str]:
-    """The output paths whose reference output requires grad when the inputs ``generate_input`` made requiring grad
-    require it again (a ``requires_grad`` case: ``worker.grad_modes``): a version's output there must require grad
-    too, or a training step through it gives those inputs no gradient (red team round 29, #10:
-    ``compare.flagged_output``). The reference runs once more, natively, with grad enabled; [] when it raises."""
-    from ktui.worker.grad_modes import requires_grad_again
+def _reference_grads(problem: Problem, case: Case, device: str) -> dict[str, Any]:
+    """What a ``requires_grad`` case's prepared entry holds of the reference's training use (``worker.grad_modes``):
+    ``needs_grad``, the output paths whose reference output requires grad when the inputs ``generate_input`` made
+    requiring grad require it again (a version's output there must require grad too, or a training step through it
+    gives those inputs no gradient: red team round 29, #10, ``compare.flagged_output``); and where there are such
+    outputs, the inputs' gradients through the reference's backward against the seeded cotangents
+    (``grad_modes.input_grads``: red team round 29, #8, a SiLU backward that dropped a term passed): ``grad_paths``
+    (the inputs, sorted), ``grad_expected`` (native), ``grad_ref`` (float64 where the reference's float64 run is
+    differentiable, else the native ones) with ``grad_precision``, and ``grad_native_err`` (``native.native_errors``
+    of the native gradients). {"needs_grad": []} when the reference raises with grad enabled.
 
+    Raises:
+        ProblemError: the reference's own backward raised (the version's gradients would have no truth)."""
+    from ktui.worker.grad_modes import grad_inputs, input_grads, requires_grad_again
+
+    paths, seed = problem.grad_paths, case["seed"]
     data = build_input(problem, {k: v for k, v in case.items() if k != "grad"}, device)
-    requires_grad_again(data, problem.grad_paths)
+
+    def fresh(d: Any) -> Any:  # leaves of their own, requiring grad where generate_input made them (``d`` keeps none)
+        d = _map(d, lambda x: x.detach().clone() if isinstance(x, torch.Tensor) else _clone(x))
+        requires_grad_again(d, paths)
+        return d
+
+    def native(d: Any) -> list[torch.Tensor]:  # the native gradients on inputs ``d`` (``native_errors`` moves them)
+        d = fresh(d)
+        with torch.enable_grad():
+            return input_grads(problem.reference_native(d), d, paths, seed)
+
+    d = fresh(data)
     try:
         with torch.enable_grad():
-            out = problem.reference_native(data)
+            out = problem.reference_native(d)
     except Exception:
-        return []
-    return [p for p, t in flatten(out) if isinstance(t, torch.Tensor) and t.requires_grad]
+        return {"needs_grad": []}
+    needs = [p for p, t in flatten(out) if isinstance(t, torch.Tensor) and t.requires_grad]
+    names = [p for p, _ in grad_inputs(d, paths)]
+    if not needs or not names:
+        return {"needs_grad": needs}
+    dtypes = {p: t.dtype for p, t in flatten(out) if isinstance(t, torch.Tensor)}
+    try:
+        expected = input_grads(out, d, paths, seed)
+    except Exception as exc:
+        raise ProblemError(
+            f"references/{problem.name}.py: ref_kernel's output requires grad on inputs that generate_input makes "
+            f"requiring grad, and its backward raised {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]} "
+            "(ktui judges a version's gradients against the reference's: make its backward run, or make the inputs "
+            "without requires_grad)"
+        ) from exc
+    del out, d
+    truth, precision = expected, "native"
+    if problem.float64:
+        try:
+            up = _map(data, _upcast)  # float64 leaves of their own
+            requires_grad_again(up, paths)
+            with torch.enable_grad(), Float64Kept():
+                out64 = problem.module.ref_kernel(_map(up, _clone))
+            truth, precision = input_grads(out64, up, paths, seed, dtypes), "float64"
+            del out64, up
+        except Exception as exc:  # (BitView: the reference reads its inputs' bits) the native gradients are the truth
+            precision = f"native (float64 raised {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]})"
+    entry: dict[str, Any] = {
+        "needs_grad": needs,
+        "grad_paths": names,
+        "grad_expected": _cpu(expected),
+        "grad_ref": _cpu(truth),
+        "grad_precision": precision,
+    }
+    if precision == "float64":
+        errs = native_errors(native, _map, data, expected, truth, seed)  # keyed out[0], out[1]...: by index
+        entry["grad_native_err"] = {names[int(k[4:-1])]: v for k, v in errs.items()}
+    return entry
 
 
 class Judge:
@@ -337,7 +396,7 @@ class Judge:
         if generators_after:
             entry["generators_after"] = generators_after
         if case.get("grad") == "requires_grad" and problem.grad_paths:
-            entry["needs_grad"] = _grad_outputs(problem, case, self.device)
+            entry.update(_reference_grads(problem, case, self.device))
         if buffers is not None:
             entry["buffer_leaves"] = buffers
         if inplace_native:  # judged as outputs (``compare.judge_outputs``): the same keys, in float64 where it ran
