@@ -1,0 +1,30 @@
+"""Red team round 30 and new-user trial 30: each finding fixed as a mechanism, with a bad kernel, its honest twin and
+a test asserting the verdict and its message (docs/cases.md)."""
+
+from __future__ import annotations
+
+from ktui.core.results import Status
+
+from .test_cases import CASES, K, run
+
+R = CASES / "references"
+QUICK = dict(layouts=False, seeds=1, seed=3, near_duplicates=False, rungs=("compile", "run", "correctness"))
+
+
+def test_a_race_the_cpu_run_finds_is_judged_in_the_order_a_gpu_may_take(make_ws, ladder_for):
+    """New-user trial 30, F1: an MoE grouped GEMM masking its last tile's store by M, not by its expert's end, wrote
+    into the next expert's first rows, which that expert's tile (a later program) wrote again: right in the
+    interpreter's program order, a race warning alone, and ``ok`` everywhere (``ktui eval`` chose it as the best
+    version). The raced elements are now left as another order leaves them (``interp_races.other_order_``): it fails
+    correctness; the honest twin (masked by the expert's end) passes with no race."""
+    ref = R / "nu30_moe_gemm.py"
+    res = run(make_ws, ladder_for, "moe", K / "nu30_moe_gemm_rowmask_bad.py", reference=ref, **QUICK)
+    r = res.rung("run")
+    assert r is not None and r.status is Status.OK, [x.line() for x in res.rungs]
+    races = [w for w in r.warnings if "of grouped_kernel both stored out_ptr[" in w]
+    assert races and "as a GPU may: the verdict judges that output" in races[0], r.warnings
+    c = res.rung("correctness")
+    assert c is not None and c.status is Status.FAILED and "output out:" in c.summary, c.line()
+    good = run(make_ws, ladder_for, "moe", K / "nu30_moe_gemm_good.py", reference=ref, **QUICK)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
+    assert not [w for w in good.rung("run").warnings if "both stored" in w]
