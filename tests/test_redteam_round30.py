@@ -28,3 +28,20 @@ def test_a_race_the_cpu_run_finds_is_judged_in_the_order_a_gpu_may_take(make_ws,
     good = run(make_ws, ladder_for, "moe", K / "nu30_moe_gemm_good.py", reference=ref, **QUICK)
     assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
     assert not [w for w in good.rung("run").warnings if "both stored" in w]
+
+
+def test_a_rung_failed_by_an_exception_has_its_error_line_as_summary_in_json():
+    """New-user trial 30, F18: ``ktui run --json`` wrote ``summary: ""`` for a run rung failed by an exception (the
+    message only under ``error``), so the README's ``jq '.data.rungs[] | {name, status, summary}'`` showed nothing
+    for the rung that failed. The JSON summary is the error's first line; a rung's own summary is kept."""
+    from ktui.core.results import ErrorInfo, RungResult
+
+    err = ErrorInfo(
+        type="OutOfBoundsAccess", message="spec=(1, 16, 16, 1): out-of-bounds store\nv4.py line 32", traceback=""
+    )
+    failed = RungResult(name="run", status=Status.FAILED, error=err)
+    assert failed.to_json()["summary"] == "OutOfBoundsAccess: spec=(1, 16, 16, 1): out-of-bounds store"
+    back = RungResult.from_json(failed.to_json())
+    assert back.line() == "[run] FAILED OutOfBoundsAccess: spec=(1, 16, 16, 1): out-of-bounds store"
+    own = RungResult(name="correctness", status=Status.FAILED, summary="spec=(1,) ...", error=err)
+    assert own.to_json()["summary"] == "spec=(1,) ..."

@@ -405,6 +405,18 @@ def test_a_long_spec_label_is_cut_before_the_last_figures_go():
     assert len(cells[0]) == 16 and cells[0].endswith("…"), cells
 
 
+def test_a_small_cosine_keeps_its_exponent_in_the_accuracy_column():
+    """New-user trial 30, F3: a cosine of 1.95e-06 was drawn ``1.954714e`` (its 7 digits cut by the 9-cell column),
+    reading as 1.95. The cell keeps fewer digits and its exponent; a near-1 cosine keeps its 7."""
+    from ktui.tui.widgets import ACC_WIDTH, AccuracyTable
+
+    spec = dict(softmax_specs()[0], cosine=1.9547136902473052e-06)
+    (cell,) = AccuracyTable._cells(spec, ["cosine"])
+    assert cell == "1.955e-06" and len(cell) <= ACC_WIDTH["cosine"], cell
+    (cell,) = AccuracyTable._cells(dict(spec, cosine=0.99999871), ["cosine"])
+    assert cell == "0.9999987", cell
+
+
 def test_accuracy_notes_are_empty_when_every_spec_passed():
     assert accuracy_notes(softmax_result()).plain == ""
     assert accuracy_notes(None).plain == ""

@@ -125,7 +125,8 @@ class RungJson(TypedDict):
         ok: not failed (a skipped rung is ok).
         status: ``ok``, ``FAILED`` or ``skipped``.
         seconds: how long the rung took, wall clock in ktui's process, s.
-        summary: its figures in one line; for a skipped rung, why.
+        summary: its figures in one line; for a skipped rung, why; for a rung failed by an exception, the error's
+            first line (``Type: message``).
         error: the exception of a failed rung.
         warnings: what is worth a look without failing the rung (spills, a slow host path...).
     """
@@ -314,7 +315,9 @@ class RungResult:
             "ok": self.ok,
             "status": self.status.value,
             "seconds": round(self.seconds, 4),
-            "summary": self.summary,
+            # a rung failed by an exception has no figures: its error's line (new-user trial 30, F18: ``jq '.data.
+            # rungs[] | {name, status, summary}'`` showed nothing for the one rung that failed)
+            "summary": self.summary or (self.error.one_line() if self.error else ""),
         }
         d: dict[str, Any] = {**head, **json_safe(self.figures)}
         if self.error:
@@ -520,6 +523,17 @@ def fmt(x: Any, digits: int = 3) -> str:
     if 1e-3 <= abs(x) < 1e5:
         return f"{x:.{digits}g}" if abs(x) < 1 else f"{x:.{max(digits - 2, 1)}f}".rstrip("0").rstrip(".")
     return f"{x:.{digits - 1}e}"
+
+
+def fmt_fit(x: Any, digits: int, width: int) -> str:
+    """``fmt(x, digits)`` with fewer digits until it fits ``width`` characters (a table column): a cosine of
+    0.9999987 keeps its 7 digits, one of 1.95e-06 reads ``1.95e-06``, never a cut ``1.954714e`` (new-user trial 30,
+    F3)."""
+    text = fmt(x, digits)
+    while len(text) > width and digits > 1:
+        digits -= 1
+        text = fmt(x, digits)
+    return text
 
 
 def fmt_seconds(seconds: float) -> str:

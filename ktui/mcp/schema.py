@@ -93,7 +93,8 @@ class RungOut(TypedDict):
         status: ``ok``, ``FAILED`` or ``skipped``.
         ok: not failed (a skipped rung is ok).
         seconds: the rung's wall time in ktui's process, s.
-        summary: its figures in one line (for a skipped rung, why).
+        summary: its figures in one line (for a skipped rung, why; for a rung failed by an exception, the error's
+            first line).
         figures: the rung's own figures (JSON values).
         error: the exception of a failed rung, else None.
         warnings: what is worth a look without failing it.

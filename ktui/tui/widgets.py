@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ktui.core.figures import CorrectnessSpec, benchmark_of, correctness_of
-from ktui.core.results import RUNG_ORDER, LadderResult, RungResult, Status, fmt, fmt_seconds
+from ktui.core.results import RUNG_ORDER, LadderResult, RungResult, Status, fmt, fmt_fit, fmt_seconds
 from ktui.core.store import Baselines
 from ktui.core.workspace import KernelRef, Workspace
 from ktui.tui.state import VersionState, problem_badge, rung_names
@@ -212,6 +212,7 @@ ACC_COLUMNS = (  # key (its header), width (None: the widest label), what is dro
     ("unwritten", 9, 4),
     ("worst at", 12, 5),
 )
+ACC_WIDTH = {name: w for name, w, _ in ACC_COLUMNS if w is not None}
 ACC_TELLING = 10  # the priority of nan/inf and unwritten when a spec has some: they then say why it failed
 SPEC_MIN = 16  # cells the spec column keeps when it is cut (``accuracy_columns``) before the figures go
 ACC_KEEP = 8  # columns of this priority or more (psnr_db, max_abs, telling counts) cut the spec column first
@@ -347,7 +348,7 @@ class AccuracyTable(DataTable[str | Text]):
             "max_abs": fmt(s.get("max_abs_err")),
             "max_rel": fmt(s.get("max_rel_err")),
             "psnr_db": fmt(s.get("psnr_db")),
-            "cosine": fmt(s.get("cosine"), 7),
+            "cosine": fmt_fit(s.get("cosine"), 7, ACC_WIDTH["cosine"]),
             "mse": fmt(s.get("mse")),
             "rmse": fmt(s.get("rmse")),
             "nan/inf": f"{s.get('nan_count') or 0}/{s.get('inf_count') or 0}",
