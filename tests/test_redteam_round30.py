@@ -3,6 +3,8 @@ a test asserting the verdict and its message (docs/cases.md)."""
 
 from __future__ import annotations
 
+import re
+
 from ktui.core.results import Status
 
 from .test_cases import CASES, K, run
@@ -23,6 +25,8 @@ def test_a_race_the_cpu_run_finds_is_judged_in_the_order_a_gpu_may_take(make_ws,
     assert r is not None and r.status is Status.OK, [x.line() for x in res.rungs]
     races = [w for w in r.warnings if "of grouped_kernel both stored out_ptr[" in w]
     assert races and "as a GPU may: the verdict judges that output" in races[0], r.warnings
+    # (F8) the element by its index in out[M, N], and the advice for overlapping tiles
+    assert re.search(r"out_ptr\[\d+, \d+\]", races[0]) and "store masks to end where each tile's rows end" in races[0]
     c = res.rung("correctness")
     assert c is not None and c.status is Status.FAILED and "output out:" in c.summary, c.line()
     good = run(make_ws, ladder_for, "moe", K / "nu30_moe_gemm_good.py", reference=ref, **QUICK)

@@ -45,6 +45,8 @@ class _Arg:
     lo: int  # the storage's allowed bytes: [lo, hi)
     hi: int
     strides: tuple[int, ...] | None = None  # a tensor that is not contiguous: its strides (elements), else None
+    shape: tuple[int, ...] = ()  # its sizes (a race's element is named by its index: ``interp_races._where``)
+    all_strides: tuple[int, ...] = ()  # its strides (elements), contiguous or not
 
 
 @dataclass
@@ -81,7 +83,12 @@ def _ranges(named: list[tuple[str, Any]]) -> _Ranges:
                 strides = tuple(v.stride())
         except (AttributeError, RuntimeError):
             pass
-        args.append(_Arg(name, v.data_ptr(), v.element_size(), str(v.dtype).removeprefix("torch."), lo, hi, strides))
+        try:
+            shape, every = tuple(int(n) for n in v.shape), tuple(int(n) for n in v.stride())
+        except (AttributeError, RuntimeError, TypeError):
+            shape, every = (), ()
+        dtype = str(v.dtype).removeprefix("torch.")
+        args.append(_Arg(name, v.data_ptr(), v.element_size(), dtype, lo, hi, strides, shape, every))
 
     for name, v in named:
         add(name, v)

@@ -173,8 +173,26 @@ def _where(address: int) -> str:
     r = interp_bounds._CURRENT[-1] if interp_bounds._CURRENT else None
     for arg in r.args if r is not None else []:
         if arg.lo <= address < arg.hi:
-            return f"{arg.name}[{(address - arg.data_ptr) // arg.elsize}]"
+            flat = (address - arg.data_ptr) // arg.elsize
+            index = _index(flat, arg.shape, arg.all_strides)
+            return f"{arg.name}[{flat}]" if index is None else f"{arg.name}[{', '.join(map(str, index))}]"
     return f"address {address:#x}"
+
+
+def _index(offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The index of the element at ``offset`` elements from a tensor's data pointer, from its ``shape`` and
+    ``strides`` (a layout whose elements do not overlap: the largest stride first); None for a 0-d or 1-d tensor (its
+    offset says it), or an offset no element has (new-user trial 30, F8: ``out_ptr[384]`` is ``out_ptr[1, 128]``)."""
+    if len(shape) < 2 or len(strides) != len(shape) or offset < 0:
+        return None
+    index = [0] * len(shape)
+    rest = offset
+    for d in sorted(range(len(shape)), key=lambda d: -strides[d]):
+        if strides[d] > 0 and shape[d] > 1:
+            index[d], rest = divmod(rest, strides[d])
+    if rest or any(not 0 <= i < n for i, n in zip(index, shape, strict=True)):
+        return None
+    return tuple(index)
 
 
 def _report(launch: Launch) -> None:
@@ -188,7 +206,8 @@ def _report(launch: Launch) -> None:
         what = (
             f"programs {first} and {second} of {launch.name} both stored {where} (different values) in one launch, "
             "nothing ordering them: on a GPU, where they run at once, the last store wins in no fixed order (a race: "
-            "a read-modify-write across programs needs tl.atomic_add)"
+            "tiles that overlap need their store masks to end where each tile's rows end; a read-modify-write "
+            "across programs needs tl.atomic_add)"
         )
     else:
         what = (
