@@ -49,3 +49,39 @@ def test_a_rung_failed_by_an_exception_has_its_error_line_as_summary_in_json():
     assert back.line() == "[run] FAILED OutOfBoundsAccess: spec=(1, 16, 16, 1): out-of-bounds store"
     own = RungResult(name="correctness", status=Status.FAILED, summary="spec=(1,) ...", error=err)
     assert own.to_json()["summary"] == "spec=(1,) ..."
+
+
+def test_a_load_of_what_another_program_stored_in_the_launch_reads_the_value_before_it(make_ws, ladder_for):
+    """Red team round 30, #1 and #2: a single-pass prefix sum reading the previous block's total with a plain load
+    (no flag, no wait) and an RMSNorm backward whose last program sums the others' dw partials (no atomic ticket)
+    passed: the interpreter runs programs in order, so every load saw the store. A plain load of an element another
+    program stored earlier in the launch, with no atomic or volatile load ordering them, now reads what the element
+    held before the launch, as on a GPU it may (``interp_races.Launch.read``): both fail, the run rung says why; the
+    honest twins (three launches; two launches) pass, and so do the flag-ordered scans of round 28 (their test)."""
+    ref = R / "rt30_cumsum.py"
+    res = run(make_ws, ladder_for, "scan", K / "rt30_cumsum_chained_bad.py", reference=ref, **QUICK)
+    r = res.rung("run")
+    assert r is not None and r.status is Status.OK, [x.line() for x in res.rungs]
+    reads = [w for w in r.warnings if "of chained_scan_kernel read totals_ptr[" in w]
+    assert reads and "gave the load the value the element held before the launch" in reads[0], r.warnings
+    assert res.rung("correctness").status is Status.FAILED, res.rung("correctness").line()
+    good = run(make_ws, ladder_for, "scan", K / "rt30_cumsum_3pass_good.py", reference=ref, **QUICK)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
+    assert not [w for w in good.rung("run").warnings if "nothing ordering them" in w]
+    ref = R / "rt30_rmsnorm_bwd.py"
+    quick = dict(QUICK, fuzz=False, distributions=False)
+    res = run(make_ws, ladder_for, "bwd", K / "rt30_rmsnorm_bwd_lastsum_bad.py", reference=ref, **quick)
+    assert res.rung("correctness").status is Status.FAILED, [x.line() for x in res.rungs]
+    assert [w for w in res.rung("run").warnings if "with a plain store, nothing ordering them" in w]
+    good = run(make_ws, ladder_for, "bwd", K / "rt30_rmsnorm_bwd_2launch_good.py", reference=ref, **quick)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
+
+
+def test_an_output_flagged_requires_grad_without_a_graph_fails_on_its_gradient(make_ws, ladder_for):
+    """Red team round 30, #4: a SiLU returning ``out.requires_grad_(True)`` has the flag round 29's rule asked for
+    and no graph: ``x.grad`` stays None in training. Its gradient (zeros) is judged against the reference's now."""
+    ref = R / "rt27_silu.py"
+    quick = dict(QUICK, fuzz=False, distributions=False)
+    bad = run(make_ws, ladder_for, "silu", K / "rt30_silu_leaf_bad.py", reference=ref, **quick).rung("correctness")
+    assert bad is not None and bad.status is Status.FAILED, bad
+    assert "grad=requires_grad: the gradient of in (the backward on seeded cotangents)" in bad.summary, bad.summary
