@@ -363,7 +363,12 @@ PY
           rt29_attn:rt29_attn_fixed_scale_bad rt29_embbwd:rt29_embbwd_good rt29_embbwd:rt29_embbwd_race_bad \
           rt29_rowsum:rt29_rowsum_splitk_good rt29_rowsum:rt29_rowsum_first_split_bad \
           rt29_scale:rt29_scale_retune_good rt29_scale:rt29_scale_retune_bad rt29_segmean:rt29_segmean_good \
-          rt29_segmean:rt29_segmean_empty_bad rt27_silu:rt29_silu_nograd_bad; do
+          rt29_segmean:rt29_segmean_empty_bad rt27_silu:rt29_silu_nograd_bad \
+          rt29_rmsnorm_train:rt29_rmsnorm_train_good rt29_rmsnorm_train:rt29_rmsnorm_train_dx_bad \
+          rt27_silu:rt29_silu_bwd_term_bad rt27_silu:rt29_silu_leaf_cut_bad rt27_silu:rt30_silu_leaf_bad \
+          nu30_moe_gemm:nu30_moe_gemm_good nu30_moe_gemm:nu30_moe_gemm_rowmask_bad rt30_cumsum:rt30_cumsum_3pass_good \
+          rt30_cumsum:rt30_cumsum_chained_bad rt30_rmsnorm_bwd:rt30_rmsnorm_bwd_2launch_good \
+          rt30_rmsnorm_bwd:rt30_rmsnorm_bwd_lastsum_bad; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
