@@ -85,3 +85,29 @@ def test_an_output_flagged_requires_grad_without_a_graph_fails_on_its_gradient(m
     bad = run(make_ws, ladder_for, "silu", K / "rt30_silu_leaf_bad.py", reference=ref, **quick).rung("correctness")
     assert bad is not None and bad.status is Status.FAILED, bad
     assert "grad=requires_grad: the gradient of in (the backward on seeded cotangents)" in bad.summary, bad.summary
+
+
+def test_the_judges_reference_timing_refills_inputs_whose_shape_the_seed_changes(monkeypatch):
+    """The 2026-12-06 H200 run: the benchmark rung of a jagged segment mean failed "ktui's judge failed ... The size
+    of tensor a (137226) must match the size of tensor b (134284)": the judge's reference timing refilled its inputs
+    with ``copy_``, while the candidate's timed calls resize a jagged values tensor in place (``copy_into``). Both
+    refill the same way now. (``bench`` stands in here: it times CUDA work only.)"""
+    import hashlib
+
+    from ktui.worker import judge as judge_mod
+
+    seen: list[tuple[int, ...]] = []
+
+    def fake_bench(fn, device, before=None, **kw):
+        for rep in range(3):
+            before(rep)
+            seen.append(tuple(fn().shape))
+        return {"median_us": 1.0}, None
+
+    monkeypatch.setattr(judge_mod, "bench", fake_bench)
+    path = R / "rt30_jagged_sum.py"
+    ref = {"problem": "jag", "path": str(path), "sha": hashlib.sha256(path.read_bytes()).hexdigest()}
+    reply = judge_mod.Judge("cpu").do_time_reference(
+        {"reference": ref, "kernel": ref, "spec_indices": [0], "seed": 3}, lambda p: None
+    )
+    assert reply["specs"][0]["median_us"] == 1.0 and seen == [(16, 8)] * 3, seen

@@ -65,6 +65,7 @@ from ktui.worker.structure import structure
 from ktui.worker.tensors import (
     aliases,
     buffer_leaves,
+    copy_into,
     describe,
     flatten,
     generator_states,
@@ -522,10 +523,10 @@ class Judge:
                 data = problem.generate(base, spec, self.device)
 
                 def refresh(rep: int, spec: dict[str, Any] = spec, data: Any = data, base: int = base) -> None:
-                    src = problem.generate(base + 1 + rep, spec, self.device)
-                    for (_, d), (_, s) in zip(flatten(data), flatten(src)):
-                        if isinstance(d, torch.Tensor):
-                            d.copy_(s)
+                    # as the candidate's timed calls refill theirs: a tensor whose shape the seed changes (jagged
+                    # values) resized in place (the 2026-12-06 H200 run: the judge's own copy_ raised on a jagged
+                    # segment mean's benchmark, "The size of tensor a (137226) must match ... (134284)")
+                    copy_into(data, problem.generate(base + 1 + rep, spec, self.device))
 
                 stats, _ = bench(lambda: problem.module.ref_kernel(data), self.device, before=refresh)
                 entry: dict[str, Any] = {
