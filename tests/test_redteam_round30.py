@@ -111,3 +111,26 @@ def test_the_judges_reference_timing_refills_inputs_whose_shape_the_seed_changes
         {"reference": ref, "kernel": ref, "spec_indices": [0], "seed": 3}, lambda p: None
     )
     assert reply["specs"][0]["median_us"] == 1.0 and seen == [(16, 8)] * 3, seen
+
+
+def test_the_segments_distribution_puts_a_zero_in_a_lengths_tensor(make_ws, ladder_for):
+    """Red team round 30, #6: a masked mean pooling dividing by ``lengths[b]`` gives NaN for an empty sequence and
+    passed: ``segments`` emptied sorted offsets only, and no distribution put a 0 in a lengths tensor. In an integer
+    tensor of positive values that is not sorted offsets, ``segments`` sets one element of each row to 0
+    (``special.empty_segment_``); the honest twin (0 for an empty sequence, as the reference) passes."""
+    import torch
+
+    from ktui.worker.special import empty_segment_
+
+    lengths = torch.tensor([3, 1, 7, 2])
+    empty_segment_(lengths, torch.Generator().manual_seed(0))
+    assert (lengths == 0).sum() == 1 and sorted(lengths[lengths > 0].tolist()) != [], lengths
+    ids = torch.tensor([[4, 0, 2], [1, 1, 5]])  # a zero already: not lengths, left alone
+    empty_segment_(ids, torch.Generator().manual_seed(0))
+    assert ids.tolist() == [[4, 0, 2], [1, 1, 5]]
+    ref = R / "rt30_meanpool.py"
+    quick = dict(QUICK, layouts=False, near_duplicates=False)
+    bad = run(make_ws, ladder_for, "pool", K / "rt30_meanpool_nan_bad.py", reference=ref, **quick).rung("correctness")
+    assert bad is not None and bad.status is Status.FAILED and "dist=segments" in bad.summary, bad.line()
+    good = run(make_ws, ladder_for, "pool", K / "rt30_meanpool_good.py", reference=ref, **quick)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()

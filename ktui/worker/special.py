@@ -535,11 +535,17 @@ def empty_segment_(t: torch.Tensor, g: torch.Generator) -> None:
     tensor whose rows are sorted one way with unequal steps: offsets, CSR row pointers, ``cu_seqlens``) one step drawn
     at random becomes 0 and its length is spread over the other steps, none past the longest step the row had (an
     honest kernel may take it as its block), the row's ends kept; a row without room for that is left as it is.
-    In place; other tensors are left as they are."""
-    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool or t.numel() < 3:
+    In place. And lengths (red team round 30, #6: a masked mean pooling dividing by ``lengths[b]`` gave NaN for an
+    empty sequence and passed: no distribution put a 0 in a lengths tensor): in an integer tensor of positive values
+    that is no such sorted row (sequence lengths, per-expert counts), one element of each row drawn at random becomes
+    0. Other tensors are left as they are."""
+    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool or t.numel() == 0:
         return
     base = distinct_view(t)
-    if base.ndim == 0 or base.shape[-1] < 3 or not sorted_rows(base):
+    if base.ndim == 0 or base.numel() == 0:
+        return
+    if not (base.shape[-1] >= 3 and sorted_rows(base)):
+        _empty_length_(base, g)
         return
     x = base.reshape(-1, base.shape[-1]).to(torch.int64).cpu()
     changed = False
@@ -566,6 +572,17 @@ def empty_segment_(t: torch.Tensor, g: torch.Generator) -> None:
         changed = True
     if changed:
         base.copy_(x.reshape(base.shape).to(device=base.device, dtype=base.dtype))
+
+
+def _empty_length_(base: torch.Tensor, g: torch.Generator) -> None:
+    """``empty_segment_``'s lengths: in ``base`` (an integer tensor, its distinct elements) of positive values only,
+    one element of each of its first ``SEGMENT_ROWS`` rows drawn at random set to 0, in place; else left as it is."""
+    x = base.reshape(-1, base.shape[-1]).to(torch.int64).cpu()
+    if not bool((x > 0).all()):
+        return
+    for r in range(min(x.shape[0], SEGMENT_ROWS)):
+        x[r, int(torch.randint(x.shape[1], (1,), generator=g, device=g.device))] = 0
+    base.copy_(x.reshape(base.shape).to(device=base.device, dtype=base.dtype))
 
 
 class NonfiniteCasts(TorchDispatchMode):  # type: ignore[no-untyped-call]
