@@ -134,3 +134,23 @@ def test_the_segments_distribution_puts_a_zero_in_a_lengths_tensor(make_ws, ladd
     assert bad is not None and bad.status is Status.FAILED and "dist=segments" in bad.summary, bad.line()
     good = run(make_ws, ladder_for, "pool", K / "rt30_meanpool_good.py", reference=ref, **quick)
     assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
+
+
+def test_the_worst_screened_calls_are_verified_even_inside_the_screens_bound(make_ws, ladder_for):
+    """Red team round 30, #3: a bf16 row sum re-tuned every 64th call to drop each row's last column stayed inside
+    the screen's bound (bf16's rounding sets it loose) and passed when no kept call met it. The ``SCREEN_FULL``
+    worst screened calls are verified in full whether or not the bound flagged them; the honest twin passes."""
+    ref = R / "rt30_rowsum_bf16.py"
+    quick = dict(
+        seeds=1, layouts=False, fuzz=False, distributions=False, near_duplicates=False,
+        rungs=("compile", "run", "correctness", "benchmark"),
+    )  # fmt: skip
+    for seed in (1, 2):
+        res = run(make_ws, ladder_for, "rows", K / "rt30_rowsum_retune_bad.py", reference=ref, seed=seed, **quick)
+        b = res.rung("benchmark")
+        assert b is not None and b.status is Status.FAILED, [r.line() for r in res.rungs]
+        assert "the output of call" in b.summary, b.summary
+    good = run(make_ws, ladder_for, "rows", K / "rt30_rowsum_retune_good.py", reference=ref, seed=2, **quick)
+    b = good.rung("benchmark")
+    assert b is not None and b.status is not Status.FAILED, b.line()
+    assert "worst checked in full" in b.summary, b.summary

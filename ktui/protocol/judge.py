@@ -212,7 +212,8 @@ class TimedVerdict(TypedDict):
     checked: int  # outputs verified, every element each
     calls: int
     screened: NotRequired[int]  # the other calls screened (a stretch)
-    flagged: NotRequired[int]  # of them, beyond the screen's bound (the worst ``SCREEN_FULL`` verified in full)
+    flagged: NotRequired[int]  # of them, beyond the screen's bound
+    screen_checked: NotRequired[int]  # of them, the worst by the screen's score, verified in full (``SCREEN_FULL``)
     call: NotRequired[int]  # the failing call, from 1
     seed: NotRequired[int]  # its inputs' seed
     score: NotRequired[float]

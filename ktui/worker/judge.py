@@ -630,9 +630,14 @@ class Judge:
                 reply.update({"call": kept["call"], "seed": kept["seed"]})
         screened = params.get("screened") or []
         if screened and reply["ok"]:
-            flagged = self._screen(problem, spec, folder, screened)
-            reply.update({"screened": len(screened), "flagged": len(flagged)})
-            for kept in flagged[:SCREEN_FULL]:  # the worst of them, verified as a kept call is
+            ranked, flagged = self._screen(problem, spec, folder, screened)
+            reply.update(
+                {"screened": len(screened), "flagged": flagged, "screen_checked": min(SCREEN_FULL, len(ranked))}
+            )
+            # the worst of them, verified as a kept call is, whether or not the screen's bound flagged them (red
+            # team round 30, #3: a bf16 row sum re-tuned every 64th call to drop each row's last column stayed
+            # inside the bound, which bf16's rounding sets loose, and passed when no kept call met it)
+            for kept in ranked[:SCREEN_FULL]:
                 v = self._judge_timed_call(problem, spec, idx, folder, kept)
                 reply["checked"] += 1
                 if not v["ok"]:
@@ -663,18 +668,20 @@ class Judge:
             return cast(CaseVerdict, {**base, "ok": False, "reason": not_buffer, "score": math.inf})
         return judge_outputs(problem, prep, executed, folder / kept["dir"], self.device, base, large=TIMED_LARGE)
 
-    def _screen(self, problem: Problem, spec: dict[str, Any], folder: Path, calls: list[TimedOutput]) -> list[Any]:
-        """The calls of ``calls`` (a stretch's calls not kept) whose outputs the screen puts beyond its bound
-        (``screen.score`` against the reference on each call's inputs, computed here), the worst first."""
+    def _screen(
+        self, problem: Problem, spec: dict[str, Any], folder: Path, calls: list[TimedOutput]
+    ) -> tuple[list[TimedOutput], int]:
+        """The calls of ``calls`` (a stretch's calls not kept) ranked by the screen (``screen.score`` against the
+        reference on each call's inputs, computed here), the worst first, and how many of them are beyond its
+        bound (flagged). Calls of one score keep their order."""
         scored = []
         for c in calls:
             data = problem.generate(c["seed"], spec, self.device)
             ref, _ = problem.reference(data)
-            s = screen_score(ref, c, folder / c["dir"])
-            if s > 1.0:
-                scored.append((s, c["call"], c))
+            scored.append((screen_score(ref, c, folder / c["dir"]), c["call"], c))
             del data, ref
-        return [c for _, _, c in sorted(scored, key=lambda x: (-x[0], x[1]))]
+        ranked = sorted(scored, key=lambda x: (-x[0], x[1]))
+        return [c for _, _, c in ranked], sum(1 for s, _, _ in ranked if s > 1.0)
 
     def do_roofline(self, params: RooflineRequest, progress: OnProgress) -> RooflineReply:
         """The measured ceilings: device bandwidth (GB/s) and matmul peak (TFLOP/s) for each dtype asked, and the

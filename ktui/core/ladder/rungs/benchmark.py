@@ -342,13 +342,15 @@ STRETCH_WHAT = (
 
 
 def _screened(verdict: Mapping[str, Any]) -> str:
-    """`` (the other 247 screened against the reference: 2 beyond its bound, the worst checked in full)``: what the
-    judge's screen of a stretch did (``TimedVerdict.screened``, ``flagged``); '' without one."""
+    """`` (the other 247 screened against the reference, the 8 worst checked in full: 2 beyond its bound)``: what the
+    judge's screen of a stretch did (``TimedVerdict.screened``, ``screen_checked``, ``flagged``); '' without one."""
     if not verdict.get("screened"):
         return ""
     flagged = int(verdict.get("flagged", 0))
-    beyond = f": {flagged} beyond its bound, the worst checked in full" if flagged else ""
-    return f" (the other {verdict['screened']} screened against the reference{beyond})"
+    full = int(verdict.get("screen_checked", 0))
+    beyond = f": {flagged} beyond its bound" if flagged else ""
+    worst = f", the {full} worst checked in full" if full else ""
+    return f" (the other {verdict['screened']} screened against the reference{worst}{beyond})"
 
 
 def _verify_kept(
