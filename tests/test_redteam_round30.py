@@ -154,3 +154,22 @@ def test_the_worst_screened_calls_are_verified_even_inside_the_screens_bound(mak
     b = good.rung("benchmark")
     assert b is not None and b.status is not Status.FAILED, b.line()
     assert "worst checked in full" in b.summary, b.summary
+
+
+def test_a_failure_on_an_intrange_case_names_the_refilled_inputs_and_the_way_out(make_ws, ladder_for):
+    """New-user trial 30, F2 and red team round 30, #7: ``intrange`` refilled offsets and lengths over int64's range,
+    which a reference that masks and clamps takes, and an honest kernel trusting lengths <= T failed with a bare
+    out-of-bounds access. The failure now names the refilled inputs and how the reference rules such values out;
+    with the contract asserted in ``ref_kernel`` the distribution is left out and the kernel passes."""
+    quick = dict(QUICK, layouts=False, near_duplicates=False)
+    kernel = K / "rt30_meanpool_trusting_good.py"
+    res = run(make_ws, ladder_for, "pool", kernel, reference=R / "rt30_meanpool.py", **quick)
+    r = res.rung("run")
+    assert r is not None and r.status is Status.FAILED, [x.line() for x in res.rungs]
+    text = r.line()
+    assert "dist=intrange" in text, text
+    assert "[dist=intrange refilled the integer input in[1] (int64[" in text, text
+    assert "have ref_kernel raise on them" in text, text
+    ref = R / "rt30_meanpool_checked.py"
+    good = run(make_ws, ladder_for, "pool", kernel, reference=ref, **quick)
+    assert good.rung("correctness").status is Status.OK, [x.line() for x in good.rungs]

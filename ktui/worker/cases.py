@@ -49,7 +49,7 @@ from typing import Any
 
 import torch
 
-from ktui.protocol import mixed_variants, spec_label
+from ktui.protocol import Case, mixed_variants, spec_label
 from ktui.worker.problem import DISTRIBUTIONS, Problem
 from ktui.worker.special import SPECIAL, near_duplicate_, refill_special
 from ktui.worker.tensors import dataclass_fields, with_fields
@@ -563,3 +563,23 @@ def layout_of(t: torch.Tensor) -> str:
     if t.ndim >= 2 and t.stride(-1) == 1:
         return "padded"
     return "transposed" if t.ndim >= 2 else "strided"
+
+
+def intrange_hint(case: Case, inputs: list[tuple[str, Any]]) -> str:
+    """What a failed ``intrange`` case adds to its message (new-user trial 30, F2; red team round 30, #7: offsets and
+    lengths refilled over int64's range, which a reference that masks and clamps takes, failed an honest kernel with
+    a bare out-of-bounds access): which integer inputs the distribution refilled, and how a reference says such
+    values are outside the problem. '' for another case. ``inputs``: the case's input leaves (``flatten(.., "in")``)."""
+    if case.get("dist") != "intrange":
+        return ""
+    refilled = [
+        f"{p} ({str(t.dtype).removeprefix('torch.')}{list(t.shape)})"
+        for p, t in inputs
+        if isinstance(t, torch.Tensor) and not t.is_floating_point() and not t.is_complex() and t.dtype != torch.bool
+    ]
+    return (
+        f" [dist=intrange refilled the integer input{'s' if len(refilled) != 1 else ''} {', '.join(refilled[:4])} "
+        "with values across the dtype's range, and ref_kernel took them (its output stayed valid); if the problem "
+        "never holds such values (lengths up to T, offsets within [0, M]), have ref_kernel raise on them "
+        "(assert (lengths <= x.shape[1]).all()): ktui then leaves the distribution out]"
+    )

@@ -24,7 +24,7 @@ from ktui.protocol import (
     Sources,
 )
 from ktui.worker import allocation, capture, global_state, integrity, interp_races
-from ktui.worker.cases import build_input, case_label, empty_spec, label_of, spec_of
+from ktui.worker.cases import build_input, case_label, empty_spec, intrange_hint, label_of, spec_of
 from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
 from ktui.worker.grad_modes import CallMode, case_mode, input_grads, requires_grad_again
 from ktui.worker.guards import Guards
@@ -295,11 +295,16 @@ class CheckedCalls:
                             )
                             break
                         shown = {**entry, "configs": capture.configs_ran()}  # the configs it ran when it raised
-                        reraise_as_case(exc, case_label(label_of(problem, case), shown))
+                        try:
+                            reraise_as_case(exc, case_label(label_of(problem, case), shown))
+                        except CaseFailed as failed:  # (an intrange case: where its values came from)
+                            raise CaseFailed(f"{failed}{intrange_hint(case, before)}") from exc
                     finally:
                         guards.close()
                     if out_of_bounds:
-                        raise CaseFailed(_out_of_bounds(label, out_of_bounds, out, inputs))
+                        raise CaseFailed(
+                            _out_of_bounds(label, out_of_bounds, out, inputs) + intrange_hint(case, before)
+                        )
                     if self.state_changed:
                         raise CaseFailed(f"{label}: {self.state_changed}")
                     grads: list[Any] = []

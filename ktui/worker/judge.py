@@ -41,7 +41,15 @@ from ktui.protocol import (
 from ktui.worker import upstream
 from ktui.worker.arguments import positive_only
 from ktui.worker.baselines import time_baselines
-from ktui.worker.cases import build_input, case_label, label_of, layout_detail, layout_of, round_to_tf32
+from ktui.worker.cases import (
+    build_input,
+    case_label,
+    intrange_hint,
+    label_of,
+    layout_detail,
+    layout_of,
+    round_to_tf32,
+)
 from ktui.worker.compare import buffer_mismatch, judge_burst, judge_case, judge_outputs, overlaps
 from ktui.worker.errors import ProblemError
 from ktui.worker.fuzz import describe_for_run
@@ -498,6 +506,9 @@ class Judge:
                 verdict = negated_domain(
                     problem, case, judge_case(problem, prep, case, folder, self.device), self.device
                 )
+                if not verdict["ok"] and case.get("dist") == "intrange":  # where its integer values came from
+                    leaves = flatten(inputs_only(problem, prep["inputs_of"]()), "in")
+                    verdict["reason"] = f"{verdict.get('reason', '')}{intrange_hint(case, leaves)}"
                 if upstream.checker(problem) is not None and upstream.eligible(case):
                     # the problem's own checker beside ktui's verdict (shown with it, never instead of it)
                     verdict.update(upstream.check(problem, case, folder, self.device))
