@@ -173,3 +173,21 @@ def test_a_failure_on_an_intrange_case_names_the_refilled_inputs_and_the_way_out
     ref = R / "rt30_meanpool_checked.py"
     good = run(make_ws, ladder_for, "pool", kernel, reference=ref, **quick)
     assert good.rung("correctness").status is Status.OK, [x.line() for x in good.rungs]
+
+
+def test_a_reference_searching_among_nan_is_no_truth_for_an_index(make_ws, ladder_for):
+    """Red team round 30, #8: on +inf logits an inverse-CDF sampler's reference made a NaN CDF, ``searchsorted``
+    answered V - 1, and that artifact was taken as the exact truth: an honest sampler failed ``nonfinite``. A
+    ``searchsorted`` / ``bucketize`` among NaN makes the reference no valid target there (``special.NonfiniteCasts``):
+    the distribution keeps to the inputs where it is valid, and the honest kernel passes."""
+    import torch
+
+    from ktui.worker.special import NonfiniteCasts
+
+    with NonfiniteCasts() as seen:
+        cdf = torch.softmax(torch.tensor([[0.0, float("inf"), 1.0]]), dim=-1).cumsum(-1)
+        torch.searchsorted(cdf, torch.tensor([[0.5]]))
+    assert "searchsorted searches among NaN" in seen.seen, seen.seen
+    ref = R / "rt30_sample.py"
+    res = run(make_ws, ladder_for, "sample", K / "rt30_sample_good.py", reference=ref, seed=3, rungs=QUICK["rungs"])
+    assert res.rung("correctness").status is Status.OK, [x.line() for x in res.rungs]

@@ -590,7 +590,8 @@ class NonfiniteCasts(TorchDispatchMode):  # type: ignore[no-untyped-call]
     ``copy_`` into an integer tensor): its value there is undefined (C's float-to-integer conversion of a value out
     of range; torch's CPU gives 0 for NaN, a GPU saturates). A quantizer's reference on ``masked`` rows computes
     ``round(-inf / inf)`` = NaN and casts it: its 0 was taken as the exact truth and an honest kernel failed "got
-    -127 where the truth is 0" (new-user trial 28, F12). ``seen``: the first such cast, '' when none."""
+    -127 where the truth is 0" (new-user trial 28, F12). And a ``searchsorted`` / ``bucketize`` whose sequence or
+    values hold NaN (red team round 30, #8). ``seen``: the first such op, '' when none."""
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
@@ -615,6 +616,13 @@ class NonfiniteCasts(TorchDispatchMode):  # type: ignore[no-untyped-call]
             ):
                 dt = str(dst.dtype).removeprefix("torch.")
                 self.seen = f"the reference casts NaN or inf to {dt} (undefined: torch's CPU gives 0, a GPU saturates)"
+            elif name in ("searchsorted", "bucketize") and any(
+                isinstance(a, torch.Tensor) and a.is_floating_point() and bool(torch.isnan(a).any()) for a in args[:2]
+            ):
+                # a search among NaN: no sorted order holds, the index is the search's artifact (red team round 30,
+                # #8: an inverse-CDF sampler's reference on +inf logits made a NaN CDF, searchsorted answered V - 1,
+                # and an honest kernel failed against it)
+                self.seen = f"the reference's {name} searches among NaN (no order: its index is undefined)"
         return out
 
 
