@@ -233,6 +233,39 @@ def test_a_cancelled_ticket_wakes_a_batch_waiting_on_it():
     assert cancel_notifying(plain) is True and not cancel_notifying(a)  # a finished future is not cancelled
 
 
+def test_a_users_run_of_one_version_is_not_overtaken_by_later_saves(make_ws):
+    """New-user trial 30, F5: versions queued with `r` ran after files saved later (a save went ahead of every
+    other reason). A ``request`` (`r`, `p`, `t`) queues with the saves, in order: ahead of start-up's reruns, behind
+    what was saved or requested before it, ahead of what is saved after it."""
+    ws = make_ws(["vector_add", "softmax"])
+    a, b = ws.versions("vector_add")[:2]
+    c, d = ws.versions("softmax")[:2]
+    gate = threading.Event()
+    ran: list[str] = []
+
+    def run(k: KernelRef):
+        ran.append(k.key)
+        if len(ran) == 1:
+            gate.wait(10)
+
+    s = Scheduler(run, EventBus())
+    s.start()
+    try:
+        s.submit(a)
+        deadline = time.monotonic() + 5
+        while s.running != a.key and time.monotonic() < deadline:
+            time.sleep(0.01)
+        s.submit(c)  # stale at start-up
+        s.submit(b, why="request")  # the user's r
+        s.submit(d, why="save")  # saved after it
+        assert s.waiting == (b.key, d.key, c.key)
+        gate.set()
+        assert s.wait_idle(10)
+    finally:
+        s.stop()
+    assert ran == [a.key, b.key, d.key, c.key]
+
+
 def test_a_save_waits_ahead_of_reruns_and_behind_earlier_saves(make_ws):
     """New-user trial 19: the version being edited waited behind start-up's stale versions (6 minutes)."""
     ws = make_ws(["vector_add", "softmax"])

@@ -40,7 +40,7 @@ Released = Literal["withdrawn", "cancelled", "kept", "done"]
 """What ``Scheduler.release`` did: took the waiting run out of the queue, cancelled the running one, left it for
 the other submits that share the ticket, or nothing (it had finished)."""
 
-Why = Literal["save", "rerun"]
+Why = Literal["save", "rerun", "request"]  # request: a user's run of one version (r, p, t)
 """Why a run is queued: ``save`` (the watcher saw the file change; skipped when that content already ran) or
 ``rerun`` (asked for: ``r``, ``ktui run``, the agent; always runs)."""
 
@@ -184,8 +184,9 @@ class Scheduler:
 
     def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None, why: Why = "rerun") -> Ticket:
         """Queue ``kernel`` unless it already waits (then its waiting run serves this submit too); ``rungs``
-        (default: the default ladder) merge with those of a run already waiting. A ``save`` waits ahead of runs
-        queued for other reasons and behind earlier saves.
+        (default: the default ladder) merge with those of a run already waiting. A ``save`` or a ``request`` (the
+        user's run of one version) waits ahead of runs queued for other reasons (start-up's stale versions, a rerun
+        of all) and behind the saves and requests queued before it.
 
         Returns:
             the ticket of the run that will serve this submit (cancelled at once when the scheduler stopped).
@@ -204,9 +205,10 @@ class Scheduler:
                 self._tickets[kernel.key] = Ticket(kernel.key)
                 self._why[kernel.key] = set()
             self._why[kernel.key].add(why)
-            if why == "save":  # a save goes ahead of what waits for other reasons (start-up's stale versions, a
-                # rerun of all), behind earlier saves: the version being edited runs next (new-user trial 19 M2)
-                for key in reversed([k for k in self._queue if "save" in self._why[k]]):
+            if why in ("save", "request"):  # ahead of what waits for other reasons (start-up's stale versions, a
+                # rerun of all), behind earlier saves and requests: the version being edited runs next (new-user trial
+                # 19 M2), and a user's `r` is not overtaken by files saved after it (new-user trial 30, F5)
+                for key in reversed([k for k in self._queue if self._why[k] & {"save", "request"}]):
                     self._queue.move_to_end(key, last=False)
             ticket = self._tickets[kernel.key]
             ticket.holders += 1

@@ -31,7 +31,7 @@ from ktui.core.events import Event, EventBus, FileChanged, LadderFinished, Notic
 from ktui.core.ladder import Ladder, LadderOptions, WorkerPool, merge
 from ktui.core.log import close_log, open_log
 from ktui.core.results import LadderResult, expand_rungs
-from ktui.core.scheduler import Scheduler, Ticket, cancel_notifying, content_of, is_broken, is_cancelled
+from ktui.core.scheduler import Scheduler, Ticket, Why, cancel_notifying, content_of, is_broken, is_cancelled
 from ktui.core.store import ResultStore, sha256
 from ktui.core.timeouts import DefaultLimits, ReferenceTimes, TimeoutConfigError, TimeoutPolicy, load_policy
 from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher, release_watch_lock, take_watch_lock
@@ -355,9 +355,10 @@ class Session:
         return self.scheduler.withdraw_queued(reason)
 
     # -- actions -----------------------------------------------------------------------------------------------
-    def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None) -> Ticket:
-        """Queue a run of ``kernel``'s ladder (``rungs``: only those, with what they need); it always runs."""
-        return self.scheduler.submit(kernel, rungs)
+    def submit(self, kernel: KernelRef, rungs: tuple[str, ...] | None = None, why: Why = "rerun") -> Ticket:
+        """Queue a run of ``kernel``'s ladder (``rungs``: only those, with what they need); it always runs. ``why``
+        ``request`` (a user's run of this one version) queues it with the saves (``Scheduler.submit``)."""
+        return self.scheduler.submit(kernel, rungs, why)
 
     def submit_problem(self, problem: str) -> list[Ticket]:
         """Queue a run of every version of ``problem``."""

@@ -685,7 +685,7 @@ class KtuiApp(App[None]):
         """Run the selected version's ladder again."""
         if run := self._runnable():
             session, k = run
-            session.submit(k)
+            session.submit(k, why="request")
 
     def action_cancel_run(self) -> None:
         """Cancel the ladder under way (x): its worker calls end now, the workers it used restart, and the version
@@ -713,13 +713,13 @@ class KtuiApp(App[None]):
         """Profile the selected version with Nsight Compute (one call after warm-up; needs a GPU)."""
         if (run := self._runnable()) and self._on_a_gpu("a profile: Nsight Compute"):
             session, k = run
-            session.submit(k, ("profile",))
+            session.submit(k, ("profile",), why="request")
 
     def action_trace(self) -> None:
         """Trace the selected version's ktui.trace regions (one traced call apart from the benchmark; needs a GPU)."""
         if (run := self._runnable()) and self._on_a_gpu("a trace: the GPU's clocks"):
             session, k = run
-            session.submit(k, ("trace",))
+            session.submit(k, ("trace",), why="request")
 
     def _on_a_gpu(self, what: str) -> bool:
         """Whether the session's workers have a GPU; else a notice says at once that ``what`` needs one (a new user's
