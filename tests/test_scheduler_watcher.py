@@ -233,10 +233,10 @@ def test_a_cancelled_ticket_wakes_a_batch_waiting_on_it():
     assert cancel_notifying(plain) is True and not cancel_notifying(a)  # a finished future is not cancelled
 
 
-def test_a_users_run_of_one_version_is_not_overtaken_by_later_saves(make_ws):
-    """New-user trial 30, F5: versions queued with `r` ran after files saved later (a save went ahead of every
-    other reason). A ``request`` (`r`, `p`, `t`) queues with the saves, in order: ahead of start-up's reruns, behind
-    what was saved or requested before it, ahead of what is saved after it."""
+def _queue_behind_a_running(make_ws, steps) -> tuple[list[str], list[str]]:
+    """Run vector_add's first version (held until ``steps`` are done) and call ``steps(s, b, c, d)`` while it runs
+    (b: vector_add's second version, c and d: softmax's first two); returns the keys in the order they ran and the
+    four versions' keys (a, b, c, d)."""
     ws = make_ws(["vector_add", "softmax"])
     a, b = ws.versions("vector_add")[:2]
     c, d = ws.versions("softmax")[:2]
@@ -255,45 +255,39 @@ def test_a_users_run_of_one_version_is_not_overtaken_by_later_saves(make_ws):
         deadline = time.monotonic() + 5
         while s.running != a.key and time.monotonic() < deadline:
             time.sleep(0.01)
-        s.submit(c)  # stale at start-up
-        s.submit(b, why="request")  # the user's r
-        s.submit(d, why="save")  # saved after it
-        assert s.waiting == (b.key, d.key, c.key)
+        steps(s, b, c, d)
         gate.set()
         assert s.wait_idle(10)
     finally:
         s.stop()
-    assert ran == [a.key, b.key, d.key, c.key]
+    return ran, [k.key for k in (a, b, c, d)]
+
+
+def test_a_users_run_of_one_version_is_not_overtaken_by_later_saves(make_ws):
+    """New-user trial 30, F5: versions queued with `r` ran after files saved later (a save went ahead of every
+    other reason). A ``request`` (`r`, `p`, `t`) queues with the saves, in order: ahead of start-up's reruns, behind
+    what was saved or requested before it, ahead of what is saved after it."""
+
+    def steps(s, b, c, d):
+        s.submit(c)  # stale at start-up
+        s.submit(b, why="request")  # the user's r
+        s.submit(d, why="save")  # saved after it
+        assert s.waiting == (b.key, d.key, c.key)
+
+    ran, (a, b, c, d) = _queue_behind_a_running(make_ws, steps)
+    assert ran == [a, b, d, c]
 
 
 def test_a_save_waits_ahead_of_reruns_and_behind_earlier_saves(make_ws):
     """New-user trial 19: the version being edited waited behind start-up's stale versions (6 minutes)."""
-    ws = make_ws(["vector_add", "softmax"])
-    a, b = ws.versions("vector_add")[:2]
-    c, d = ws.versions("softmax")[:2]
-    gate = threading.Event()
-    ran: list[str] = []
 
-    def run(k: KernelRef):
-        ran.append(k.key)
-        if len(ran) == 1:
-            gate.wait(10)
-
-    s = Scheduler(run, EventBus())
-    s.start()
-    try:
-        s.submit(a)
-        deadline = time.monotonic() + 5
-        while s.running != a.key and time.monotonic() < deadline:
-            time.sleep(0.01)
+    def steps(s, b, c, d):
         s.submit(c)  # stale at start-up
         s.submit(d)
         s.submit(b, why="save")
         assert s.waiting == (b.key, c.key, d.key)
         s.submit(d, why="save")  # a waiting rerun saved: ahead of the reruns, behind the earlier save
         assert s.waiting == (b.key, d.key, c.key)
-        gate.set()
-        assert s.wait_idle(10)
-    finally:
-        s.stop()
-    assert ran == [a.key, b.key, d.key, c.key]
+
+    ran, (a, b, c, d) = _queue_behind_a_running(make_ws, steps)
+    assert ran == [a, b, d, c]
