@@ -191,3 +191,25 @@ def test_a_reference_searching_among_nan_is_no_truth_for_an_index(make_ws, ladde
     ref = R / "rt30_sample.py"
     res = run(make_ws, ladder_for, "sample", K / "rt30_sample_good.py", reference=ref, seed=3, rungs=QUICK["rungs"])
     assert res.rung("correctness").status is Status.OK, [x.line() for x in res.rungs]
+
+
+def test_the_edges_distribution_plants_the_float_arguments_in_the_inputs(make_ws, ladder_for):
+    """Red team round 30, #9: a ``histc`` over [-4, 4] that drops x == hi passed: no input ever held the bound (on
+    [0, 1] only ``constant``'s 1.0 met it). ``edges`` plants every float argument's value in the float inputs, one
+    element in ``EDGE_SHARE`` each (``cases.plant_edges``): the half-open histogram fails there, the honest one
+    passes."""
+    import torch
+
+    from ktui.worker.cases import EDGE_SHARE, plant_edges
+
+    x = torch.zeros(256)
+    plant_edges((x, 16, -4.0, 4.0), (), seed=1)
+    assert int((x == 4.0).sum()) >= 1 and int((x == -4.0).sum()) >= 1, x
+    assert int((x != 0).sum()) <= 2 * 256 // EDGE_SHARE
+    ref = R / "rt30_histc4.py"
+    quick = dict(QUICK, layouts=False, near_duplicates=False)
+    bad = run(make_ws, ladder_for, "hist", K / "rt30_histc4_halfopen_bad.py", reference=ref, **quick)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED and "dist=edges" in c.summary, c.line()
+    good = run(make_ws, ladder_for, "hist", K / "rt30_histc4_good.py", reference=ref, **quick)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()

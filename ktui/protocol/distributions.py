@@ -24,7 +24,10 @@ INPUT_DISTRIBUTIONS: dict[str, str] = {
     "indices": "integer and bool inputs given other values in the range their own values span (ids permuted, "
     "sorted rows kept sorted, mask rows permuted)",
     "segments": "sorted integer rows of unequal steps (offsets, CSR row pointers, cu_seqlens) with a segment made "
-    "empty: its length moved to the others, the ends and the longest length kept (an MoE expert with no tokens)",
+    "empty: its length moved to the others, the ends and the longest length kept (an MoE expert with no tokens); "
+    "a 0 in each row of positive integers (sequence lengths, counts)",
+    "edges": "the float arguments' values (a histogram's bounds, a clamp's limits, a threshold) planted in the float "
+    "inputs, a few elements each: a kernel that gets x == hi wrong fails",
     "scalars": "the Python number arguments: floats (a scale, an eps) times a random factor in 0.5..2, ints (an "
     "exponent, a k) moved by +1, -1 or x2 and bools flipped where the reference takes it, the tensors as made",
 }
@@ -39,6 +42,7 @@ SPECIAL_DISTRIBUTIONS: tuple[str, ...] = (
     "intrange",
     "indices",
     "segments",
+    "edges",
     "scalars",
 )
 

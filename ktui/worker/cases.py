@@ -274,6 +274,8 @@ def build_input(problem: Problem, case: Mapping[str, Any], device: str) -> Any:
             data = move_ints(data, problem.outputs, vary)
         else:
             data = move_ints(scale_scalars(data, problem.outputs, seed, set(vary)), problem.outputs, vary)
+    elif dist == "edges":
+        data = plant_edges(data, kept, seed, case.get("inputs"))
     elif dist in SPECIAL:
         only = case.get("inputs")  # the inputs it refills where it refills some only (``Case.inputs``)
 
@@ -493,6 +495,48 @@ def relabeled(t: torch.Tensor, renamed: Mapping[int, int]) -> torch.Tensor:
     for old, new in renamed.items():
         out[t == old] = new
     return out
+
+
+EDGE_SHARE = 32  # ``edges``: one element in this many of a float input takes each float argument's value
+
+
+def float_values(data: Any) -> list[float]:
+    """The Python float leaves of ``data`` (its float arguments), in order, each once."""
+    values: list[float] = []
+
+    def seen(x: float, path: str) -> float:
+        if x not in values:
+            values.append(x)
+        return x
+
+    _map_inputs(data, (), seen, leaf=_is_float)
+    return values
+
+
+def plant_edges(data: Any, kept: tuple[str, ...], seed: int, only: list[str] | None = None) -> Any:
+    """The ``edges`` distribution (red team round 30, #9: a ``histc`` dropping x == hi passed, the bound met by no
+    input): every float argument's value (``float_values``: a histogram's bounds, a clamp's limits, a threshold)
+    planted in each float input tensor (but ``kept``: outputs, ``structured_inputs``; with ``only``, those inputs
+    alone) at one element in ``EDGE_SHARE`` (at least one) drawn for it, rounded to the tensor's dtype; the rest as
+    generated. In place; returns ``data``."""
+    values = float_values(data)
+
+    def plant(t: torch.Tensor, path: str) -> torch.Tensor:
+        if not values or not t.is_floating_point() or t.numel() == 0 or (only is not None and path not in only):
+            return t
+        flat = t.view(-1) if t.is_contiguous() else None
+        g = _generator("cpu", seed, f"edges:{path}")
+        k = max(1, t.numel() // EDGE_SHARE)
+        for v in values:
+            pos = torch.randint(t.numel(), (k,), generator=g)
+            if flat is not None:
+                flat[pos.to(t.device)] = v
+            else:  # (not contiguous as generated: element by element)
+                for i in pos.tolist():
+                    t[tuple(int(j) for j in torch.unravel_index(torch.tensor(i), t.shape))] = v
+        return t
+
+    return _map_inputs(data, kept, plant)
 
 
 def float_scalars(data: Any) -> int:

@@ -883,7 +883,7 @@ def _attempt(
         ProblemError: on a GPU, the trial hit a CUDA error that loses the context (``device_assert``).
     """
     from ktui.worker.arguments import argument_moves
-    from ktui.worker.cases import build_input, float_scalars
+    from ktui.worker.cases import build_input, float_scalars, float_values
     from ktui.worker.problem import inputs_only
     from ktui.worker.tensors import flatten
 
@@ -896,6 +896,8 @@ def _attempt(
         if dist == "scalars" and not float_scalars(inputs_only(problem, data)):
             if not argument_moves(problem, device)[0]:  # nor an int or bool argument the reference
                 return "no float, int or bool arguments it can vary", moved  # takes other values of
+        if dist == "edges" and not float_values(inputs_only(problem, data)):
+            return "no float arguments", moved
         if dist == "intrange" and not any(
             isinstance(t, torch.Tensor) and not t.is_floating_point() and t.dtype != torch.bool
             for _, t in flatten(inputs_only(problem, data))
