@@ -47,7 +47,8 @@ def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
     assert by["benchmark"].status is Status.SKIPPED
     assert "not meaningful" in by["benchmark"].summary
     stretch = by["benchmark"].figures["stretch"]  # but it verified 200-300 calls in a row as a script makes them
-    assert stretch["ok"] and stretch["checked"] == 16 and 200 <= stretch.get("drawn_calls", stretch["calls"]) <= 300
+    # 16 kept at random and the 8 the screen ranks worst (red team round 30, #3), each verified in full
+    assert stretch["ok"] and stretch["checked"] == 16 + 8 and 200 <= stretch.get("drawn_calls", stretch["calls"]) <= 300
     # (cut to fit its time budget only when a call is slow: a loaded machine; never below the floor)
     assert stretch["calls"] == stretch.get("drawn_calls", stretch["calls"]) or 48 <= stretch["calls"] < 200, stretch
     assert res.device["type"] == "cpu" and res.device["interpreter"] is True
