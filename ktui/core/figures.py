@@ -33,7 +33,8 @@ class StretchFigures(TypedDict, total=False):
     checked: int  # outputs verified, every element each
     calls: int  # calls in the stretch
     screened: int  # the other calls, each screened against the reference (``ktui.worker.screen``)
-    flagged: int  # of them, beyond the screen's bound (the worst verified in full, counted in ``checked``)
+    flagged: int  # of them, beyond the screen's bound
+    screen_checked: int  # of them, the worst by the screen's score verified in full (counted in ``checked``)
     drawn_calls: int  # the count drawn, when the time budget cut it to ``calls``
     seconds_per_call: float  # the run rung's median seconds per call on the spec, when the budget cut the stretch
     call: int  # the failing call, or the worst one, from 1
