@@ -524,16 +524,12 @@ def plant_edges(data: Any, kept: tuple[str, ...], seed: int, only: list[str] | N
     def plant(t: torch.Tensor, path: str) -> torch.Tensor:
         if not values or not t.is_floating_point() or t.numel() == 0 or (only is not None and path not in only):
             return t
-        flat = t.view(-1) if t.is_contiguous() else None
+        flat = t.reshape(-1).clone()  # (in row-major order, whatever the layout generate_input made)
         g = _generator("cpu", seed, f"edges:{path}")
         k = max(1, t.numel() // EDGE_SHARE)
         for v in values:
-            pos = torch.randint(t.numel(), (k,), generator=g)
-            if flat is not None:
-                flat[pos.to(t.device)] = v
-            else:  # (not contiguous as generated: element by element)
-                for i in pos.tolist():
-                    t[tuple(int(j) for j in torch.unravel_index(torch.tensor(i), t.shape))] = v
+            flat[torch.randint(t.numel(), (k,), generator=g).to(t.device)] = v
+        t.copy_(flat.view(t.shape))
         return t
 
     return _map_inputs(data, kept, plant)
