@@ -48,8 +48,9 @@ class Launch:
         # each plain store's addresses (sorted), program, the bits they held before it and its element size, and
         # the span of each (``read``: a load finds the stores it may have read)
         self._chunks: list[tuple[np.ndarray, int, np.ndarray, int]] = []
-        self._los: list[int] = []
-        self._his: list[int] = []
+        self._los = np.zeros(64, dtype=np.uint64)  # the first len(_chunks) entries: each chunk's lowest address
+        self._his = np.zeros(64, dtype=np.uint64)  # ... and highest
+        self._span = (1 << 64, -1)  # the lowest and highest address any chunk holds (a load outside: no lookup)
         self.read_race: tuple[int, int, int] | None = None  # (address, reading program, storing program): the first
 
     def program(self, idx: tuple[int, ...]) -> int:
@@ -90,14 +91,19 @@ class Launch:
         p = np.asarray(ptrs).astype(np.uint64, copy=False)
         if mask is not None:
             p = p[np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)]
-        p = np.unique(p.reshape(-1))
+        p = p.reshape(-1)
         if not p.size:
             return
+        if p.size > 1 and not (p[1:] > p[:-1]).all():  # a tile's addresses usually come sorted and distinct
+            p = np.unique(p)
         kind = np.dtype(_UINT[itemsize])
         held = native.load(np.ascontiguousarray(p), np.ones(p.size, bool), np.zeros(p.size, kind), kind)
+        n = len(self._chunks)
+        if n == self._los.size:
+            self._los, self._his = np.resize(self._los, 2 * n), np.resize(self._his, 2 * n)
         self._chunks.append((p, program, np.asarray(held).astype(np.uint64), itemsize))
-        self._los.append(int(p[0]))
-        self._his.append(int(p[-1]))
+        self._los[n], self._his[n] = p[0], p[-1]
+        self._span = (min(self._span[0], int(p[0])), max(self._span[1], int(p[-1])))
 
     def read(self, program: int, ptrs: np.ndarray, mask: np.ndarray | None, values: np.ndarray) -> int:
         """A plain load by ``program`` of ``values`` (the loaded block, changed in place) at ``ptrs`` where ``mask``:
@@ -109,14 +115,16 @@ class Launch:
         if self.synced or self.locks or not self._chunks or self.recorded > MAX_ELEMENTS:
             return 0
         p = np.asarray(ptrs).astype(np.uint64, copy=False)
+        if not p.size or int(p.max()) < self._span[0] or int(p.min()) > self._span[1]:
+            return 0  # no plain store of this launch so far is in the block's range (its masked lanes included)
         shape = np.shape(values)
         p = np.broadcast_to(p, shape).reshape(-1)
         on = np.ones(p.size, bool) if mask is None else np.broadcast_to(np.asarray(mask, bool), shape).reshape(-1)
         if not on.any():
             return 0
         lo, hi = int(p[on].min()), int(p[on].max())
-        los, his = np.asarray(self._los), np.asarray(self._his)
-        near = np.nonzero((los <= hi) & (his >= lo))[0]
+        n = len(self._chunks)
+        near = np.nonzero((self._los[:n] <= hi) & (self._his[:n] >= lo))[0]
         if not near.size:
             return 0
         writer = np.full(p.size, -1, dtype=np.int64)
