@@ -310,12 +310,16 @@ def test_every_run_has_one_case_per_grad_mode_on_a_fixed_spec():
     describe = {"tests": [{"n": 1}, {"n": 127}, {"n": 4099}], "distributions": ["native"], "fuzzed": []}
     cases = make_cases(describe, LadderOptions(), seed=11)  # type: ignore[arg-type]
     grads = [c for c in cases if c.get("grad")]
-    assert [c["grad"] for c in grads] == list(GRAD_MODES) * 2
-    assert [c["seed"] for c in grads] == [11 + GRAD_SEED + j for j in range(6)]
-    assert all(c["spec_index"] in (0, 1) and "layout" not in c and "dist" not in c for c in grads[:3])
-    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[3:])
+    # each mode on a cheap spec, two more requires_grad cases on the largest cheap one (their seeds the other two
+    # residues mod 3: the cotangents' three layouts, red team round 31, #4), each mode on the largest
+    assert [c["grad"] for c in grads] == [*GRAD_MODES, "requires_grad", "requires_grad", *GRAD_MODES]
+    assert [c["seed"] for c in grads] == [11 + GRAD_SEED + j for j in (0, 1, 2, 6, 7, 3, 4, 5)]
+    assert {c["seed"] % 3 for c in grads if c["grad"] == "requires_grad"} == {0, 1, 2}
+    assert all(c["spec_index"] in (0, 1) and "layout" not in c and "dist" not in c for c in grads[:5])
+    assert [c["spec_index"] for c in grads[3:5]] == [1, 1]
+    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[5:])
     one = make_cases({**describe, "tests": [{"n": 5}]}, LadderOptions(), seed=11)  # type: ignore[arg-type]
-    assert [c["grad"] for c in one if c.get("grad")] == list(GRAD_MODES)  # the largest is the cheap one
+    assert [c["grad"] for c in one if c.get("grad")] == [*GRAD_MODES, "requires_grad", "requires_grad"]
 
 
 def test_an_autotuned_kernel_that_accumulates_during_its_own_benchmark_fails(make_ws, ladder_for):

@@ -82,15 +82,40 @@ def requires_grad_again(data: Any, paths: frozenset[str]) -> int:
     return n
 
 
+COTANGENT_LAYOUTS = ("contiguous", "expanded", "transposed")
+
+
+def cotangent_layout(seed: int) -> str:
+    """The layout of a case's cotangents (``cotangent``), by its seed: one of ``COTANGENT_LAYOUTS`` (an output of one
+    dimension is given a transposed one contiguous)."""
+    return COTANGENT_LAYOUTS[seed % len(COTANGENT_LAYOUTS)]
+
+
 def cotangent(path: str, like: torch.Tensor, seed: int, dtype: torch.dtype | None = None) -> torch.Tensor:
     """The cotangent of output ``path`` (the gradient a loss gives it) on a ``requires_grad`` case: standard normal
     values drawn in float32 on the CPU from a generator keyed by ``seed`` and ``path`` (the same on the candidate's
     side and the judge's), of ``like``'s shape, rounded to ``dtype`` (default ``like.dtype``: the output's own
     precision) and then held in ``like``'s dtype on its device (the float64 reference's cotangent holds the native
-    one's values exactly)."""
+    one's values exactly).
+
+    Its layout, by the case's seed (``seed % 3``: the requires_grad cases' seeds cover the three,
+    ``core.ladder.cases``), is one of ``COTANGENT_LAYOUTS`` as real losses hand it to a backward: contiguous;
+    expanded (one value at every element, stride 0, as ``y.sum()`` and ``y.mean()`` give it: red team round 31, #4,
+    a backward reading its gradient as contiguous gave NaN there and passed); transposed (the last two dimensions'
+    strides swapped, as a consumer of ``y.t()`` gives it). A 0-d or one-element output's is contiguous."""
     key = (seed * 1_000_003 + zlib.crc32(path.encode())) % (1 << 63)
-    values = torch.randn(tuple(like.shape), generator=torch.Generator().manual_seed(key), dtype=torch.float32)
-    return values.to(dtype or like.dtype).to(device=like.device, dtype=like.dtype)
+    gen = torch.Generator().manual_seed(key)
+    shape = tuple(like.shape)
+    layout = cotangent_layout(seed) if like.numel() > 1 else "contiguous"
+    if layout == "transposed" and like.dim() < 2:
+        layout = "contiguous"
+    values = torch.randn(() if layout == "expanded" else shape, generator=gen, dtype=torch.float32)
+    out = values.to(dtype or like.dtype).to(device=like.device, dtype=like.dtype)
+    if layout == "expanded":
+        return out.expand(shape)
+    if layout == "transposed":
+        return out.transpose(-1, -2).contiguous().transpose(-1, -2)
+    return out.contiguous()
 
 
 def grad_inputs(data: Any, paths: frozenset[str]) -> list[tuple[str, torch.Tensor]]:
