@@ -154,7 +154,7 @@ class Candidate(CheckedCalls, TimedCalls):
         if cap.launches and not cap.ran and host_error is None:
             fed, cap.fed = cap.fed, []
             ref = reference_on(problem, params["seed"], spec, self.device)
-            if ref is not None and right_without_launches(out, ref):
+            if ref is not None and right_without_launches(out, ref, data):
                 reply["unlaunched_right"] = spec_label(spec)
             elif ref is not None:
                 fed_answer = answer_fed(fed, data, out, ref)
@@ -336,15 +336,19 @@ def reference_on(problem: Any, seed: int, spec: dict[str, Any], device: str) -> 
         return None
 
 
-def right_without_launches(out: Any, ref: Any) -> bool:
+def right_without_launches(out: Any, ref: Any, inputs: Any = None) -> bool:
     """Whether ``out``, what the dry call (every Triton and CuTeDSL launch compiled, none run) returned, is already
     ``ref``, the reference's output on the same inputs (``reference_on``): then the launches compute nothing
     the version returns (red team round 24, F7: a dummy launch beside ``torch.nn.Softmax(dim=-1)(x)``). Every leaf
     must match (same structure; a tensor's shape and dtype, and its values within 1e-3 of max |ref|, NaN where the
     reference's NaN are; integers and numbers equal), and one must be a tensor of at least two distinct values (an
-    all-zero or constant answer may be what an allocation holds)."""
+    all-zero or constant answer may be what an allocation holds) that is not one of ``inputs``' tensors as they
+    were (where the reference is the identity, as an in-place clamp of values already in range is, an answer
+    nothing computed matches it and proves nothing: red team round 31, #7)."""
     from ktui.worker.tensors import flatten
 
+    given = [t for _, t in flatten(inputs)] if inputs is not None else []
+    given = [t for t in given if isinstance(t, torch.Tensor) and not t.is_meta]
     got, want = flatten(out), flatten(ref)
     if [p for p, _ in got] != [p for p, _ in want]:
         return False
@@ -362,6 +366,8 @@ def right_without_launches(out: Any, ref: Any) -> bool:
             continue
         if not _close(o, r, 1e-3):  # integers exactly
             return False
+        if any(t.shape == r.shape and t.dtype == r.dtype and t.device == r.device and torch.equal(t, r) for t in given):
+            continue  # the reference left an input as it was: no evidence
         if r.is_floating_point() or r.is_complex():
             r64 = (torch.view_as_real(r.resolve_conj()) if r.is_complex() else r).double()
             finite = r64[torch.isfinite(r64)]
