@@ -105,8 +105,8 @@ def test_warnings_are_deduplicated_in_order_and_capped():
         case(1, 6, unsupported="strides not handled", layout="padded", case="spec=(129,) layout=padded"),
     ]
     r = correctness_result(cases, DESCRIBE)
-    assert r.warnings[0] == "spec=(1,): low precision"
-    assert r.warnings[1:MAX_WARNINGS] == [f"spec=(129,): w{i}" for i in range(MAX_WARNINGS - 1)]
+    assert r.warnings[0] == "spec=(1,) seed=5: low precision"  # named by the first case that gave it (NU31 F1)
+    assert r.warnings[1:MAX_WARNINGS] == [f"spec=(129,) seed=5: w{i}" for i in range(MAX_WARNINGS - 1)]
     total = 1 + len(many) + 1  # one distinct precision warning, the many, the unsupported layout
     assert len(r.warnings) == MAX_WARNINGS + 1
     assert r.warnings[-1] == f"... and {total - MAX_WARNINGS} more warnings"
@@ -129,7 +129,7 @@ def test_a_failing_cases_warnings_follow_its_error_and_other_failing_cases_are_c
     assert r.summary == "spec=(129,) seed=6: 3 elements outside tolerance; max_abs_err=9.00e-06"
     assert r.error.message == r.summary + "\n  and in that case: 300 elements past the gross bound"
     assert r.warnings == [
-        "spec=(1,): a passing case's note",
+        "spec=(1,) seed=5: a passing case's note",
         "2 more warnings of other failing cases left out (most are symptoms of the failure; the cases that pass "
         "keep theirs)",
     ]
