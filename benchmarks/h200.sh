@@ -368,7 +368,11 @@ PY
           rt27_silu:rt29_silu_bwd_term_bad rt27_silu:rt29_silu_leaf_cut_bad rt27_silu:rt30_silu_leaf_bad \
           nu30_moe_gemm:nu30_moe_gemm_good nu30_moe_gemm:nu30_moe_gemm_rowmask_bad rt30_cumsum:rt30_cumsum_3pass_good \
           rt30_cumsum:rt30_cumsum_chained_bad rt30_rmsnorm_bwd:rt30_rmsnorm_bwd_2launch_good \
-          rt30_rmsnorm_bwd:rt30_rmsnorm_bwd_lastsum_bad; do
+          rt30_rmsnorm_bwd:rt30_rmsnorm_bwd_lastsum_bad rt31_embbwd:rt31_embbwd_queue_good \
+          rt31_embbwd:rt31_embbwd_queue_bad rt28_vsum:rt31_vsum_ticket_good rt28_vsum:rt31_vsum_ticket_first_bad \
+          rt31_colsum:rt31_colsum_lock_good rt31_colsum:rt31_colsum_lock_early_bad rt28_scan1d:rt31_scan_ticket_good \
+          rt27_silu:rt31_silu_gradstride_good rt27_silu:rt31_silu_gradstride_bad rt31_clip:rt31_clip_inplace_good \
+          rt31_roll:rt31_roll_inplace_good rt31_roll:rt31_roll_inplace_bad; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
@@ -377,6 +381,8 @@ PY
           --rungs compile,run,correctness,benchmark --json --no-record) > "$OUT/r16_$k.json" 2>"$OUT/r16_$k.err"
         python3 benchmarks/rung_cells.py "$OUT/r16_$k.json" "$k ($((SECONDS - t0)) s)" run correctness benchmark
       done 2>&1 | tee "$OUT/rounds16-20.log" ;;
+    attn-large)  # red team 29's honest attention tutorial failed dist=large on the H200 only: fp fusion on and off
+      python3 benchmarks/attn_large_probe.py 2>&1 | tee "$OUT/attn-large.log" | tail -20 ;;
     bf16-reduce)  # red team 21 F3: bf16 tl.sum / tl.cumsum on the GPU (each combine step rounded to bf16) against the
       # float64 truth, beside float32 carries; compare with `TRITON_INTERPRET=1 python3 benchmarks/bf16_reduce.py` on the CPU
       python3 benchmarks/bf16_reduce.py 2>&1 | tee "$OUT/bf16-reduce.log" | tail -20 ;;

@@ -62,7 +62,9 @@ def _u64(*xs: int) -> np.ndarray:
 
 def test_a_race_is_two_programs_last_stores_of_one_element_differing_or_a_store_beside_an_atomic():
     """``Launch.race``: what counts (other programs, different final values; a store and another program's atomic)
-    and what does not (one program's own stores, equal values, a launch with a flag or lock ordering it)."""
+    and what does not (one program's own stores, equal values, stores the kernel's atomics order: a release after the
+    first, an acquire after it and before the second; red team round 31, #2 and #6: any atomic used to exempt the
+    launch)."""
     launch = Launch("k", (4, 1, 1))
     launch.store(0, _u64(8, 16), np.array([1.0, 2.0], np.float32), None)
     launch.store(0, _u64(8), np.array([5.0], np.float32), None)  # one program's own stores: program order
@@ -82,14 +84,23 @@ def test_a_race_is_two_programs_last_stores_of_one_element_differing_or_a_store_
     assert race.addresses.tolist() == [64] and np.array(race.bits, np.uint32).view(np.float32).tolist() == [1.0]
     ordered = Launch("k", (2, 1, 1))
     ordered.store(0, _u64(8), np.array([1], np.int32), None)
+    ordered.atomic(0, _u64(800), None)  # program 0 releases a flag after its store ...
+    ordered.atomic(1, _u64(800), None)  # ... program 1 acquires it before its own: ordered (happens-before)
     ordered.store(1, _u64(8), np.array([2], np.int32), None)
-    ordered.atomic(1, _u64(800), None)  # a flag no plain store touches: the kernel orders its programs
     assert ordered.race() is None
-    locked = Launch("k", (2, 1, 1))
-    locked.store(0, _u64(8), np.array([1], np.int32), None)
-    locked.store(1, _u64(8), np.array([2], np.int32), None)
-    locked.locks = True  # a compare-and-swap or an exchange: a lock
-    assert locked.race() is None
+    relaxed = Launch("k", (2, 1, 1))  # the same with relaxed atomics: nothing orders the stores
+    relaxed.store(0, _u64(8), np.array([1], np.int32), None)
+    relaxed.atomic(0, _u64(800), None, acquire=False, release=False)
+    relaxed.atomic(1, _u64(800), None, acquire=False, release=False)
+    relaxed.store(1, _u64(8), np.array([2], np.int32), None)
+    race = relaxed.race()
+    assert race is not None and race[:4] == ("store", 8, 0, 1), race
+    early = Launch("k", (2, 1, 1))  # a ticket taken before the store releases nothing the store did
+    early.atomic(0, _u64(800), None)
+    early.store(0, _u64(8), np.array([1], np.int32), None)
+    early.atomic(1, _u64(800), None)
+    early.store(1, _u64(8), np.array([2], np.int32), None)
+    assert early.race() is not None
     masked = Launch("k", (2, 1, 1))
     masked.store(0, _u64(8), np.array([1], np.int32), np.array([False]))  # a masked-off lane stores nothing
     masked.store(1, _u64(8), np.array([2], np.int32), None)

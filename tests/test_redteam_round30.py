@@ -28,7 +28,10 @@ def test_a_race_the_cpu_run_finds_is_judged_in_the_order_a_gpu_may_take(make_ws,
     # (F8) the element by its index in out[M, N], and the advice for overlapping tiles
     assert re.search(r"out_ptr\[\d+, \d+\]", races[0]) and "store masks to end where each tile's rows end" in races[0]
     c = res.rung("correctness")
-    assert c is not None and c.status is Status.FAILED and "output out:" in c.summary, c.line()
+    # (wrong in one order: "output out: ...", or, the program orders of its two calls differing, "the second call on
+    # identical inputs is wrong")
+    assert c is not None and c.status is Status.FAILED, c.line()
+    assert "output out:" in c.summary or "the second call on identical inputs is wrong" in c.summary, c.line()
     good = run(make_ws, ladder_for, "moe", K / "nu30_moe_gemm_good.py", reference=ref, **QUICK)
     assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
     assert not [w for w in good.rung("run").warnings if "both stored" in w]
@@ -63,7 +66,7 @@ def test_a_load_of_what_another_program_stored_in_the_launch_reads_the_value_bef
     r = res.rung("run")
     assert r is not None and r.status is Status.OK, [x.line() for x in res.rungs]
     reads = [w for w in r.warnings if "of chained_scan_kernel read totals_ptr[" in w]
-    assert reads and "gave the load the value the element held before the launch" in reads[0], r.warnings
+    assert reads and "gave the load the value the element held before that store" in reads[0], r.warnings
     assert res.rung("correctness").status is Status.FAILED, res.rung("correctness").line()
     good = run(make_ws, ladder_for, "scan", K / "rt30_cumsum_3pass_good.py", reference=ref, **QUICK)
     assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()

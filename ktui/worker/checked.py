@@ -23,10 +23,10 @@ from ktui.protocol import (
     OutputLeaf,
     Sources,
 )
-from ktui.worker import allocation, capture, global_state, integrity, interp_races
+from ktui.worker import allocation, capture, global_state, integrity, interp_races, interp_sched
 from ktui.worker.cases import build_input, case_label, empty_spec, intrange_hint, label_of, spec_of
 from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
-from ktui.worker.grad_modes import CallMode, case_mode, input_grads, requires_grad_again
+from ktui.worker.grad_modes import CallMode, case_mode, cotangent_layout, input_grads, requires_grad_again
 from ktui.worker.guards import Guards
 from ktui.worker.interp_bounds import is_out_of_bounds
 from ktui.worker.problem import Problem, ProblemCache, inputs_only
@@ -237,6 +237,7 @@ class CheckedCalls:
         for i, case in enumerate(cases):
             if case.get("fresh"):
                 fn = self._load(params["kernel"])  # a second phase, from a fresh module again
+            interp_sched.order_from(base + i)  # the interpreter's program orders, the same on a replay
             label = case_label(label_of(problem, case), case)
             entry = cast(ExecutedCase, dict(case))  # cast: a copy of the Case; ExecutedCase adds only optional keys
             progress({"done": i, "total": len(cases), "case": label})  # what runs now, should the worker die
@@ -315,7 +316,9 @@ class CheckedCalls:
                             grads = input_grads(out, data, problem.grad_paths, case["seed"])
                         except BaseException as exc:
                             reraise_as_case(
-                                exc, f"{label}: the backward (autograd.grad of the outputs, seeded cotangents)"
+                                exc,
+                                f"{label}: the backward (autograd.grad of the outputs, seeded cotangents, laid out "
+                                f"{cotangent_layout(case['seed'])})",
                             )
                     folder = out_dir / f"case{base + i}" / (f"repeat{rep}" if rep else "")
                     out_digests: list[str] = []

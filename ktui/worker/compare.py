@@ -1324,6 +1324,11 @@ def determinism_check(
     if not second["ok"] and m["ok"]:
         m["ok"], m["score"] = False, math.inf
         m["reason"] = f"the second call on identical inputs is wrong: {second['reason']}"
+        if device == "cpu":  # (``worker.interp_sched.reversed_order``)
+            m["reason"] += (
+                " (the interpreter may have run a launch's programs in another order in the second call, as it "
+                "does on about every other launch: a race between programs gives that; see the run rung's warnings)"
+            )
         return
     a, b = out.double(), again.double()
     differ = int((a != b).logical_and(~(a.isnan() & b.isnan())).sum())

@@ -32,7 +32,12 @@ _DONE = False
 _HERE = str(Path(__file__).resolve())
 
 
-class OutOfBoundsAccess(RuntimeError):
+class KernelFault(RuntimeError):
+    """A fault the interpreter found in a kernel's own memory accesses: a failure of the kernel on any layout,
+    never a layout it refuses (``is_out_of_bounds``)."""
+
+
+class OutOfBoundsAccess(KernelFault):
     """A load, store or atomic of an interpreted Triton kernel touched memory outside its tensor arguments."""
 
 
@@ -170,12 +175,13 @@ def _check(ptrs: Any, mask: Any, what: str) -> None:
 
 
 def is_out_of_bounds(exc: BaseException) -> bool:
-    """Whether ``exc`` (or what it was raised from) is an ``OutOfBoundsAccess``: never an unsupported layout."""
+    """Whether ``exc`` (or what it was raised from) is a ``KernelFault`` (an ``OutOfBoundsAccess``, a flag polled
+    with a plain load: ``interp_races.PlainWait``): never an unsupported layout."""
     seen: BaseException | None = exc
     for _ in range(8):
         if seen is None:
             return False
-        if isinstance(seen, OutOfBoundsAccess):
+        if isinstance(seen, KernelFault):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
@@ -248,7 +254,7 @@ def install() -> None:
         try:
             return orig_call(self, *args, **kwargs)
         except InterpreterError as exc:
-            if isinstance(exc.__cause__, OutOfBoundsAccess):
+            if isinstance(exc.__cause__, KernelFault):
                 raise exc.__cause__.with_traceback(None) from None
             raise
         finally:

@@ -197,13 +197,14 @@ def install() -> None:
         return
     bf16 = tl.bfloat16
     _install_casts(InterpreterBuilder, TensorHandle, tl)
-    from triton.runtime.interpreter import GridExecutor
+    from triton.runtime.interpreter import GridExecutor, interpreter_builder
 
-    from ktui.worker import interp_fp8, interp_libdevice, interp_races, interp_waits
+    from ktui.worker import interp_fp8, interp_libdevice, interp_races, interp_sched, interp_waits
 
     interp_fp8.install(InterpreterBuilder, TensorHandle, tl)
     interp_libdevice.install()
     interp_waits.install(InterpreterBuilder)
+    interp_sched.install(interpreter_builder, GridExecutor)  # programs interleaved at atomics (inside the record)
     interp_races.install(InterpreterBuilder, GridExecutor)  # (before interp_bounds: inside its launch wrapper)
     if hasattr(InterpreterBuilder, "create_inline_asm"):
         InterpreterBuilder.create_inline_asm = _inline_asm_needs_gpu

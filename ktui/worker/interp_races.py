@@ -25,33 +25,48 @@ are examined (a CPU-sized spec's are far fewer).
 
 from __future__ import annotations
 
+import bisect
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ktui.worker.interp_bounds import KernelFault
+
 MAX_ELEMENTS = 1 << 22  # stored and atomically updated elements recorded per launch (beyond: the launch is not judged)
+# One program reading one element this many times with a plain load, each time a value another program stored with
+# nothing ordering the two: a wait on a flag with a plain load (red team round 31, #1), which the read rule leaves
+# waiting for ever; it fails there, named, instead of running to the rung's time limit.
+STALE_SPINS = 10_000
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 class Launch:
     """The plain stores and atomics of one launch: per op, the addresses of its active lanes, the program (its grid
-    index, linearized) and, for stores, the stored values' bits."""
+    index, linearized), its place in the launch's order of execution (``seq``) and, for stores, the stored values'
+    bits; and the synchronization each program made (``sync``), from which ``ordered`` tells whether the kernel's own
+    atomics order one access before another (happens-before)."""
 
-    def __init__(self, name: str, grid: tuple[int, int, int]):
+    def __init__(self, name: str, grid: tuple[int, int, int], substitute: bool = True):
         self.name = name
         self.grid = grid
-        self.stores: list[tuple[np.ndarray, int, np.ndarray, int]] = []  # (addresses, program, bits, itemsize)
-        self.atomics: list[tuple[np.ndarray, int]] = []
-        self.locks = False  # a compare-and-swap or an exchange was made (a lock orders what it guards)
-        self.synced = False  # an atomic, a compare-and-swap or a volatile load was made (flags: reads are ordered)
+        # ``read`` gives an unordered load the value before the store (off where the programs run in reverse:
+        # there the order itself gives a load what a later program stored, the other way a GPU may run them)
+        self.substitute = substitute
+        # (addresses, program, bits, itemsize, seq, the program's last acquire before it)
+        self.stores: list[tuple[np.ndarray, int, np.ndarray, int, int, int]] = []
+        self.atomics: list[tuple[np.ndarray, int, int, int]] = []  # (addresses, program, seq, last acquire)
         self.recorded = 0
-        # each plain store's addresses (sorted), program, the bits they held before it and its element size, and
+        self.seq = 0  # ops recorded so far (the launch's order of execution: programs interleave at atomics)
+        self.acquired: dict[int, int] = {}  # program -> seq of its last acquire
+        self.released: dict[int, list[int]] = {}  # program -> seqs of its releases, ascending
+        # each plain store's addresses (sorted), program, the bits they held before it, element size and seq, and
         # the span of each (``read``: a load finds the stores it may have read)
-        self._chunks: list[tuple[np.ndarray, int, np.ndarray, int]] = []
+        self._chunks: list[tuple[np.ndarray, int, np.ndarray, int, int]] = []
         self._los = np.zeros(64, dtype=np.uint64)  # the first len(_chunks) entries: each chunk's lowest address
         self._his = np.zeros(64, dtype=np.uint64)  # ... and highest
         self._span = (1 << 64, -1)  # the lowest and highest address any chunk holds (a load outside: no lookup)
         self.read_race: tuple[int, int, int] | None = None  # (address, reading program, storing program): the first
+        self._stale: dict[tuple[int, int], int] = {}  # (program, address) -> unordered reads of it (``STALE_SPINS``)
 
     def program(self, idx: tuple[int, ...]) -> int:
         """The linear id of grid index ``idx`` (x fastest, as the interpreter's loops run z innermost)."""
@@ -68,8 +83,40 @@ class Launch:
         self.recorded += n
         return self.recorded <= MAX_ELEMENTS
 
+    def sync(self, program: int, acquire: bool, release: bool) -> int:
+        """Record a synchronizing op of ``program`` (an atomic with acquire and/or release semantics, a
+        compare-and-swap, a volatile load: an acquire); returns its seq.
+
+        Happens-before here treats every synchronizing op of the launch as on one location (the C++/PTX memory
+        model's release-acquire, coarsened: any flag, counter or lock orders what it could order), so an access A of
+        program p happens before an access B of program q when p made a release after A and q made an acquire after
+        that release and before B (``ordered``). Coarser than per location, it can only order more: it never calls an
+        ordered pair a race."""
+        seq = self.seq
+        self.seq += 1
+        if acquire:
+            self.acquired[program] = seq
+        if release:
+            self.released.setdefault(program, []).append(seq)
+        return seq
+
+    def next_release(self, program: int, seq: int) -> float:
+        """The seq of ``program``'s first release at or after ``seq`` (an op's own release counts), or infinity."""
+        rel = self.released.get(program)
+        if not rel:
+            return float("inf")
+        i = bisect.bisect_left(rel, seq)
+        return float(rel[i]) if i < len(rel) else float("inf")
+
+    def ordered(self, program: int, seq: int, later: int, acquired: int) -> bool:
+        """An op of ``program`` at ``seq`` happens before an op of program ``later`` whose last acquire before it was
+        at seq ``acquired`` (-1: none): ``program`` released after the op, and ``later`` acquired after that."""
+        return program == later or self.next_release(program, seq) < acquired
+
     def store(self, program: int, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray | None) -> None:
         """Record a plain store of ``values`` at ``ptrs`` (uint64 addresses) where ``mask``."""
+        seq = self.seq
+        self.seq += 1
         p = np.asarray(ptrs).astype(np.uint64, copy=False)
         v = np.broadcast_to(np.asarray(values), p.shape)
         if mask is not None:
@@ -79,11 +126,13 @@ class Launch:
         if not p.size or not self._room(p.size):
             return
         bits = v.view(_UINT[v.dtype.itemsize]).astype(np.uint64) if v.dtype.itemsize in _UINT else v.astype(np.uint64)
-        self.stores.append((p.copy(), program, bits, v.dtype.itemsize))
+        acq = self.acquired.get(program, -1)
+        self.stores.append((p.copy(), program, bits, v.dtype.itemsize, seq, acq))
 
     def before_store(self, program: int, ptrs: np.ndarray, itemsize: int, mask: np.ndarray | None) -> None:
         """Record what the memory at ``ptrs`` (where ``mask``) holds just before a plain store of ``itemsize``-byte
-        elements there by ``program``: a later load of another program finds it (``read``)."""
+        elements there by ``program`` (the store ``store`` records next): a later load of another program finds it
+        (``read``)."""
         if itemsize not in _UINT or self.recorded > MAX_ELEMENTS:
             return
         from triton._C.libtriton import interpreter as native
@@ -101,18 +150,18 @@ class Launch:
         n = len(self._chunks)
         if n == self._los.size:
             self._los, self._his = np.resize(self._los, 2 * n), np.resize(self._his, 2 * n)
-        self._chunks.append((p, program, np.asarray(held).astype(np.uint64), itemsize))
+        self._chunks.append((p, program, np.asarray(held).astype(np.uint64), itemsize, self.seq))
         self._los[n], self._his[n] = p[0], p[-1]
         self._span = (min(self._span[0], int(p[0])), max(self._span[1], int(p[-1])))
 
     def read(self, program: int, ptrs: np.ndarray, mask: np.ndarray | None, values: np.ndarray) -> int:
         """A plain load by ``program`` of ``values`` (the loaded block, changed in place) at ``ptrs`` where ``mask``:
-        each lane reading an element that another program plain-stored earlier in this launch, with nothing of the
-        kernel's ordering them (no atomic, compare-and-swap or volatile load in the launch so far: flags), reads
-        instead what the element held before the launch, as on a GPU the load may run before that store (a
-        single-pass scan reading the previous block's total with a plain load: red team round 30, #1). Returns how
-        many lanes; the first such read is kept (``read_race``)."""
-        if self.synced or self.locks or not self._chunks or self.recorded > MAX_ELEMENTS:
+        each lane reading an element whose latest store in this launch was another program's plain store that the
+        kernel's atomics do not order before this load (``ordered``: no release after it and acquire here since)
+        reads instead what the element held before that store, as on a GPU the load may run first (a single-pass
+        scan reading the previous block's total with a plain load: red team round 30, #1; a ticketed scan waiting
+        with a plain spin: round 31, #1). Returns how many lanes; the first such read is kept (``read_race``)."""
+        if not self._chunks or self.recorded > MAX_ELEMENTS:
             return 0
         p = np.asarray(ptrs).astype(np.uint64, copy=False)
         if not p.size or int(p.max()) < self._span[0] or int(p.min()) > self._span[1]:
@@ -128,20 +177,31 @@ class Launch:
         if not near.size:
             return 0
         writer = np.full(p.size, -1, dtype=np.int64)
+        racy = np.zeros(p.size, dtype=bool)
         before = np.zeros(p.size, dtype=np.uint64)
-        seen = np.zeros(p.size, dtype=bool)
         size = 0
-        for c in near:  # in store order: the first store of an element kept its value before the launch
-            addrs, prog, held, itemsize = self._chunks[int(c)]
+        acquired = self.acquired.get(program, -1)
+        todo = on.copy()  # lanes whose latest store is not found yet
+        for c in near[::-1]:  # the latest store of an element decides: from the latest back
+            addrs, prog, held, itemsize, seq = self._chunks[int(c)]
             at = np.minimum(np.searchsorted(addrs, p), addrs.size - 1)
-            hit = on & (addrs[at] == p)
-            first = hit & ~seen
-            before[first] = held[at[first]]
-            seen |= hit
+            hit = todo & (addrs[at] == p)
+            if not hit.any():
+                continue
+            todo &= ~hit
             writer[hit] = prog
-            size = itemsize
-        lanes = np.nonzero(seen & (writer != program) & (writer >= 0))[0]
+            size = size or itemsize
+            if not self.ordered(prog, seq, program, acquired):
+                racy[hit] = True
+                before[hit] = held[at[hit]]
+            if not todo.any():
+                break
+        lanes = np.nonzero(racy & (writer != program) & (writer >= 0))[0]
         if not lanes.size or values.dtype.itemsize != size:
+            return 0
+        if not self.substitute:
+            if self.read_race is None:
+                self.read_race = (int(p[lanes[0]]), program, int(writer[lanes[0]]))
             return 0
         flat = values.reshape(-1) if values.flags.c_contiguous else None
         if flat is None:
@@ -149,66 +209,77 @@ class Launch:
         flat[lanes] = before[lanes].astype(_UINT[size]).view(values.dtype)
         if self.read_race is None:
             self.read_race = (int(p[lanes[0]]), program, int(writer[lanes[0]]))
+        key = (program, int(p[lanes[0]]))
+        self._stale[key] = self._stale.get(key, 0) + 1
+        if self._stale[key] >= STALE_SPINS:
+            raise PlainWait(self, key[1], program, int(writer[lanes[0]]))
         return int(lanes.size)
 
-    def atomic(self, program: int, ptrs: np.ndarray, mask: np.ndarray | None) -> None:
-        """Record an atomic read-modify-write at ``ptrs`` where ``mask``."""
+    def atomic(
+        self, program: int, ptrs: np.ndarray, mask: np.ndarray | None, acquire: bool = True, release: bool = True
+    ) -> None:
+        """Record an atomic read-modify-write at ``ptrs`` where ``mask``, with ``acquire`` and/or ``release``
+        semantics (Triton's default ``acq_rel``: both; ``relaxed``: neither)."""
+        seq = self.sync(program, acquire, release)
         p = np.asarray(ptrs).astype(np.uint64, copy=False)
         if mask is not None:
             p = p[np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)]
         p = p.reshape(-1)
-        self.synced = True
         if p.size and self._room(p.size):
-            self.atomics.append((p.copy(), program))
+            self.atomics.append((p.copy(), program, seq, self.acquired.get(program, -1)))
 
     def race(self) -> Race | None:
         """The races of the launch (``Race``: the first one found and every raced element's value in another
-        order), or None."""
-        if self.recorded > MAX_ELEMENTS or not self.stores or self.locks:
+        order), or None. Each element's plain stores and atomics are taken in the order they ran; two in a row by
+        different programs race when the kernel's atomics do not order them (``ordered``) and they are two plain
+        stores of different values, or a plain store and an atomic."""
+        if self.recorded > MAX_ELEMENTS or not self.stores:
             return None
-        addr = np.concatenate([s[0] for s in self.stores])
-        prog = np.concatenate([np.full(s[0].size, s[1], dtype=np.int64) for s in self.stores])
-        bits = np.concatenate([s[2] for s in self.stores])
-        size = np.concatenate([np.full(s[0].size, s[3], dtype=np.int64) for s in self.stores])
-        if self.atomics:
-            at = np.concatenate([a[0] for a in self.atomics])
-            aprog = np.concatenate([np.full(a[0].size, a[1], dtype=np.int64) for a in self.atomics])
-            if not np.isin(at, addr).all():  # an atomic on memory never plain-stored: a flag or counter orders
-                return None
-        else:
-            at, aprog = np.zeros(0, np.uint64), np.zeros(0, np.int64)
-        order = np.lexsort((prog, addr))  # stable: a program's stores to one element stay in program order
-        a, pr, b, sz = addr[order], prog[order], bits[order], size[order]
-        last = np.r_[(a[1:] != a[:-1]) | (pr[1:] != pr[:-1]), True]  # each program's last store to an element
-        a, pr, b, sz = a[last], pr[last], b[last], sz[last]
-        starts = np.nonzero(np.r_[True, a[1:] != a[:-1]])[0]  # each element's group: its programs in order
-        ends = np.r_[starts[1:], a.size] - 1
-        low, high = np.minimum.reduceat(b, starts), np.maximum.reduceat(b, starts)
-        clash = low != high  # programs stored the element with different values
-        # another order's value: the first program's when it differs from the last's (the CPU's), else another one
-        final = b[ends]
-        other = np.where(b[starts] != final, b[starts], np.where(low != final, low, high))
-        found: tuple[str, int, int, int] | None = None
-        alt_a, alt_b, alt_s = [a[starts][clash]], [other[clash]], [sz[starts][clash]]
-        if clash.any():
-            g = int(np.argmax(clash))
-            i = int(starts[g]) + int(np.argmax(b[starts[g] : ends[g] + 1] != b[starts[g]]))
-            found = ("store", int(a[i]), int(pr[starts[g]]), int(pr[i]))
-        if at.size:
-            ua = a[starts]
-            at_i = np.minimum(np.searchsorted(ua, at), ua.size - 1)
-            hit = (ua[at_i] == at) & (pr[starts][at_i] != aprog)
-            if hit.any():
-                j = int(np.argmax(hit))
-                found = found or ("atomic", int(at[j]), int(pr[starts][at_i[j]]), int(aprog[j]))
-                # the plain store landing after the atomics: the element holds the stored value alone
-                held = np.unique(at_i[hit])
-                alt_a.append(ua[held])
-                alt_b.append(b[starts][held])
-                alt_s.append(sz[starts][held])
-        if found is None:
+        events = [(s[0], s[1], s[4], s[5], s[2], s[3], False) for s in self.stores]
+        events += [(a[0], a[1], a[2], a[3], np.zeros(a[0].size, np.uint64), 0, True) for a in self.atomics]
+        n = [e[0].size for e in events]
+        addr = np.concatenate([e[0] for e in events])
+        prog = np.repeat(np.array([e[1] for e in events], dtype=np.int64), n)
+        seq = np.repeat(np.array([e[2] for e in events], dtype=np.int64), n)
+        acq = np.repeat(np.array([e[3] for e in events], dtype=np.int64), n)
+        rel = np.repeat(np.array([self.next_release(e[1], e[2]) for e in events], dtype=np.float64), n)
+        bits = np.concatenate([e[4] for e in events])
+        size = np.repeat(np.array([e[5] for e in events], dtype=np.int64), n)
+        atom = np.repeat(np.array([e[6] for e in events], dtype=bool), n)
+        order = np.lexsort((seq, addr))
+        a, pr, aq, rl, b, sz = addr[order], prog[order], acq[order], rel[order], bits[order], size[order]
+        at: np.ndarray = atom[order]
+        pair = (a[1:] == a[:-1]) & (pr[1:] != pr[:-1]) & ~(at[1:] & at[:-1])  # (i-1, i): one element, two programs
+        pair &= ~(rl[:-1] < aq[1:])  # not ordered by the kernel's atomics
+        clash = pair & (at[1:] | at[:-1] | (b[1:] != b[:-1]))  # an atomic beside a store, or different values
+        if not clash.any():
             return None
-        return Race(*found, np.concatenate(alt_a), np.concatenate(alt_b), np.concatenate(alt_s))
+        i = int(np.argmax(clash)) + 1
+        kind = "atomic" if at[i] or at[i - 1] else "store"
+        first, second = int(pr[i - 1]), int(pr[i])
+        if kind == "atomic" and at[i - 1]:
+            first, second = second, first  # (the storing program first)
+        last = np.r_[a[1:] != a[:-1], True]  # each element's last event
+        js = np.nonzero(clash)[0]  # the later of each racing pair is js + 1
+        # another order: the earlier plain store landing last (after the later store, or after the atomics)
+        keep = ~at[js] & last[js + 1]
+        held = np.nonzero(keep)[0]
+        return Race(kind, int(a[i]), first, second, a[js[held]], b[js[held]], sz[js[held]])
+
+
+class PlainWait(KernelFault):
+    """A program read one element ``STALE_SPINS`` times with a plain load while another program's plain store of it
+    was not ordered before the reads: a flag polled with a plain load."""
+
+    def __init__(self, launch: Launch, address: int, reader: int, writer: int):
+        super().__init__(
+            f"program {launch.index(reader)} of {launch.name} read {_where(address)} {STALE_SPINS:,} times with a "
+            f"plain load, a value program {launch.index(writer)} stored with a plain store, nothing ordering the "
+            "two: a wait on a flag with a plain load. On a GPU such a load may be hoisted out of the loop or served "
+            "stale from L1 (a hang or a wrong read): publish the flag with an atomic (release: tl.atomic_xchg, "
+            "tl.atomic_add) after the data, and poll it with tl.atomic_add(flag, 0, sem='acquire') or "
+            "tl.load(flag, volatile=True)"
+        )
 
 
 class Race(NamedTuple):
@@ -278,13 +349,18 @@ def _report(launch: Launch) -> None:
     if launch.read_race is not None and (launch.name, "read") not in _SAID:
         address, reader, writer = launch.read_race
         _SAID.add((launch.name, "read"))
+        other = (
+            "ktui gave the load the value the element held before that store, as a GPU may"
+            if launch.substitute
+            else "this launch ran its programs from the last (as ktui does on about every other launch), so the "
+            "load got what the later store wrote, as a GPU may"
+        )
         found.append(
             f"program {launch.index(reader)} of {launch.name} read {_where(address)}, which program "
-            f"{launch.index(writer)} stored in the same launch with a plain store, nothing ordering them (no atomic "
-            "flag or volatile load): on a GPU, where programs run at once, the load can run before the store (a "
-            "race: a value another program publishes needs a flag it sets with an atomic, and the reader waits "
-            "for it); the interpreter runs programs one at a time in order, so ktui gave the load the value the "
-            "element held before the launch, as a GPU may: the verdict judges that output"
+            f"{launch.index(writer)} stored in the same launch with a plain store, nothing ordering them (no release "
+            "atomic after the store and acquire before the load, as a flag set with tl.atomic_xchg and polled with "
+            "an acquire atomic gives): on a GPU, where programs run at once, the load can run before or after the "
+            f"store (a race); {other}: the verdict judges that output"
         )
     race = launch.race()
     if race is None:
@@ -295,9 +371,9 @@ def _report(launch: Launch) -> None:
     if race.kind == "store":
         what = (
             f"programs {first} and {second} of {launch.name} both stored {where} (different values) in one launch, "
-            "nothing ordering them: on a GPU, where they run at once, the last store wins in no fixed order (a race: "
-            "tiles that overlap need their store masks to end where each tile's rows end; a read-modify-write "
-            "across programs needs tl.atomic_add)"
+            "nothing ordering them (no release atomic after the first and acquire before the second): on a GPU, "
+            "where they run at once, the last store wins in no fixed order (a race: tiles that overlap need their "
+            "store masks to end where each tile's rows end; a read-modify-write across programs needs tl.atomic_add)"
         )
     else:
         what = (
@@ -306,13 +382,22 @@ def _report(launch: Launch) -> None:
             "zero the output first and make every update atomic)"
         )
     line = (
-        f"{what}; the interpreter runs programs one at a time in order, so ktui left the {n} raced element"
-        f"{'s' if n != 1 else ''} as another order leaves {'them' if n != 1 else 'it'} (the first program's store "
+        f"{what}; under the interpreter one store ran last, so ktui left the {n} raced element"
+        f"{'s' if n != 1 else ''} as another order leaves {'them' if n != 1 else 'it'} (the earlier store "
         "last), as a GPU may: the verdict judges that output"
     )
     if (launch.name, race.kind) not in _SAID:
         _SAID.add((launch.name, race.kind))
         found.append(line)
+
+
+def stale_readers() -> set[tuple[int, int, int]]:
+    """The grid indices of the programs of the launch under way that read a value another program stored with
+    nothing ordering the two (``Launch.read``)."""
+    if not _STACK:
+        return set()
+    launch = _STACK[-1]
+    return {launch.index(program) for program, _ in launch._stale}
 
 
 def take() -> list[str]:
@@ -323,10 +408,19 @@ def take() -> list[str]:
     return out
 
 
+def _sem(sem: Any) -> tuple[bool, bool]:
+    """(acquire, release) of a Triton memory semantic (``ir.MEM_SEMANTIC``, or its name)."""
+    name = str(getattr(sem, "name", sem)).split(".")[-1].upper()
+    return name in ("ACQUIRE_RELEASE", "ACQUIRE"), name in ("ACQUIRE_RELEASE", "RELEASE")
+
+
 def install(builder_cls: Any, executor_cls: Any) -> None:
     """Wrap the interpreter's plain stores, atomics and launches (``builder_cls``: ``InterpreterBuilder``,
-    ``executor_cls``: ``GridExecutor``) with the race record. Must wrap the launch inside ``interp_bounds``'s
+    ``executor_cls``: ``GridExecutor``) with the race record, and pause a program before each synchronizing op
+    (``interp_sched.pause``: the launch's programs interleave there). Must wrap the launch inside ``interp_bounds``'s
     wrapper (installed before it), whose argument ranges name the element."""
+    from ktui.worker import interp_waits
+    from ktui.worker.interp_sched import next_reversed, pause
 
     def current() -> Launch | None:
         return _STACK[-1] if _STACK else None
@@ -335,10 +429,11 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
         return launch.program(tuple(getattr(self, "grid_idx", None) or (0, 0, 0)))
 
     store = builder_cls.create_masked_store
+    atomic_store: list[bool] = []  # inside ``create_atomic_store`` (its inner plain store is an atomic one)
 
     def create_masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
         launch = current()
-        if launch is not None:
+        if launch is not None and not atomic_store:
             m = None if mask is None else mask.data
             launch.before_store(program(self, launch), ptrs.data, np.asarray(value.data).dtype.itemsize, m)
             launch.store(program(self, launch), ptrs.data, value.data, m)
@@ -351,44 +446,63 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
         def create_masked_load(
             self: Any, ptrs: Any, mask: Any, other: Any, cache_policy: Any, is_volatile: Any, *rest: Any
         ) -> Any:
-            out = load(self, ptrs, mask, other, cache_policy, is_volatile, *rest)
             launch = current()
-            if launch is not None:
-                if is_volatile:
-                    launch.synced = True  # a flag polled: the kernel orders its programs
-                elif isinstance(out.data, np.ndarray):
-                    launch.read(program(self, launch), ptrs.data, None if mask is None else mask.data, out.data)
+            if is_volatile:
+                pause()  # a flag polled: the other programs run first
+                if launch is not None:
+                    launch.sync(program(self, launch), acquire=True, release=False)
+            out = load(self, ptrs, mask, other, cache_policy, is_volatile, *rest)
+            if launch is not None and not is_volatile and isinstance(out.data, np.ndarray):
+                m = None if mask is None else mask.data
+                launch.read(program(self, launch), ptrs.data, m, out.data)
+                if out.data.size <= 16 and interp_waits.polled(self, ptrs.data, m, out.data):
+                    pause()  # a flag polled with a plain load: the other programs run first
             return out
 
         builder_cls.create_masked_load = create_masked_load
     rmw = getattr(builder_cls, "create_atomic_rmw", None)
     if rmw is not None:
 
-        def create_atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
+        def create_atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, sem: Any, *rest: Any) -> Any:
+            pause()
             launch = current()
             if launch is not None:
-                if "XCHG" in str(op).upper():
-                    launch.locks = True
-                launch.atomic(program(self, launch), ptr.data, mask.data)
-            return rmw(self, op, ptr, val, mask, *rest)
+                launch.atomic(program(self, launch), ptr.data, mask.data, *_sem(sem))
+            return rmw(self, op, ptr, val, mask, sem, *rest)
 
         builder_cls.create_atomic_rmw = create_atomic_rmw
     cas = getattr(builder_cls, "create_atomic_cas", None)
     if cas is not None:
 
-        def create_atomic_cas(self: Any, *args: Any) -> Any:
+        def create_atomic_cas(self: Any, ptr: Any, cmp: Any, val: Any, sem: Any, *rest: Any) -> Any:
+            pause()
             launch = current()
             if launch is not None:
-                launch.locks = launch.synced = True
-            return cas(self, *args)
+                launch.atomic(program(self, launch), ptr.data, None, *_sem(sem))
+            return cas(self, ptr, cmp, val, sem, *rest)
 
         builder_cls.create_atomic_cas = create_atomic_cas
+    astore = getattr(builder_cls, "create_atomic_store", None)
+    if astore is not None:
+
+        def create_atomic_store(self: Any, ptr: Any, val: Any, mask: Any, sem: Any, *rest: Any) -> Any:
+            pause()
+            launch = current()
+            if launch is not None:
+                launch.atomic(program(self, launch), ptr.data, None if mask is None else mask.data, *_sem(sem))
+            atomic_store.append(True)
+            try:
+                return astore(self, ptr, val, mask, sem, *rest)
+            finally:
+                atomic_store.pop()
+
+        builder_cls.create_atomic_store = create_atomic_store
 
     call = executor_cls.__call__
 
     def launched(self: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(getattr(self, "fn", None), "__name__", "the kernel")
-        launch = Launch(name, (1, 1, 1))
+        launch = Launch(name, (1, 1, 1), substitute=not next_reversed())
         _STACK.append(launch)
         try:
             out = call(self, *args, **kwargs)

@@ -1,0 +1,130 @@
+"""Red team round 31 and new-user trial 31: each finding fixed as a mechanism, with a bad kernel, its honest twin and
+a test asserting the verdict and its message (docs/cases.md)."""
+
+from __future__ import annotations
+
+from ktui.core.results import Status
+
+from .test_cases import CASES, K, run
+
+R = CASES / "references"
+QUICK = dict(layouts=False, seeds=1, seed=3, near_duplicates=False, rungs=("compile", "run", "correctness"))
+
+
+def _pair(make_ws, ladder_for, name, bad, good, ref):
+    """The bad kernel's and its honest twin's results on one problem."""
+    return (
+        run(make_ws, ladder_for, name, K / bad, reference=R / ref, **QUICK),
+        run(make_ws, ladder_for, name, K / good, reference=R / ref, **QUICK),
+    )
+
+
+def _ok(res):
+    for rung in ("run", "correctness"):
+        r = res.rung(rung)
+        assert r is not None and r.status is Status.OK, [x.line() for x in res.rungs]
+
+
+def test_a_work_queue_is_shared_by_programs_interleaved_at_their_atomics(make_ws, ladder_for):
+    """Red team round 31, #6: a persistent embedding backward taking tokens from an atomic counter, adding rows with a
+    plain load and store, passed: the interpreter ran program 0 to its end first, so it drained the queue alone. The
+    launch's programs now run interleaved at their atomics (``worker.interp_sched``), and a row another program
+    stored with nothing ordering the two is read as it was before that store: the bad kernel fails correctness, the
+    run rung names the read; the twin adding with atomics passes."""
+    bad, good = _pair(
+        make_ws, ladder_for, "emb", "rt31_embbwd_queue_bad.py", "rt31_embbwd_queue_good.py", "rt31_embbwd.py"
+    )
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED and "output out:" in c.summary, c.line()
+    reads = [w for w in bad.rung("run").warnings if "of _emb_bwd read gw_ptr[" in w]
+    assert reads and "nothing ordering them" in reads[0], bad.rung("run").warnings
+    _ok(good)
+    assert not [w for w in good.rung("run").warnings if "of _emb_bwd" in w], good.rung("run").warnings
+
+
+def test_a_partial_stored_after_the_ticket_is_not_ordered_before_the_last_programs_read(make_ws, ladder_for):
+    """Red team round 31, #2: a one-launch sum whose programs take their ticket, then store their partial, passed
+    (any atomic exempted the launch). Happens-before now decides: a release after the store and an acquire before the
+    read. The twin storing first passes."""
+    bad, good = _pair(
+        make_ws, ladder_for, "vsum", "rt31_vsum_ticket_first_bad.py", "rt31_vsum_ticket_good.py", "rt28_vsum.py"
+    )
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, c.line()
+    reads = [w for w in bad.rung("run").warnings if "of sum_kernel read partial_ptr[" in w]
+    assert reads, bad.rung("run").warnings
+    _ok(good)
+
+
+def test_a_lock_orders_only_what_its_holder_stored_before_giving_it_back(make_ws, ladder_for):
+    """Red team round 31, #5 and new-user trial 31, F5: column sums under a compare-and-swap spin lock given back
+    before the store it guards passed (a compare-and-swap exempted the launch): the next holder's read is no longer
+    ordered after that store. The twin storing, then giving the lock back, passes."""
+    bad, good = _pair(
+        make_ws, ladder_for, "colsum", "rt31_colsum_lock_early_bad.py", "rt31_colsum_lock_good.py", "rt31_colsum.py"
+    )
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, c.line()
+    assert [w for w in bad.rung("run").warnings if "of colsum_kernel read out_ptr[" in w], bad.rung("run").warnings
+    _ok(good)
+
+
+def test_a_flag_polled_with_a_plain_load_fails_the_run_named(make_ws, ladder_for):
+    """Red team round 31, #1: a ticketed look-back scan waiting for its predecessor's flag with a plain load passed
+    (the ticket exempted the launch). Its reads of the flag are now unordered and get the value before the store, so
+    it would wait for ever: after ``STALE_SPINS`` such reads the run fails, naming the flag and the fix. The twin
+    (release exchange, acquire poll) passes."""
+    bad, good = _pair(
+        make_ws, ladder_for, "scan1d", "rt31_scan_plainspin_bad.py", "rt31_scan_ticket_good.py", "rt28_scan1d.py"
+    )
+    r = bad.rung("run")
+    assert r is not None and r.status is Status.FAILED, r.line()
+    text = r.line() + (r.error.message if r.error else "")
+    assert "read flag_ptr[0] 10,000 times with a plain load" in text and "sem='acquire'" in text, text
+    _ok(good)
+
+
+def test_a_backward_reading_its_gradient_as_contiguous_meets_an_expanded_one(make_ws, ladder_for):
+    """Red team round 31, #4: a SiLU backward reading its incoming gradient with flat offsets passed: the cotangents
+    were always contiguous, where a ``y.sum()`` loss gives a stride-0 one. They now come contiguous, expanded or
+    transposed (``grad_modes.cotangent``): the bad kernel reads past the expanded gradient's one element and fails;
+    the twin making it contiguous first passes."""
+    bad, good = _pair(
+        make_ws, ladder_for, "silu", "rt31_silu_gradstride_bad.py", "rt31_silu_gradstride_good.py", "rt27_silu.py"
+    )
+    failed = [r for r in bad.rungs if r.status is Status.FAILED]
+    assert failed, [r.line() for r in bad.rungs]
+    text = " ".join(r.line() + (r.error.message if r.error else "") for r in failed)
+    assert "grad=requires_grad" in text and "out-of-bounds load" in text, text
+    _ok(good)
+
+
+def test_an_in_place_op_that_is_the_identity_on_the_drawn_inputs_is_not_torch(make_ws, ladder_for):
+    """Red team round 31, #7: an honest in-place clamp failed compile "times torch, not a kernel": on randn gradients
+    the clamp changes nothing, so the dry call's unlaunched answer matched the reference. An output equal to an
+    input as it was is no evidence (``candidate.right_without_launches``); the unit keeps the torch-only answer
+    caught."""
+    import torch
+
+    from ktui.worker.candidate import right_without_launches
+
+    g = torch.randn(64)
+    assert not right_without_launches(g, g.clone(), (g, 5.0))  # the reference left the input as it was
+    assert right_without_launches(torch.softmax(g, 0), torch.softmax(g, 0), (g,))  # torch computed it
+    res = run(make_ws, ladder_for, "clip", K / "rt31_clip_inplace_good.py", reference=R / "rt31_clip.py", **QUICK)
+    _ok(res)
+
+
+def test_a_read_of_what_a_later_program_overwrites_meets_the_reverse_order(make_ws, ladder_for):
+    """Red team round 31, #3: an in-place window shift split along the window reads the next block's first element,
+    which the next program overwrites; in program order every read came first and it passed. About every other
+    launch now runs its programs from the last (``interp_sched.reversed_order``): the read gets the new value and
+    the kernel fails, the run rung naming the read; the twin (one program per row, blocks in order) passes."""
+    bad, good = _pair(
+        make_ws, ladder_for, "roll", "rt31_roll_inplace_bad.py", "rt31_roll_inplace_good.py", "rt31_roll.py"
+    )
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, c.line()
+    reads = [w for w in bad.rung("run").warnings if "of roll_kernel read state_ptr[" in w]
+    assert reads and "ran its programs from the last" in " ".join(reads), bad.rung("run").warnings
+    _ok(good)
