@@ -128,3 +128,28 @@ def test_a_read_of_what_a_later_program_overwrites_meets_the_reverse_order(make_
     reads = [w for w in bad.rung("run").warnings if "of roll_kernel read state_ptr[" in w]
     assert reads and "ran its programs from the last" in " ".join(reads), bad.rung("run").warnings
     _ok(good)
+
+
+def test_the_interpreters_numpy_warnings_are_not_lines_the_version_printed():
+    """New-user trial 31, F3: numpy's "RuntimeWarning: invalid value encountered in divide" from the interpreter's
+    arithmetic on ktui's extreme inputs filled the candidate's log, and the run rung said the version printed those
+    lines. A GPU computes inf and NaN silently: with the interpreter's fixes installed they are not issued."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from ktui.worker import interp_fixes; interp_fixes.install()\n"
+        "import torch, triton, triton.language as tl\n"
+        "@triton.jit\n"
+        "def k(x, o):\n"
+        "    v = tl.load(x + tl.arange(0, 4))\n"
+        "    tl.store(o + tl.arange(0, 4), v / 0.0)\n"
+        "x, o = torch.zeros(4), torch.empty(4)\n"
+        "k[(1,)](x, o)\n"
+        "print(o.isnan().all().item())\n"
+    )
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    done = subprocess.run([sys.executable, "-W", "default", "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip().endswith("True"), done.stderr[-2000:]
+    assert "RuntimeWarning" not in done.stderr, done.stderr
