@@ -1,26 +1,25 @@
 """Races between the programs of one launch, found under the Triton interpreter.
 
-The interpreter runs a grid's programs one after another in program-id order, each to its end (``GridExecutor``).
-A kernel whose programs write the same element without an atomic is then right on the CPU and wrong on a GPU, where
-they run at once: a read-modify-write across programs with a plain load and store (an embedding backward adding each
-token's row into ``grad[id]``: two tokens with one id lose one of the adds), or a plain store by one program into an
-element the others update atomically (split-K where split 0 stores its partial and the others ``tl.atomic_add``:
-right only while program 0 runs first, red team round 29, #3 and #4). The CPU verdict cannot show the race, so it
-says so: every launch's plain stores and atomics are recorded by address and program, and at its end
+The interpreter runs a launch's programs interleaved at their atomics (``interp_sched``), not at once as a GPU
+does, so a kernel whose programs touch one element with nothing ordering them can be right on the CPU and wrong on a
+GPU: a read-modify-write across programs with a plain load and store (an embedding backward adding each token's row
+into ``grad[id]``: two tokens with one id lose one of the adds), a plain store by one program into an element the
+others update atomically (split-K where split 0 stores its partial and the others ``tl.atomic_add``: red team round
+29, #3 and #4), a plain load of what another program stored (a scan reading the previous block's total: round 30,
+#1). Every launch's plain stores and atomics are recorded by address, program and place in the order of execution,
+and each program's acquires and releases (``Launch.sync``); two accesses are ordered when the first's program
+released after it and the second's acquired after that and before it (happens-before, ``Launch.ordered``). Then
 
-- an element two programs stored with different values (the last store wins, in no fixed order on a GPU), or
-- an element one program stored and another updated atomically (the store can land after the atomic and erase it)
+- an element two programs stored with different values, unordered (the last store wins, in no fixed order on a
+  GPU), or one program stored and another updated atomically, unordered (the store can land after the atomic and
+  erase it), is a warning naming the kernel, both programs and the element, and the output is left as another order
+  leaves it (the earlier store landing last): the verdict judges an output a GPU can give (new-user trial 30, F1);
+  stores of equal values, or of values that differ only by rounding, pass;
+- a plain load of an element whose latest store was another program's, unordered, reads the value before that store
+  (``Launch.read``), with a warning; a flag polled so fails the run after ``STALE_SPINS`` reads (``PlainWait``).
 
-is a warning naming the kernel, both programs and the element, and the output is left as another order leaves it:
-at every such element the value of the first program that stored it (the store landing last, as on a GPU it may),
-so the verdict judges an output a GPU can give (new-user trial 30, F1: an MoE GEMM masking its last tile by M, not
-by its expert's end, stored into the next expert's rows and passed with the warning alone, its tiles run in order).
-Two programs storing values that differ only by rounding pass as before; the wrong ones fail. Stores ordered by the
-kernel's own synchronization
-are not races: a launch that also made an atomic on memory it never plain-stored (a flag, a lock, a ticket, a
-counter: what orders programs) or a compare-and-swap or exchange (a lock) is not judged this way. Stores of equal
-values (a flag every program sets) are no race either. Only launches of at most ``MAX_ELEMENTS`` recorded elements
-are examined (a CPU-sized spec's are far fewer).
+No atomic exempts a launch (a flag, counter, ticket or lock orders only what it orders: red team round 31, #2, #5,
+#6). Only launches of at most ``MAX_ELEMENTS`` recorded elements are examined (a CPU-sized spec's are far fewer).
 """
 
 from __future__ import annotations

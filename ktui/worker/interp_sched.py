@@ -119,8 +119,9 @@ def reversed_order(n: int) -> bool:
 
 
 def pause() -> None:
-    """Called by a program just before an atomic, a compare-and-swap or a volatile load: let the launch's other live
-    programs each run to their next such point first. A no-op outside a launch's program."""
+    """Called by a program just before an atomic, a compare-and-swap or a volatile load, or after a small plain load
+    it repeated (a flag polled): let the launch's other live programs each run to their next such point first. A
+    no-op outside a launch's program."""
     if not _GRIDS:
         return
     import greenlet
