@@ -176,22 +176,24 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
     assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
         (i, lay, 107 + j) for i in (2, 3) for lay in lays for j in range(2 if lay == "mixed" else 1)
     ]  # the two largest specs, then a case per grad mode, then the covering design (tests/test_crossing.py)
-    # a case per grad mode on a spec of the cheaper half, then on the largest (red team round 27, #5)
-    grads = phase2[n : n + 6]
+    # a case per grad mode on a spec of the cheaper half, two more requires_grad cases (the cotangents' other two
+    # layouts: red team round 31, #4), then a case per mode on the largest (red team round 27, #5)
+    grads = phase2[n : n + 8]
+    modes = [*GRAD_MODES, "requires_grad", "requires_grad", *GRAD_MODES]
     assert [(c["grad"], c["seed"]) for c in grads] == [
-        (m, 100 + GRAD_SEED + j) for j, m in enumerate(GRAD_MODES + GRAD_MODES)
+        (m, 100 + GRAD_SEED + j) for j, m in zip((0, 1, 2, 6, 7, 3, 4, 5), modes, strict=True)
     ]
-    assert all(c["spec_index"] in (1, 0) and "layout" not in c and "dist" not in c for c in grads[:3])
-    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[3:])
-    design = phase2[n + 6 :]
+    assert all(c["spec_index"] in (1, 0) and "layout" not in c and "dist" not in c for c in grads[:5])
+    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[5:])
+    design = phase2[n + 8 :]
     assert design == covering_cases(
-        PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[: n + 6]
+        PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[: n + 8]
     )
     assert design and [c["seed"] for c in sorted(design, key=lambda c: c["seed"])] == list(
         range(100 + 401, 100 + 401 + len(design))
     )
     assert phase2[0]["fresh"] is True and sum(bool(c.get("fresh")) for c in cases) == 1
-    assert len(cases) == 8 + 1 + n + 6 + len(design)  # phase 1, the burst, distributions, layouts, grads, design
+    assert len(cases) == 8 + 1 + n + 8 + len(design)  # phase 1, the burst, distributions, layouts, grads, design
 
 
 def test_contiguous_only_and_the_options_drop_cases():
