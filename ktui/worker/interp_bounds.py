@@ -120,13 +120,21 @@ def _kernel_line() -> str:
     return ""
 
 
+def active(ptrs: Any, mask: Any) -> np.ndarray:
+    """The addresses of an op's active lanes: ``ptrs`` (a block of addresses) flattened to uint64 where ``mask``
+    (broadcast to ``ptrs``' shape; None: every lane) holds."""
+    p: np.ndarray = np.asarray(ptrs).astype(np.uint64, copy=False).reshape(-1)
+    if mask is None:
+        return p
+    kept: np.ndarray = p[np.broadcast_to(np.asarray(mask, dtype=bool), np.shape(ptrs)).reshape(-1)]
+    return kept
+
+
 def _check(ptrs: Any, mask: Any, what: str) -> None:
     r = _CURRENT[-1]
     if r is None:
         return
-    p = np.asarray(ptrs.data).astype(np.uint64, copy=False).reshape(-1)
-    if mask is not None:
-        p = p[np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptrs.data)).reshape(-1)]
+    p = active(ptrs.data, None if mask is None else mask.data)
     if not p.size:
         return
     try:

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ktui.worker.interp_bounds import KernelFault
+from ktui.worker.interp_bounds import KernelFault, active
 
 MAX_ELEMENTS = 1 << 22  # stored and atomically updated elements recorded per launch (beyond: the launch is not judged)
 # One program reading one element this many times with a plain load, each time a value another program stored with
@@ -136,10 +136,7 @@ class Launch:
             return
         from triton._C.libtriton import interpreter as native
 
-        p = np.asarray(ptrs).astype(np.uint64, copy=False)
-        if mask is not None:
-            p = p[np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)]
-        p = p.reshape(-1)
+        p = active(ptrs, mask)
         if not p.size:
             return
         if p.size > 1 and not (p[1:] > p[:-1]).all():  # a tile's addresses usually come sorted and distinct
@@ -220,10 +217,7 @@ class Launch:
         """Record an atomic read-modify-write at ``ptrs`` where ``mask``, with ``acquire`` and/or ``release``
         semantics (Triton's default ``acq_rel``: both; ``relaxed``: neither)."""
         seq = self.sync(program, acquire, release)
-        p = np.asarray(ptrs).astype(np.uint64, copy=False)
-        if mask is not None:
-            p = p[np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)]
-        p = p.reshape(-1)
+        p = active(ptrs, mask)
         if p.size and self._room(p.size):
             self.atomics.append((p.copy(), program, seq, self.acquired.get(program, -1)))
 

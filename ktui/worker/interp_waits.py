@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ktui.worker.interp_bounds import active
+
 # Identical reads in one program that make a wait. A loop that repeats one atomic with one result legitimately (an
 # atomic max of an all-zero tile into a running maximum, once per tile of a persistent program) repeats it once per
 # iteration: a CPU-sized spec runs far fewer iterations per program than this. At the interpreter's ~20-50 us per
@@ -150,12 +152,7 @@ def _needs_gpu(builder: Any, kind: str) -> None:
 
 def _watched(builder: Any, kind: str, arrays: tuple[Any, ...], result: Any, addresses: Any = None) -> None:
     program = tuple(getattr(builder, "grid_idx", None) or (0, 0, 0))
-    where = None
-    if addresses is not None:
-        a, m = addresses
-        p = np.asarray(a, dtype=np.uint64).reshape(-1)
-        where = p if m is None else p[np.broadcast_to(np.asarray(m, bool), np.shape(a)).reshape(-1)]
-    _WATCH.seen(program, kind, arrays, result, where)
+    _WATCH.seen(program, kind, arrays, result, None if addresses is None else active(*addresses))
     if _WATCH.idle >= SPIN_REPEATS:
         _WATCH.reset()
         _needs_gpu(builder, kind)
@@ -231,10 +228,8 @@ def install(builder_cls: Any) -> None:
     if store is not None:
 
         def create_masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
-            p = np.asarray(ptrs.data, dtype=np.uint64)
-            if mask is not None:
-                p = p[np.broadcast_to(np.asarray(mask.data, bool), p.shape)]
-            _WATCH.progressed(tuple(getattr(self, "grid_idx", None) or (0, 0, 0)), p)
+            where = active(ptrs.data, None if mask is None else mask.data)
+            _WATCH.progressed(tuple(getattr(self, "grid_idx", None) or (0, 0, 0)), where)
             return store(self, ptrs, value, mask, *rest)
 
         builder_cls.create_masked_store = create_masked_store

@@ -64,12 +64,12 @@ WARNING_KIND = 48  # ``collapse_warnings``: warnings whose first this many chara
 
 
 def collapse_warnings(
-    passing: list[tuple[str | None, str]], named: dict[tuple[str, tuple[str, ...]], str] | None = None
+    passing: list[tuple[str | None, str]], named: dict[tuple[str, str], str] | None = None
 ) -> list[str]:
     """The passing cases' warnings (``passing``: (spec label, warning), in order; a label of None: a warning of the
     rung's own, kept as it is) as rung warnings, ``spec=<label>: <warning>``, each kind once, where its first
-    stood: the first of a kind in full, named by the first case that gave it where ``named`` ((spec label, a case's
-    warnings) -> its case label, ``spec=... seed=... dist=...``) knows it (new-user trial 31, F1: a warning must say
+    stood: the first of a kind in full, named by the first case that gave it where ``named`` ((spec label, warning)
+    -> that case's label, ``spec=... seed=... dist=...``) knows it (new-user trial 31, F1: a warning must say
     which case to replay), and one line for the rest (``the same (...) on 11 more cases: spec=(1, 2,
     63, fp16), ...``), a kind being the warning's first ``WARNING_KIND`` characters (new-user trials 26 F3 and 27:
     an honest fp16 attention got 67 lines "judged against the reference's own float16 error", one per case, before
@@ -83,8 +83,7 @@ def collapse_warnings(
         if label is None:
             out.append(first)
             continue
-        case = next((c for (lb, ws), c in (named or {}).items() if lb == label and first in ws and c), "")
-        out.append(f"{case or f'spec={label}'}: {first}")
+        out.append(f"{(named or {}).get((label, first)) or f'spec={label}'}: {first}")
         rest = [(lb, w) for lb, w in group[1:] if (lb, w) != (label, first)]
         if len(rest) == 1:
             out.append(f"spec={rest[0][0]}: {rest[0][1]}")
@@ -251,7 +250,7 @@ def correctness_result(
     warnings: list[str] = []
     failed_warnings: list[str] = []  # of the failing cases (new-user trial 19: 7 lines under a clear failure)
     passing: list[tuple[str | None, str]] = []  # (spec label, warning) of the passing cases; None: a rung warning
-    named: dict[tuple[str, tuple[str, ...]], str] = {}  # (spec label, a passing case's warnings) -> its case label
+    named: dict[tuple[str, str], str] = {}  # (spec label, warning) -> the first passing case's label that gave it
     for i, cs in sorted(by_spec.items()):
         judged = [c for c in cs if not c.get("unsupported") and not c.get("skipped")]
         worst = max(judged or cs, key=lambda c: json_float(c.get("score", 0.0)))
@@ -281,8 +280,9 @@ def correctness_result(
             if c.get("unsupported"):
                 passing.append((None, f"{c.get('case') or 'spec=' + entry['label']} unsupported: {c['unsupported']}"))
             if c["ok"]:
-                passing += [(entry["label"], w) for w in c.get("warnings", [])]
-                named.setdefault((entry["label"], tuple(c.get("warnings", []))), str(c.get("case") or ""))
+                for w in c.get("warnings", []):
+                    passing.append((entry["label"], w))
+                    named.setdefault((entry["label"], w), str(c.get("case") or ""))
             else:  # a failing case's warnings are mostly the failure's symptoms: the worst one's go with its error
                 failed_warnings += c.get("warnings", [])
     warnings += collapse_warnings(passing, named)
