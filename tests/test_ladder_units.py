@@ -200,11 +200,11 @@ def test_contiguous_only_and_the_options_drop_cases():
     opts = LadderOptions(seeds=2, near_duplicates=False)
     only = make_cases({**PLAN, "contiguous_only": True}, opts, seed=1)
     assert not any("layout" in c for c in only)
-    assert len(only) == 8 + 1 + 8 + 6 + len(covering_cases({**PLAN, "contiguous_only": True}, opts, 1, only[:23]))
+    assert len(only) == 8 + 1 + 8 + 8 + len(covering_cases({**PLAN, "contiguous_only": True}, opts, 1, only[:25]))
     bare = make_cases(
         PLAN, LadderOptions(seeds=3, distributions=False, layouts=False, repeat=False, near_duplicates=False), seed=1
     )
-    assert len(bare) == 12 + 1 + 6 and not any("repeat" in c or "dist" in c for c in bare)  # (+ the grad modes)
+    assert len(bare) == 12 + 1 + 8 and not any("repeat" in c or "dist" in c for c in bare)  # (+ the grad cases)
     assert [c["seed"] for c in bare[:6]] == [1, 1, 1, 1, 2, 3]  # the first sweep, then each spec's other seeds
     assert [c.get("fill") for c in bare[:6]] == [None] * 4 + ["decoy", None]
     native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1, near_duplicates=False), seed=1)  # no dists

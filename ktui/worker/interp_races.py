@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ktui.worker import interp_sched
 from ktui.worker.interp_bounds import KernelFault, active
 
 MAX_ELEMENTS = 1 << 22  # stored and atomically updated elements recorded per launch (beyond: the launch is not judged)
@@ -207,6 +208,7 @@ class Launch:
             self.read_race = (int(p[lanes[0]]), program, int(writer[lanes[0]]))
         key = (program, int(p[lanes[0]]))
         self._stale[key] = self._stale.get(key, 0) + 1
+        interp_sched.note_stale(self.index(program))
         if self._stale[key] >= STALE_SPINS:
             raise PlainWait(self, key[1], program, int(writer[lanes[0]]))
         return int(lanes.size)
@@ -384,15 +386,6 @@ def _report(launch: Launch) -> None:
         found.append(line)
 
 
-def stale_readers() -> set[tuple[int, int, int]]:
-    """The grid indices of the programs of the launch under way that read a value another program stored with
-    nothing ordering the two (``Launch.read``)."""
-    if not _STACK:
-        return set()
-    launch = _STACK[-1]
-    return {launch.index(program) for program, _ in launch._stale}
-
-
 def take() -> list[str]:
     """The race warnings since the last ``take`` (deduplicated), and forget them."""
     out = list(found)
@@ -413,7 +406,6 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
     (``interp_sched.pause``: the launch's programs interleave there). Must wrap the launch inside ``interp_bounds``'s
     wrapper (installed before it), whose argument ranges name the element."""
     from ktui.worker import interp_waits
-    from ktui.worker.interp_sched import next_reversed, pause
 
     def current() -> Launch | None:
         return _STACK[-1] if _STACK else None
@@ -441,7 +433,7 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
         ) -> Any:
             launch = current()
             if is_volatile:
-                pause()  # a flag polled: the other programs run first
+                interp_sched.pause()  # a flag polled: the other programs run first
                 if launch is not None:
                     launch.sync(program(self, launch), acquire=True, release=False)
             out = load(self, ptrs, mask, other, cache_policy, is_volatile, *rest)
@@ -449,7 +441,7 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
                 m = None if mask is None else mask.data
                 launch.read(program(self, launch), ptrs.data, m, out.data)
                 if out.data.size <= 16 and interp_waits.polled(self, ptrs.data, m, out.data):
-                    pause()  # a flag polled with a plain load: the other programs run first
+                    interp_sched.pause()  # a flag polled with a plain load: the other programs run first
             return out
 
         builder_cls.create_masked_load = create_masked_load
@@ -457,7 +449,7 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
     if rmw is not None:
 
         def create_atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, sem: Any, *rest: Any) -> Any:
-            pause()
+            interp_sched.pause()
             launch = current()
             if launch is not None:
                 launch.atomic(program(self, launch), ptr.data, mask.data, *_sem(sem))
@@ -468,7 +460,7 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
     if cas is not None:
 
         def create_atomic_cas(self: Any, ptr: Any, cmp: Any, val: Any, sem: Any, *rest: Any) -> Any:
-            pause()
+            interp_sched.pause()
             launch = current()
             if launch is not None:
                 launch.atomic(program(self, launch), ptr.data, None, *_sem(sem))
@@ -479,7 +471,7 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
     if astore is not None:
 
         def create_atomic_store(self: Any, ptr: Any, val: Any, mask: Any, sem: Any, *rest: Any) -> Any:
-            pause()
+            interp_sched.pause()
             launch = current()
             if launch is not None:
                 launch.atomic(program(self, launch), ptr.data, None if mask is None else mask.data, *_sem(sem))
@@ -495,7 +487,7 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
 
     def launched(self: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(getattr(self, "fn", None), "__name__", "the kernel")
-        launch = Launch(name, (1, 1, 1), substitute=not next_reversed())
+        launch = Launch(name, (1, 1, 1), substitute=not interp_sched.next_reversed())
         _STACK.append(launch)
         try:
             out = call(self, *args, **kwargs)

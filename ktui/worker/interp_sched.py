@@ -42,6 +42,7 @@ class Grid:
         self.programs: set[Any] = set()  # this launch's program greenlets (``pause`` switches only from these)
         self.pending: list[tuple[tuple[int, int, int], dict[str, Any]]] = []  # programs the loop set, not started
         self.reverse = reverse  # start them from the last
+        self.stale: set[tuple[int, int, int]] = set()  # programs that read a value stored unordered (``note_stale``)
 
     def resume(self, g: Any, idx: tuple[int, int, int]) -> None:
         """Run program ``idx`` (greenlet ``g``) until it pauses or ends; an exception it raises propagates."""
@@ -64,11 +65,8 @@ class Grid:
             self.live.rotate(-1)
         # every one waits: first one that reads a flag another program stored with nothing ordering the two (its
         # wait cannot end: ``interp_races.PlainWait`` names it), else the next
-        from ktui.worker import interp_races
-
-        stale = interp_races.stale_readers()
-        for _ in range(len(self.live) if stale else 0):
-            if self.live[0][1] in stale:
+        for _ in range(len(self.live) if self.stale else 0):
+            if self.live[0][1] in self.stale:
                 break
             self.live.rotate(-1)
         return self.live.popleft()
@@ -116,6 +114,13 @@ def reversed_order(n: int) -> bool:
     """Whether launch ``n`` runs its programs in reverse: the parity of its bits (the Thue-Morse sequence), so a
     call of any fixed number of launches gets each of its launches in both orders over the calls."""
     return bin(n).count("1") % 2 == 1
+
+
+def note_stale(idx: tuple[int, int, int]) -> None:
+    """Program ``idx`` of the launch under way read a value another program stored with nothing ordering the two
+    (``interp_races.Launch.read``): when every live program waits, it is resumed first."""
+    if _GRIDS:
+        _GRIDS[-1].stale.add(idx)
 
 
 def pause() -> None:
