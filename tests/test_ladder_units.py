@@ -212,8 +212,9 @@ def test_contiguous_only_and_the_options_drop_cases():
     n = 2 + len(lays) + 1
     # the first seed, the burst, the layouts (mixed twice: both orders)
     assert [c.get("layout") for c in native[:n]] == [None, None, *lays[:-1], "mixed", "mixed"]
-    assert [c.get("grad") for c in native[n : n + 3]] == list(GRAD_MODES)  # a case per grad mode
-    assert {c.get("fill") for c in native[n + 3 :]} == {"decoy"}  # one seed: the design brings the decoy fill
+    # a case per grad mode, two more requires_grad (the cotangents' other layouts)
+    assert [c.get("grad") for c in native[n : n + 5]] == [*GRAD_MODES, "requires_grad", "requires_grad"]
+    assert {c.get("fill") for c in native[n + 5 :]} == {"decoy"}  # one seed: the design brings the decoy fill
 
 
 # -- merge -----------------------------------------------------------------------------------------------------
