@@ -584,3 +584,56 @@ def test_a_slow_fuzzed_case_gets_one_note_on_bounding_the_fuzzed_sizes():
     line.on_event(RungProgress(key="k/v1", run_id=1, rung="run", done=66, total=258, case="spec=(16, 65) seed=8"))
     line._progress = (*line._progress[:3], line._progress[3] - 61, *line._progress[4:])
     assert line.slow_note() == ""  # a test spec's case
+
+
+STEPPING_WORKER = r"""
+import json, sys, time
+out = sys.stdout.buffer
+def send(m):
+    out.write((json.dumps(m) + "\n").encode()); out.flush()
+send({"hello": {"role": "candidate", "device": {"type": "cpu"}, "startup_s": 0.0, "pid": 0, "python": "3"}})
+for line in sys.stdin.buffer:
+    req = json.loads(line)
+    steps = bool(req["params"]["steps"])
+    while True:  # never answers: the call meets its cap on the whole time
+        for _ in range(2):  # a case's programs: heartbeats
+            time.sleep(0.1)
+            send({"id": req["id"], "heartbeat": True})
+        if steps:  # the case finished: a step
+            send({"id": req["id"], "progress": {"done": 1, "total": 10**6}})
+"""
+
+
+@pytest.mark.parametrize("steps", [True, False])
+def test_a_call_at_its_cap_with_heartbeats_since_its_last_step_is_slow_not_a_case_that_never_ended(tmp_path, steps):
+    """CI of stop 38: under load each case of an honest, slow kernel ran its programs long enough to send
+    heartbeats, and the cap on the call's whole time (10 x the limit) fell inside one: the message said "a case that
+    did not finish" of a run that was finishing a case every few tenths of a second. A call that finished steps is
+    slow, not hung, whatever the case under way sent since; one that only sent heartbeats is one long case."""
+    import sys
+
+    from ktui.core.workers.client import IDLE_STEPS_CAP, WorkerProcess, WorkerTimeout
+    from ktui.core.workers.transport import LocalTransport
+
+    class Fake(LocalTransport):
+        def command(self, role: str, device: str) -> list[str]:
+            return [sys.executable, "-c", STEPPING_WORKER]
+
+    client = WorkerProcess("candidate", "cpu", tmp_path, transport=Fake())
+    try:
+        with pytest.raises(WorkerTimeout) as info:
+            client.call("execute", {"steps": steps}, timeout_s=0.4)
+    finally:
+        client.stop()
+    message = str(info.value)
+    assert f"s in all ({IDLE_STEPS_CAP} times the limit of 0.4 s)" in message, message
+    if steps:
+        assert "slow, not hung: it was still finishing steps, the last 0 s ago" in message, message
+        assert "and its kernels were running programs of the next case 0 s ago" in message, message
+        assert "a case that did not finish" not in message, message
+    else:
+        assert "slow, not hung" not in message, message
+        assert (
+            "its kernels were still running programs in the interpreter, the last 0 s ago, in a case that did "
+            "not finish" in message
+        ), message

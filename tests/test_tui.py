@@ -338,6 +338,7 @@ async def test_next_follows_the_tree_after_a_new_version_and_results_stored_else
         await wait_for(
             pilot,
             lambda: session.scheduler.idle() and app.states["vector_add/v3"].result is not None,
+            timeout=300,  # a whole ladder under the interpreter: ~40 s alone, over 90 s beside CI's other tests
             what="the new version's run",
         )
         # another ktui process (ktui run) stores a result for v2: the tree shows it

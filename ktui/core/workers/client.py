@@ -409,21 +409,23 @@ class WorkerProcess:
         in_all = max(IDLE_STEPS_CAP * timeout_s, getattr(timeout_s, "total", 0.0))  # a Limit may say its own
         backstop = started + in_all
         beating = False  # heartbeats came since the last finished step (``ktui.worker.heartbeat``)
+        last_step = None  # when the worker last reported a finished step in this call (monotonic s)
         while True:
             try:
                 msg = self._read_message(min(deadline, backstop))
             except WorkerTimeout:
+                now = time.monotonic()  # before the stack is read and the worker restarted (both take time)
                 doing = self._doing
                 where = self._where_stuck(proc)
                 self.restart(f"{method} timed out after {fmt_seconds(timeout_s)} s")
                 why = getattr(timeout_s, "why", "")  # a ktui.core.timeouts.Limit says where it came from
-                total = time.monotonic() - started
+                total = now - started
                 what = (
                     f"timed out after {fmt_seconds(timeout_s)} s"
-                    if total < timeout_s * 1.5
+                    if deadline <= started + timeout_s  # nothing reported progress: the limit from the start
                     else f"timed out: nothing finished for {fmt_seconds(timeout_s)} s ({total:.0f} s in all)"
                 )
-                if time.monotonic() >= backstop:
+                if now >= backstop:
                     limit = fmt_seconds(timeout_s)
                     what = (
                         f"timed out after {total:.0f} s in all ({IDLE_STEPS_CAP} times the limit of {limit} s)"
@@ -447,13 +449,22 @@ class WorkerProcess:
                         "reads other elements, or the layout's padding (decoy values), and a loop bound read there "
                         "can run for millions of trips"
                     )
-                now = time.monotonic()
                 if now >= backstop and now < deadline:  # still finishing steps: slow, not hung (trial 22 F1)
-                    suspect = (
-                        f"slow, not hung: it was still finishing steps, the last {now - (deadline - timeout_s):.0f} s "
-                        "ago; fewer or smaller specs (fuzz, tests), bigger blocks, or a larger limit finish it"
+                    # steps finished in this call: slow, not hung, even if the case under way sent heartbeats
+                    # since (under load a case of many programs does); only heartbeats: one case that never ended
+                    stepped = last_step is not None
+                    since = now - (last_step if last_step is not None else deadline - timeout_s)
+                    beat = (
+                        f", and its kernels were running programs of the next case "
+                        f"{now - (deadline - timeout_s):.0f} s ago"
+                        if beating
+                        else ""
                     )
-                    if beating:  # programs of one case, no case: a long case, or launches that never stop
+                    suspect = (
+                        f"slow, not hung: it was still finishing steps, the last {since:.0f} s ago{beat}; "
+                        "fewer or smaller specs (fuzz, tests), bigger blocks, or a larger limit finish it"
+                    )
+                    if beating and not stepped:  # programs of one case, no case: a long case, or endless launches
                         suspect = (
                             "its kernels were still running programs in the interpreter, the last "
                             f"{now - (deadline - timeout_s):.0f} s ago, in a case that did not finish: a case too "
@@ -481,7 +492,8 @@ class WorkerProcess:
                 if case:
                     self._doing = f"{case} ({method})"
                 else:  # a step finished: the limit starts again
-                    deadline = time.monotonic() + timeout_s
+                    deadline = last_step = time.monotonic()
+                    deadline += timeout_s
                     beating = False
                 if on_progress:
                     on_progress(msg["progress"])
