@@ -59,6 +59,10 @@ class Sums:
         self.rel, self.any_nz, self.nonfinite_at_zero = 0.0, False, False
         self.ratio, self.ratio_i, self.flushed_max = 0.0, 0, 0.0
         self.off, self.l1, self.l1_ref = 0, 0.0, 0.0  # psnr mode: elements off by > elem_ulps u |ref|; L1 sums
+        # psnr mode, elementwise: which way the erring elements' errors point, in ulps of the output dtype at the
+        # truth (``metrics.rounding_lean``): toward zero or away (|out| below or above |ref|), down or up
+        self.erring, self.toward, self.away, self.down, self.up = 0, 0, 0, 0, 0
+        self.toward_ulps, self.down_ulps = 0.0, 0.0  # the sums of sign(ref) d / ulp and of d / ulp
         self.first_off: int | None = None
         self.last_off: int | None = None
         self.off_mask: torch.Tensor | None = None
@@ -165,6 +169,7 @@ class Sums:
                 self.off += n_off
                 self.l1 += to_float(torch.where(fin, beyond, torch.zeros_like(ad)).sum())
                 self.l1_ref += to_float(torch.where(fin, ar, torch.zeros_like(ar)).sum())
+                self._lean(d, r, ar, fin)
                 if n_off:
                     idx = torch.nonzero(off)[:, 0]
                     self.first_off = s + int(idx[0]) if self.first_off is None else self.first_off
@@ -212,6 +217,26 @@ class Sums:
             idx = torch.nonzero(bad)[:, 0]
             self.first_bad = s + int(idx[0]) if self.first_bad is None else self.first_bad
             self.last_bad = s + int(idx[-1])
+
+    def _lean(self, d: torch.Tensor, r: torch.Tensor, ar: torch.Tensor, fin: torch.Tensor) -> None:
+        """Count the direction of each erring element's error ``d`` (float64, flat) where the truth ``r`` is finite
+        and at least ``tiny``, in units of the output dtype's ulp at the truth: ``2**e u`` for ``|r| = m 2**e``,
+        ``0.5 <= m < 1`` (``u`` the unit roundoff, so one ulp of bf16 at 1.0 is ``2**-7``)."""
+        erring = fin & (ar >= self.tiny) & (d != 0)
+        n = int(erring.sum())
+        if not n:
+            return
+        re = r[erring]
+        _, e = torch.frexp(re)
+        ulps = d[erring] / torch.ldexp(torch.full_like(re, self.tol.unit_roundoff), e)
+        mag = ulps * torch.sign(re)
+        self.erring += n
+        self.toward += int((mag < 0).sum())
+        self.away += int((mag > 0).sum())
+        self.down += int((ulps < 0).sum())
+        self.up += int((ulps > 0).sum())
+        self.toward_ulps -= to_float(mag.sum())
+        self.down_ulps -= to_float(ulps.sum())
 
 
 def pair_magnitude(r: torch.Tensor) -> torch.Tensor:

@@ -33,7 +33,7 @@ import torch
 
 from ktui.worker.accumulator import Sums, poisoned_chunk, to_float
 from ktui.worker.locate import index_of, where_bad
-from ktui.worker.tolerance import Tolerance
+from ktui.worker.tolerance import LEAN_MIN_ELEMENTS, LEAN_ULPS, Tolerance
 
 FLUSHED = "are 0 where the reference is not"  # the zeros warning's words (``compare`` recognises it)
 
@@ -526,7 +526,45 @@ def _elementwise(
         reasons.append(
             f"rel_l1_err {l1:.3g} > {tol.max_rel_l1:.3g} (4u): the output has lost or gained that fraction of its mass"
         )
+        return score
+    lean = rounding_lean(a)
+    if lean is not None:
+        way, share, mean_ulps = lean
+        if share > tol.max_one_way and mean_ulps >= LEAN_ULPS:
+            reasons.append(
+                f"{share:.1%} of the {a.erring} elements that differ from the reference err {way}, by "
+                f"{mean_ulps:.2f} ulp on average (round to nearest errs either way about equally; at most "
+                f"{tol.max_one_way:.0%} one way with a mean of {LEAN_ULPS:g} ulp): "
+                + (
+                    "a conversion to the output dtype that truncates (the high bits of a float32 kept, "
+                    "rounding='rtz') instead of rounding to nearest even? A sum of this output is biased by about "
+                    f"{mean_ulps * tol.unit_roundoff:.2g} of its size"
+                    if way == "toward zero"
+                    else "a conversion that rounds one way (down, up or away from zero) instead of to nearest even, "
+                    "or a constant rounded to the output dtype? A sum of this output is biased"
+                )
+            )
+            score = max(score, share / tol.max_one_way)
     return score
+
+
+def rounding_lean(a: Sums) -> tuple[str, float, float] | None:
+    """Which way an output's erring elements lean most: ``(way, share, mean_ulps)`` with ``way`` one of "toward
+    zero", "away from zero", "down", "up", ``share`` the fraction of the erring elements (where the truth is finite
+    and at least ``tiny``) that err that way and ``mean_ulps`` their mean error that way over all erring elements, in
+    ulps of the output dtype at the truth (``Sums._lean``). None below ``LEAN_MIN_ELEMENTS`` erring elements (the
+    rule and its derivation: ``ktui.worker.tolerance``)."""
+    n = a.erring
+    if n < LEAN_MIN_ELEMENTS:
+        return None
+    ways = [
+        ("toward zero", a.toward, a.toward_ulps),
+        ("away from zero", a.away, -a.toward_ulps),
+        ("down", a.down, a.down_ulps),
+        ("up", a.up, -a.down_ulps),
+    ]
+    way, count, total = max(ways, key=lambda w: (w[1], w[2]))
+    return way, count / n, total / n
 
 
 def _where(a: Sums, n: int, shape: tuple[int, ...]) -> str:
