@@ -122,8 +122,7 @@ def test_strides_the_honest_kernel_handles_every_layout(make_ws, ladder_for):
     c = good(run(make_ws, ladder_for, "softmax", ROOT / "kernels/softmax/v2.py", distributions=False))
     c = c.rung("correctness")
     assert not any("unsupported" in w and "layout=" in w for w in c.warnings), c.warnings
-    # (fuzz's empty row, (1, 0): its BLOCK of next_power_of_2(0) = 0 does not compile, told as an unsupported size)
-    assert all("fuzzed(" in w and ", 0" in w for w in c.warnings if "unsupported" in w), c.warnings
+    assert not any("unsupported" in w for w in c.warnings), c.warnings  # (it returns early on an empty row)
     assert sum(s["cases"] for s in c.figures["specs"]) == c.figures["cases"]
 
 

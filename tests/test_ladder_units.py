@@ -91,6 +91,18 @@ def test_the_headline_is_a_failing_case_the_reference_itself_holds_when_there_is
     assert alone.summary.startswith("spec=(129,) seed=5: 3 elements outside tolerance"), alone.summary
 
 
+def test_the_headline_is_a_plain_calls_failure_when_one_fails():
+    """New-user trial 31, F7: "(1, 129, bf16) grad=requires_grad: output out[0]: ..." led the failure of a forward
+    whose every call failed, puzzling a user whose reference makes nothing requiring grad. A failing plain call (no
+    grad mode, contiguous inputs) heads when there is one; a failure only in a grad mode or a layout still heads."""
+    grad = case(1, 5, ok=False, score=40.0, grad="requires_grad", case="spec=(129,) seed=5 grad=requires_grad")
+    laid = case(1, 6, ok=False, score=30.0, layout="transposed", case="spec=(129,) seed=6 layout=transposed")
+    r = correctness_result([grad, laid, case(0, 5, ok=False, score=2.0)], DESCRIBE)
+    assert r.summary.startswith("spec=(1,) seed=5: 3 elements outside tolerance"), r.summary
+    alone = correctness_result([grad, laid, case(0, 5)], DESCRIBE)
+    assert alone.summary.startswith("spec=(129,) seed=5 grad=requires_grad: 3 elements"), alone.summary
+
+
 def test_one_failing_spec_has_no_count_suffix():
     r = correctness_result([case(0, 5), case(1, 5, ok=False, score=4.0)], DESCRIBE)
     assert r.summary == "spec=(129,) seed=5: 3 elements outside tolerance; max_abs_err=4.00e-06"

@@ -248,6 +248,11 @@ async def test_the_timings_table_has_a_row_per_benchmark_spec_and_one_per_untime
         assert cell(table, "v1:(268435456,)", "speedup") == "1.00x"
         assert cell(table, "v1:(268435456,)", "verdict") == "✓ 1.00x"
         assert cell(table, "v2", "verdict") == "✗ correctness"
+        # every verdict fits its column ("✗ correctnes" was cut: new-user trial 31, F8)
+        from ktui.core.results import RUNG_ORDER
+
+        longest = max([f"✗ {rung}" for rung in RUNG_ORDER] + ["◌ needs a GPU", "! reference"], key=len)
+        assert table.columns["verdict"].width >= len(longest) == 13, longest  # type: ignore[index]
 
 
 async def test_the_queue_panel_names_the_rung_and_its_progress():

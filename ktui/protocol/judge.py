@@ -98,6 +98,7 @@ class CaseVerdict(TypedDict, total=False):
     layout: str
     config: int | str  # the case's ``config``: an index, or "auto"
     repeat: int
+    grad: str  # the case's grad mode (``no_grad``, ``inference``, ``requires_grad``): absent for a plain call
     label: str  # the spec: ``(4, 129, bf16)``
     case: str  # the case: spec, seed, distribution, layout
     precision: str  # the reference's precision: ``float64`` or ``native``

@@ -368,7 +368,7 @@ TIME_COLUMNS = (
     ("GB/s", 7),
     ("TFLOP/s", 8),
     ("% SOL", 6),
-    ("verdict", 12),
+    ("verdict", 14),  # "✗ correctness", "◌ needs a GPU": 13 cells (new-user trial 31, F8)
 )
 
 

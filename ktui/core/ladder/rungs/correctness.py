@@ -312,7 +312,10 @@ def correctness_result(
         # the headline: the worst failing case, one where the reference itself holds when there is one (an fp16
         # overflow the reference fails too headed a kernel whose clear failures were bf16 ones: new-user trial 26, F4)
         clear = [c for c in failing if not c.get("reference_fails_too")] or failing
-        f = max(clear, key=lambda c: json_float(c.get("score", math.inf)))
+        # and a plain call's (no grad mode, contiguous inputs) when one fails: "grad=requires_grad" leading a forward
+        # whose every call fails puzzled a user whose reference makes nothing requiring grad (new-user trial 31, F7)
+        plain = [c for c in clear if not c.get("grad") and c.get("layout", "contiguous") == "contiguous"] or clear
+        f = max(plain, key=lambda c: json_float(c.get("score", math.inf)))
         detail = f"{f.get('case') or 'spec=' + f['label']}: {f['reason']}"
         if f.get("max_abs_err") is not None:
             detail += f"; max_abs_err={fmt(f['max_abs_err'])}"
