@@ -372,7 +372,13 @@ PY
           rt31_embbwd:rt31_embbwd_queue_bad rt28_vsum:rt31_vsum_ticket_good rt28_vsum:rt31_vsum_ticket_first_bad \
           rt31_colsum:rt31_colsum_lock_good rt31_colsum:rt31_colsum_lock_early_bad rt28_scan1d:rt31_scan_ticket_good \
           rt27_silu:rt31_silu_gradstride_good rt27_silu:rt31_silu_gradstride_bad rt31_clip:rt31_clip_inplace_good \
-          rt31_roll:rt31_roll_inplace_good rt31_roll:rt31_roll_inplace_bad; do
+          rt31_roll:rt31_roll_inplace_good rt31_roll:rt31_roll_inplace_bad gelu_bf16:rt31_gelu_trunc_bad \
+          gelu_bf16:rt31_gelu_rne_good nu31_softmax_empty:nu31_softmax_empty_crash \
+          rt32_colmean_bf16:rt32_colmean_bf16_relaxed_bad rt32_colmean_bf16:rt32_colmean_bf16_good \
+          rt32_sumamax:rt32_sumamax_ticket_first_bad rt32_sumamax:rt32_sumamax_ticket_good \
+          rt28_scan1d:rt32_scan_cta_scope_bad nu32_xent:nu32_xent_lse_nan_bad nu32_xent:nu32_xent_chunked_good \
+          rt32b_push:rt32b_push_inplace_bad rt32b_push:rt32b_push_copy_good rt32b_rollamax:rt32b_rollamax_inplace_bad \
+          rt32b_rollamax:rt32b_rollamax_copy_good; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"

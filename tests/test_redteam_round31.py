@@ -153,3 +153,47 @@ def test_the_interpreters_numpy_warnings_are_not_lines_the_version_printed():
     done = subprocess.run([sys.executable, "-W", "default", "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip().endswith("True"), done.stderr[-2000:]
     assert "RuntimeWarning" not in done.stderr, done.stderr
+
+
+def test_a_bf16_output_truncated_toward_zero_fails_and_rounding_to_nearest_by_hand_passes(make_ws, ladder_for):
+    """Red team round 31, #8: a GELU packing its float32 result to bf16 by keeping the high 16 bits (round toward
+    zero) passed at 98% of tolerance: every element within one ulp, but all leaning toward zero, a sum of the output
+    biased by ~u/2. The low-precision rules now judge which way the errors point (``metrics.rounding_lean``); the twin
+    packing by hand with round to nearest even passes."""
+    bad, good = _pair(make_ws, ladder_for, "gelu", "rt31_gelu_trunc_bad.py", "rt31_gelu_rne_good.py", "gelu_bf16.py")
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, c.line()
+    assert "of the elements that differ from the reference err toward zero" not in c.summary  # the count is named
+    assert "100.0% of the" in c.summary and "err toward zero, by 0.50 ulp on average" in c.summary, c.summary
+    assert "truncates" in c.summary, c.summary
+    _ok(good)
+
+
+def test_a_crash_on_an_empty_size_is_named_a_crash_and_fails_where_the_tests_list_it(make_ws, ladder_for):
+    """New-user trial 31, F4: a softmax whose block is ``next_power_of_2(cols)`` crashed inside Triton on fuzz's
+    empty row (``tl.arange(0, 0)``) and was told "unsupported", as if it had refused the size. A crash outside the
+    version's own ``raise`` is said to be one; where the reference's tests list the empty size, it fails; a refusal
+    the version raises stays a refusal; the example softmax returns early and passes both."""
+    from .test_cases import ROOT
+
+    crash = run(make_ws, ladder_for, "softmax", K / "nu31_softmax_empty_crash.py", **QUICK)
+    refuse = run(make_ws, ladder_for, "softmax", K / "nu31_softmax_empty_refuse.py", **QUICK)
+    for res in (crash, refuse):
+        _ok(res)
+    said = [w for w in crash.rung("correctness").warnings if "unsupported" in w]
+    assert said and all("fuzzed(" in w and ", 0" in w for w in said), said
+    assert "a crash, not a refusal the version raised" in said[0], said
+    told = [w for w in refuse.rung("correctness").warnings if "unsupported" in w]
+    assert told and "ValueError: softmax over an empty row is undefined here" in told[0], told
+    assert "a crash" not in told[0], told
+    listed = run(
+        make_ws, ladder_for, "sm0", K / "nu31_softmax_empty_crash.py", reference=R / "nu31_softmax_empty.py", **QUICK
+    )
+    r = listed.rung("run")
+    assert r is not None and r.status is Status.FAILED and "spec=(4, 0, fp32)" in r.line(), [
+        x.line() for x in listed.rungs
+    ]
+    example = run(
+        make_ws, ladder_for, "sm0", ROOT / "kernels/softmax/v2.py", reference=R / "nu31_softmax_empty.py", **QUICK
+    )
+    _ok(example)

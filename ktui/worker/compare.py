@@ -55,7 +55,8 @@ def judge_case(problem: Problem, prep: dict[str, Any], case: ExecutedCase, folde
     structure, then each output leaf's verdict (``judge_leaf``); the worst leaf's figures are the case's."""
     # cast: these Case keys appear in CaseVerdict with the same types (int or str).
     base = cast(
-        CaseVerdict, {k: case[k] for k in ("spec_index", "seed", "dist", "layout", "config", "repeat") if k in case}
+        CaseVerdict,
+        {k: case[k] for k in ("spec_index", "seed", "dist", "layout", "config", "repeat", "grad") if k in case},
     )
     shown = {**case, "layout": prep.get("layout_name") or case.get("layout")} if case.get("layout") else case
     base.update(

@@ -207,6 +207,9 @@ def install() -> None:
 
     interp_fp8.install(InterpreterBuilder, TensorHandle, tl)
     interp_libdevice.install()
+    # bf16 atomics first: the wait watch, the scheduler and the race record wrap them as every other atomic (installed
+    # last, they bypassed all three: a relaxed ticket's read of bf16 sums was never judged)
+    _install_bf16_atomics(InterpreterBuilder, TensorHandle, bf16)
     interp_waits.install(InterpreterBuilder)
     interp_sched.install(interpreter_builder, GridExecutor)  # programs interleaved at atomics (inside the record)
     interp_races.install(InterpreterBuilder, GridExecutor)  # (before interp_bounds: inside its launch wrapper)
@@ -273,7 +276,6 @@ def install() -> None:
 
         InterpreterBuilder.create_fma = create_fma
     _install_reduce_scan(tl, TensorHandle)
-    _install_bf16_atomics(InterpreterBuilder, TensorHandle, bf16)
 
 
 def bf16_atomic_rmw(op: str, ptrs: np.ndarray, vals: np.ndarray, mask: np.ndarray) -> np.ndarray:

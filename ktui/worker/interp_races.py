@@ -59,13 +59,14 @@ class Launch:
         self.seq = 0  # ops recorded so far (the launch's order of execution: programs interleave at atomics)
         self.acquired: dict[int, int] = {}  # program -> seq of its last acquire
         self.released: dict[int, list[int]] = {}  # program -> seqs of its releases, ascending
-        # each plain store's addresses (sorted), program, the bits they held before it, element size and seq, and
-        # the span of each (``read``: a load finds the stores it may have read)
-        self._chunks: list[tuple[np.ndarray, int, np.ndarray, int, int]] = []
+        # each plain store's or atomic's addresses (sorted), program, the bits they held before it, element size, seq
+        # and whether an atomic wrote it, and the span of each (``read``: a load finds the writes it may have read)
+        self._chunks: list[tuple[np.ndarray, int, np.ndarray, int, int, bool]] = []
         self._los = np.zeros(64, dtype=np.uint64)  # the first len(_chunks) entries: each chunk's lowest address
         self._his = np.zeros(64, dtype=np.uint64)  # ... and highest
         self._span = (1 << 64, -1)  # the lowest and highest address any chunk holds (a load outside: no lookup)
-        self.read_race: tuple[int, int, int] | None = None  # (address, reading program, storing program): the first
+        # (address, reading program, writing program, whether it wrote with an atomic): the first unordered read
+        self.read_race: tuple[int, int, int, bool] | None = None
         self._stale: dict[tuple[int, int], int] = {}  # (program, address) -> unordered reads of it (``STALE_SPINS``)
 
     def program(self, idx: tuple[int, ...]) -> int:
@@ -129,10 +130,13 @@ class Launch:
         acq = self.acquired.get(program, -1)
         self.stores.append((p.copy(), program, bits, v.dtype.itemsize, seq, acq))
 
-    def before_store(self, program: int, ptrs: np.ndarray, itemsize: int, mask: np.ndarray | None) -> None:
-        """Record what the memory at ``ptrs`` (where ``mask``) holds just before a plain store of ``itemsize``-byte
-        elements there by ``program`` (the store ``store`` records next): a later load of another program finds it
-        (``read``)."""
+    def before_store(
+        self, program: int, ptrs: np.ndarray, itemsize: int, mask: np.ndarray | None, atomic: bool = False
+    ) -> None:
+        """Record what the memory at ``ptrs`` (where ``mask``) holds just before a plain store (or, ``atomic``, an
+        atomic read-modify-write, compare-and-swap or atomic store) of ``itemsize``-byte elements there by
+        ``program`` (the write ``store`` or ``atomic`` records next, at the same seq): a later load of another
+        program finds it (``read``)."""
         if itemsize not in _UINT or self.recorded > MAX_ELEMENTS:
             return
         from triton._C.libtriton import interpreter as native
@@ -147,17 +151,18 @@ class Launch:
         n = len(self._chunks)
         if n == self._los.size:
             self._los, self._his = np.resize(self._los, 2 * n), np.resize(self._his, 2 * n)
-        self._chunks.append((p, program, np.asarray(held).astype(np.uint64), itemsize, self.seq))
+        self._chunks.append((p, program, np.asarray(held).astype(np.uint64), itemsize, self.seq, atomic))
         self._los[n], self._his[n] = p[0], p[-1]
         self._span = (min(self._span[0], int(p[0])), max(self._span[1], int(p[-1])))
 
     def read(self, program: int, ptrs: np.ndarray, mask: np.ndarray | None, values: np.ndarray) -> int:
         """A plain load by ``program`` of ``values`` (the loaded block, changed in place) at ``ptrs`` where ``mask``:
-        each lane reading an element whose latest store in this launch was another program's plain store that the
-        kernel's atomics do not order before this load (``ordered``: no release after it and acquire here since)
-        reads instead what the element held before that store, as on a GPU the load may run first (a single-pass
-        scan reading the previous block's total with a plain load: red team round 30, #1; a ticketed scan waiting
-        with a plain spin: round 31, #1). Returns how many lanes; the first such read is kept (``read_race``)."""
+        each lane reading an element whose latest write in this launch was another program's plain store or atomic
+        that the kernel's atomics do not order before this load (``ordered``: no release after it and acquire here
+        since) reads instead what the element held before that write, as on a GPU the load may run first (a
+        single-pass scan reading the previous block's total with a plain load: red team round 30, #1; a ticketed scan
+        waiting with a plain spin: round 31, #1; the last program of a relaxed ticket reading sums other programs
+        added atomically). Returns how many lanes; the first such read is kept (``read_race``)."""
         if not self._chunks or self.recorded > MAX_ELEMENTS:
             return 0
         p = np.asarray(ptrs).astype(np.uint64, copy=False)
@@ -174,43 +179,58 @@ class Launch:
         if not near.size:
             return 0
         writer = np.full(p.size, -1, dtype=np.int64)
+        by_atomic = np.zeros(p.size, dtype=bool)
         racy = np.zeros(p.size, dtype=bool)
         before = np.zeros(p.size, dtype=np.uint64)
         size = 0
         acquired = self.acquired.get(program, -1)
-        todo = on.copy()  # lanes whose latest store is not found yet
-        for c in near[::-1]:  # the latest store of an element decides: from the latest back
-            addrs, prog, held, itemsize, seq = self._chunks[int(c)]
+        todo = on.copy()  # lanes whose history is still open (back to their latest plain store)
+        updated = np.zeros(p.size, dtype=bool)  # lanes an atomic wrote after their latest plain store
+        for c in near[::-1]:  # from the latest write back
+            addrs, prog, held, itemsize, seq, atomic = self._chunks[int(c)]
             at = np.minimum(np.searchsorted(addrs, p), addrs.size - 1)
             hit = todo & (addrs[at] == p)
             if not hit.any():
                 continue
-            todo &= ~hit
-            writer[hit] = prog
             size = size or itemsize
-            if not self.ordered(prog, seq, program, acquired):
-                racy[hit] = True
-                before[hit] = held[at[hit]]
+            if atomic:
+                # every atomic of another program not ordered before this load may land after it (the atomics on an
+                # element are ordered among themselves, but nothing puts that one before this program's own):
+                # the load may miss it, and everything after it (the earliest such decides what is read)
+                updated |= hit
+                if prog != program and not self.ordered(prog, seq, program, acquired):
+                    racy[hit] = True
+                    before[hit] = held[at[hit]]
+                    writer[hit] = prog
+                    by_atomic[hit] = True
+            else:  # the latest plain store decides, where no atomic came after it; the lane's history ends here
+                last = hit & ~updated
+                writer[last] = prog
+                if not self.ordered(prog, seq, program, acquired):
+                    racy[last] = True
+                    before[last] = held[at[last]]
+                todo &= ~hit
             if not todo.any():
                 break
         lanes = np.nonzero(racy & (writer != program) & (writer >= 0))[0]
         if not lanes.size or values.dtype.itemsize != size:
             return 0
+        first = (int(p[lanes[0]]), program, int(writer[lanes[0]]), bool(by_atomic[lanes[0]]))
         if not self.substitute:
             if self.read_race is None:
-                self.read_race = (int(p[lanes[0]]), program, int(writer[lanes[0]]))
+                self.read_race = first
             return 0
         flat = values.reshape(-1) if values.flags.c_contiguous else None
         if flat is None:
             return 0
         flat[lanes] = before[lanes].astype(_UINT[size]).view(values.dtype)
         if self.read_race is None:
-            self.read_race = (int(p[lanes[0]]), program, int(writer[lanes[0]]))
+            self.read_race = first
         key = (program, int(p[lanes[0]]))
         self._stale[key] = self._stale.get(key, 0) + 1
         interp_sched.note_stale(self.index(program))
         if self._stale[key] >= STALE_SPINS:
-            raise PlainWait(self, key[1], program, int(writer[lanes[0]]))
+            raise PlainWait(self, key[1], program, int(writer[lanes[0]]), first[3])
         return int(lanes.size)
 
     def atomic(
@@ -263,17 +283,18 @@ class Launch:
 
 
 class PlainWait(KernelFault):
-    """A program read one element ``STALE_SPINS`` times with a plain load while another program's plain store of it
-    was not ordered before the reads: a flag polled with a plain load."""
+    """A program read one element ``STALE_SPINS`` times with a plain load while another program's plain store (or
+    atomic, ``atomic``) of it was not ordered before the reads: a flag polled with a plain load."""
 
-    def __init__(self, launch: Launch, address: int, reader: int, writer: int):
+    def __init__(self, launch: Launch, address: int, reader: int, writer: int, atomic: bool = False):
+        how = "wrote with an atomic that released nothing before it" if atomic else "stored with a plain store"
         super().__init__(
             f"program {launch.index(reader)} of {launch.name} read {_where(address)} {STALE_SPINS:,} times with a "
-            f"plain load, a value program {launch.index(writer)} stored with a plain store, nothing ordering the "
+            f"plain load, a value program {launch.index(writer)} {how}, nothing ordering the "
             "two: a wait on a flag with a plain load. On a GPU such a load may be hoisted out of the loop or served "
             "stale from L1 (a hang or a wrong read): publish the flag with an atomic (release: tl.atomic_xchg, "
-            "tl.atomic_add) after the data, and poll it with tl.atomic_add(flag, 0, sem='acquire') or "
-            "tl.load(flag, volatile=True)"
+            "tl.atomic_add) after the data, and poll it with tl.atomic_add(flag, 0, sem='acquire') (a volatile load "
+            "ends the wait but is relaxed in PTX's memory model: it orders none of the reads after it)"
         )
 
 
@@ -342,20 +363,22 @@ def _index(offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> tup
 
 def _report(launch: Launch) -> None:
     if launch.read_race is not None and (launch.name, "read") not in _SAID:
-        address, reader, writer = launch.read_race
+        address, reader, writer, atomic = launch.read_race
         _SAID.add((launch.name, "read"))
+        wrote, write = ("updated", "atomic") if atomic else ("stored", "store")
         other = (
-            "ktui gave the load the value the element held before that store, as a GPU may"
+            f"ktui gave the load the value the element held before that {write}, as a GPU may"
             if launch.substitute
             else "this launch ran its programs from the last (as ktui does on about every other launch), so the "
-            "load got what the later store wrote, as a GPU may"
+            f"load got what the later {write} wrote, as a GPU may"
         )
+        how = "with an atomic (relaxed, or releasing nothing after it)" if atomic else "with a plain store"
         found.append(
             f"program {launch.index(reader)} of {launch.name} read {_where(address)}, which program "
-            f"{launch.index(writer)} stored in the same launch with a plain store, nothing ordering them (no release "
-            "atomic after the store and acquire before the load, as a flag set with tl.atomic_xchg and polled with "
+            f"{launch.index(writer)} {wrote} in the same launch {how}, nothing ordering them (no release "
+            f"after the {write} and acquire before the load, as a flag set with tl.atomic_xchg and polled with "
             "an acquire atomic gives): on a GPU, where programs run at once, the load can run before or after the "
-            f"store (a race); {other}: the verdict judges that output"
+            f"{write} (a race); {other}: the verdict judges that output"
         )
     race = launch.race()
     if race is None:
@@ -394,8 +417,13 @@ def take() -> list[str]:
     return out
 
 
-def _sem(sem: Any) -> tuple[bool, bool]:
-    """(acquire, release) of a Triton memory semantic (``ir.MEM_SEMANTIC``, or its name)."""
+def _sem(sem: Any, scope: Any = None) -> tuple[bool, bool]:
+    """(acquire, release) of a Triton memory semantic (``ir.MEM_SEMANTIC``, or its name) at ``scope``
+    (``ir.MEM_SYNC_SCOPE``, or its name; None: ``gpu``). A ``cta`` scope orders only within the program's own block
+    (PTX ``.cta``), never across the launch's programs, which are blocks: neither, here (red team round 32, #3: a
+    look-back scan releasing and acquiring its flag at ``scope="cta"`` passed)."""
+    if scope is not None and str(getattr(scope, "name", scope)).split(".")[-1].upper() == "CTA":
+        return False, False
     name = str(getattr(sem, "name", sem)).split(".")[-1].upper()
     return name in ("ACQUIRE_RELEASE", "ACQUIRE"), name in ("ACQUIRE_RELEASE", "RELEASE")
 
@@ -415,6 +443,7 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
 
     store = builder_cls.create_masked_store
     atomic_store: list[bool] = []  # inside ``create_atomic_store`` (its inner plain store is an atomic one)
+    atomic_load: list[tuple[bool, bool]] = []  # inside ``create_atomic_load``: its (acquire, release), by sem and scope
 
     def create_masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
         launch = current()
@@ -434,7 +463,10 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
             launch = current()
             if is_volatile:
                 interp_sched.pause()  # a flag polled: the other programs run first
-                if launch is not None:
+                # a volatile load is taken as an acquire; tl.atomic_load (a volatile load in the interpreter) by its
+                # sem and scope (relaxed, or cta: none)
+                acquire = atomic_load[-1][0] if atomic_load else True
+                if launch is not None and acquire:
                     launch.sync(program(self, launch), acquire=True, release=False)
             out = load(self, ptrs, mask, other, cache_policy, is_volatile, *rest)
             if launch is not None and not is_volatile and isinstance(out.data, np.ndarray):
@@ -445,6 +477,17 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
             return out
 
         builder_cls.create_masked_load = create_masked_load
+    aload = getattr(builder_cls, "create_atomic_load", None)
+    if aload is not None:
+
+        def create_atomic_load(self: Any, ptr: Any, mask: Any, sem: Any, *rest: Any) -> Any:
+            atomic_load.append(_sem(sem, rest[0] if rest else None))
+            try:
+                return aload(self, ptr, mask, sem, *rest)
+            finally:
+                atomic_load.pop()
+
+        builder_cls.create_atomic_load = create_atomic_load
     rmw = getattr(builder_cls, "create_atomic_rmw", None)
     if rmw is not None:
 
@@ -452,7 +495,9 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
             interp_sched.pause()
             launch = current()
             if launch is not None:
-                launch.atomic(program(self, launch), ptr.data, mask.data, *_sem(sem))
+                me = program(self, launch)
+                launch.before_store(me, ptr.data, np.asarray(val.data).dtype.itemsize, mask.data, atomic=True)
+                launch.atomic(me, ptr.data, mask.data, *_sem(sem, rest[0] if rest else None))
             return rmw(self, op, ptr, val, mask, sem, *rest)
 
         builder_cls.create_atomic_rmw = create_atomic_rmw
@@ -463,7 +508,9 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
             interp_sched.pause()
             launch = current()
             if launch is not None:
-                launch.atomic(program(self, launch), ptr.data, None, *_sem(sem))
+                me = program(self, launch)
+                launch.before_store(me, ptr.data, np.asarray(val.data).dtype.itemsize, None, atomic=True)
+                launch.atomic(me, ptr.data, None, *_sem(sem, rest[0] if rest else None))
             return cas(self, ptr, cmp, val, sem, *rest)
 
         builder_cls.create_atomic_cas = create_atomic_cas
@@ -474,7 +521,9 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
             interp_sched.pause()
             launch = current()
             if launch is not None:
-                launch.atomic(program(self, launch), ptr.data, None if mask is None else mask.data, *_sem(sem))
+                me, m = program(self, launch), None if mask is None else mask.data
+                launch.before_store(me, ptr.data, np.asarray(val.data).dtype.itemsize, m, atomic=True)
+                launch.atomic(me, ptr.data, m, *_sem(sem, rest[0] if rest else None))
             atomic_store.append(True)
             try:
                 return astore(self, ptr, val, mask, sem, *rest)
@@ -487,7 +536,11 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
 
     def launched(self: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(getattr(self, "fn", None), "__name__", "the kernel")
-        launch = Launch(name, (1, 1, 1), substitute=not interp_sched.next_reversed())
+        # a read of an unordered store gets the value before it in forward round-robin launches; as executed in the
+        # others (a store the reader should not see is seen where it ran first: red team round 32, an in-place
+        # right shift reading the element the program before it overwrote)
+        plain = not interp_sched.next_reversed() and not interp_sched.next_shuffled()
+        launch = Launch(name, (1, 1, 1), substitute=plain)
         _STACK.append(launch)
         try:
             out = call(self, *args, **kwargs)

@@ -16,8 +16,16 @@ to its end in one go, as before. The programs start in program-id order, or, on 
 (``reversed_order``: the Thue-Morse sequence over the launches counted from each case's index, ``order_from``), in
 reverse: a program reading what a later one overwrites (an in-place shift split along its window: red team round
 31, #3), or reading what an earlier one stored with nothing ordering the two, then reads it in the other order, as a
-GPU may run them. What a program does between two of its synchronization points runs without a switch:
-``interp_races`` judges which accesses the kernel's own atomics order (happens-before) and which race.
+GPU may run them. And on half the launches (``shuffled_order``: the next bit of the launch's count) the paused
+programs resume in a random order seeded by that count, not round-robin, and each next program's start is one more
+choice among them. In lock-step every program reaches its next atomic before any reaches the one after, the most
+forgiving order there is: a last ticket-holder read partials whose programs had taken their tickets and not stored
+them yet, which lock-step never shows (red team round 32, #1), and an in-place shift with an atomic max between its
+loads and stores had every load before every store (round 32b, #1). In these launches and the reversed ones a read
+of an unordered store gets what ran before it (``interp_races``: the forward round-robin ones give it the value
+before the store instead). What a program does between two
+of its synchronization points runs without a switch: ``interp_races`` judges which accesses the kernel's own
+atomics order (happens-before) and which race.
 
 Waits end: a program spinning on a flag another program sets pauses at each read and the setter runs. A wait no
 program can end (every program spins) is found by ``interp_waits``'s repeated-read watch, per program.
@@ -26,6 +34,7 @@ program can end (every program spins) is found by ``interp_waits``'s repeated-re
 from __future__ import annotations
 
 import inspect
+import random
 from collections import deque
 from types import FunctionType
 from typing import Any
@@ -36,8 +45,10 @@ _GRIDS: list[Grid] = []  # the launches under way (a stack: one at a time in pra
 class Grid:
     """The live programs of one launch: greenlets paused at a synchronization point, in the order they paused."""
 
-    def __init__(self, builder: Any, reverse: bool = False) -> None:
+    def __init__(self, builder: Any, reverse: bool = False, shuffle: int | None = None) -> None:
         self.builder = builder
+        # resume the paused programs in a random order from this seed (``shuffled_order``), else round-robin
+        self.rng = random.Random(shuffle) if shuffle is not None else None
         self.live: deque[tuple[Any, tuple[int, int, int]]] = deque()
         self.programs: set[Any] = set()  # this launch's program greenlets (``pause`` switches only from these)
         self.pending: list[tuple[tuple[int, int, int], dict[str, Any]]] = []  # programs the loop set, not started
@@ -54,10 +65,16 @@ class Grid:
             self.programs.discard(g)
 
     def _next(self) -> tuple[Any, tuple[int, int, int]]:
-        """The next live program to resume, round-robin, passing over those blocked in a wait
+        """The next live program to resume, round-robin (or at random: ``rng``), passing over those blocked in a wait
         (``interp_waits.blocked``: their repeated read's memory not written since); when every one is, the next."""
         from ktui.worker import interp_waits
 
+        if self.rng is not None and len(self.live) > 1:
+            free = [i for i, (_, idx) in enumerate(self.live) if not interp_waits.blocked(idx)]
+            if free:
+                i = free[self.rng.randrange(len(free))]
+                self.live.rotate(-i)
+                return self.live.popleft()
         for _ in range(len(self.live)):
             g, idx = self.live[0]
             if not interp_waits.blocked(idx):
@@ -77,17 +94,35 @@ class Grid:
         ``reverse``), each run until it pauses or ends, then run the paused ones round-robin to their end."""
         import greenlet
 
+        from ktui.worker import interp_waits
+
         idx = tuple(self.builder.grid_idx)
         self.pending.append((idx, args))
         last = tuple(d - 1 for d in self.builder.grid_dim)
         if idx != last:
             return
         pending, self.pending = self.pending, []
+        order = deque(reversed(pending) if self.reverse else pending)
+
+        def begin() -> None:
+            i, a = order.popleft()
+            g = greenlet.greenlet(lambda a=a: fn(**a))
+            self.programs.add(g)
+            self.resume(g, i)
+
         try:
-            for i, a in reversed(pending) if self.reverse else pending:
-                g = greenlet.greenlet(lambda a=a: fn(**a))
-                self.programs.add(g)
-                self.resume(g, i)
+            if self.rng is None:  # every program to its first pause, then round-robin
+                while order:
+                    begin()
+            else:  # the next program's start is one more choice among the live ones: a program runs ahead of it
+                while order:
+                    free = [j for j, (_, i) in enumerate(self.live) if not interp_waits.blocked(i)]
+                    k = self.rng.randrange(len(free) + 1)
+                    if k == len(free):
+                        begin()
+                    else:
+                        self.live.rotate(-free[k])
+                        self.resume(*self.live.popleft())
             while self.live:
                 self.resume(*self._next())
             self.builder.set_grid_idx(*idx)
@@ -114,6 +149,17 @@ def reversed_order(n: int) -> bool:
     """Whether launch ``n`` runs its programs in reverse: the parity of its bits (the Thue-Morse sequence), so a
     call of any fixed number of launches gets each of its launches in both orders over the calls."""
     return bin(n).count("1") % 2 == 1
+
+
+def shuffled_order(n: int) -> int | None:
+    """The seed launch ``n`` resumes its paused programs in a random order from, or None (round-robin): the second
+    bit of ``n``, so over four launches in a row each start order (``reversed_order``) meets both."""
+    return n if (n >> 1) & 1 else None
+
+
+def next_shuffled() -> bool:
+    """Whether the next launch resumes its programs in a random order (``shuffled_order``)."""
+    return shuffled_order(_ORDER[0]) is not None
 
 
 def note_stale(idx: tuple[int, int, int]) -> None:
@@ -163,7 +209,7 @@ def install(builder: Any, executor_cls: Any) -> None:
 
         interp_waits.new_launch()
         fn = self.fn
-        grid = Grid(builder, reverse=reversed_order(_ORDER[0]))
+        grid = Grid(builder, reverse=reversed_order(_ORDER[0]), shuffle=shuffled_order(_ORDER[0]))
         _ORDER[0] += 1
         self.fn = _trampoline(fn, grid)
         _GRIDS.append(grid)

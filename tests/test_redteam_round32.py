@@ -1,0 +1,125 @@
+"""Red team round 32 (two helpers: #n and #n of 32b) and new-user trial 32: each finding fixed as a mechanism, with a
+bad kernel, its honest twin and a test asserting the verdict and its message (docs/cases.md)."""
+
+from __future__ import annotations
+
+from ktui.core.results import Status
+
+from .test_cases import CASES, K, run
+
+R = CASES / "references"
+QUICK = dict(layouts=False, seeds=1, seed=3, near_duplicates=False, rungs=("compile", "run", "correctness"))
+
+
+def _ok(res):
+    for rung in ("run", "correctness"):
+        r = res.rung(rung)
+        assert r is not None and r.status is Status.OK, [x.line() for x in res.rungs]
+
+
+def test_a_read_of_sums_other_programs_added_with_relaxed_atomics_is_a_race(make_ws, ladder_for):
+    """Found while profiling the interleaving (stop 39): bf16 atomics took a path of their own in the interpreter,
+    installed outside the scheduler and the race record, and a plain load of an element other programs updated with
+    atomics was never judged (only plain stores were). A one-launch column mean whose last ticket-holder reads the
+    bf16 sums with every atomic relaxed now reads them as before an unordered atomic (it fails); the twin with
+    acq_rel atomics (each add released, the last ticket acquired) passes."""
+    ref = "rt32_colmean_bf16.py"
+    quick = dict(QUICK, fuzz=False)
+    bad = run(make_ws, ladder_for, "cm", K / "rt32_colmean_bf16_relaxed_bad.py", reference=R / ref, **quick)
+    reads = [w for w in bad.rung("run").warnings if "of colmean_kernel read acc_ptr[" in w]
+    assert reads and "updated in the same launch with an atomic (relaxed" in reads[0], bad.rung("run").warnings
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, c.line()
+    good = run(make_ws, ladder_for, "cm", K / "rt32_colmean_bf16_good.py", reference=R / ref, **quick)
+    _ok(good)
+    assert not [w for w in good.rung("run").warnings if "of colmean_kernel read" in w], good.rung("run").warnings
+
+
+def test_a_last_ticket_holder_meets_programs_that_have_not_stored_yet_in_a_shuffled_order(make_ws, ladder_for):
+    """Red team round 32, #1: a one-launch sum and amax taking its ticket before storing its partial, then folding its
+    max with an acq_rel atomic (which releases the partial), passed: in lock-step every other program's amax ran
+    before the last ticket-holder read, so every read was ordered. Half the launches now resume their paused
+    programs in a seeded random order (``interp_sched.shuffled_order``); the twin storing first passes."""
+    ref = R / "rt32_sumamax.py"
+    bad = run(make_ws, ladder_for, "sa", K / "rt32_sumamax_ticket_first_bad.py", reference=ref, **QUICK)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, c.line()
+    reads = [w for w in bad.rung("run").warnings if "of sum_amax_kernel read partial_ptr[" in w]
+    assert reads and "with a plain store, nothing ordering them" in reads[0], bad.rung("run").warnings
+    _ok(run(make_ws, ladder_for, "sa", K / "rt32_sumamax_ticket_good.py", reference=ref, **QUICK))
+
+
+def test_the_shuffled_order_is_seeded_by_the_launch_count_and_covers_both_start_orders():
+    from ktui.worker.interp_sched import reversed_order, shuffled_order
+
+    modes = [(reversed_order(n), shuffled_order(n) is not None) for n in range(4)]
+    assert sorted(modes) == [(False, False), (False, True), (True, False), (True, True)], modes
+    assert shuffled_order(2) == 2 and shuffled_order(6) == 6 and shuffled_order(4) is None
+
+
+def test_a_flag_released_and_acquired_at_cta_scope_orders_nothing_between_programs(make_ws, ladder_for):
+    """Red team round 32, #3 (and 32b, #3): the honest ticketed look-back scan with its flag's release and acquire at
+    ``scope="cta"`` passed: the scope was dropped. A cta-scope atomic orders only within its block, and a launch's
+    programs are blocks (``interp_races._sem``): the prefix read is unordered and fails; at gpu scope it passes."""
+    ref = R / "rt28_scan1d.py"
+    bad = run(make_ws, ladder_for, "scan", K / "rt32_scan_cta_scope_bad.py", reference=ref, **QUICK)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, c.line()
+    reads = [w for w in bad.rung("run").warnings if "of scan_kernel read prefix_ptr[" in w]
+    assert reads, bad.rung("run").warnings
+    _ok(run(make_ws, ladder_for, "scan", K / "rt31_scan_ticket_good.py", reference=ref, **QUICK))
+
+
+def test_the_cta_scope_and_an_atomic_loads_relaxed_sem_order_nothing():
+    from ktui.worker.interp_races import _sem
+
+    assert _sem("ACQUIRE_RELEASE") == (True, True) and _sem("RELAXED") == (False, False)
+    assert _sem("ACQUIRE_RELEASE", "CTA") == (False, False) and _sem("RELEASE", "MEM_SYNC_SCOPE.GPU") == (False, True)
+    assert _sem("ACQUIRE", "SYSTEM") == (True, False)
+
+
+def test_a_chunked_logsumexp_whose_first_chunk_is_all_minus_inf_fails_on_every_seed(make_ws, ladder_for):
+    """New-user trial 32, F1: a fused cross-entropy whose online logsumexp gave NaN on an all -inf leading chunk
+    passed on some seeds (left padding of ``masked`` rows covered a random length, under a 2,048 chunk about half
+    the time). Left padding now covers at least half the row: the bad kernel fails on the seed that passed it; the
+    twin with a safe max passes on it."""
+    ref = R / "nu32_xent.py"
+    quick = dict(QUICK, seed=830249554)
+    bad = run(make_ws, ladder_for, "xent", K / "nu32_xent_lse_nan_bad.py", reference=ref, **quick)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED and "dist=masked" in c.summary, c.line()
+    assert "NaN/inf where the reference differs" in c.summary, c.summary
+    _ok(run(make_ws, ladder_for, "xent", K / "nu32_xent_chunked_good.py", reference=ref, **quick))
+
+
+def test_left_padding_of_masked_rows_covers_at_least_half_of_each_row():
+    import math
+
+    import torch
+
+    from ktui.worker.special import refill_special
+
+    for seed in range(8):
+        x = torch.zeros(16, 999)
+        refill_special(x, "masked", torch.Generator().manual_seed(seed), False, torch.Generator().manual_seed(seed))
+        lead = [r for r in x if math.isinf(float(r[0])) and float(r[0]) < 0]
+        assert lead, x[:, 0]
+        for r in lead:
+            run_len = int(torch.isinf(r).int().cumprod(0).sum())
+            assert 999 // 2 <= run_len < 999, run_len
+
+
+def test_in_place_shifts_read_what_the_program_before_overwrote_in_a_shuffled_launch(make_ws, ladder_for):
+    """Red team round 32b, #5 and #1: an in-place shift-right split along the window read the element the program
+    before it overwrote; forward launches gave the read the value before the store and reversed ones ran the reader
+    first, the right value either way. And a shift-left with an atomic max between its loads and stores had every
+    program at its atomic before any stored. Shuffled launches read as executed and start each next program as one
+    more choice among the paused ones: both fail; reading from a copy passes."""
+    for ref, bad, good in (
+        ("rt32b_push.py", "rt32b_push_inplace_bad.py", "rt32b_push_copy_good.py"),
+        ("rt32b_rollamax.py", "rt32b_rollamax_inplace_bad.py", "rt32b_rollamax_copy_good.py"),
+    ):
+        res = run(make_ws, ladder_for, "shift", K / bad, reference=R / ref, **QUICK)
+        c = res.rung("correctness")
+        assert c is not None and c.status is Status.FAILED, (bad, [x.line() for x in res.rungs])
+        _ok(run(make_ws, ladder_for, "shift", K / good, reference=R / ref, **QUICK))
