@@ -188,35 +188,39 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
     assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
         (i, lay, 107 + j) for i in (2, 3) for lay in lays for j in range(2 if lay == "mixed" else 1)
     ]  # the two largest specs, then a case per grad mode, then the covering design (tests/test_crossing.py)
-    # a case per grad mode on a spec of the cheaper half, two more requires_grad cases (the cotangents' other two
-    # layouts: red team round 31, #4), then a case per mode on the largest (red team round 27, #5)
-    grads = phase2[n : n + 8]
-    modes = [*GRAD_MODES, "requires_grad", "requires_grad", *GRAD_MODES]
+    # a case per grad mode on a spec of the cheaper half, three more requires_grad cases (the cotangents' other
+    # three layouts: red team round 31, #4; 32b, #6), then a case per mode on the largest (red team round 27, #5)
+    grads = phase2[n : n + 9]
+    modes = [*GRAD_MODES, "requires_grad", "requires_grad", "requires_grad", *GRAD_MODES]
     assert [(c["grad"], c["seed"]) for c in grads] == [
-        (m, 100 + GRAD_SEED + j) for j, m in zip((0, 1, 2, 6, 7, 3, 4, 5), modes, strict=True)
+        (m, 100 + GRAD_SEED + j) for j, m in zip((0, 1, 2, 7, 8, 9, 3, 4, 5), modes, strict=True)
     ]
-    assert all(c["spec_index"] in (1, 0) and "layout" not in c and "dist" not in c for c in grads[:5])
-    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[5:])
-    design = phase2[n + 8 :]
+    from ktui.worker.grad_modes import COTANGENT_LAYOUTS, cotangent_layout
+
+    rg = [c["seed"] for c in grads if c["grad"] == "requires_grad"][:4]
+    assert sorted(cotangent_layout(s) for s in rg) == sorted(COTANGENT_LAYOUTS)  # each layout once
+    assert all(c["spec_index"] in (1, 0) and "layout" not in c and "dist" not in c for c in grads[:6])
+    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[6:])
+    design = phase2[n + 9 :]
     assert design == covering_cases(
-        PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[: n + 8]
+        PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[: n + 9]
     )
     assert design and [c["seed"] for c in sorted(design, key=lambda c: c["seed"])] == list(
         range(100 + 401, 100 + 401 + len(design))
     )
     assert phase2[0]["fresh"] is True and sum(bool(c.get("fresh")) for c in cases) == 1
-    assert len(cases) == 8 + 1 + n + 8 + len(design)  # phase 1, the burst, distributions, layouts, grads, design
+    assert len(cases) == 8 + 1 + n + 9 + len(design)  # phase 1, the burst, distributions, layouts, grads, design
 
 
 def test_contiguous_only_and_the_options_drop_cases():
     opts = LadderOptions(seeds=2, near_duplicates=False)
     only = make_cases({**PLAN, "contiguous_only": True}, opts, seed=1)
     assert not any("layout" in c for c in only)
-    assert len(only) == 8 + 1 + 8 + 8 + len(covering_cases({**PLAN, "contiguous_only": True}, opts, 1, only[:25]))
+    assert len(only) == 8 + 1 + 8 + 9 + len(covering_cases({**PLAN, "contiguous_only": True}, opts, 1, only[:26]))
     bare = make_cases(
         PLAN, LadderOptions(seeds=3, distributions=False, layouts=False, repeat=False, near_duplicates=False), seed=1
     )
-    assert len(bare) == 12 + 1 + 8 and not any("repeat" in c or "dist" in c for c in bare)  # (+ the grad cases)
+    assert len(bare) == 12 + 1 + 9 and not any("repeat" in c or "dist" in c for c in bare)  # (+ the grad cases)
     assert [c["seed"] for c in bare[:6]] == [1, 1, 1, 1, 2, 3]  # the first sweep, then each spec's other seeds
     assert [c.get("fill") for c in bare[:6]] == [None] * 4 + ["decoy", None]
     native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1, near_duplicates=False), seed=1)  # no dists
@@ -224,9 +228,9 @@ def test_contiguous_only_and_the_options_drop_cases():
     n = 2 + len(lays) + 1
     # the first seed, the burst, the layouts (mixed twice: both orders)
     assert [c.get("layout") for c in native[:n]] == [None, None, *lays[:-1], "mixed", "mixed"]
-    # a case per grad mode, two more requires_grad (the cotangents' other layouts)
-    assert [c.get("grad") for c in native[n : n + 5]] == [*GRAD_MODES, "requires_grad", "requires_grad"]
-    assert {c.get("fill") for c in native[n + 5 :]} == {"decoy"}  # one seed: the design brings the decoy fill
+    # a case per grad mode, three more requires_grad (the cotangents' other layouts)
+    assert [c.get("grad") for c in native[n : n + 6]] == [*GRAD_MODES, *["requires_grad"] * 3]
+    assert {c.get("fill") for c in native[n + 6 :]} == {"decoy"}  # one seed: the design brings the decoy fill
 
 
 # -- merge -----------------------------------------------------------------------------------------------------

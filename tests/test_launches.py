@@ -360,3 +360,46 @@ def test_a_version_the_first_verdict_failed_is_not_kept_waiting_on_its_launch_co
         compile_seen(c, {"launch_table": {"a": launch}}, seen, rr)
         assert rr.summary == "3 cases ok; 1 distinct launch, 1 compiled for the GPU"
     assert Compiler.calls == 2
+
+
+def test_a_launch_compile_past_its_limit_is_said_to_be_slow_not_broken():
+    """New-user trial 32, F2: a 131,072-wide block's sm_90a compile cut at its limit on a loaded machine read "one
+    does not compile" in the run rung's summary (and in ``ktui eval``'s). A compile that timed out says so, with the
+    flag that lifts the limit; one that raised still "does not compile"."""
+    from types import SimpleNamespace
+
+    from ktui.core.ladder.context import RungFailed
+    from ktui.core.ladder.rungs.run import compile_seen
+    from ktui.core.results import ErrorInfo, RungResult
+    from ktui.core.workers.client import RemoteError, WorkerTimeout
+
+    launch = {"kernel": "k", "qualname": "m.k", "signature": {}, "constexprs": {}, "options": {}, "language": "triton"}
+    seen = [{"key": "a", "specs": ["(8,)"], "kernel": "k", "calls": 1, "beyond_dry_call": False}]
+    for exc, said in (
+        (
+            WorkerTimeout("timed out after 120 s while running the launch k (compile)"),
+            "one did not finish compiling within",
+        ),
+        (RemoteError("CompilationError: bad", ErrorInfo("CompilationError", "bad")), "one does not compile"),
+    ):
+
+        class Compiler:
+            def compile(self, request, timeout_s, on_progress, exc=exc):
+                raise exc
+
+        c = SimpleNamespace(
+            first_verdict=None,
+            compiler=Compiler(),
+            sources=lambda: {},
+            seed=1,
+            pool=SimpleNamespace(device="cpu"),
+            options=SimpleNamespace(timeouts={"compile": 60}),
+            progress=lambda *a, **k: None,
+            user_paths=lambda info: info,
+        )
+        rr = RungResult("run", Status.OK, summary="3 cases ok")
+        with pytest.raises(RungFailed) as got:
+            compile_seen(c, {"launch_table": {"a": launch}}, seen, rr)
+        assert said in got.value.summary, got.value.summary
+        if isinstance(exc, WorkerTimeout):
+            assert "--timeout compile=S" in got.value.summary and "does not compile" not in got.value.summary

@@ -310,16 +310,17 @@ def test_every_run_has_one_case_per_grad_mode_on_a_fixed_spec():
     describe = {"tests": [{"n": 1}, {"n": 127}, {"n": 4099}], "distributions": ["native"], "fuzzed": []}
     cases = make_cases(describe, LadderOptions(), seed=11)  # type: ignore[arg-type]
     grads = [c for c in cases if c.get("grad")]
-    # each mode on a cheap spec, two more requires_grad cases on the largest cheap one (their seeds the other two
-    # residues mod 3: the cotangents' three layouts, red team round 31, #4), each mode on the largest
-    assert [c["grad"] for c in grads] == [*GRAD_MODES, "requires_grad", "requires_grad", *GRAD_MODES]
-    assert [c["seed"] for c in grads] == [11 + GRAD_SEED + j for j in (0, 1, 2, 6, 7, 3, 4, 5)]
-    assert {c["seed"] % 3 for c in grads if c["grad"] == "requires_grad"} == {0, 1, 2}
-    assert all(c["spec_index"] in (0, 1) and "layout" not in c and "dist" not in c for c in grads[:5])
-    assert [c["spec_index"] for c in grads[3:5]] == [1, 1]
-    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[5:])
+    # each mode on a cheap spec, three more requires_grad cases on the largest cheap one (their seeds the other
+    # three residues mod 4: the cotangents' four layouts, red team round 31, #4; 32b, #6), each mode on the largest
+    rg = ["requires_grad"] * 3
+    assert [c["grad"] for c in grads] == [*GRAD_MODES, *rg, *GRAD_MODES]
+    assert [c["seed"] for c in grads] == [11 + GRAD_SEED + j for j in (0, 1, 2, 7, 8, 9, 3, 4, 5)]
+    assert {c["seed"] % 4 for c in grads[:6] if c["grad"] == "requires_grad"} == {0, 1, 2, 3}
+    assert all(c["spec_index"] in (0, 1) and "layout" not in c and "dist" not in c for c in grads[:6])
+    assert [c["spec_index"] for c in grads[3:6]] == [1, 1, 1]
+    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[6:])
     one = make_cases({**describe, "tests": [{"n": 5}]}, LadderOptions(), seed=11)  # type: ignore[arg-type]
-    assert [c["grad"] for c in one if c.get("grad")] == [*GRAD_MODES, "requires_grad", "requires_grad"]
+    assert [c["grad"] for c in one if c.get("grad")] == [*GRAD_MODES, *rg]
 
 
 def test_an_autotuned_kernel_that_accumulates_during_its_own_benchmark_fails(make_ws, ladder_for):

@@ -123,3 +123,32 @@ def test_in_place_shifts_read_what_the_program_before_overwrote_in_a_shuffled_la
         c = res.rung("correctness")
         assert c is not None and c.status is Status.FAILED, (bad, [x.line() for x in res.rungs])
         _ok(run(make_ws, ladder_for, "shift", K / good, reference=R / ref, **QUICK))
+
+
+def test_a_backward_reading_a_gradient_with_padded_rows_as_packed_fails(make_ws, ladder_for):
+    """Red team round 32b, #6: a SiLU backward making its gradient contiguous only where ``stride(-1) != 1`` read a
+    gradient with padded rows (a ``torch.cat`` consumer's slice) as packed, and passed: the cotangents came
+    contiguous, expanded or transposed. They come padded too (``grad_modes.cotangent``, a fourth requires_grad case):
+    it fails on the gradient; the twin making it contiguous whatever its layout passes."""
+    ref = R / "rt32b_silu2d.py"
+    bad = run(make_ws, ladder_for, "silu", K / "rt32b_silu2d_padded_grad_bad.py", reference=ref, **QUICK)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, [x.line() for x in bad.rungs]
+    assert "grad=requires_grad" in c.summary and "the gradient of in" in c.summary, c.summary
+    _ok(run(make_ws, ladder_for, "silu", K / "rt32b_silu2d_contig_good.py", reference=ref, **QUICK))
+
+
+def test_the_four_cotangent_layouts():
+    import torch
+
+    from ktui.worker.grad_modes import COTANGENT_LAYOUTS, PAD, cotangent
+
+    like = torch.empty(3, 5)
+    got = {}
+    for seed in range(4):
+        g = cotangent("out", like, seed)
+        got[COTANGENT_LAYOUTS[seed % 4]] = g
+        assert tuple(g.shape) == (3, 5)
+    assert got["contiguous"].is_contiguous() and got["expanded"].stride() == (0, 0)
+    assert got["transposed"].stride() == (1, 3) and got["padded"].stride() == (5 + PAD, 1)
+    assert cotangent("out", torch.empty(7), 3).is_contiguous()  # a 1-D output's padded one is contiguous

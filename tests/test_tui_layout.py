@@ -265,6 +265,12 @@ async def test_the_chat_key_collapses_and_opens_the_chat(softmax_ws):
         await pilot.press("ctrl+g")
         await pilot.pause()
         assert not app.chat_collapsed and chat.region.height == 13  # 40% of the 33 rows between header and footer
+        # opened with its input focused: what is typed next goes to the agent (new-user trial 32, F5: a question's
+        # "a" queued every version)
+        assert isinstance(app.focused, Input) and app.focused.id == "chat-input", app.focused
+        await pilot.press("a")
+        assert app.focused.value == "a"  # typed, not the run-all key
+        app.focused.value = ""
         assert bar.region.height == 0
         assert visible_rows(table) == 9  # 33 rows less the ladder (8), the chat, the tab strip (2), the header
         await pilot.press("ctrl+g")

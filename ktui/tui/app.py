@@ -578,8 +578,12 @@ class KtuiApp(App[None]):
         self.query_one("#chat-input", Input).focus()
 
     def action_toggle_chat(self) -> None:
-        """Collapse the chat pane to its one-line bar, or open it (ctrl+g)."""
+        """Collapse the chat pane to its one-line bar, or open it with its input focused (ctrl+g): what is typed
+        next goes to the agent, not to the app's keys (new-user trial 32, F5: a question typed after ctrl+g queued
+        every version with its ``a``)."""
         self._show_chat(collapsed=not self.chat_collapsed)
+        if not self.chat_collapsed:
+            self.query_one("#chat-input", Input).focus()
 
     def _show_chat(self, collapsed: bool | None = None) -> None:
         """Show the chat pane, or in its place the one-line bar (its state, and the key that opens it); with

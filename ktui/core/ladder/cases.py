@@ -150,12 +150,13 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
         phase2 += [
             {"spec_index": grad_spec, "seed": seed + GRAD_SEED + j, "grad": mode} for j, mode in enumerate(GRAD_MODES)
         ]
-        # two more requires_grad cases, their seeds the two other residues mod 3: the cotangents' three layouts
-        # (contiguous, expanded, transposed: ``worker.grad_modes.cotangent``; red team round 31, #4)
+        # three more requires_grad cases, their seeds the three other residues mod 4 (7, 8, 9 after the mode case's
+        # 2): the cotangents' four layouts (contiguous, expanded, transposed, padded: ``worker.grad_modes.cotangent``;
+        # red team round 31, #4; round 32b, #6)
         roomy = max(cheap, key=lambda i: spec_size(tests[i]))  # (the largest of them: a 1-element output's is plain)
         phase2 += [
-            {"spec_index": roomy, "seed": seed + GRAD_SEED + 2 * len(GRAD_MODES) + j, "grad": "requires_grad"}
-            for j in range(2)
+            {"spec_index": roomy, "seed": seed + GRAD_SEED + 2 * len(GRAD_MODES) + 1 + j, "grad": "requires_grad"}
+            for j in range(3)
         ]
         # and each mode on the largest fixed spec: a mode's own path may have its own size slip (red team round 27,
         # #5: a training path's floor grid dropped the tail past 1,024 elements; the cheap half held at most 127)

@@ -33,7 +33,7 @@ from ktui.core.ladder.context import (
     times_torch_message,
 )
 from ktui.core.ladder.rungs.dumps import shared_memory_over
-from ktui.core.results import ErrorInfo, RungResult, Status, fmt
+from ktui.core.results import ErrorInfo, RungResult, Status, fmt, fmt_seconds
 from ktui.core.timeouts import at_least_compiles, launch_compile_limit
 from ktui.core.workers.client import RemoteError, WorkerError
 from ktui.protocol import (
@@ -303,10 +303,18 @@ def compile_seen(ctx: RunContext, res: ExecuteReply, seen: list[SeenLaunch], rr:
         reply = ctx.compiler.compile(request, timeout_s=limit, on_progress=on_progress)
     except WorkerError as exc:
         info = ctx.user_paths(exc.info)
+        # a compile that ran past its limit is not one that failed (new-user trial 32, F2: "one does not compile"
+        # for a 131,072-wide block's compile cut at 120 s on a loaded machine)
+        timed_out = info.type == "WorkerTimeout"
         raise RungFailed(
             ErrorInfo(info.type, f"compile: {info.message}", info.traceback),
             figures=rr.figures,
-            summary=f"{rr.summary}, one does not compile",
+            summary=f"{rr.summary}, "
+            + (
+                f"one did not finish compiling within {fmt_seconds(limit)} s (a larger limit: --timeout compile=S)"
+                if timed_out
+                else "one does not compile"
+            ),
         ) from None
     over = shared_memory_over(reply["launches"], "sm_90a") if target == "sm_90a" else []
     if over:  # it ran in the interpreter; Hopper refuses to launch it (red team round 21, F2)

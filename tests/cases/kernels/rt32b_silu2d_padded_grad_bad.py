@@ -1,0 +1,69 @@
+"""Wrong (red team round 32b, #6): a SiLU whose backward reads its incoming gradient flat after making it
+contiguous only where ``g.stride(-1) != 1`` (expanded, transposed): a gradient with padded rows (unit stride along
+a row, a row stride past its length, as a ``torch.cat`` consumer's slice hands it) is read as packed. The
+cotangents came contiguous, expanded or transposed; padded now too (``grad_modes.cotangent``). Twin:
+rt32b_silu2d_contig_good.py."""
+import torch
+import triton
+import triton.language as tl
+
+BLOCK = 1024
+
+
+@triton.jit
+def silu_fwd_kernel(x_ptr, out_ptr, sig_ptr, n_cols, sx_r, sx_c, SAVE: tl.constexpr, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    m = c < n_cols
+    x = tl.load(x_ptr + r * sx_r + c * sx_c, mask=m, other=0.0).to(tl.float32)
+    s = 1.0 / (1.0 + tl.exp(-x))
+    if SAVE:
+        tl.store(sig_ptr + r * n_cols + c, s, mask=m)
+    tl.store(out_ptr + r * n_cols + c, (x * s).to(out_ptr.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def silu_bwd_kernel(x_ptr, sig_ptr, g_ptr, dx_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.float32)
+    s = tl.load(sig_ptr + offs, mask=m, other=0.0)
+    g = tl.load(g_ptr + offs, mask=m, other=0.0).to(tl.float32)
+    tl.store(dx_ptr + offs, (g * s * (1.0 + x * (1.0 - s))).to(dx_ptr.dtype.element_ty), mask=m)
+
+
+def _fwd(x, save):
+    rows, cols = x.shape
+    out = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+    sig = torch.empty((rows, cols), dtype=torch.float32, device=x.device) if save else out
+    if out.numel():
+        silu_fwd_kernel[(rows, triton.cdiv(cols, BLOCK))](
+            x, out, sig, cols, x.stride(0), x.stride(1), SAVE=save, BLOCK=BLOCK
+        )
+    return out, sig
+
+
+class SiLUFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out, sig = _fwd(x, True)
+        ctx.save_for_backward(x, sig)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, sig = ctx.saved_tensors
+        x = x.contiguous()
+        if g.stride(-1) != 1:  # expanded (stride 0) or transposed: make it unit-stride
+            g = g.contiguous()
+        dx = torch.empty_like(x)
+        n = x.numel()
+        if n:
+            silu_bwd_kernel[(triton.cdiv(n, BLOCK),)](x, sig, g, dx, n, BLOCK=BLOCK)
+        return dx
+
+
+def custom_kernel(x):
+    if torch.is_grad_enabled() and x.requires_grad:
+        return SiLUFn.apply(x)
+    return _fwd(x, False)[0]
