@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -536,6 +537,9 @@ def test_kernelbench_import_run_and_eval_table(tmp_path, capsys, session_for):
     text = "\n".join(evaluate.render(table))
     assert "correct: 2/4  device: cpu" in text and "not timed on the CPU" in text
     assert any(line.startswith("[1/4] kb1_1_scale_add/v1: running") for line in lines)
+    # each version's line names its seed, so a failing case replays on it or on another version (new-user trial 32, F1)
+    ended = [line for line in lines if line.startswith("[") and "running" not in line]
+    assert ended and all(re.search(r"\[seed (\d+): ktui eval --seed \1 draws these cases again\]$", e) for e in ended)
     # resumable: a second eval reuses every stored result and starts no session
     again = evaluate.evaluate(ws, [], lambda: pytest.fail("nothing should run"), "cpu", all_versions=True)
     assert [r.cached for r in again.rows] == [True] * 4

@@ -503,7 +503,8 @@ def test_an_edit_of_ktui_toml_applies_to_the_next_run_of_a_running_session(make_
     assert len(notices) == 2  # said once per edit
 
 
-FAKE_WORKER = r"""
+# a fake worker's protocol: hello, then one request a line (the scripts below go on inside the loop)
+WORKER_HEAD = r"""
 import json, sys, time
 out = sys.stdout.buffer
 def send(m):
@@ -511,7 +512,11 @@ def send(m):
 send({"hello": {"role": "candidate", "device": {"type": "cpu"}, "startup_s": 0.0, "pid": 0, "python": "3"}})
 for line in sys.stdin.buffer:
     req = json.loads(line)
-    beats = float(req["params"]["beats_s"])
+"""
+
+FAKE_WORKER = (
+    WORKER_HEAD
+    + r"""    beats = float(req["params"]["beats_s"])
     t0 = time.monotonic()
     while time.monotonic() - t0 < 3.0:  # one long case: no step finishes
         time.sleep(0.25)
@@ -519,6 +524,7 @@ for line in sys.stdin.buffer:
             send({"id": req["id"], "heartbeat": True})
     send({"id": req["id"], "result": {"slept": True}})
 """
+)
 
 
 def test_heartbeats_of_a_long_case_are_progress_and_their_end_is_a_hang(tmp_path):
@@ -586,15 +592,9 @@ def test_a_slow_fuzzed_case_gets_one_note_on_bounding_the_fuzzed_sizes():
     assert line.slow_note() == ""  # a test spec's case
 
 
-STEPPING_WORKER = r"""
-import json, sys, time
-out = sys.stdout.buffer
-def send(m):
-    out.write((json.dumps(m) + "\n").encode()); out.flush()
-send({"hello": {"role": "candidate", "device": {"type": "cpu"}, "startup_s": 0.0, "pid": 0, "python": "3"}})
-for line in sys.stdin.buffer:
-    req = json.loads(line)
-    steps = bool(req["params"]["steps"])
+STEPPING_WORKER = (
+    WORKER_HEAD
+    + r"""    steps = bool(req["params"]["steps"])
     while True:  # never answers: the call meets its cap on the whole time
         for _ in range(2):  # a case's programs: heartbeats
             time.sleep(0.1)
@@ -602,6 +602,7 @@ for line in sys.stdin.buffer:
         if steps:  # the case finished: a step
             send({"id": req["id"], "progress": {"done": 1, "total": 10**6}})
 """
+)
 
 
 @pytest.mark.parametrize("steps", [True, False])

@@ -377,9 +377,14 @@ def evaluate(
         for kernel, result in session.results_for([kernel for kernel, _ in group]):
             ran = result if is_broken(result) else store.load(kernel.problem, kernel.version) or result
             row = done[kernel.key] = row_of(ran, kernel, cached=False)
+            corr = ran.rung("correctness")
+            seed = corr.figures.get("seed") if corr is not None else None
             say(
                 f"[{number[kernel.key]}/{len(todo)}] {kernel.key}: {row.verdict}"
                 + (f" ({row.reason})" if row.reason else "")
+                # how to draw its cases again, on it or on another version (new-user trial 32, F1: a failing case
+                # of v3 could not be replayed on v4)
+                + (f" [seed {seed}: ktui eval --seed {seed} draws these cases again]" if isinstance(seed, int) else "")
             )
     for kernel in todo:
         if kernel.key in not_run:
