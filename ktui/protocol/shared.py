@@ -141,6 +141,9 @@ class ExecutedCase(Case, total=False):
     outputs: list[OutputLeaf]
     structure: list[Container]  # the output's containers (``ktui.worker.structure``): types and keys must match
     aliases: list[str]  # ``out[0] aliases in[1]``: outputs sharing storage with an input
+    # ``out aliases in[0]``: outputs sharing storage with a declared in-place input (which ``aliases`` leaves out:
+    # ``inputs_only``); such an output keeps the caller's layout (``compare.judge_leaf``)
+    inplace_aliases: list[str]
     # ``out[1] shares memory with out[0]``: two outputs with an element in common (``tensors.shared_outputs``); fails
     # where the reference's outputs do not share it (``prep["shared_outputs"]``)
     shared_outputs: list[str]

@@ -336,6 +336,8 @@ class CheckedCalls:
                             raise KernelError(f"{label}: the inputs after the call: {exc}") from None
                         in_place = problem.inplace_tensors(data)
                         if in_place:  # declared in-place inputs: their contents after the call are judged as outputs
+                            # an output that is a declared in-place input keeps the caller's layout (compare)
+                            entry["inplace_aliases"] = aliases(out, in_place)
                             try:
                                 entry["inplace_outputs"] = save_outputs(in_place, folder / "inplace")
                             except NestingError as exc:  # (a dict of tensors: cannot nest)
