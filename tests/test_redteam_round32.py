@@ -156,3 +156,15 @@ def test_the_four_cotangent_layouts():
     assert got["contiguous"].is_contiguous() and got["expanded"].stride() == (0, 0)
     assert got["transposed"].stride() == (1, 3) and got["padded"].stride() == (5 + PAD, 1)
     assert cotangent("out", torch.empty(7), 3).is_contiguous()  # a 1-D output's padded one is contiguous
+
+
+def test_the_large_stretch_picks_among_specs_of_one_size_by_the_runs_seed():
+    """Red team round 32b, #8: of (2, 4099, fp32) and (2, 4099, bf16) the verified stretch's second run always took
+    the first; the run's seed picks among specs of the largest size now, so both are met over runs."""
+    from ktui.core.ladder.rungs.benchmark import largest_spec
+
+    desc = {"tests": [{"rows": 1, "cols": 1}, {"rows": 2, "cols": 4099}, {"rows": 2, "cols": 4099}], "fuzzed": []}
+    executed = [{"spec_index": i, "seconds": 0.1 * (i + 1), "seed": 1} for i in range(3)]
+    picked = {largest_spec(desc, executed, seed)[0] for seed in range(4)}
+    assert picked == {1, 2}, picked
+    assert largest_spec(desc, executed[:2], 7) == (1, 0.2)

@@ -252,7 +252,7 @@ async def test_the_timings_table_has_a_row_per_benchmark_spec_and_one_per_untime
         from ktui.core.results import RUNG_ORDER
 
         longest = max([f"✗ {rung}" for rung in RUNG_ORDER] + ["◌ needs a GPU", "! reference"], key=len)
-        assert table.columns["verdict"].width >= len(longest) == 13, longest  # type: ignore[index]
+        assert table.columns["verdict"].width >= len(longest) == 13, longest
 
 
 async def test_the_queue_panel_names_the_rung_and_its_progress():

@@ -231,9 +231,13 @@ def verified_stretch(ctx: RunContext, desc: ProblemInfo) -> RungResult:
     return res
 
 
-def largest_spec(desc: ProblemInfo, executed: Sequence[Mapping[str, Any]] | None) -> tuple[int, float] | None:
+def largest_spec(
+    desc: ProblemInfo, executed: Sequence[Mapping[str, Any]] | None, seed: int = 0
+) -> tuple[int, float] | None:
     """The largest fixed test spec (``spec_size``) whose single calls the run rung timed, and its median seconds per
-    call; None when no call was timed."""
+    call; None when no call was timed. Among specs of one size (the same shape in fp32 and bf16) the run's ``seed``
+    picks (red team round 32b, #8: the first always won, so a host tuner going wrong on the bf16 shape's 17th call
+    was never met)."""
     fuzzed = set(desc.get("fuzzed", []))
     seconds: dict[int, list[float]] = {}
     for c in executed or []:
@@ -241,7 +245,9 @@ def largest_spec(desc: ProblemInfo, executed: Sequence[Mapping[str, Any]] | None
             seconds.setdefault(c["spec_index"], []).append(float(c["seconds"]))
     if not seconds:
         return None
-    idx = max(seconds, key=lambda i: (spec_size(desc["tests"][i]), -i))
+    top = max(spec_size(desc["tests"][i]) for i in seconds)
+    ties = sorted(i for i in seconds if spec_size(desc["tests"][i]) == top)
+    idx = ties[seed % len(ties)]
     return idx, statistics.median(seconds[idx])
 
 
@@ -251,7 +257,7 @@ def _large_stretch(
     """The second stretch, on the largest fixed test spec when it is not the stretch's own (``LARGE_CALLS``, cut to
     ``LARGE_BUDGET_S``): ``(verdict, calls, figures)``, the verdict and call count those of the failing stretch when
     it fails (else the first's), the figures None when there is no other spec."""
-    found = largest_spec(desc, ctx.executed)
+    found = largest_spec(desc, ctx.executed, ctx.seed)
     if found is None or found[0] == small:
         return verdict, calls, None
     idx, per_call = found
