@@ -249,8 +249,14 @@ def test_the_stretch_spec_is_drawn_among_the_cheap_fixed_specs_or_is_the_smalles
     executed.append({"spec_index": 0, "seed": 301, "calls": 30, "seconds": 0.3})  # the burst: 30 calls, summed
     drawn = {stretch_spec(desc, executed, random.Random(s)) for s in range(200)}
     # within 2x the cheapest median (0.010 s), each with its median seconds; the burst's summed seconds do not count
-    assert drawn == {(0, 0.010), (1, 0.012), (2, 0.019)}
+    assert drawn == {(2, 0.019)}  # (and of those, the specs of 64 elements or more: n = 1 and 10 are not)
     assert stretch_spec(desc, None, random.Random(0)) == (0, None)  # no calls timed (--rungs benchmark): the smallest
+    roomy = {"tests": [{"n": 64 * 10**i} for i in range(5)], "benchmarks": [], "fuzzed": [4]}
+    drawn = {stretch_spec(roomy, executed, random.Random(s)) for s in range(200)}
+    assert drawn == {(0, 0.010), (1, 0.012), (2, 0.019)}  # every cheap one, when each is of 64 elements or more
+    tiny = {"tests": [{"n": 1}, {"n": 10}, {"n": 10**6}], "benchmarks": [], "fuzzed": []}
+    few = [{"spec_index": i, "seed": 1, "seconds": s} for i, s in ((0, 0.010), (1, 0.011), (2, 0.5))]
+    assert {stretch_spec(tiny, few, random.Random(s)) for s in range(50)} == {(0, 0.010), (1, 0.011)}  # none roomy
 
 
 def test_the_stretch_is_cut_to_its_time_budget_but_not_below_its_floor():

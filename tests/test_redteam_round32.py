@@ -168,3 +168,17 @@ def test_the_large_stretch_picks_among_specs_of_one_size_by_the_runs_seed():
     picked = {largest_spec(desc, executed, seed)[0] for seed in range(4)}
     assert picked == {1, 2}, picked
     assert largest_spec(desc, executed[:2], 7) == (1, 0.2)
+
+
+def test_a_backward_wrong_only_with_a_frozen_input_fails_on_a_frozen_case(make_ws, ladder_for):
+    """Red team round 32, #4: y = x * w whose backward, where the weight is frozen, read its gradient flat, passed:
+    every requires_grad case re-flagged both inputs. Two cases now keep one input frozen each (``Case.frozen``,
+    ``grad_modes.frozen_path``), their cotangents expanded and transposed: it fails naming the frozen input; the twin
+    making its gradient contiguous first passes."""
+    ref = R / "rt32_colscale.py"
+    bad = run(make_ws, ladder_for, "cs", K / "rt32_colscale_frozen_flat_bad.py", reference=ref, **QUICK)
+    failed = [r for r in bad.rungs if r.status is Status.FAILED]
+    assert failed, [r.line() for r in bad.rungs]
+    text = " ".join(r.line() + (r.error.message if r.error else "") for r in failed)
+    assert "frozen=in[1]" in text, text
+    _ok(run(make_ws, ladder_for, "cs", K / "rt32_colscale_frozen_good.py", reference=ref, **QUICK))

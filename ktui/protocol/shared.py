@@ -57,6 +57,10 @@ class Case(TypedDict):
     # inference tensors), or with the inputs ``generate_input`` made requiring grad as it made them
     # (``ktui.worker.grad_modes``)
     grad: NotRequired[Literal["no_grad", "inference", "requires_grad"]]
+    # on a ``requires_grad`` case: which of the inputs ``generate_input`` made requiring grad (by index, in sorted path
+    # order) stays frozen, as a training step with that parameter frozen calls the kernel (a backward branching on
+    # ``ctx.needs_input_grad``: red team round 32, #4); none where fewer than two inputs require grad
+    frozen: NotRequired[int]
 
 
 OutputLeaf = TypedDict(
@@ -123,6 +127,7 @@ class CallRecord(TypedDict, total=False):
 class ExecutedCase(Case, total=False):
     """A case after the candidate called the kernel on it (the ``execute`` reply; ``compare`` takes these)."""
 
+    frozen_path: str  # the input its ``frozen`` index kept frozen (``grad_modes.frozen_path``), for its label
     seconds: float  # the call's wall time, synchronized
     input_hash_before: str  # ``tensors.hash_data`` of the inputs before the call (the judge compares its own)
     input_hash_after: str  # and after: they differ when the kernel wrote into its inputs (a hint: see inputs_after)

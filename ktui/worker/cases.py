@@ -92,6 +92,8 @@ def case_label(spec_label: str, case: Mapping[str, Any]) -> str:
         elif case.get(key) not in (None, "native", "contiguous"):
             detail = case.get("layout_detail") if key == "layout" else None
             parts.append(f"{key}={case[key]}" + (f" ({detail})" if detail else ""))
+    if case.get("frozen_path"):  # the input a requires_grad case kept frozen (``grad_modes.frozen_path``)
+        parts.append(f"frozen={case['frozen_path']}")
     if case.get("near_dup"):
         parts.append("near-duplicate")
     return " ".join(parts)

@@ -27,7 +27,15 @@ from ktui.protocol import (
 from ktui.worker import allocation, capture, global_state, integrity, interp_races, interp_sched
 from ktui.worker.cases import build_input, case_label, empty_spec, intrange_hint, label_of, spec_of
 from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
-from ktui.worker.grad_modes import CallMode, case_mode, cotangent_layout, input_grads, requires_grad_again
+from ktui.worker.grad_modes import (
+    CallMode,
+    case_mode,
+    cotangent_layout,
+    frozen_path,
+    input_grads,
+    live_grad_paths,
+    requires_grad_again,
+)
 from ktui.worker.guards import Guards
 from ktui.worker.interp_bounds import is_out_of_bounds
 from ktui.worker.problem import Problem, ProblemCache, inputs_only
@@ -263,8 +271,13 @@ class CheckedCalls:
                             decoy_(buf, case["seed"] + 7919 * (j + 1))
                         else:
                             poison_(buf)
+                    live = live_grad_paths(problem.grad_paths, case)  # (a frozen input's left out)
                     if case.get("grad") == "requires_grad":  # after ktui's own writes: its inputs as generated
-                        requires_grad_again(data, problem.grad_paths)
+                        requires_grad_again(data, live)
+                        frozen = frozen_path(problem.grad_paths, case)
+                        if frozen:  # named in the case's label: "frozen=in[1]"
+                            entry["frozen_path"] = frozen
+                            label = case_label(label_of(problem, case), entry)
                     inputs = inputs_only(problem, data)
                     before = flatten(inputs, "in")  # the caller's objects: checked after the call, whatever fields hold
                     h_before = hash_flat(before)
@@ -311,11 +324,11 @@ class CheckedCalls:
                     if self.state_changed:
                         raise CaseFailed(f"{label}: {self.state_changed}")
                     grads: list[Any] = []
-                    if rep == 0 and case.get("grad") == "requires_grad" and problem.grad_paths:
+                    if rep == 0 and case.get("grad") == "requires_grad" and live:
                         # the version's backward, as a training step runs it, before anything is read: what it
                         # does to the outputs or the inputs is seen (red team round 29, #8)
                         try:
-                            grads = input_grads(out, data, problem.grad_paths, case["seed"])
+                            grads = input_grads(out, data, live, case["seed"])
                         except BaseException as exc:
                             reraise_as_case(
                                 exc,

@@ -71,6 +71,20 @@ class CallMode:
             ctx.__exit__(None, None, None)
 
 
+def live_grad_paths(paths: frozenset[str], case: Mapping[str, Any]) -> frozenset[str]:
+    """The inputs of ``paths`` (those ``generate_input`` made requiring grad) that require grad on ``case``: all but
+    the one its ``frozen`` index names (in sorted order), where there are two or more; else all."""
+    return paths - {frozen} if (frozen := frozen_path(paths, case)) else paths
+
+
+def frozen_path(paths: frozenset[str], case: Mapping[str, Any]) -> str | None:
+    """The input ``case["frozen"]`` keeps frozen (by index in ``sorted(paths)``), or None: no ``frozen``, fewer than
+    two paths, or an index past them."""
+    k = case.get("frozen")
+    names = sorted(paths)
+    return names[k] if isinstance(k, int) and len(names) >= 2 and 0 <= k < len(names) else None
+
+
 def requires_grad_again(data: Any, paths: frozenset[str]) -> int:
     """Make the floating leaves of ``data`` at ``paths`` (those ``generate_input`` made requiring grad, as
     ``flatten(data, "in")`` names them) require grad again, in place. Returns how many."""

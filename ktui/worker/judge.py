@@ -259,10 +259,11 @@ def _reference_grads(problem: Problem, case: Case, device: str) -> dict[str, Any
 
     Raises:
         ProblemError: the reference's own backward raised (the version's gradients would have no truth)."""
-    from ktui.worker.grad_modes import grad_inputs, input_grads, requires_grad_again
+    from ktui.worker.grad_modes import grad_inputs, input_grads, live_grad_paths, requires_grad_again
 
-    paths, seed = problem.grad_paths, case["seed"]
+    seed = case["seed"]
     data = build_input(problem, {k: v for k, v in case.items() if k != "grad"}, device)
+    paths = live_grad_paths(problem.grad_paths, case)  # (after the build: the paths its generate_input made)
 
     def fresh(d: Any) -> Any:  # leaves of their own, requiring grad where generate_input made them (``d`` keeps none)
         d = _map(d, lambda x: x.detach().clone() if isinstance(x, torch.Tensor) else _clone(x))

@@ -48,6 +48,7 @@ BURST_CALLS = (17, 48)
 # a fixed spec of the cheaper half drawn per run from ``random.Random(seed + GRAD_SEED)``, seed + GRAD_SEED + j
 GRAD_MODES: tuple[Literal["no_grad", "inference", "requires_grad"], ...] = ("no_grad", "inference", "requires_grad")
 GRAD_SEED = 601
+FROZEN_RESIDUES = (1, 2)  # the frozen-input cases' seeds mod 4: expanded and transposed cotangents (see make_cases)
 FILLS = ("poison", "decoy")  # what the memory the kernel allocates holds: the NaN poison or decoy values
 ALIGN = 16  # spec class: the innermost integer field a multiple of 16 (whole vectors and blocks) or ragged
 CANDIDATES = 12  # covering design: candidate cases weighed per added case (AETG, Cohen et al. 1997)
@@ -157,6 +158,17 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
         phase2 += [
             {"spec_index": roomy, "seed": seed + GRAD_SEED + 2 * len(GRAD_MODES) + 1 + j, "grad": "requires_grad"}
             for j in range(3)
+        ]
+        # and two with one of the inputs that require grad frozen (the first, then the second, in sorted order), as a
+        # training step with a frozen parameter calls the kernel: a backward branching on ``ctx.needs_input_grad``
+        # (red team round 32, #4: its frozen-weight path read the gradient flat). Their seeds give the cotangents
+        # the expanded and the transposed layouts (residues 1 and 2 mod 4, ``grad_modes.COTANGENT_LAYOUTS``), where a
+        # path that reads its gradient as contiguous goes wrong; the worker ignores ``frozen`` where fewer than two
+        # inputs require grad
+        base = seed + GRAD_SEED + 10
+        phase2 += [
+            {"spec_index": roomy, "seed": base + (r - base) % 4, "grad": "requires_grad", "frozen": j}
+            for j, r in enumerate(FROZEN_RESIDUES)
         ]
         # and each mode on the largest fixed spec: a mode's own path may have its own size slip (red team round 27,
         # #5: a training path's floor grid dropped the tail past 1,024 elements; the cheap half held at most 127)

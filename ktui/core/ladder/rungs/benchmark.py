@@ -148,13 +148,17 @@ LARGE_BUDGET_S = 20.0
 LARGE_FLOOR = 17
 
 
+STRETCH_MIN_SIZE = 64  # the stretch's spec: at least this many elements (``spec_size``) where a cheap one has
+
+
 def stretch_spec(
     desc: ProblemInfo, executed: Sequence[Mapping[str, Any]] | None, rng: random.Random
 ) -> tuple[int, float | None]:
     """The test spec (its index) of the verified stretch and the median seconds of one call on it (None when no
     call was timed): drawn with ``rng`` among the fixed test specs (not fuzzed) whose single calls in ``executed``
-    (the run rung's cases) took at most ``STRETCH_SPEC_SLACK`` times the cheapest spec's median; the smallest fixed
-    spec (``spec_size``) when no call was timed (``--rungs benchmark``).
+    (the run rung's cases) took at most ``STRETCH_SPEC_SLACK`` times the cheapest spec's median, and of those the
+    ones of at least ``STRETCH_MIN_SIZE`` elements where there are any; the smallest fixed spec (``spec_size``) when
+    no call was timed (``--rungs benchmark``).
     """
     fuzzed = set(desc.get("fuzzed", []))
     fixed = [i for i in range(len(desc["tests"])) if i not in fuzzed] or list(range(len(desc["tests"])))
@@ -166,7 +170,11 @@ def stretch_spec(
         return min(fixed, key=lambda i: spec_size(desc["tests"][i])), None
     medians = {i: statistics.median(xs) for i, xs in seconds.items()}
     cheapest = min(medians.values())
-    idx = rng.choice(sorted(i for i, m in medians.items() if m <= STRETCH_SPEC_SLACK * cheapest))
+    cheap = sorted(i for i, m in medians.items() if m <= STRETCH_SPEC_SLACK * cheapest)
+    # a degenerate spec says little about calls in a row (new-user trial 32, F6: 254 calls on a cross-entropy's
+    # (1, 1), whose loss and gradient are always 0): one of at least STRETCH_MIN_SIZE elements where one is cheap
+    roomy = [i for i in cheap if spec_size(desc["tests"][i]) >= STRETCH_MIN_SIZE]
+    idx = rng.choice(roomy or cheap)
     return idx, medians[idx]
 
 
