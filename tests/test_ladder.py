@@ -50,7 +50,8 @@ def test_every_triton_example_passes_on_the_cpu(examples_ws, ladder_for, key):
     # 16 kept at random and the 8 the screen ranks worst (red team round 30, #3), each verified in full
     assert stretch["ok"] and stretch["checked"] == 16 + 8 and 200 <= stretch.get("drawn_calls", stretch["calls"]) <= 300
     # (cut to fit its time budget only when a call is slow: a loaded machine; never below the floor)
-    assert stretch["calls"] == stretch.get("drawn_calls", stretch["calls"]) or 48 <= stretch["calls"] < 200, stretch
+    drawn = stretch.get("drawn_calls", stretch["calls"])
+    assert stretch["calls"] == drawn or 48 <= stretch["calls"] < drawn, stretch
     assert res.device["type"] == "cpu" and res.device["interpreter"] is True
     # every rung's figures are those its schema names (ktui.core.figures: the --json, TUI and agent contract)
     for r in res.rungs:
