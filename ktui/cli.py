@@ -1110,7 +1110,8 @@ def cmd_status(argv: list[str]) -> int:
             raise UsageError(f"{version} is no version of {only} (its versions: {', '.join(known) or 'none'})")
     if args.json:
         return envelope.emit("status", status_json(ws, problems))
-    print("\n".join(report.status_lines(problems)))
+    # one version named: its whole reason (new-user trial 32, F8: a compile timeout's cut to a line)
+    print("\n".join(report.status_lines(problems, whole=version is not None)))
     return 0
 
 

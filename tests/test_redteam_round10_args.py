@@ -157,9 +157,13 @@ def test_the_gross_bound_fails_one_element_zeroed_or_negated_and_passes_rounding
         ref = x.double() * 2.5
         honest = (x.float() * 2.5).to(dtype)
         truncated = ((x.float() * 2.5).view(torch.int32) & ~low_bits).view(torch.float32).to(dtype)  # toward zero
-        for out in (honest, truncated):
+        for out in (honest, truncated):  # every element within an ulp: far inside the gross bound
             m = metrics.verdict(out, ref, tol)
-            assert m["ok"] and m["gross_ratio"] < 1 / 15, (name, m["gross_ratio"])
+            assert m["gross_ratio"] < 1 / 15 and "grossly" not in m["reason"], (name, m["gross_ratio"])
+        assert metrics.verdict(honest, ref, tol)["ok"]
+        # the truncated one fails on which way its errors point (red team round 31, #8), not on the gross bound
+        m = metrics.verdict(truncated, ref, tol)
+        assert not m["ok"] and "err toward zero" in m["reason"], (name, m["reason"])
         j = int((ref.abs() - 0.3 * ref.pow(2).mean().sqrt()).abs().argmin())  # |ref| 0.3 rms(ref): no outlier
         for wrong in (0.0, -float(honest[j])):
             out = honest.clone()

@@ -182,3 +182,35 @@ def test_a_backward_wrong_only_with_a_frozen_input_fails_on_a_frozen_case(make_w
     text = " ".join(r.line() + (r.error.message if r.error else "") for r in failed)
     assert "frozen=in[1]" in text, text
     _ok(run(make_ws, ladder_for, "cs", K / "rt32_colscale_frozen_good.py", reference=ref, **QUICK))
+
+
+def test_a_shuffled_launch_gives_each_lane_of_an_unordered_read_either_value():
+    """Landing CI of stop 39: which launches caught a last ticket-holder reading sums added with relaxed atomics moved
+    with the case list (only the forward round-robin quarter gave a read the value before the write, and a shuffled
+    launch rarely held a program back). A shuffled launch now gives each lane of an unordered read the value before
+    the write or after it by a seeded draw (``Launch.stale_share``), and runs its programs by random priorities with
+    demotions (``interp_sched.Grid._by_priority``); the forward round-robin ones give every lane the value before,
+    the reversed ones none."""
+    import numpy as np
+
+    from ktui.worker.interp_races import Launch
+
+    mem = np.arange(64, dtype=np.float32)  # what the elements held before the other program's store
+    ptrs = (mem.ctypes.data + 4 * np.arange(64)).astype(np.uint64)
+    got = {}
+    for share in (1.0, 0.5, 0.0):
+        mem[:] = np.arange(64)
+        launch = Launch("k", (2, 1, 1), stale_share=share, seed=6)
+        launch.before_store(0, ptrs, 4, None)
+        launch.store(0, ptrs, np.full(64, -1.0, np.float32), None)
+        mem[:] = -1.0  # the store, done
+        values = mem.copy()  # what program 1's load read as executed
+        got[share] = (launch.read(1, ptrs, None, values), values, launch.read_race)
+    n, values, first = got[1.0]
+    assert n == 64 and values.tolist() == list(range(64)) and first is not None and first[4]
+    n, values, first = got[0.0]
+    assert n == 0 and (values == -1).all() and first is not None and not first[4]
+    n, values, first = got[0.5]
+    stale = values >= 0
+    assert 8 < n < 56 and int(stale.sum()) == n and (values[stale] == np.arange(64)[stale]).all(), values
+    assert first is not None and first[4] and (values[~stale] == -1).all()

@@ -423,6 +423,24 @@ def test_status_takes_a_version_as_run_and_diff_do(make_ws):
     assert "softmax/v9 is no version of softmax (its versions: softmax/v1, softmax/v2)" in p.stderr
 
 
+def test_status_of_one_version_gives_its_whole_reason():
+    """New-user trial 32, F8: ``ktui status xent/v2`` cut a compile timeout's reason to a line ("... while running
+    the launch xent_fwd_kernel(..."); named alone, a version's reason is whole (the list of all still cuts it)."""
+    from ktui.core.report import status_lines
+    from ktui.core.status import ProblemStatus, VersionStatus
+
+    why = "WorkerTimeout: compile: timed out after 120 s while running the launch xent_fwd_kernel(logits, loss) " * 2
+    v = VersionStatus(
+        "xent/v2", "xent", "v2", "kernels/xent/v2.py", "✗ compile", False, "compile", "", None, "", 0.0, "cpu",
+        reason=why.strip(),
+    )  # fmt: skip
+    p = ProblemStatus("xent", "references/xent.py", "", [v])
+    cut = status_lines([p], now=60.0)[1]
+    assert "..." in cut and why.strip() not in cut, cut
+    whole = status_lines([p], now=60.0, whole=True)[1]
+    assert f"({why.strip()})" in whole, whole
+
+
 def test_status_says_in_one_short_line_why_a_version_failed():
     """New-user trial 24, F9: a 374 s timeout and an out-of-bounds load both read ``✗ run``."""
     from ktui.core.results import ErrorInfo, RungResult, Status

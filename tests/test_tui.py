@@ -471,6 +471,42 @@ async def test_the_accuracy_tab_fills_when_the_correctness_rung_ends_before_the_
 
 
 @pytest.mark.anyio
+async def test_a_cancelled_run_leaves_the_accuracy_tab_to_the_last_finished_run(demo_ws):
+    """New-user trial 32, F14: a run whose correctness rung ended (its rows drawn) and which a newer save then
+    cancelled left those rows in the Accuracy tab through the next run, under "the figures below are the last finished
+    run's": the cancelled run gives no verdict, so the tab goes back to the last finished run's rows."""
+    from ktui.core.events import LadderFinished, LadderStarted, RungFinished
+    from ktui.core.results import ErrorInfo, LadderResult, RungResult, Status
+    from ktui.core.scheduler import CANCELLED
+
+    app = KtuiApp(demo_ws, start_session=False)
+    async with app.run_test(size=(120, 35)) as pilot:
+        key = app.selected.key
+        before = [str(r.value) for r in app.query_one(AccuracyTable).rows]  # the last finished run's rows
+        spec = {"label": "(7, 127)", "ok": False, "cases": 3, "reason": "the planted reason", "max_abs_err": 2.2}
+        rung = RungResult("correctness", Status.FAILED, 1.0, "FAILED spec=(7, 127)", figures={"specs": [spec]})
+        rungs = ("compile", "correctness", "benchmark")
+        app._ladder_event(LadderStarted(key=key, run_id=7, source_sha256="0" * 64, rungs=rungs))
+        app._ladder_event(RungFinished(key=key, run_id=7, result=rung))
+        await pilot.pause()
+        acc = app.query_one(AccuracyTable)
+        assert [str(r.value) for r in acc.rows] == ["(7, 127)"]
+        stop = RungResult("benchmark", Status.FAILED, 0.1, "cancelled", error=ErrorInfo(CANCELLED, "a newer save"))
+        problem, version = key.split("/", 1)
+        kernel = f"kernels/{problem}/{version}.py"
+        cancelled = LadderResult(problem, version, kernel, {"type": "cpu"}, rungs=[rung, stop])
+        app._ladder_finished(LadderFinished(key=key, run_id=7, result=cancelled))
+        await pilot.pause()
+        assert [str(r.value) for r in acc.rows] == before != ["(7, 127)"], [str(r.value) for r in acc.rows]
+        app._ladder_event(LadderStarted(key=key, run_id=8, source_sha256="1" * 64, rungs=rungs))
+        app._ladder_event(RungFinished(key=key, run_id=7, result=rung))  # the cancelled run's late event
+        app._ladder_finished(LadderFinished(key=key, run_id=7, result=cancelled))  # ... and its end again
+        await pilot.pause()
+        assert [str(r.value) for r in acc.rows] == before and app.states[key].running
+        assert "the planted reason" not in str(app.query_one("#accuracy-notes").render())
+
+
+@pytest.mark.anyio
 async def test_details_scrolls_to_its_top_when_a_run_starts(demo_ws):
     """New-user trial 19: scrolled down to an old traceback, Details kept showing it through the next run, its
     'Running now' header out of view."""

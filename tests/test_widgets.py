@@ -169,11 +169,11 @@ def running(key: str = "vector_add/v1") -> VersionState:
     """v1 halfway up a new run: compile done, correctness 37 of 106 cases in, the rest waiting."""
     st = VersionState(key, result=hand_result("v1", ok=True))
     st.start(("compile", "run", "correctness", "benchmark", "dumps"), run_id=7)
-    st.begin_rung("compile")
+    st.begin_rung("compile", 7)
     st.live["compile"] = RungResult("compile", Status.OK, 0.5, "triton: add_kernel(w=4,s=3)")
-    st.begin_rung("run")
+    st.begin_rung("run", 7)
     st.live["run"] = RungResult("run", Status.OK, 0.1, "8 calls ok")
-    st.begin_rung("correctness")
+    st.begin_rung("correctness", 7)
     assert st.advance(7, "correctness", 37, 106, "spec=(4099,) dist=shifted")
     return st
 
@@ -209,11 +209,14 @@ async def test_the_running_rung_shows_its_progress_and_later_rungs_wait():
         assert cell(table, "correctness", "figures").endswith("layout=transposed · limit 30 s without progress")
         assert not st.advance(6, "correctness", 99, 106)  # another run's progress is stale
         assert not st.advance(7, "benchmark", 1, 2)  # not the rung under way
-        st.begin_rung("benchmark")  # a new rung starts without progress
+        assert not st.begin_rung("dumps", 6)  # another run's rung (a cancelled run's late event): ignored
+        assert not st.end_rung(RungResult("correctness", Status.FAILED, 1.0, "late"), 6)
+        assert not st.finish(hand_result("v1", ok=False), 6) and st.running and "correctness" not in st.live
+        st.begin_rung("benchmark", 7)  # a new rung starts without progress
         table.show(st)
         assert cell(table, "correctness", "status") == "waiting"  # not finished in this run: no live result yet
         assert cell(table, "benchmark", "status") == "running"
-        st.finish(hand_result("v1", ok=True))
+        assert st.finish(hand_result("v1", ok=True), 7)
         table.show(st)
         assert cell(table, "correctness", "status") == "ok" and st.progress_text() == ""
 

@@ -208,12 +208,12 @@ def ago(seconds: float) -> str:
     return f"{int(seconds)} s ago"
 
 
-def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) -> list[str]:
+def status_lines(problems: Sequence[ProblemStatus], now: float | None = None, whole: bool = False) -> list[str]:
     """``ktui status``: per problem its reference (and the reference's error, when one blames the file on disk),
-    per version its verdict, where and how long ago it ran, ``STALE: <why>`` when the result is not about the
-    files on disk, and ``UNVERIFIED: <why>; last verdict ✗ run (5 min ago, STALE: ...)`` when it has no verdict
-    (only compiled since); then one line of totals. ``now`` (seconds since the epoch) is for the ages; default:
-    now."""
+    per version its verdict, where and how long ago it ran, why it failed (cut to a line, or ``whole``: as ``ktui
+    status PROBLEM/VERSION`` shows one version's), ``STALE: <why>`` when the result is not about the files on
+    disk, and ``UNVERIFIED: <why>; last verdict ✗ run (5 min ago, STALE: ...)`` when it has no verdict (only
+    compiled since); then one line of totals. ``now`` (seconds since the epoch) is for the ages; default: now."""
     from ktui.core.status import short_reason
 
     now = time.time() if now is None else now
@@ -230,7 +230,7 @@ def status_lines(problems: Sequence[ProblemStatus], now: float | None = None) ->
             where = f"{v.device}, {ago(now - v.ran_at)}" if v.ran_at else ""
             line = f"  {v.version:<4} {v.verdict:<{width}}  {where}".rstrip()
             if v.reason and not v.reference_error:
-                line += f"  ({short_reason(v.reason)})"
+                line += f"  ({v.reason if whole else short_reason(v.reason)})"
             if v.carried_from:  # a copy's verdict is its source version's run
                 line += f"  (the run of {v.carried_from}" + (", on the source it had when copied)" if v.stale else ")")
             if v.stale:

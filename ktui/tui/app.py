@@ -475,7 +475,8 @@ class KtuiApp(App[None]):
     def _ladder_finished(self, ev: LadderFinished) -> None:
         st, k = self.state(ev.key), self._ref(ev.key)
         previous = st.result
-        st.apply(ev)
+        if not st.apply(ev):  # the end of a run other than the one under way (a cancelled one's, late)
+            return
         self._clocks.pop(ev.key, None)
         if is_cancelled(ev.result):  # no verdict: the version keeps the one it had (a notice says why)
             st.result = previous

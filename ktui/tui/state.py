@@ -89,9 +89,25 @@ class VersionState:
         text = f"first {status.value} ({cases} native)"
         return text + (f": {summary}" if status is Status.FAILED else "")
 
-    def begin_rung(self, rung: str) -> None:
-        """The run moves on to ``rung`` (``RungStarted``)."""
+    def _other_run(self, run_id: int) -> bool:
+        """Whether an event of run ``run_id`` belongs to a run other than the one under way (a cancelled run's last
+        events arriving after the next run started: new-user trial 32, F14, its failing rows drawn in the Accuracy tab
+        through the next run)."""
+        return self.running and self.run_id is not None and run_id != self.run_id
+
+    def begin_rung(self, rung: str, run_id: int) -> bool:
+        """The run moves on to ``rung`` (``RungStarted``); False (and ignored) for another run."""
+        if self._other_run(run_id):
+            return False
         self.running_rung, self.progress = rung, None
+        return True
+
+    def end_rung(self, result: RungResult, run_id: int) -> bool:
+        """A rung of the run under way ended (``RungFinished``); False (and ignored) for another run."""
+        if self._other_run(run_id):
+            return False
+        self.live[result.name] = result
+        return True
 
     def advance(self, run_id: int, rung: str, done: int, total: int, detail: str = "", case: str = "") -> bool:
         """The running rung's progress (``RungProgress``: with the step's ``detail`` and the ``case`` under way);
@@ -105,10 +121,13 @@ class VersionState:
         self.progress = (done, total, detail, case)
         return True
 
-    def finish(self, result: LadderResult) -> None:
-        """The run ended (``LadderFinished``)."""
+    def finish(self, result: LadderResult, run_id: int) -> bool:
+        """The run ended (``LadderFinished``); False (and ignored) when another run is under way."""
+        if self._other_run(run_id):
+            return False
         self.result, self.running, self.running_rung, self.live, self.progress = result, False, None, {}, None
         self.first = None
+        return True
 
     def apply(self, ev: Event) -> bool:
         """Follow one ladder event of this version; False when it changed nothing (another kind, stale progress)."""
@@ -176,10 +195,10 @@ class VersionState:
 
 _STEPS: dict[type[Event], Callable[[VersionState, Any], bool | None]] = {
     LadderStarted: lambda st, ev: st.start(ev.rungs, ev.run_id),
-    RungStarted: lambda st, ev: st.begin_rung(ev.rung),
+    RungStarted: lambda st, ev: st.begin_rung(ev.rung, ev.run_id),
     RungProgress: lambda st, ev: st.advance(ev.run_id, ev.rung, ev.done, ev.total, ev.detail, ev.case),
-    RungFinished: lambda st, ev: st.live.__setitem__(ev.result.name, ev.result),
-    LadderFinished: lambda st, ev: st.finish(ev.result),
+    RungFinished: lambda st, ev: st.end_rung(ev.result, ev.run_id),
+    LadderFinished: lambda st, ev: st.finish(ev.result, ev.run_id),
     FirstVerdict: lambda st, ev: st.first_verdict(ev),
 }
 

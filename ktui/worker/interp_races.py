@@ -46,12 +46,15 @@ class Launch:
     bits; and the synchronization each program made (``sync``), from which ``ordered`` tells whether the kernel's own
     atomics order one access before another (happens-before)."""
 
-    def __init__(self, name: str, grid: tuple[int, int, int], substitute: bool = True):
+    def __init__(self, name: str, grid: tuple[int, int, int], stale_share: float = 1.0, seed: int = 0):
         self.name = name
         self.grid = grid
-        # ``read`` gives an unordered load the value before the store (off where the programs run in reverse:
-        # there the order itself gives a load what a later program stored, the other way a GPU may run them)
-        self.substitute = substitute
+        # the share of an unordered load's lanes ``read`` gives the value before the write, each lane drawn from
+        # ``seed`` (1: every lane; 0: none, where the programs run in reverse: there the order itself gives a load
+        # what a later program stored, the other way a GPU may run them; between: each lane either way, as on a GPU
+        # each element's load may run before or after the write, independently)
+        self.stale_share = stale_share
+        self._rng = np.random.default_rng(seed) if 0 < stale_share < 1 else None
         # (addresses, program, bits, itemsize, seq, the program's last acquire before it)
         self.stores: list[tuple[np.ndarray, int, np.ndarray, int, int, int]] = []
         self.atomics: list[tuple[np.ndarray, int, int, int]] = []  # (addresses, program, seq, last acquire)
@@ -65,8 +68,9 @@ class Launch:
         self._los = np.zeros(64, dtype=np.uint64)  # the first len(_chunks) entries: each chunk's lowest address
         self._his = np.zeros(64, dtype=np.uint64)  # ... and highest
         self._span = (1 << 64, -1)  # the lowest and highest address any chunk holds (a load outside: no lookup)
-        # (address, reading program, writing program, whether it wrote with an atomic): the first unordered read
-        self.read_race: tuple[int, int, int, bool] | None = None
+        # (address, reading program, writing program, whether it wrote with an atomic, whether the load got the value
+        # before the write): the first unordered read, or the first given the value before where one was
+        self.read_race: tuple[int, int, int, bool, bool] | None = None
         self._stale: dict[tuple[int, int], int] = {}  # (program, address) -> unordered reads of it (``STALE_SPINS``)
 
     def program(self, idx: tuple[int, ...]) -> int:
@@ -162,7 +166,8 @@ class Launch:
         since) reads instead what the element held before that write, as on a GPU the load may run first (a
         single-pass scan reading the previous block's total with a plain load: red team round 30, #1; a ticketed scan
         waiting with a plain spin: round 31, #1; the last program of a relaxed ticket reading sums other programs
-        added atomically). Returns how many lanes; the first such read is kept (``read_race``)."""
+        added atomically), on the share of its lanes ``stale_share`` draws. Returns how many lanes; the first such
+        read is kept (``read_race``)."""
         if not self._chunks or self.recorded > MAX_ELEMENTS:
             return 0
         p = np.asarray(ptrs).astype(np.uint64, copy=False)
@@ -215,17 +220,17 @@ class Launch:
         lanes = np.nonzero(racy & (writer != program) & (writer >= 0))[0]
         if not lanes.size or values.dtype.itemsize != size:
             return 0
-        first = (int(p[lanes[0]]), program, int(writer[lanes[0]]), bool(by_atomic[lanes[0]]))
-        if not self.substitute:
+        first = (int(p[lanes[0]]), program, int(writer[lanes[0]]), bool(by_atomic[lanes[0]]), False)
+        flat = values.reshape(-1) if values.flags.c_contiguous else None
+        if self._rng is not None:  # each lane before or after the write (a seeded draw)
+            lanes = lanes[self._rng.random(lanes.size) < self.stale_share]
+        if self.stale_share <= 0 or flat is None or not lanes.size:
             if self.read_race is None:
                 self.read_race = first
             return 0
-        flat = values.reshape(-1) if values.flags.c_contiguous else None
-        if flat is None:
-            return 0
         flat[lanes] = before[lanes].astype(_UINT[size]).view(values.dtype)
-        if self.read_race is None:
-            self.read_race = first
+        if self.read_race is None or not self.read_race[4]:
+            self.read_race = (int(p[lanes[0]]), program, int(writer[lanes[0]]), bool(by_atomic[lanes[0]]), True)
         key = (program, int(p[lanes[0]]))
         self._stale[key] = self._stale.get(key, 0) + 1
         interp_sched.note_stale(self.index(program))
@@ -363,14 +368,14 @@ def _index(offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> tup
 
 def _report(launch: Launch) -> None:
     if launch.read_race is not None and (launch.name, "read") not in _SAID:
-        address, reader, writer, atomic = launch.read_race
+        address, reader, writer, atomic, stale = launch.read_race
         _SAID.add((launch.name, "read"))
         wrote, write = ("updated", "atomic") if atomic else ("stored", "store")
         other = (
             f"ktui gave the load the value the element held before that {write}, as a GPU may"
-            if launch.substitute
-            else "this launch ran its programs from the last (as ktui does on about every other launch), so the "
-            f"load got what the later {write} wrote, as a GPU may"
+            if stale
+            else f"the load ran after the {write} here and got what it wrote, as a GPU may (other launches give "
+            "such a load the value before it)"
         )
         how = "with an atomic (relaxed, or releasing nothing after it)" if atomic else "with a plain store"
         found.append(
@@ -441,6 +446,17 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
     def program(self: Any, launch: Launch) -> int:
         return launch.program(tuple(getattr(self, "grid_idx", None) or (0, 0, 0)))
 
+    def atomic_write(self: Any, ptr: Any, val: Any, mask: Any, sem: Any, rest: tuple[Any, ...]) -> None:
+        """Before an atomic read-modify-write, compare-and-swap or atomic store: the launch's other programs run
+        first (``interp_sched.pause``), then what its addresses hold and its synchronization (by ``sem`` and scope)
+        are recorded."""
+        interp_sched.pause()
+        launch = current()
+        if launch is not None:
+            me, m = program(self, launch), None if mask is None else mask.data
+            launch.before_store(me, ptr.data, np.asarray(val.data).dtype.itemsize, m, atomic=True)
+            launch.atomic(me, ptr.data, m, *_sem(sem, rest[0] if rest else None))
+
     store = builder_cls.create_masked_store
     atomic_store: list[bool] = []  # inside ``create_atomic_store`` (its inner plain store is an atomic one)
     atomic_load: list[tuple[bool, bool]] = []  # inside ``create_atomic_load``: its (acquire, release), by sem and scope
@@ -492,12 +508,7 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
     if rmw is not None:
 
         def create_atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, sem: Any, *rest: Any) -> Any:
-            interp_sched.pause()
-            launch = current()
-            if launch is not None:
-                me = program(self, launch)
-                launch.before_store(me, ptr.data, np.asarray(val.data).dtype.itemsize, mask.data, atomic=True)
-                launch.atomic(me, ptr.data, mask.data, *_sem(sem, rest[0] if rest else None))
+            atomic_write(self, ptr, val, mask, sem, rest)
             return rmw(self, op, ptr, val, mask, sem, *rest)
 
         builder_cls.create_atomic_rmw = create_atomic_rmw
@@ -505,12 +516,7 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
     if cas is not None:
 
         def create_atomic_cas(self: Any, ptr: Any, cmp: Any, val: Any, sem: Any, *rest: Any) -> Any:
-            interp_sched.pause()
-            launch = current()
-            if launch is not None:
-                me = program(self, launch)
-                launch.before_store(me, ptr.data, np.asarray(val.data).dtype.itemsize, None, atomic=True)
-                launch.atomic(me, ptr.data, None, *_sem(sem, rest[0] if rest else None))
+            atomic_write(self, ptr, val, None, sem, rest)
             return cas(self, ptr, cmp, val, sem, *rest)
 
         builder_cls.create_atomic_cas = create_atomic_cas
@@ -518,12 +524,7 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
     if astore is not None:
 
         def create_atomic_store(self: Any, ptr: Any, val: Any, mask: Any, sem: Any, *rest: Any) -> Any:
-            interp_sched.pause()
-            launch = current()
-            if launch is not None:
-                me, m = program(self, launch), None if mask is None else mask.data
-                launch.before_store(me, ptr.data, np.asarray(val.data).dtype.itemsize, m, atomic=True)
-                launch.atomic(me, ptr.data, m, *_sem(sem, rest[0] if rest else None))
+            atomic_write(self, ptr, val, mask, sem, rest)
             atomic_store.append(True)
             try:
                 return astore(self, ptr, val, mask, sem, *rest)
@@ -536,11 +537,14 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
 
     def launched(self: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(getattr(self, "fn", None), "__name__", "the kernel")
-        # a read of an unordered store gets the value before it in forward round-robin launches; as executed in the
-        # others (a store the reader should not see is seen where it ran first: red team round 32, an in-place
-        # right shift reading the element the program before it overwrote)
-        plain = not interp_sched.next_reversed() and not interp_sched.next_shuffled()
-        launch = Launch(name, (1, 1, 1), substitute=plain)
+        # a read of an unordered write gets the value before it in forward round-robin launches, as executed in the
+        # reversed ones (a store the reader should not see is seen where it ran first: red team round 32, an in-place
+        # right shift reading the element the program before it overwrote), and each lane either way in the
+        # shuffled ones (a last ticket-holder reading sums added with relaxed atomics, which it would always see as
+        # executed, and that shift, which it would never get wrong with the value before)
+        shuffle = interp_sched.next_shuffled_seed()
+        share = 0.5 if shuffle is not None else 0.0 if interp_sched.next_reversed() else 1.0
+        launch = Launch(name, (1, 1, 1), stale_share=share, seed=shuffle or 0)
         _STACK.append(launch)
         try:
             out = call(self, *args, **kwargs)

@@ -16,16 +16,16 @@ to its end in one go, as before. The programs start in program-id order, or, on 
 (``reversed_order``: the Thue-Morse sequence over the launches counted from each case's index, ``order_from``), in
 reverse: a program reading what a later one overwrites (an in-place shift split along its window: red team round
 31, #3), or reading what an earlier one stored with nothing ordering the two, then reads it in the other order, as a
-GPU may run them. And on half the launches (``shuffled_order``: the next bit of the launch's count) the paused
-programs resume in a random order seeded by that count, not round-robin, and each next program's start is one more
-choice among them. In lock-step every program reaches its next atomic before any reaches the one after, the most
-forgiving order there is: a last ticket-holder read partials whose programs had taken their tickets and not stored
-them yet, which lock-step never shows (red team round 32, #1), and an in-place shift with an atomic max between its
-loads and stores had every load before every store (round 32b, #1). In these launches and the reversed ones a read
-of an unordered store gets what ran before it (``interp_races``: the forward round-robin ones give it the value
-before the store instead). What a program does between two
-of its synchronization points runs without a switch: ``interp_races`` judges which accesses the kernel's own
-atomics order (happens-before) and which race.
+GPU may run them. And on half the launches (``shuffled_order``: the next bit of the launch's count) the programs run
+by random priorities seeded by that count, not round-robin, one of them dropping to the lowest at a pause now and then
+(``Grid._by_priority``, PCT's way). In lock-step every program reaches its next atomic before any reaches the one
+after, the most forgiving order there is: a last ticket-holder read partials whose programs had taken their tickets
+and not stored them yet, which lock-step never shows (red team round 32, #1), and an in-place shift with an atomic
+max between its loads and stores had every load before every store (round 32b, #1). A read of an unordered write
+gets the value before it in the forward round-robin launches, what ran before it in the reversed ones, and each lane
+either way in the shuffled ones (``interp_races``). What a program does between two of its synchronization points
+runs without a switch: ``interp_races`` judges which accesses the kernel's own atomics order (happens-before) and
+which race.
 
 Waits end: a program spinning on a flag another program sets pauses at each read and the setter runs. A wait no
 program can end (every program spins) is found by ``interp_waits``'s repeated-read watch, per program.
@@ -33,6 +33,7 @@ program can end (every program spins) is found by ``interp_waits``'s repeated-re
 
 from __future__ import annotations
 
+import heapq
 import inspect
 import random
 from collections import deque
@@ -65,36 +66,33 @@ class Grid:
             self.programs.discard(g)
 
     def _next(self) -> tuple[Any, tuple[int, int, int]]:
-        """The next live program to resume, round-robin (or at random: ``rng``), passing over those blocked in a wait
+        """The next live program to resume, round-robin, passing over those blocked in a wait
         (``interp_waits.blocked``: their repeated read's memory not written since); when every one is, the next."""
         from ktui.worker import interp_waits
 
-        if self.rng is not None and len(self.live) > 1:
-            free = [i for i, (_, idx) in enumerate(self.live) if not interp_waits.blocked(idx)]
-            if free:
-                i = free[self.rng.randrange(len(free))]
-                self.live.rotate(-i)
-                return self.live.popleft()
         for _ in range(len(self.live)):
             g, idx = self.live[0]
             if not interp_waits.blocked(idx):
                 return self.live.popleft()
             self.live.rotate(-1)
-        # every one waits: first one that reads a flag another program stored with nothing ordering the two (its
-        # wait cannot end: ``interp_races.PlainWait`` names it), else the next
-        for _ in range(len(self.live) if self.stale else 0):
-            if self.live[0][1] in self.stale:
+        return self._waiting(self.live)
+
+    def _waiting(self, live: deque[tuple[Any, tuple[int, int, int]]]) -> tuple[Any, tuple[int, int, int]]:
+        """When every live program waits: the first (of ``live``, which it is taken from) that read a flag another
+        program stored with nothing ordering the two (its wait cannot end: ``interp_races.PlainWait`` names it), else
+        the first."""
+        for _ in range(len(live) if self.stale else 0):
+            if live[0][1] in self.stale:
                 break
-            self.live.rotate(-1)
-        return self.live.popleft()
+            live.rotate(-1)
+        return live.popleft()
 
     def start(self, fn: Any, args: dict[str, Any]) -> None:
         """Take the program the interpreter's loop set (``builder.grid_idx``), to run as ``fn(**args)``; at the
         grid's last program, start every one in a greenlet (in program-id order, or in reverse when the launch is
-        ``reverse``), each run until it pauses or ends, then run the paused ones round-robin to their end."""
+        ``reverse``), each run until it pauses or ends, then run the paused ones round-robin to their end (or, in a
+        shuffled launch, every one by priority: ``_by_priority``)."""
         import greenlet
-
-        from ktui.worker import interp_waits
 
         idx = tuple(self.builder.grid_idx)
         self.pending.append((idx, args))
@@ -102,34 +100,74 @@ class Grid:
         if idx != last:
             return
         pending, self.pending = self.pending, []
-        order = deque(reversed(pending) if self.reverse else pending)
-
-        def begin() -> None:
-            i, a = order.popleft()
-            g = greenlet.greenlet(lambda a=a: fn(**a))
-            self.programs.add(g)
-            self.resume(g, i)
-
         try:
-            if self.rng is None:  # every program to its first pause, then round-robin
-                while order:
-                    begin()
-            else:  # the next program's start is one more choice among the live ones: a program runs ahead of it
-                while order:
-                    free = [j for j, (_, i) in enumerate(self.live) if not interp_waits.blocked(i)]
-                    k = self.rng.randrange(len(free) + 1)
-                    if k == len(free):
-                        begin()
-                    else:
-                        self.live.rotate(-free[k])
-                        self.resume(*self.live.popleft())
-            while self.live:
-                self.resume(*self._next())
+            if self.rng is not None:
+                self._by_priority(fn, pending)
+            else:  # every program to its first pause, then round-robin
+                for i, a in reversed(pending) if self.reverse else pending:
+                    g = greenlet.greenlet(lambda a=a: fn(**a))
+                    self.programs.add(g)
+                    self.resume(g, i)
+                while self.live:
+                    self.resume(*self._next())
             self.builder.set_grid_idx(*idx)
         except BaseException:
             self.live.clear()
             self.programs.clear()
             raise
+
+    def _by_priority(self, fn: Any, pending: list[tuple[tuple[int, int, int], dict[str, Any]]]) -> None:
+        """Run a shuffled launch's programs by random priority, PCT's way (probabilistic concurrency testing,
+        Burckhardt et al., ASPLOS 2010): each program draws a priority from ``rng``; the highest one not blocked in a
+        wait (started or not) runs to its next pause, and at each pause drops below every other with probability
+        ``DEMOTE``. A program runs ahead of the others for a stretch, and one is held back at some point while the
+        rest run on: a program that took its ticket and had not stored yet when the last ticket-holder read (red team
+        round 32, #1), which an even random walk over the live programs seldom showed."""
+        import greenlet
+
+        from ktui.worker import interp_waits
+
+        assert self.rng is not None
+        rng = self.rng
+        todo = dict(pending)  # not started: index -> arguments
+        started: dict[tuple[int, int, int], Any] = {}  # paused: index -> greenlet
+        prio = {i: rng.random() for i, _ in pending}
+        heap = [(-p, i) for i, p in prio.items()]
+        heapq.heapify(heap)
+        floor = 0.0  # below every priority drawn ([0, 1))
+        while heap:
+            held = []  # the blocked ones passed over
+            pick = None
+            while heap:
+                entry = heapq.heappop(heap)
+                if entry[1] in todo or not interp_waits.blocked(entry[1]):
+                    pick = entry[1]
+                    break
+                held.append(entry)
+            if pick is None:  # every one waits: the stale reader first, else the highest
+                live = deque((e, e[1]) for e in held)
+                pick = self._waiting(live)[1]
+                held = [e for e, _ in live]
+            for entry in held:
+                heapq.heappush(heap, entry)
+            if pick in todo:
+                g = greenlet.greenlet(lambda a=todo.pop(pick): fn(**a))
+                self.programs.add(g)
+            else:
+                g = started.pop(pick)
+            self.builder.set_grid_idx(*pick)
+            g.switch()
+            if g.dead:
+                self.programs.discard(g)
+                continue
+            started[pick] = g
+            if rng.random() < DEMOTE:
+                floor -= 1.0
+                prio[pick] = floor
+            heapq.heappush(heap, (-prio[pick], pick))
+
+
+DEMOTE = 0.25  # the chance a program of a shuffled launch drops to the lowest priority at a pause (``_by_priority``)
 
 
 _ORDER = [0]  # launches counted since ``order_from``: which run their programs in reverse (``reversed_order``)
@@ -157,9 +195,9 @@ def shuffled_order(n: int) -> int | None:
     return n if (n >> 1) & 1 else None
 
 
-def next_shuffled() -> bool:
-    """Whether the next launch resumes its programs in a random order (``shuffled_order``)."""
-    return shuffled_order(_ORDER[0]) is not None
+def next_shuffled_seed() -> int | None:
+    """The seed the next launch resumes its programs in a random order from (``shuffled_order``), or None."""
+    return shuffled_order(_ORDER[0])
 
 
 def note_stale(idx: tuple[int, int, int]) -> None:
