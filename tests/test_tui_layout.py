@@ -191,6 +191,7 @@ def columns_fit(table: AccuracyTable) -> bool:
                 "nan/inf",
                 "unwritten",
                 "worst at",
+                "worst case",
             ],
         ),
     ],
@@ -245,7 +246,7 @@ async def test_the_columns_come_back_when_the_terminal_widens(softmax_ws):
         assert "cosine" not in table.shown_columns()
         await pilot.resize_terminal(200, 60)
         await pilot.pause()
-        assert len(table.shown_columns()) == 11 and columns_fit(table)
+        assert len(table.shown_columns()) == 12 and columns_fit(table)
         assert str(table.get_cell("(2, 4099, fp32)", "rmse")) == "2.24e-08"
         assert table.cursor_row == 5  # the cursor stays on its spec
         await pilot.resize_terminal(80, 24)
@@ -382,14 +383,25 @@ async def test_a_failing_spec_is_explained_in_wrapped_notes_under_the_table(tmp_
 def test_accuracy_columns_drop_the_least_telling_first():
     specs = softmax_specs()
     every = [name for name, _ in accuracy_columns(specs, 500)]
-    assert len(every) == 11
+    assert len(every) == 12
     assert [name for name, _ in accuracy_columns(specs, 0)] == every  # not laid out yet: all
     assert [name for name, _ in accuracy_columns(specs, 1)] == ["spec", "ok"]
     drops = [set(every) - {n for n, _ in accuracy_columns(specs, w)} for w in range(140, 30, -1)]
     order: list[str] = []
     for dropped in drops:
         order += sorted(dropped - set(order))
-    assert order == ["mse", "rmse", "nan/inf", "unwritten", "worst at", "cosine", "max_rel", "psnr_db", "max_abs"]
+    assert order == [
+        "worst case",
+        "mse",
+        "rmse",
+        "nan/inf",
+        "unwritten",
+        "worst at",
+        "cosine",
+        "max_rel",
+        "psnr_db",
+        "max_abs",
+    ]
     failing = softmax_specs(fail="(1, 1, bf16)")
     kept = [name for name, _ in accuracy_columns(failing, 70)]
     assert kept == ["spec", "ok", "max_abs", "max_rel", "psnr_db", "unwritten"]  # unwritten before cosine

@@ -230,6 +230,14 @@ async def test_the_accuracy_table_has_a_row_per_spec_with_its_worst_figures():
         assert cell(table, "(129,)", "ok") == "FAIL"
         assert cell(table, "(129,)", "unwritten") == "1"
         assert cell(table, "(129,)", "worst at") == "[128]"
+        # the worst case without its spec: its seed and distribution (new-user trial 32, F7)
+        from ktui.tui.widgets import worst_case_cell
+
+        assert worst_case_cell({"label": "(1,)", "worst_case": "spec=(128, 16) seed=404 dist=large"}, 26) == (
+            "seed=404 dist=large"
+        )
+        long = {"label": "(1,)", "worst_case": "spec=(1,) seed=311 (worst of 32 calls in a row)"}
+        assert worst_case_cell(long, 26) == "seed=311 (worst of 32 cal…" and worst_case_cell({"label": "x"}, 26) == "-"
         assert cell(table, "(1025,)", "psnr_db") == "164.2"
         table.show(None)
         assert table.row_count == 0

@@ -211,11 +211,23 @@ ACC_COLUMNS = (  # key (its header), width (None: the widest label), what is dro
     ("nan/inf", 7, 3),
     ("unwritten", 9, 4),
     ("worst at", 12, 5),
+    ("worst case", 26, 0),  # its seed and distribution (new-user trial 32, F7: a large-magnitude case's max_abs)
 )
 ACC_WIDTH = {name: w for name, w, _ in ACC_COLUMNS if w is not None}
 ACC_TELLING = 10  # the priority of nan/inf and unwritten when a spec has some: they then say why it failed
 SPEC_MIN = 16  # cells the spec column keeps when it is cut (``accuracy_columns``) before the figures go
 ACC_KEEP = 8  # columns of this priority or more (psnr_db, max_abs, telling counts) cut the spec column first
+
+
+def worst_case_cell(s: CorrectnessSpec, width: int) -> str:
+    """The worst case of spec ``s`` without its spec (the row's label says it): ``seed=617 dist=large``, cut to
+    ``width`` cells ("…" last); "-" when the spec names none."""
+    case = str(s.get("worst_case") or "")
+    seed = case.find(" seed=")
+    if case.startswith("spec=") and seed > 0:  # (a spec's label holds spaces: "spec=(128, 16) seed=404")
+        case = case[seed + 1 :]
+    case = case.strip() or "-"
+    return case if cell_len(case) <= width else case[: width - 1] + "…"
 
 
 def accuracy_columns(specs: list[CorrectnessSpec], width: int, padding: int = 1) -> list[tuple[str, int | None]]:
@@ -354,6 +366,7 @@ class AccuracyTable(DataTable[str | Text]):
             "nan/inf": f"{s.get('nan_count') or 0}/{s.get('inf_count') or 0}",
             "unwritten": str(s.get("unwritten") or 0),
             "worst at": where,
+            "worst case": worst_case_cell(s, ACC_WIDTH["worst case"]),
         }
         return [cells[name] for name in names]
 
