@@ -214,3 +214,32 @@ def test_a_shuffled_launch_gives_each_lane_of_an_unordered_read_either_value():
     stale = values >= 0
     assert 8 < n < 56 and int(stale.sum()) == n and (values[stale] == np.arange(64)[stale]).all(), values
     assert first is not None and first[4] and (values[~stale] == -1).all()
+
+
+def test_a_training_ops_backward_launches_are_dumped_with_its_forward(make_ws, ladder_for):
+    """New-user trial 32, F9: only the forward of a fused cross-entropy was dumped (and so diffed): the dumps rung's
+    dry call ran the forward alone. A reference that makes inputs requiring grad has its version's backward run in
+    the dry call too (``grad_modes.input_grads`` on seeded cotangents, every launch compiled, none run): its
+    kernels are dumped beside the forward's, with their SASS figures."""
+    ref = R / "nu32_xent.py"
+    rungs = ("compile", "run", "correctness", "dumps")
+    res = run(make_ws, ladder_for, "xent", K / "nu32_xent_chunked_good.py", reference=ref, **dict(QUICK, rungs=rungs))
+    d = res.rung("dumps")
+    assert d is not None and d.status is Status.OK, [x.line() for x in res.rungs]
+    names = [k["kernel"] for k in d.figures["kernels"]]
+    assert "xent_fwd_kernel" in names and "xent_bwd_kernel" in names, names
+    assert "xent_bwd_kernel" in d.summary, d.summary
+    assert not [w for w in d.warnings if "backward" in w or "not checked" in w or "xent_bwd_kernel" in w], d.warnings
+
+
+def test_a_backwards_launches_never_count_as_the_calls_own():
+    """The backward's launches (``ExecutedCase.backward_launches``) are compiled and dumped, but a spec whose calls
+    launched nothing still computes its forward in torch, whatever its backward launches."""
+    from ktui.core.ladder.rungs.run import specs_without_launch
+
+    def case(i, launches, backward=None):
+        c = {"spec_index": i, "spec": None, "launches": launches, "outputs": [{"path": "out", "numel": 4}]}
+        return dict(c, backward_launches=backward) if backward else c
+
+    executed = [case(0, {"k1": 1}), case(1, {}, backward={"bwd": 1}), case(1, {})]
+    assert specs_without_launch(executed) == [1]

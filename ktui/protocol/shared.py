@@ -172,6 +172,9 @@ class ExecutedCase(Case, total=False):
     configs: dict[str, int]
     tampered: list[str]  # ktui's own worker functions found patched right after this case (``integrity.tampered``)
     launches: dict[str, int]  # Triton/CuTeDSL launches the calls made: ``ObservedLaunch`` key -> number of launches
+    # the launches of a training op's backward (``autograd.grad`` in a ``grad=requires_grad`` case): compiled and
+    # dumped with the call's own, never counted as the call's (a torch forward with a Triton backward times torch)
+    backward_launches: dict[str, int]
     calls_out: list[CallRecord]  # the burst (``calls``): each call's record, in order
 
 

@@ -36,6 +36,7 @@ from ktui.worker import allocation, capture, global_state, integrity, invoke, ta
 from ktui.worker.artifacts import launch_label, public_launch, write_artifacts
 from ktui.worker.checked import CheckedCalls
 from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
+from ktui.worker.grad_modes import input_grads, requires_grad_again
 from ktui.worker.interp_libdevice import note as libdevice_note
 from ktui.worker.problem import ProblemCache, load_module, read_snapshot
 from ktui.worker.timed import TimedCalls
@@ -204,9 +205,14 @@ class Candidate(CheckedCalls, TimedCalls):
         cap = capture.Capture(dry=True, cross=self.cross, keep=True)
         progress({"done": 0, "total": 1, "case": f"the dry call on spec={spec_label(spec)}"})
         warnings: list[str] = []
+        paths = problem.grad_paths  # a training op: its backward's launches are dumped too (new-user trial 32, F9)
+        if paths:
+            requires_grad_again(data, paths)
         try:
             with capture.capturing(cap):  # settled: the later calls of this worker start from ktui's settings
-                global_state.settled_call(fn, data, self.device)
+                out, _ = global_state.settled_call(fn, data, self.device)
+                if paths:
+                    warnings += self._dry_backward(out, data, paths, int(params["seed"]), spec)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt) or is_compile_error(exc) or not params.get("observed"):
                 reraise_as_case(exc, f"spec={spec_label(spec)}")
@@ -224,6 +230,25 @@ class Candidate(CheckedCalls, TimedCalls):
         self._sync()
         launches = write_artifacts(cap.launches, Path(params["dumps_dir"]))
         return {"launches": launches, "spec": spec, "warnings": warnings + cap.warnings}
+
+    @staticmethod
+    def _dry_backward(out: Any, data: Any, paths: frozenset[str], seed: int, spec: Any) -> list[str]:
+        """The backward of a training op's dry call (``grad_modes.input_grads`` on seeded cotangents), its launches
+        compiled and recorded by the capture under way, none run. Returns a warning when no output requires grad
+        or when the backward raises (its launches up to there are dumped)."""
+        try:
+            grads = input_grads(out, data, paths, seed)
+        except Exception as exc:  # (host code reading what a dry launch left unwritten)
+            return [
+                f"the backward of the dry call on spec={spec_label(spec)} raised {type(exc).__name__} "
+                f"({str(exc)[:120]}): its launches after that are not dumped"
+            ]
+        if not grads:
+            return [
+                f"the dry call on spec={spec_label(spec)} returned no output that requires grad, where the reference "
+                "makes inputs that do: no backward launch is dumped"
+            ]
+        return []
 
     def _compile_observed(
         self, launches: list[ObservedLaunch], progress: OnProgress, keep: bool = False

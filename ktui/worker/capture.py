@@ -286,20 +286,24 @@ def _cross_compile(cap: Capture, jf: Any, args: tuple[Any, ...], kwargs: dict[st
 _CALL: dict[str, int] | None = None  # the call being recorded: launch key -> launches
 _TABLE: dict[str, dict[str, Any]] = {}  # every distinct launch recorded since the last ``take_launches``
 _PER_CASE: dict[int, tuple[Any, dict[str, int]]] = {}  # id(case) -> (the case, its launches); the case kept alive
+_BACKWARD: dict[int, tuple[Any, dict[str, int]]] = {}  # id(case) -> (the case, its backward's launches)
 _BINDERS: dict[int, tuple[Any, Any, Any]] = {}  # id(kernel) -> (kernel, its JITFunction, binder)
 
 
 @contextlib.contextmanager
-def recording(case: Any) -> Iterator[None]:
+def recording(case: Any, backward: bool = False) -> Iterator[None]:
     """Record the launches made inside the block as ``case``'s (added to what earlier blocks of the same case
-    recorded: a repeated call). ``take_launches`` hands them out."""
+    recorded: a repeated call), or, ``backward``, as its backward's (a training op's ``autograd.grad``: compiled and
+    dumped as the case's launches, but no launch of the call itself, which ``hidden-torch`` judges). ``take_launches``
+    hands them out."""
     global _CALL
     prev, _CALL = _CALL, {}
     try:
         yield
     finally:
         counts, _CALL = _CALL, prev
-        _, seen = _PER_CASE.setdefault(id(case), (case, {}))
+        per_case = _BACKWARD if backward else _PER_CASE
+        _, seen = per_case.setdefault(id(case), (case, {}))
         for key, n in (counts or {}).items():
             seen[key] = seen.get(key, 0) + n
 
@@ -310,17 +314,21 @@ def take_launches(cases: list[Any], entries: list[Any]) -> dict[str, Any]:
     the distinct launches they made (key -> ``ObservedLaunch``). Everything recorded is forgotten."""
     used: set[str] = set()
     for case, entry in zip(cases, entries, strict=False):
-        got = _PER_CASE.get(id(case))
+        got, back = _PER_CASE.get(id(case)), _BACKWARD.get(id(case))
         counts = got[1] if got is not None and got[0] is case else {}
+        backward = back[1] if back is not None and back[0] is case else {}
         if entry.get("unsupported"):
             # a case the kernel does not take (it raised on a layout or an empty spec): its launches are not compiled
             # for the GPU either (``BLOCK=triton.next_power_of_2(cols)`` is 0 for an empty row: on the H100 the
             # run rung failed honest kernels "one does not compile", 2026-12-06)
-            counts = {}
+            counts, backward = {}, {}
         entry["launches"] = dict(counts)
-        used |= set(counts)
+        if backward:
+            entry["backward_launches"] = dict(backward)
+        used |= set(counts) | set(backward)
     table = {k: v for k, v in _TABLE.items() if k in used}
     _PER_CASE.clear()
+    _BACKWARD.clear()
     _TABLE.clear()
     return table
 

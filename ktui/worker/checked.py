@@ -328,7 +328,8 @@ class CheckedCalls:
                         # the version's backward, as a training step runs it, before anything is read: what it
                         # does to the outputs or the inputs is seen (red team round 29, #8)
                         try:
-                            grads = input_grads(out, data, live, case["seed"])
+                            with capture.recording(case, backward=True):  # its launches: compiled, dumped too
+                                grads = input_grads(out, data, live, case["seed"])
                         except BaseException as exc:
                             reraise_as_case(
                                 exc,

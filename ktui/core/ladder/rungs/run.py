@@ -238,7 +238,10 @@ def seen_launches(res: ExecuteReply, problem: ProblemInfo) -> list[SeenLaunch]:
     in_dry: set[str] = set()
     for case in res["cases"]:
         label = problem["labels"][case["spec_index"]]
-        for key, n in case.get("launches", {}).items():
+        made = {**case.get("launches", {})}
+        for key, n in case.get("backward_launches", {}).items():  # a training op's backward, compiled too
+            made[key] = made.get(key, 0) + n
+        for key, n in made.items():
             if key not in table:
                 continue
             if label not in specs.setdefault(key, []):
