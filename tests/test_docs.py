@@ -53,7 +53,7 @@ def test_every_file_and_test_the_catalog_names_exists():
     for t in sorted(tests):
         file, name = t.split("::")
         path = TESTS / file
-        if not path.is_file() or not re.search(rf"^def {re.escape(name)}\(", path.read_text(), re.M):
+        if not path.is_file() or not re.search(rf"^(async )?def {re.escape(name)}\(", path.read_text(), re.M):
             unknown.append(t)
     assert not unknown, f"docs/cases.md names tests that do not exist: {unknown}"
 

@@ -25,7 +25,8 @@ from ktui.core.results import (
     expand_rungs,
 )
 from ktui.core.workspace import KernelRef
-from ktui.worker.grad_modes import COTANGENT_LAYOUTS, cotangent_layout
+from ktui.protocol import COTANGENT_LAYOUTS
+from ktui.worker.grad_modes import cotangent_layout
 
 # -- correctness_result ----------------------------------------------------------------------------------------
 DESCRIBE = {"tests": [{"n": 1}, {"n": 129}], "labels": ["(1,)", "(129,)"]}
@@ -189,42 +190,44 @@ def test_the_case_plan_grows_then_shrinks_with_seeds_repeats_decoys_distribution
     assert [(c["spec_index"], c["layout"], c["seed"]) for c in layouts] == [
         (i, lay, 107 + j) for i in (2, 3) for lay in lays for j in range(2 if lay == "mixed" else 1)
     ]  # the two largest specs, then a case per grad mode, then the covering design (tests/test_crossing.py)
-    # a case per grad mode on a spec of the cheaper half, three more requires_grad cases (the cotangents' other
-    # three layouts: red team round 31, #4; 32b, #6), then a case per mode on the largest (red team round 27, #5)
-    # and two with one input that requires grad frozen, their cotangents expanded and transposed (round 32, #4)
-    grads = phase2[n : n + 11]
-    modes = [*GRAD_MODES, *["requires_grad"] * 5, *GRAD_MODES]
-    base = 100 + GRAD_SEED + 10
-    frozen = [base + (r - base) % 4 - 100 - GRAD_SEED for r in (1, 2)]
+    # a case per grad mode on a spec of the cheaper half, five more requires_grad cases (the cotangents' other five
+    # layouts: red team round 31, #4; 32b, #6; 33, #3), then two with one input that requires grad frozen, their
+    # cotangents expanded and transposed (round 32, #4), then a case per mode on the largest (round 27, #5)
+    grads = phase2[n : n + 13]
+    modes = [*GRAD_MODES, *["requires_grad"] * 7, *GRAD_MODES]
+    base, more = 100 + GRAD_SEED + 10, 100 + GRAD_SEED + 20
+    moded = (100 + GRAD_SEED + 2) % 6
+    extra = [more + (r - more) % 6 - 100 - GRAD_SEED for r in range(6) if r != moded]
+    frozen = [base + (r - base) % 6 - 100 - GRAD_SEED for r in (1, 2)]
     assert [(c["grad"], c["seed"]) for c in grads] == [
-        (m, 100 + GRAD_SEED + j) for j, m in zip((0, 1, 2, 7, 8, 9, *frozen, 3, 4, 5), modes, strict=True)
+        (m, 100 + GRAD_SEED + j) for j, m in zip((0, 1, 2, *extra, *frozen, 3, 4, 5), modes, strict=True)
     ]
-    assert [c.get("frozen") for c in grads] == [None] * 6 + [0, 1] + [None] * 3
-    assert [cotangent_layout(c["seed"]) for c in grads[6:8]] == ["expanded", "transposed"]
-    rg = [c["seed"] for c in grads if c["grad"] == "requires_grad"][:4]
+    assert [c.get("frozen") for c in grads] == [None] * 8 + [0, 1] + [None] * 3
+    assert [cotangent_layout(c["seed"]) for c in grads[8:10]] == ["expanded", "transposed"]
+    rg = [c["seed"] for c in grads if c["grad"] == "requires_grad"][:6]
     assert sorted(cotangent_layout(s) for s in rg) == sorted(COTANGENT_LAYOUTS)  # each layout once
-    assert all(c["spec_index"] in (1, 0) and "layout" not in c and "dist" not in c for c in grads[:8])
-    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[8:])
-    design = phase2[n + 11 :]
+    assert all(c["spec_index"] in (1, 0) and "layout" not in c and "dist" not in c for c in grads[:10])
+    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[10:])
+    design = phase2[n + 13 :]
     assert design == covering_cases(
-        PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[: n + 11]
+        PLAN, LadderOptions(seeds=2, near_duplicates=False), 100, cases[:9] + phase2[: n + 13]
     )
     assert design and [c["seed"] for c in sorted(design, key=lambda c: c["seed"])] == list(
         range(100 + 401, 100 + 401 + len(design))
     )
     assert phase2[0]["fresh"] is True and sum(bool(c.get("fresh")) for c in cases) == 1
-    assert len(cases) == 8 + 1 + n + 11 + len(design)  # phase 1, the burst, distributions, layouts, grads, design
+    assert len(cases) == 8 + 1 + n + 13 + len(design)  # phase 1, the burst, distributions, layouts, grads, design
 
 
 def test_contiguous_only_and_the_options_drop_cases():
     opts = LadderOptions(seeds=2, near_duplicates=False)
     only = make_cases({**PLAN, "contiguous_only": True}, opts, seed=1)
     assert not any("layout" in c for c in only)
-    assert len(only) == 8 + 1 + 8 + 11 + len(covering_cases({**PLAN, "contiguous_only": True}, opts, 1, only[:28]))
+    assert len(only) == 8 + 1 + 8 + 13 + len(covering_cases({**PLAN, "contiguous_only": True}, opts, 1, only[:30]))
     bare = make_cases(
         PLAN, LadderOptions(seeds=3, distributions=False, layouts=False, repeat=False, near_duplicates=False), seed=1
     )
-    assert len(bare) == 12 + 1 + 11 and not any("repeat" in c or "dist" in c for c in bare)  # (+ the grad cases)
+    assert len(bare) == 12 + 1 + 13 and not any("repeat" in c or "dist" in c for c in bare)  # (+ the grad cases)
     assert [c["seed"] for c in bare[:6]] == [1, 1, 1, 1, 2, 3]  # the first sweep, then each spec's other seeds
     assert [c.get("fill") for c in bare[:6]] == [None] * 4 + ["decoy", None]
     native = make_cases({"tests": [{"n": 2}]}, LadderOptions(seeds=1, near_duplicates=False), seed=1)  # no dists
@@ -232,9 +235,9 @@ def test_contiguous_only_and_the_options_drop_cases():
     n = 2 + len(lays) + 1
     # the first seed, the burst, the layouts (mixed twice: both orders)
     assert [c.get("layout") for c in native[:n]] == [None, None, *lays[:-1], "mixed", "mixed"]
-    # a case per grad mode, three more requires_grad (the cotangents' other layouts)
-    assert [c.get("grad") for c in native[n : n + 8]] == [*GRAD_MODES, *["requires_grad"] * 5]
-    assert {c.get("fill") for c in native[n + 8 :]} == {"decoy"}  # one seed: the design brings the decoy fill
+    # a case per grad mode, five more requires_grad (the cotangents' other layouts), two with an input frozen
+    assert [c.get("grad") for c in native[n : n + 10]] == [*GRAD_MODES, *["requires_grad"] * 7]
+    assert {c.get("fill") for c in native[n + 10 :]} == {"decoy"}  # one seed: the design brings the decoy fill
 
 
 # -- merge -----------------------------------------------------------------------------------------------------

@@ -310,19 +310,19 @@ def test_every_run_has_one_case_per_grad_mode_on_a_fixed_spec():
     describe = {"tests": [{"n": 1}, {"n": 127}, {"n": 4099}], "distributions": ["native"], "fuzzed": []}
     cases = make_cases(describe, LadderOptions(), seed=11)  # type: ignore[arg-type]
     grads = [c for c in cases if c.get("grad")]
-    # each mode on a cheap spec, three more requires_grad cases on the largest cheap one (their seeds the other
-    # three residues mod 4: the cotangents' four layouts, red team round 31, #4; 32b, #6), each mode on the largest
-    # (and two with an input frozen: red team round 32, #4)
-    rg = ["requires_grad"] * 5
+    # each mode on a cheap spec, five more requires_grad cases on the largest cheap one (their seeds the other five
+    # residues mod 6: the cotangents' six layouts, red team round 31, #4; 32b, #6; 33, #3), two with an input
+    # frozen (red team round 32, #4), each mode on the largest
+    rg = ["requires_grad"] * 7
     assert [c["grad"] for c in grads] == [*GRAD_MODES, *rg, *GRAD_MODES]
-    assert [c["seed"] - 11 - GRAD_SEED for c in grads][:6] == [0, 1, 2, 7, 8, 9]
-    assert [c["seed"] - 11 - GRAD_SEED for c in grads][8:] == [3, 4, 5]
-    assert [c.get("frozen") for c in grads] == [None] * 6 + [0, 1] + [None] * 3
-    assert [c["seed"] % 4 for c in grads[6:8]] == [1, 2]
-    assert {c["seed"] % 4 for c in grads[:6] if c["grad"] == "requires_grad"} == {0, 1, 2, 3}
-    assert all(c["spec_index"] in (0, 1) and "layout" not in c and "dist" not in c for c in grads[:8])
-    assert [c["spec_index"] for c in grads[3:8]] == [1, 1, 1, 1, 1]
-    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[8:])
+    assert [c["seed"] - 11 - GRAD_SEED for c in grads][:3] == [0, 1, 2]
+    assert [c["seed"] - 11 - GRAD_SEED for c in grads][10:] == [3, 4, 5]
+    assert [c.get("frozen") for c in grads] == [None] * 8 + [0, 1] + [None] * 3
+    assert [c["seed"] % 6 for c in grads[8:10]] == [1, 2]
+    assert {c["seed"] % 6 for c in grads[:8] if c["grad"] == "requires_grad"} == {0, 1, 2, 3, 4, 5}
+    assert all(c["spec_index"] in (0, 1) and "layout" not in c and "dist" not in c for c in grads[:10])
+    assert [c["spec_index"] for c in grads[3:10]] == [1] * 7
+    assert all(c["spec_index"] == 2 and "layout" not in c and "dist" not in c for c in grads[10:])
     one = make_cases({**describe, "tests": [{"n": 5}]}, LadderOptions(), seed=11)  # type: ignore[arg-type]
     assert [c["grad"] for c in one if c.get("grad")] == [*GRAD_MODES, *rg]
 

@@ -142,20 +142,25 @@ def test_a_backward_reading_a_gradient_with_padded_rows_as_packed_fails(make_ws,
     _ok(run(make_ws, ladder_for, "silu", K / "rt32b_silu2d_contig_good.py", reference=ref, **QUICK))
 
 
-def test_the_four_cotangent_layouts():
+def test_the_six_cotangent_layouts():
     import torch
 
-    from ktui.worker.grad_modes import COTANGENT_LAYOUTS, PAD, cotangent
+    from ktui.protocol import COTANGENT_LAYOUTS
+    from ktui.worker.grad_modes import PAD, cotangent
 
     like = torch.empty(3, 5)
     got = {}
-    for seed in range(4):
+    for seed in range(6):
         g = cotangent("out", like, seed)
-        got[COTANGENT_LAYOUTS[seed % 4]] = g
+        got[COTANGENT_LAYOUTS[seed % 6]] = g
         assert tuple(g.shape) == (3, 5)
     assert got["contiguous"].is_contiguous() and got["expanded"].stride() == (0, 0)
     assert got["transposed"].stride() == (1, 3) and got["padded"].stride() == (5 + PAD, 1)
+    # one value per row (y.sum(-1)'s), one per column (y.sum(0)'s): red team round 33, #3
+    assert got["per_row"].stride() == (1, 0) and len(set(got["per_row"][:, 0].tolist())) == 3
+    assert got["per_column"].stride() == (0, 1) and len(set(got["per_column"][0].tolist())) == 5
     assert cotangent("out", torch.empty(7), 3).is_contiguous()  # a 1-D output's padded one is contiguous
+    assert cotangent("out", torch.empty(7), 4).is_contiguous()  # ... and its per_row one
 
 
 def test_the_large_stretch_picks_among_specs_of_one_size_by_the_runs_seed():

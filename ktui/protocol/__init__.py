@@ -152,6 +152,7 @@ __all__ = [
     "RooflineRequest",
     "RooflineReply",
     "mixed_variants",
+    "COTANGENT_LAYOUTS",
 ]
 
 Role = Literal["candidate", "judge", "compiler"]
@@ -293,6 +294,11 @@ def json_float(x: Any) -> float:
     if isinstance(x, str):
         return float(x)
     return float(x) if x is not None else math.nan
+
+
+# The layouts of a requires_grad case's cotangents, by its seed mod their count (``ktui.worker.grad_modes.cotangent``
+# lays them out; ``ktui.core.ladder.cases`` gives the requires_grad cases seeds that cover them all).
+COTANGENT_LAYOUTS = ("contiguous", "expanded", "transposed", "padded", "per_row", "per_column")
 
 
 def mixed_variants(tensors: int) -> int:

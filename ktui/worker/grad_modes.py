@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from ktui.protocol import COTANGENT_LAYOUTS
 from ktui.worker.tensors import flatten
 
 # the output flags (``tensors.OUTPUT_FLAGS``) a mode makes where the reference's output, called the same way, has them
@@ -96,7 +97,6 @@ def requires_grad_again(data: Any, paths: frozenset[str]) -> int:
     return n
 
 
-COTANGENT_LAYOUTS = ("contiguous", "expanded", "transposed", "padded")
 PAD = 3  # the padded cotangent's extra elements per row (its row stride: the row's length + 3)
 
 
@@ -113,23 +113,27 @@ def cotangent(path: str, like: torch.Tensor, seed: int, dtype: torch.dtype | Non
     precision) and then held in ``like``'s dtype on its device (the float64 reference's cotangent holds the native
     one's values exactly).
 
-    Its layout, by the case's seed (``seed % 4``: the requires_grad cases' seeds cover the four,
+    Its layout, by the case's seed (``seed % 6``: the requires_grad cases' seeds cover the six,
     ``core.ladder.cases``), is one of ``COTANGENT_LAYOUTS`` as real losses hand it to a backward: contiguous;
     expanded (one value at every element, stride 0, as ``y.sum()`` and ``y.mean()`` give it: red team round 31, #4,
     a backward reading its gradient as contiguous gave NaN there and passed); transposed (the last two dimensions'
     strides swapped, as a consumer of ``y.t()`` gives it); padded (each row ``PAD`` elements longer than the output's,
     unit stride along it, as the slice of a ``torch.cat`` consumer's gradient is: red team round 32b, #6, a backward
-    checking only ``stride(-1) == 1`` read its rows as packed and passed). A 0-d or one-element output's is
-    contiguous, a 1-D output's transposed or padded one too."""
+    checking only ``stride(-1) == 1`` read its rows as packed and passed); per_row (one value per row, stride 0 along
+    the last dimension, as ``y.sum(-1)`` gives it) and per_column (one value per column, stride 0 along the first, as
+    ``y.sum(0)`` and a batch mean give it: red team round 33, #3, a backward reading any stride-0 gradient as one
+    value passed). A 0-d or one-element output's is contiguous, a 1-D output's transposed, padded, per_row or
+    per_column one too."""
     key = (seed * 1_000_003 + zlib.crc32(path.encode())) % (1 << 63)
     gen = torch.Generator().manual_seed(key)
     shape = tuple(like.shape)
     layout = cotangent_layout(seed) if like.numel() > 1 else "contiguous"
-    if layout in ("transposed", "padded") and like.dim() < 2:
+    if layout in ("transposed", "padded", "per_row", "per_column") and like.dim() < 2:
         layout = "contiguous"
-    values = torch.randn(() if layout == "expanded" else shape, generator=gen, dtype=torch.float32)
+    drawn = {"expanded": (), "per_row": (*shape[:-1], 1), "per_column": (1, *shape[1:])}.get(layout, shape)
+    values = torch.randn(drawn, generator=gen, dtype=torch.float32)
     out = values.to(dtype or like.dtype).to(device=like.device, dtype=like.dtype)
-    if layout == "expanded":
+    if layout in ("expanded", "per_row", "per_column"):
         return out.expand(shape)
     if layout == "transposed":
         return out.transpose(-1, -2).contiguous().transpose(-1, -2)

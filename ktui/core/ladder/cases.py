@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from ktui.core.ladder.context import LadderOptions
-from ktui.protocol import Case, mixed_variants, spec_ints, spec_size
+from ktui.protocol import COTANGENT_LAYOUTS, Case, mixed_variants, spec_ints, spec_size
 from ktui.protocol.distributions import SPECIAL_DISTRIBUTIONS
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ BURST_CALLS = (17, 48)
 # a fixed spec of the cheaper half drawn per run from ``random.Random(seed + GRAD_SEED)``, seed + GRAD_SEED + j
 GRAD_MODES: tuple[Literal["no_grad", "inference", "requires_grad"], ...] = ("no_grad", "inference", "requires_grad")
 GRAD_SEED = 601
-FROZEN_RESIDUES = (1, 2)  # the frozen-input cases' seeds mod 4: expanded and transposed cotangents (see make_cases)
+FROZEN_RESIDUES = (1, 2)  # the frozen-input cases' seeds mod 6: expanded and transposed cotangents (see make_cases)
 FILLS = ("poison", "decoy")  # what the memory the kernel allocates holds: the NaN poison or decoy values
 ALIGN = 16  # spec class: the innermost integer field a multiple of 16 (whole vectors and blocks) or ragged
 CANDIDATES = 12  # covering design: candidate cases weighed per added case (AETG, Cohen et al. 1997)
@@ -151,23 +151,27 @@ def make_cases(describe: ProblemInfo, options: LadderOptions, seed: int) -> list
         phase2 += [
             {"spec_index": grad_spec, "seed": seed + GRAD_SEED + j, "grad": mode} for j, mode in enumerate(GRAD_MODES)
         ]
-        # three more requires_grad cases, their seeds the three other residues mod 4 (7, 8, 9 after the mode case's
-        # 2): the cotangents' four layouts (contiguous, expanded, transposed, padded: ``worker.grad_modes.cotangent``;
-        # red team round 31, #4; round 32b, #6)
+        # five more requires_grad cases, their seeds the five other residues mod 6 than the mode case's: the
+        # cotangents' six layouts (contiguous, expanded, transposed, padded, per_row, per_column:
+        # ``worker.grad_modes.cotangent``; red team round 31, #4; round 32b, #6; round 33, #3)
         roomy = max(cheap, key=lambda i: spec_size(tests[i]))  # (the largest of them: a 1-element output's is plain)
+        layouts = len(COTANGENT_LAYOUTS)
+        moded = (seed + GRAD_SEED + GRAD_MODES.index("requires_grad")) % layouts
+        more = seed + GRAD_SEED + 20
         phase2 += [
-            {"spec_index": roomy, "seed": seed + GRAD_SEED + 2 * len(GRAD_MODES) + 1 + j, "grad": "requires_grad"}
-            for j in range(3)
+            {"spec_index": roomy, "seed": more + (r - more) % layouts, "grad": "requires_grad"}
+            for r in range(layouts)
+            if r != moded
         ]
         # and two with one of the inputs that require grad frozen (the first, then the second, in sorted order), as a
         # training step with a frozen parameter calls the kernel: a backward branching on ``ctx.needs_input_grad``
         # (red team round 32, #4: its frozen-weight path read the gradient flat). Their seeds give the cotangents
-        # the expanded and the transposed layouts (residues 1 and 2 mod 4, ``grad_modes.COTANGENT_LAYOUTS``), where a
+        # the expanded and the transposed layouts (residues 1 and 2 mod 6, ``grad_modes.COTANGENT_LAYOUTS``), where a
         # path that reads its gradient as contiguous goes wrong; the worker ignores ``frozen`` where fewer than two
         # inputs require grad
         base = seed + GRAD_SEED + 10
         phase2 += [
-            {"spec_index": roomy, "seed": base + (r - base) % 4, "grad": "requires_grad", "frozen": j}
+            {"spec_index": roomy, "seed": base + (r - base) % layouts, "grad": "requires_grad", "frozen": j}
             for j, r in enumerate(FROZEN_RESIDUES)
         ]
         # and each mode on the largest fixed spec: a mode's own path may have its own size slip (red team round 27,

@@ -1,0 +1,114 @@
+"""Red team round 33 and new-user trial 33, and the holes of round 32b left open: each finding fixed as a mechanism,
+with a bad kernel, its honest twin and a test asserting the verdict and its message (docs/cases.md)."""
+
+from __future__ import annotations
+
+from ktui.core.results import Status
+
+from .test_cases import CASES, K, run
+
+R = CASES / "references"
+QUICK = dict(layouts=False, seeds=1, seed=3, near_duplicates=False, rungs=("compile", "run", "correctness"))
+
+
+def _ok(res):
+    for rung in ("run", "correctness"):
+        r = res.rung(rung)
+        assert r is not None and r.status is Status.OK, [x.line() for x in res.rungs]
+
+
+def test_a_program_reading_what_its_other_threads_stored_without_a_barrier_races(make_ws, ladder_for):
+    """Red team round 32b, #3: one program per row storing GELU(x) to a global scratch row and loading it back at
+    c - 1 and c + 1 with no tl.debug_barrier() passed: the interpreter ran the block's store whole before its loads,
+    and the race record took one program's accesses as ordered. A plain load of an element the same program stored
+    from another element of the block (another thread) with no barrier since is now read as another program's
+    unordered store is (``interp_races.Launch.read``): the bad one fails and the run rung says why; the twin with the
+    barrier passes with no such warning."""
+    ref = R / "rt33_gelusmooth.py"
+    bad = run(make_ws, ladder_for, "gs", K / "rt33_gelusmooth_nobarrier_bad.py", reference=ref, **QUICK)
+    said = [w for w in bad.rung("run").warnings if "which it stored itself" in w]
+    assert said and "no tl.debug_barrier() between" in said[0], bad.rung("run").warnings
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, c.line()
+    good = run(make_ws, ladder_for, "gs", K / "rt33_gelusmooth_barrier_good.py", reference=ref, **QUICK)
+    _ok(good)
+    assert not [w for w in good.rung("run").warnings if "which it stored itself" in w], good.rung("run").warnings
+
+
+def test_a_backward_reading_any_stride_0_gradient_as_one_value_fails_on_a_per_column_cotangent(make_ws, ladder_for):
+    """Red team round 33, #3: a SiLU backward taking any gradient with a stride of 0 for one value broadcast (right for
+    y.sum(), wrong for y.sum(0) and y.sum(-1)) passed: the cotangents were contiguous, expanded everywhere, transposed
+    or padded. Two more requires_grad cases give them one value per row and one per column (``COTANGENT_LAYOUTS``):
+    the bad one fails on a gradient case, the honest twin passes."""
+    ref = R / "rt32b_silu2d.py"
+    bad = run(make_ws, ladder_for, "silu", K / "rt33_silu2d_stride0_scalar_bad.py", reference=ref, **QUICK)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, [x.line() for x in bad.rungs]
+    assert "grad=requires_grad" in c.summary and "the gradient of in" in c.summary, c.summary
+    _ok(run(make_ws, ladder_for, "silu", K / "rt32b_silu2d_contig_good.py", reference=ref, **QUICK))
+
+
+def test_atomic_poll_orders_by_its_sem_and_runs_without_a_timeout(make_ws, ladder_for):
+    """Red team round 33, #1 and #4: tl.atomic_poll reached ktui as the volatile loads the interpreter spins on, each
+    taken as an acquire, so a look-back scan polling its predecessor's flag relaxed passed; and without a timeout
+    Triton hands the interpreter an empty ir.value() it reads as a tensor, so the honest acquire poll failed
+    "'value' object has no attribute 'data'". The poll is wrapped now (``interp_races.install``): its loads acquire
+    by its sem and scope, and a missing timeout is none. The relaxed one fails, the acquire one passes."""
+    ref = R / "rt28_scan1d.py"
+    quick = dict(QUICK, fuzz=False)
+    bad = run(make_ws, ladder_for, "scan", K / "rt33_scan_poll_relaxed_bad.py", reference=ref, **quick)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, [x.line() for x in bad.rungs]
+    reads = [w for w in bad.rung("run").warnings if "of scan_kernel read prefix_ptr[" in w]
+    assert reads and "nothing ordering them" in reads[0], bad.rung("run").warnings
+    good = run(make_ws, ladder_for, "scan", K / "rt33_scan_poll_acquire_good.py", reference=ref, **quick)
+    _ok(good)
+    assert not [w for w in good.rung("run").warnings if "of scan_kernel read" in w], good.rung("run").warnings
+
+
+def test_a_volatile_spin_orders_nothing(make_ws, ladder_for):
+    """Red team round 33, #2: a look-back scan spinning on its predecessor's flag with a volatile load, then reading
+    the prefix with a plain load, passed: every volatile load was taken as an acquire, while PTX treats ld.volatile as
+    relaxed (and ktui's own PlainWait advice said so). A volatile load orders nothing now: the prefix read is a race
+    and fails; the twin polling with an acquire atomic passes (its test in round 32)."""
+    ref = R / "rt28_scan1d.py"
+    bad = run(
+        make_ws, ladder_for, "scan", K / "rt33_scan_volatile_spin_bad.py", reference=ref, **dict(QUICK, fuzz=False)
+    )
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, [x.line() for x in bad.rungs]
+    reads = [w for w in bad.rung("run").warnings if "of scan_kernel read prefix_ptr[" in w]
+    assert reads and "nothing ordering them" in reads[0], bad.rung("run").warnings
+
+
+def test_an_atomic_masked_off_everywhere_or_a_failed_compare_and_swap_releases_nothing():
+    """Red team round 33 (leads): an atomic orders what it releases only where it writes: one masked off on every lane
+    makes no access at all (it was credited as a release and an acquire), and a compare-and-swap that failed wrote
+    nothing (C++ and PTX: a failed CAS is a load) and releases nothing (``Launch.unrelease``)."""
+    import numpy as np
+
+    from ktui.worker.interp_races import Launch
+
+    def u64(*xs):
+        return np.array(xs, dtype=np.uint64)
+
+    masked = Launch("k", (2, 1, 1))
+    masked.store(0, u64(8), np.array([1], np.int32), None)
+    assert masked.atomic(0, u64(800), np.array([False])) is None  # no lane: no access, no release
+    masked.atomic(1, u64(800), None)
+    masked.store(1, u64(8), np.array([2], np.int32), None)
+    assert masked.race() is not None
+    ordered = Launch("k", (2, 1, 1))  # the same with the lane on: the release orders the two stores
+    ordered.store(0, u64(8), np.array([1], np.int32), None)
+    assert ordered.atomic(0, u64(800), np.array([True])) is not None
+    ordered.atomic(1, u64(800), None)
+    ordered.store(1, u64(8), np.array([2], np.int32), None)
+    assert ordered.race() is None
+    failed = Launch("k", (2, 1, 1))
+    failed.store(0, u64(8), np.array([1], np.int32), None)
+    seq = failed.atomic(0, u64(800), None)
+    assert seq is not None
+    failed.unrelease(0, seq)  # the CAS failed: it wrote nothing
+    failed.atomic(1, u64(800), None)
+    failed.store(1, u64(8), np.array([2], np.int32), None)
+    assert failed.race() is not None
