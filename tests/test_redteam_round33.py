@@ -112,3 +112,52 @@ def test_an_atomic_masked_off_everywhere_or_a_failed_compare_and_swap_releases_n
     failed.atomic(1, u64(800), None)
     failed.store(1, u64(8), np.array([2], np.int32), None)
     assert failed.race() is not None
+
+
+def test_nan_and_inf_inputs_left_out_are_said():
+    """New-user trial 33, F8: a router whose softmax carries a NaN logit into its weights had `nan` and `nonfinite`
+    left out of every run without a word. Where the reference gives NaN on both (softmax), the run says so and how
+    to judge them (`allow_nan = True`); where `nonfinite` stays (an add: NaN in, NaN out, positions judged), the
+    `nan` distribution's absence (it is for outputs that stay free of NaN) says nothing."""
+    import hashlib
+
+    from ktui.worker.fuzz import describe_for_run
+    from ktui.worker.problem import Problem
+
+    from .conftest import ROOT
+
+    def notes(name):
+        p = ROOT / "references" / f"{name}.py"
+        info = describe_for_run(Problem(p, name, hashlib.sha256(p.read_bytes()).hexdigest()), "cpu", None)
+        return info.get("distribution_notes", []), info["distributions"]
+
+    said, dists = notes("softmax")
+    assert "nan" not in dists and "nonfinite" not in dists
+    assert said == [
+        "the 'nonfinite' and 'nan' distributions are left out: the reference gives NaN at out: a kernel's handling of "
+        "NaN and inf inputs goes unchecked; `allow_nan = True` judges where its NaN land"
+    ], said
+    said, dists = notes("vector_add")
+    assert "nonfinite" in dists and not [n for n in said if "'nan'" in n], said
+
+
+def test_the_index_outputs_hint_is_given_only_where_the_differences_are_ties():
+    """New-user trial 33, F1: an expert histogram ([64] counts from [63, 64] logits) that differed was told "if out[2]
+    holds indices into in along dim -2 whose ties may come in any order, declare index_outputs": counts fit that
+    shape and range, but are no indices, and the declaration would have judged them as such. The hint now needs the
+    kernel's differing values to select what the reference's select (ties); else none."""
+    import torch
+
+    from ktui.worker.indices import index_hint
+
+    x = torch.zeros(4, 6)
+    ref = torch.zeros(4, dtype=torch.int64)  # argmax(-1) of all-equal rows: the first
+    tied = torch.tensor([1, 2, 0, 3])  # other positions of the same (equal) values
+    assert "declare index_outputs = {None: (None, -1)}" in index_hint(x, ref, "out", tied)
+    logits = torch.randn(63, 64)
+    counts = torch.bincount(torch.topk(logits, 2).indices.flatten(), minlength=64)  # [64], values in 0..63
+    wrong = counts.clone()
+    wrong[2] += 1
+    wrong[5] -= 1
+    assert index_hint(logits, counts, "out", wrong) == ""
+    assert "declare index_outputs" in index_hint(logits, counts, "out")  # without the kernel's values: as before

@@ -967,6 +967,8 @@ def _nan_judged(data: Any, native: Any, problem: Problem) -> bool:
 
 
 TRIAL_CHILD_S = 120.0  # ``_in_child``: a trial's child past this many seconds is killed (the reference hangs there)
+# a special distribution that has nothing to refill (no integer inputs, no float arguments...): no note
+NOT_APPLICABLE = ("no ", "the problem allows")
 CHILD_REASONS = ("the reference crashed", "the reference did not finish", "the reference's trial gave no answer")
 
 
@@ -1117,6 +1119,20 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
             f"the {names} distribution{'s are' if len(domain) > 1 else ' is'} left out: the reference is not valid "
             f"on {'them' if len(domain) > 1 else 'it'} ({next(iter(domain.values()))}): its inputs have a domain "
             "these refills leave (a variance made negative); declare `input_distributions` to choose"
+        )
+    # and NaN and inf inputs left out altogether (the reference gives NaN on both: a softmax carries a NaN logit into
+    # its weights), so a kernel's handling of them is known unchecked (new-user trial 33, F8: `nan` and `nonfinite`
+    # left out of every run without a word; `nan` alone is for outputs that stay free of NaN, a nansum's)
+    gone = [
+        d
+        for d in ("nonfinite", "nan")
+        if d in problem.distributions and trials.get(d) and not trials[d].startswith((*CHILD_REASONS, *NOT_APPLICABLE))
+    ]
+    if "nonfinite" in gone and not problem.allow_nan:
+        names = " and ".join(f"'{d}'" for d in gone)
+        notes.append(
+            f"the {names} distribution{'s are' if len(gone) > 1 else ' is'} left out: {trials['nonfinite']}: a "
+            "kernel's handling of NaN and inf inputs goes unchecked; `allow_nan = True` judges where its NaN land"
         )
     if notes:
         info["distribution_notes"] = notes

@@ -238,7 +238,7 @@ def index_allowance(
     else:
         found = detect(data, ref_outputs, path)
         if found is None:
-            m["reason"] += index_hint(data, ref, path)
+            m["reason"] += index_hint(data, ref, path, out)
             return
         name, key, dim = found
         x = input_of(data, key)
@@ -323,21 +323,27 @@ def orders_ties_by_index(module: Any, data: Any, key: Any, dim: int, path: str) 
     return answer
 
 
-def index_hint(inputs: Any, ref: torch.Tensor, path: str) -> str:
+def index_hint(inputs: Any, ref: torch.Tensor, path: str, got: torch.Tensor | None = None) -> str:
     """For an integer output ``path`` that failed its exact compare and that ``detect`` did not take for indices: when
     the reference's values (``ref``) could index a float input along a dimension (in range, a shape that fits), how
     to say so (`` (if out[1] holds indices ... declare index_outputs = {1: (0, -1)} ...)``); else ''. A top-k of a
     softmax of the input indexes the input, but gathers the softmax's values, not the input's: the reference must
-    say it (red team round 18 F2: an honest MoE router failed on tied probabilities)."""
+    say it (red team round 18 F2: an honest MoE router failed on tied probabilities). With the kernel's values
+    (``got``), only where every element that differs selects the same value of that input as the reference's
+    (a tie, which the declaration would accept): a histogram of experts is no index, and the hint misled there
+    (new-user trial 33, F1)."""
     if not isinstance(ref, torch.Tensor) or _float(ref) or ref.numel() == 0 or ref.dtype == torch.bool:
         return ""
     r = ref.detach().cpu()
+    g = got.detach().cpu() if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(ref.shape) else None
     for name, x in flatten(inputs, "in"):
         if not isinstance(x, torch.Tensor) or not _float(x) or x.ndim == 0:
             continue
         for dim in range(-1, -x.ndim - 1, -1):
             a = _aligned(r, x.detach().cpu(), dim)
             if a is not None and bool(((a[0] >= 0) & (a[0] < x.shape[a[1]])).all()):
+                if g is not None and not _ties_only(g, a, x.detach().cpu()):
+                    continue
                 out_key = path[4:-1] if path.startswith("out[") else None
                 in_key = _key_of(name)
                 return (
@@ -346,6 +352,20 @@ def index_hint(inputs: Any, ref: torch.Tensor, path: str) -> str:
                     "what they select)"
                 )
     return ""
+
+
+def _ties_only(got: torch.Tensor, ref_aligned: tuple[torch.Tensor, int], x: torch.Tensor) -> bool:
+    """Whether ``got`` (the kernel's integer output, of the reference's shape) indexes ``x`` in range along the
+    dimension of ``ref_aligned`` (the reference's output aligned by ``_aligned``) and selects, wherever it differs
+    from the reference, the value the reference's index selects."""
+    r, d = ref_aligned
+    g = _aligned(got, x, d)
+    if g is None or g[0].shape != r.shape or not bool(((g[0] >= 0) & (g[0] < x.shape[d])).all()):
+        return False
+    xs = _crop(x, r, d)
+    differ = g[0] != r
+    picked, wanted = torch.gather(xs, d, g[0]), torch.gather(xs, d, r)
+    return bool(_same(picked, wanted)[differ].all())
 
 
 def _float(t: torch.Tensor) -> bool:
