@@ -290,6 +290,7 @@ def test_two_calls_on_the_same_inputs_must_agree(make_ws, ladder_for):
     )
     assert bad.status is Status.FAILED
     assert "nondeterministic: 1 element(s) differ between two calls on identical inputs" in bad.summary
+    assert "(beyond the tolerance: a race?)" in bad.summary  # said first, before how the first call differs
 
 
 # -- poisoned-worker ------------------------------------------------------------------------------------------------

@@ -257,6 +257,10 @@ def test_the_stretch_spec_is_drawn_among_the_cheap_fixed_specs_or_is_the_smalles
     tiny = {"tests": [{"n": 1}, {"n": 10}, {"n": 10**6}], "benchmarks": [], "fuzzed": []}
     few = [{"spec_index": i, "seed": 1, "seconds": s} for i, s in ((0, 0.010), (1, 0.011), (2, 0.5))]
     assert {stretch_spec(tiny, few, random.Random(s)) for s in range(50)} == {(0, 0.010), (1, 0.011)}  # none roomy
+    # of the roomy ones, those with no size of 1 (new-user trial 33, F7: 229 calls on a router's one token, (1, 64))
+    rows = {"tests": [{"t": 1, "e": 64}, {"t": 2, "e": 64}, {"t": 63, "e": 64}], "benchmarks": [], "fuzzed": []}
+    cheap3 = [{"spec_index": i, "seed": 1, "seconds": s} for i, s in ((0, 0.010), (1, 0.011), (2, 0.012))]
+    assert {stretch_spec(rows, cheap3, random.Random(s)) for s in range(50)} == {(1, 0.011), (2, 0.012)}
 
 
 def test_the_stretch_is_cut_to_its_time_budget_but_not_below_its_floor():

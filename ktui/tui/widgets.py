@@ -176,7 +176,8 @@ class LadderTable(DataTable[str | Text]):
             if n == "correctness" and st == "waiting" and state is not None and state.first_text():
                 # its first verdict is in: not "waiting" as if nothing were judged (new-user trial 21 F6)
                 verdict = "FAILED" if state.first and state.first[0] is Status.FAILED else "ok"
-                word, style = f"first {verdict}", STATUS_STYLE[verdict]
+                # in the column's 8 cells ("first FA" was cut: new-user trial 33, F9); the figures say it in words
+                word, style = f"first {'✗' if verdict == 'FAILED' else '✓'}", STATUS_STYLE[verdict]
             self.update_cell(n, "status", Text(word, style=style))
             running = st == "running" and elapsed is not None
             self.update_cell(n, "time", f"{r.seconds:.2f}s" if r else f"{elapsed:.0f}s" if running else "")
