@@ -161,3 +161,38 @@ def test_the_index_outputs_hint_is_given_only_where_the_differences_are_ties():
     wrong[5] -= 1
     assert index_hint(logits, counts, "out", wrong) == ""
     assert "declare index_outputs" in index_hint(logits, counts, "out")  # without the kernel's values: as before
+
+
+def test_a_grid_barrier_over_more_ctas_than_fit_at_once_is_said_by_the_dumps_rung(make_ws, ladder_for):
+    """Red team round 32b, #4: a one-launch L2 normalization spinning at an arrival counter until all cdiv(n, 4096) of
+    its programs arrived passed every rung: under the interpreter every program runs, so the barrier ends; on a GPU,
+    at the benchmark's 16,384 CTAs, the resident ones wait for ever. A program that waited until a program that
+    started after it began waiting wrote (``interp_waits``, in a shuffled launch) marks its kernel, and the dumps rung
+    holds that kernel's launch to the CTAs that fit at once (``dumps.resident_ctas``: 132 SMs on sm_90a). The capped,
+    looping twin gets no such warning."""
+    ref = R / "rt33_l2norm.py"
+    rungs = ("compile", "run", "correctness", "dumps")
+    opts = dict(QUICK, rungs=rungs)
+    bad = run(make_ws, ladder_for, "l2", K / "rt33_l2norm_barrier_bad.py", reference=ref, **opts)
+    d = bad.rung("dumps")
+    assert d is not None, [x.line() for x in bad.rungs]
+    said = [w for w in d.warnings if "can be resident at once" in w]
+    assert said and "l2norm_kernel waited" in said[0] and "16,384 CTAs" in said[0], d.warnings
+    good = run(make_ws, ladder_for, "l2", K / "rt33_l2norm_persistent_good.py", reference=ref, **opts)
+    _ok(good)
+    assert not [w for w in good.rung("dumps").warnings if "can be resident at once" in w], good.rung("dumps").warnings
+
+
+def test_resident_ctas_follow_cudas_per_sm_limits():
+    """``dumps.resident_ctas``: the least of 32 blocks, 64 warps, 64K registers (per warp in units of 256) and 228 KiB
+    of shared memory (1 KiB more per block) per SM, times 132 SMs on sm_90a; nothing for another arch."""
+    from ktui.core.ladder.rungs.dumps import resident_ctas
+
+    def fit(regs, warps, smem=0, arch="sm_90a"):
+        return resident_ctas({"num_warps": warps, "resources": {"registers": regs, "shared": smem}}, arch)
+
+    assert fit(32, 4) == (132 * 16, 16)  # 64 warps / 4 and 65,536 / (1,024 x 4) both 16
+    assert fit(48, 4) == (132 * 10, 10)  # 48 x 32 = 1,536 registers a warp: 65,536 // 6,144
+    assert fit(16, 1) == (132 * 32, 32)  # the 32-block limit
+    assert fit(32, 4, smem=100_000) == (132 * 2, 2)  # 233,472 // 101,024
+    assert fit(32, 4, arch="sm_80") is None

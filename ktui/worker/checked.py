@@ -24,7 +24,7 @@ from ktui.protocol import (
     OutputLeaf,
     Sources,
 )
-from ktui.worker import allocation, capture, global_state, integrity, interp_races, interp_sched
+from ktui.worker import allocation, capture, global_state, integrity, interp_races, interp_sched, interp_waits
 from ktui.worker.cases import build_input, case_label, empty_spec, intrange_hint, label_of, spec_of
 from ktui.worker.errors import CaseFailed, KernelError, loses_context, reraise_as_case
 from ktui.worker.grad_modes import (
@@ -243,6 +243,7 @@ class CheckedCalls:
         base = int(params.get("first_index", 0))  # folders continue a run's numbering (cases in place of refused ones)
         threads_before = threading.active_count()
         interp_races.take()  # (nothing an earlier request's calls left)
+        interp_waits.take_waited_on_later()
         for i, case in enumerate(cases):
             if case.get("fresh"):
                 fn = self._load(params["kernel"])  # a second phase, from a fresh module again
@@ -415,6 +416,9 @@ class CheckedCalls:
         races = interp_races.take()  # programs of one launch writing one element (the interpreter's record)
         if races:
             reply["races"] = races
+        later = interp_waits.take_waited_on_later()  # a wait a later-started program ended (a grid barrier)
+        if later:
+            reply["waited_on_later"] = later
         return reply
 
 

@@ -55,6 +55,7 @@ class Grid:
         self.pending: list[tuple[tuple[int, int, int], dict[str, Any]]] = []  # programs the loop set, not started
         self.reverse = reverse  # start them from the last
         self.stale: set[tuple[int, int, int]] = set()  # programs that read a value stored unordered (``note_stale``)
+        self.started: dict[tuple[int, int, int], int] = {}  # program -> its place in the order the programs started
 
     def resume(self, g: Any, idx: tuple[int, int, int]) -> None:
         """Run program ``idx`` (greenlet ``g``) until it pauses or ends; an exception it raises propagates."""
@@ -107,6 +108,7 @@ class Grid:
                 for i, a in reversed(pending) if self.reverse else pending:
                     g = greenlet.greenlet(lambda a=a: fn(**a))
                     self.programs.add(g)
+                    self.started[i] = len(self.started)
                     self.resume(g, i)
                 while self.live:
                     self.resume(*self._next())
@@ -153,6 +155,7 @@ class Grid:
             if pick in todo:
                 g = greenlet.greenlet(lambda a=todo.pop(pick): fn(**a))
                 self.programs.add(g)
+                self.started[pick] = len(self.started)
             else:
                 g = started.pop(pick)
             self.builder.set_grid_idx(*pick)
@@ -200,6 +203,17 @@ def next_shuffled_seed() -> int | None:
     return shuffled_order(_ORDER[0])
 
 
+def started_index(idx: tuple[int, ...]) -> int | None:
+    """Program ``idx``'s place in the order the launch under way started its programs (None: not started, or no
+    launch under way)."""
+    return _GRIDS[-1].started.get(tuple(idx)) if _GRIDS else None  # type: ignore[arg-type]
+
+
+def started_count() -> int:
+    """How many programs of the launch under way have started."""
+    return len(_GRIDS[-1].started) if _GRIDS else 0
+
+
 def note_stale(idx: tuple[int, int, int]) -> None:
     """Program ``idx`` of the launch under way read a value another program stored with nothing ordering the two
     (``interp_races.Launch.read``): when every live program waits, it is resumed first."""
@@ -245,8 +259,8 @@ def install(builder: Any, executor_cls: Any) -> None:
     def launched(self: Any, *args: Any, **kwargs: Any) -> Any:
         from ktui.worker import interp_waits
 
-        interp_waits.new_launch()
         fn = self.fn
+        interp_waits.new_launch(getattr(fn, "__name__", "the kernel"))
         grid = Grid(builder, reverse=reversed_order(_ORDER[0]), shuffle=shuffled_order(_ORDER[0]))
         _ORDER[0] += 1
         self.fn = _trampoline(fn, grid)

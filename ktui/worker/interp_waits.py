@@ -48,15 +48,26 @@ class WaitWatch:
         self._index: dict[int, set[tuple[int, ...]]] = {}  # address -> the blocked programs reading it
         self._keys: np.ndarray | None = None  # the index's addresses, sorted (None: to rebuild)
         self.last: dict[tuple[int, ...], bytes] = {}  # each program's last read (the same again: it blocks)
+        self.blocked_when: dict[tuple[int, ...], int] = {}  # program -> how many programs had started when it blocked
+        self.kernel = ""  # the launch's kernel (``new_launch``)
 
-    def reset(self) -> None:
-        """Forget everything (a new launch)."""
+    def reset(self, kernel: str = "") -> None:
+        """Forget everything (a new launch of ``kernel``)."""
         self.__init__()  # type: ignore[misc]
+        self.kernel = kernel
 
-    def _unblock(self, program: tuple[int, ...]) -> None:
+    def _unblock(self, program: tuple[int, ...], by: tuple[int, ...] | None = None) -> None:
         watched = self.blocked.pop(program, None)
         if watched is None:
             return
+        from ktui.worker import interp_sched
+
+        when = self.blocked_when.pop(program, None)
+        start = interp_sched.started_index(by) if by is not None and by != program else None
+        if when is not None and start is not None and start >= when and self.kernel:
+            # ended by a program that started after it began to wait: on a GPU, only if that one can be resident
+            # at once with it (a grid-wide barrier over more CTAs than fit: red team round 32b, #4)
+            WAITED_ON_LATER.add(self.kernel)
         for a in watched.tolist():
             progs = self._index.get(a)
             if progs is not None:
@@ -76,14 +87,14 @@ class WaitWatch:
             return
         if addresses is None:
             for p in list(self.blocked):
-                self._unblock(p)
+                self._unblock(p, program)
             return
         if self._keys is None:
             self._keys = np.fromiter(self._index, dtype=np.uint64, count=len(self._index))
         hit = np.intersect1d(self._keys, np.asarray(addresses, dtype=np.uint64).reshape(-1))
         for a in hit.tolist():
             for p in list(self._index.get(a, ())):
-                self._unblock(p)
+                self._unblock(p, program)
 
     def seen(
         self,
@@ -119,7 +130,11 @@ class WaitWatch:
             self.idle += 1
         if repeat:
             if addresses is not None and addresses.size <= MAX_WATCHED:
+                from ktui.worker import interp_sched
+
                 watched = np.unique(np.asarray(addresses, dtype=np.uint64).reshape(-1))
+                if program not in self.blocked:
+                    self.blocked_when[program] = interp_sched.started_count()
                 self.blocked[program] = watched
                 for a in watched.tolist():
                     self._index.setdefault(a, set()).add(program)
@@ -128,11 +143,21 @@ class WaitWatch:
 
 
 _WATCH = WaitWatch()
+# kernels a program of which waited until a program that started after it began waiting wrote (``_unblock``)
+WAITED_ON_LATER: set[str] = set()
 
 
-def new_launch() -> None:
-    """Forget the reads of the launch before (``interp_sched``, at each launch)."""
-    _WATCH.reset()
+def new_launch(kernel: str = "") -> None:
+    """Forget the reads of the launch before (``interp_sched``, at each launch of ``kernel``)."""
+    _WATCH.reset(kernel)
+
+
+def take_waited_on_later() -> list[str]:
+    """The kernels (names, sorted) a program of which waited for a program that started after it began waiting,
+    since the last call; forgets them."""
+    out = sorted(WAITED_ON_LATER)
+    WAITED_ON_LATER.clear()
+    return out
 
 
 def _needs_gpu(builder: Any, kind: str) -> None:

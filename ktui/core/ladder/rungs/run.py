@@ -84,6 +84,7 @@ def run(ctx: RunContext) -> RungResult:
     ctx.executed = res["cases"]
     ctx.tampered = patched_names(res)  # the runner fails every rung this worker served when it is not empty
     rr = run_result(res, ctx.cases, len(ctx.problem["tests"]))
+    ctx.waited_on_later = list(res.get("waited_on_later", []))  # (the dumps rung holds them to the resident CTAs)
     rr.figures["longest_step_s"] = round(steps.longest, 4)
     if refilled:
         refused = sum(bool(c.get("unsupported")) for c in res["cases"])
@@ -181,6 +182,9 @@ def refill(ctx: RunContext, res: ExecuteReply, steps: StepTimer | None = None) -
         races = [*res.get("races", []), *(r for r in more.get("races", []) if r not in res.get("races", []))]
         if races:
             res["races"] = races
+        later = sorted({*res.get("waited_on_later", []), *more.get("waited_on_later", [])})
+        if later:
+            res["waited_on_later"] = later
         added += len(extra)
     return res, added
 
