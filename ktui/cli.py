@@ -41,6 +41,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,13 @@ def run_parser() -> argparse.ArgumentParser:
         "(at least 30 s for compile and run, 60 s correctness, 120 s benchmark); a problem never run on this device "
         "gets 240 s compile, 120 s run, 300 s correctness, 600 s benchmark, so a first version that hangs takes "
         "two minutes: --timeout run=30 shortens it",
+    )
+    p.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop at a failed first verdict (the first sweep's cases: native inputs, one seed per spec): the run is "
+        "cancelled there (a verdict its rungs finished first is kept), exit 1; without it the other cases still run "
+        "to name every failing spec",
     )
     _record_arg(p)
     return p
@@ -656,8 +664,26 @@ def cmd_run(argv: list[str]) -> int:
         host = f" on {session.remote}" if session.remote else ""  # the workers' host, when not here
         print(report.run_header(kernel.key, info) + host, file=shown, flush=True)
         session.bus.subscribe(progress.on_event)
+        failed_first: list[Any] = []  # --fail-fast: the failed first verdict that cancelled the run
+        if args.fail_fast:
+            session.bus.subscribe(_fail_fast(session, kernel.key, failed_first))
         progress.start()
-        result = session.run(kernel)
+        try:
+            result = session.run(kernel)
+        except CancelledError:
+            if not failed_first:
+                raise
+            progress.close()
+            first = failed_first[0]
+            message = (
+                f"{kernel.key}: stopped at a failed first verdict (--fail-fast; {first.cases} native cases): "
+                f"{first.result.summary}"
+            )
+            print(f"[correctness] FAILED  first verdict: {first.result.summary}", file=shown, flush=True)
+            end = "stopped at a failed first verdict"
+            if args.json:
+                print(envelope.dumps(envelope.failure("run", "failed", message, envelope.FAILED)))
+            return envelope.FAILED
         end = "done"
     except (KeyboardInterrupt, Signalled) as exc:
         where = progress.elapsed()
@@ -691,6 +717,25 @@ def cmd_run(argv: list[str]) -> int:
     if args.json:
         return envelope.emit("run", result.to_json(), code)
     return code
+
+
+def _fail_fast(session: Any, key: str, failed: list[Any]) -> Any:
+    """A bus subscriber for ``ktui run --fail-fast``: at a FAILED first verdict of ``key`` it keeps the event in
+    ``failed`` and cancels the run, from a thread of its own (the event comes on the ladder's thread, which the cancel
+    ends)."""
+    import threading
+
+    from ktui.core.events import FirstVerdict
+    from ktui.core.results import Status
+
+    def on_event(ev: Any) -> None:
+        if isinstance(ev, FirstVerdict) and ev.key == key and ev.result.status is Status.FAILED and not failed:
+            failed.append(ev)
+            threading.Thread(
+                target=session.cancel, kwargs={"reason": "--fail-fast: the first verdict failed"}, daemon=True
+            ).start()
+
+    return on_event
 
 
 def _start_recorder(session: Any, command: str, argv: list[str], disabled: bool) -> Any:

@@ -54,6 +54,18 @@ def test_run_lines_and_exit_code_1_on_a_failed_rung(make_ws):
     assert lines[5].startswith("[dumps] ok  softmax_kernel: ")
 
 
+def test_fail_fast_stops_at_a_failed_first_verdict_and_stores_nothing(make_ws):
+    """New-user trial 33, F2: a naive version's first verdict failed at 52 s and the run went on for 4 more minutes
+    with no way to stop it there but ctrl+c. ``--fail-fast`` cancels the run at a failed first verdict: its line,
+    exit 1, no later rung."""
+    ws = make_ws(["softmax"], {"softmax/v1": BAD / "softmax_no_tail.py"})
+    p = ktui("run", "softmax/v1", "--device", "cpu", "--seed", "7", "--fail-fast", cwd=ws.root)
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = [ln for ln in p.stdout.splitlines() if not ln.startswith(" ")]
+    assert any(ln.startswith("[correctness] FAILED  first verdict: spec=(") for ln in lines), p.stdout
+    assert not any(ln.startswith(("[benchmark]", "[dumps]")) for ln in lines), p.stdout
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
