@@ -5,16 +5,8 @@ from __future__ import annotations
 
 from ktui.core.results import Status
 
-from .test_cases import CASES, K, run
-
-R = CASES / "references"
-QUICK = dict(layouts=False, seeds=1, seed=3, near_duplicates=False, rungs=("compile", "run", "correctness"))
-
-
-def _ok(res):
-    for rung in ("run", "correctness"):
-        r = res.rung(rung)
-        assert r is not None and r.status is Status.OK, [x.line() for x in res.rungs]
+from .test_cases import K, run
+from .test_redteam_round32 import QUICK, R, _ok  # (the same quick ladder and honest-twin check)
 
 
 def test_a_program_reading_what_its_other_threads_stored_without_a_barrier_races(make_ws, ladder_for):
