@@ -48,6 +48,7 @@ from ktui.protocol.candidate import (
     PingRequest,
     ProfileParams,
     ReplayRequest,
+    WaitedLaunch,
 )
 from ktui.protocol.judge import (
     CaseVerdict,
@@ -153,6 +154,7 @@ __all__ = [
     "RooflineReply",
     "mixed_variants",
     "COTANGENT_LAYOUTS",
+    "WaitedLaunch",
 ]
 
 Role = Literal["candidate", "judge", "compiler"]

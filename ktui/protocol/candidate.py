@@ -125,6 +125,14 @@ class ExecuteRequest(Sources):
     first_index: NotRequired[int]
 
 
+class WaitedLaunch(TypedDict):
+    """A launch a program of which waited for a program that started after it began waiting (under the
+    interpreter): its kernel's name and the constexpr arguments it was given by name."""
+
+    kernel: str
+    constexprs: dict[str, Any]
+
+
 class ExecuteReply(TypedDict):
     """Each case with its call's figures and outputs, in request order."""
 
@@ -138,7 +146,7 @@ class ExecuteReply(TypedDict):
     races: NotRequired[list[str]]
     # under the Triton interpreter: kernels a program of which waited until a program that started after it began
     # waiting wrote (``worker.interp_waits``): a grid-wide barrier, which needs every CTA resident at once on a GPU
-    waited_on_later: NotRequired[list[str]]
+    waited_on_later: NotRequired[list[WaitedLaunch]]
 
 
 class BenchmarkRequest(Sources):

@@ -260,7 +260,8 @@ def install(builder: Any, executor_cls: Any) -> None:
         from ktui.worker import interp_waits
 
         fn = self.fn
-        interp_waits.new_launch(getattr(fn, "__name__", "the kernel"))
+        named = {k: v for k, v in kwargs.items() if isinstance(v, (bool, int, str))}  # (constexprs given by name)
+        interp_waits.new_launch(getattr(fn, "__name__", "the kernel"), named)
         grid = Grid(builder, reverse=reversed_order(_ORDER[0]), shuffle=shuffled_order(_ORDER[0]))
         _ORDER[0] += 1
         self.fn = _trampoline(fn, grid)

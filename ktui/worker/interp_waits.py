@@ -18,10 +18,12 @@ kernel skipped with the reason), as inline PTX does.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import numpy as np
 
+from ktui.protocol import WaitedLaunch
 from ktui.worker.interp_bounds import active
 
 # Identical reads in one program that make a wait. A loop that repeats one atomic with one result legitimately (an
@@ -50,11 +52,12 @@ class WaitWatch:
         self.last: dict[tuple[int, ...], bytes] = {}  # each program's last read (the same again: it blocks)
         self.blocked_when: dict[tuple[int, ...], int] = {}  # program -> how many programs had started when it blocked
         self.kernel = ""  # the launch's kernel (``new_launch``)
+        self.constexprs: dict[str, Any] = {}  # ... and its constexpr arguments given by name
 
-    def reset(self, kernel: str = "") -> None:
-        """Forget everything (a new launch of ``kernel``)."""
+    def reset(self, kernel: str = "", constexprs: dict[str, Any] | None = None) -> None:
+        """Forget everything (a new launch of ``kernel`` with ``constexprs``)."""
         self.__init__()  # type: ignore[misc]
-        self.kernel = kernel
+        self.kernel, self.constexprs = kernel, dict(constexprs or {})
 
     def _unblock(self, program: tuple[int, ...], by: tuple[int, ...] | None = None) -> None:
         watched = self.blocked.pop(program, None)
@@ -67,7 +70,8 @@ class WaitWatch:
         if when is not None and start is not None and start >= when and self.kernel:
             # ended by a program that started after it began to wait: on a GPU, only if that one can be resident
             # at once with it (a grid-wide barrier over more CTAs than fit: red team round 32b, #4)
-            WAITED_ON_LATER.add(self.kernel)
+            key = json.dumps([self.kernel, self.constexprs], sort_keys=True, default=str)
+            WAITED_ON_LATER.setdefault(key, {"kernel": self.kernel, "constexprs": dict(self.constexprs)})
         for a in watched.tolist():
             progs = self._index.get(a)
             if progs is not None:
@@ -143,19 +147,21 @@ class WaitWatch:
 
 
 _WATCH = WaitWatch()
-# kernels a program of which waited until a program that started after it began waiting wrote (``_unblock``)
-WAITED_ON_LATER: set[str] = set()
+# the launches (kernel and constexprs) a program of which waited until a program that started after it began
+# waiting wrote (``_unblock``), by their JSON
+WAITED_ON_LATER: dict[str, WaitedLaunch] = {}
 
 
-def new_launch(kernel: str = "") -> None:
-    """Forget the reads of the launch before (``interp_sched``, at each launch of ``kernel``)."""
-    _WATCH.reset(kernel)
+def new_launch(kernel: str = "", constexprs: dict[str, Any] | None = None) -> None:
+    """Forget the reads of the launch before (``interp_sched``, at each launch of ``kernel`` with the constexpr
+    arguments ``constexprs``, those given by name)."""
+    _WATCH.reset(kernel, constexprs)
 
 
-def take_waited_on_later() -> list[str]:
-    """The kernels (names, sorted) a program of which waited for a program that started after it began waiting,
-    since the last call; forgets them."""
-    out = sorted(WAITED_ON_LATER)
+def take_waited_on_later() -> list[WaitedLaunch]:
+    """The launches (kernel, constexprs) a program of which waited for a program that started after it began
+    waiting, since the last call, in a stable order; forgets them."""
+    out = [WAITED_ON_LATER[k] for k in sorted(WAITED_ON_LATER)]
     WAITED_ON_LATER.clear()
     return out
 

@@ -34,6 +34,7 @@ from ktui.protocol import (
     PrepareReply,
     Progress,
     Sources,
+    WaitedLaunch,
     spec_size,
 )
 
@@ -255,7 +256,7 @@ class RunContext:
     observed: list[ObservedLaunch] = field(default_factory=list)
     # kernels a program of which waited for a program that started after it began waiting (the run's, under the
     # interpreter: ``ExecuteReply.waited_on_later``); the dumps rung holds their grids to the resident CTAs
-    waited_on_later: list[str] = field(default_factory=list)
+    waited_on_later: list[WaitedLaunch] = field(default_factory=list)
     failed_rungs: list[str] = field(default_factory=list)  # the rungs of this run that failed so far, in order
     uses_dot: bool | None = None  # a compiled launch has a tl.dot (compile; None: not known)
     compile_s: float | None = None  # compile: the seconds its dry call took to compile (None: not known)

@@ -22,7 +22,7 @@ from ktui.core.inspect import sass
 from ktui.core.ladder.context import RunContext, times_torch_message
 from ktui.core.results import ErrorInfo, RungResult, Status
 from ktui.core.store import atomic_write
-from ktui.protocol import DumpsRequest, spec_label, spec_size
+from ktui.protocol import DumpsRequest, WaitedLaunch, spec_label, spec_size
 
 if TYPE_CHECKING:
     from ktui.core.workers.pool import WorkerPool
@@ -177,8 +177,19 @@ def resident_ctas(entry: dict[str, Any], arch: str) -> tuple[int, int] | None:
     return sms * per_sm, per_sm
 
 
+def waited_here(entry: dict[str, Any], waited: list[WaitedLaunch]) -> bool:
+    """Whether the compiled launch ``entry`` is one of ``waited``: the same kernel, with the same value of every
+    constexpr both name (red team round 33b, #4: a kernel that waits only with FUSED=True was held to the CTAs that
+    fit at its FUSED=False launch)."""
+    consts = entry.get("constexprs") or {}
+    return any(
+        w["kernel"] == entry.get("kernel") and all(consts[k] == v for k, v in w["constexprs"].items() if k in consts)
+        for w in waited
+    )
+
+
 def resident_limits(
-    kernels: list[dict[str, Any]], launches: list[Any], arch: str, waited: list[str], spec: Any
+    kernels: list[dict[str, Any]], launches: list[Any], arch: str, waited: list[WaitedLaunch], spec: Any
 ) -> list[str]:
     """A warning per kernel of ``waited`` (a program of it waited, under the interpreter, for a program that started
     after it began waiting: ``ExecuteReply.waited_on_later``) whose launch in ``launches`` has more CTAs than can be
@@ -192,7 +203,7 @@ def resident_limits(
     for entry, launch in zip(kernels, launches, strict=False):
         name = entry.get("kernel") or "kernel"
         grid = launch.get("grid")
-        if name not in waited or name in said or not grid:
+        if not waited_here(entry, waited) or name in said or not grid:
             continue
         fit = resident_ctas(entry, arch)
         ctas = 1

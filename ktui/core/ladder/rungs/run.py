@@ -182,7 +182,8 @@ def refill(ctx: RunContext, res: ExecuteReply, steps: StepTimer | None = None) -
         races = [*res.get("races", []), *(r for r in more.get("races", []) if r not in res.get("races", []))]
         if races:
             res["races"] = races
-        later = sorted({*res.get("waited_on_later", []), *more.get("waited_on_later", [])})
+        later = [*res.get("waited_on_later", [])]
+        later += [w for w in more.get("waited_on_later", []) if w not in later]
         if later:
             res["waited_on_later"] = later
         added += len(extra)
