@@ -126,7 +126,7 @@ def test_a_read_of_what_a_later_program_overwrites_meets_the_reverse_order(make_
     c = bad.rung("correctness")
     assert c is not None and c.status is Status.FAILED, c.line()
     reads = [w for w in bad.rung("run").warnings if "of roll_kernel read state_ptr[" in w]
-    assert reads and "ran its programs from the last" in " ".join(reads), bad.rung("run").warnings
+    assert reads and "the load ran after the store here" in " ".join(reads), bad.rung("run").warnings
     _ok(good)
 
 

@@ -55,7 +55,6 @@ class Grid:
         self.pending: list[tuple[tuple[int, int, int], dict[str, Any]]] = []  # programs the loop set, not started
         self.reverse = reverse  # start them from the last
         self.stale: set[tuple[int, int, int]] = set()  # programs that read a value stored unordered (``note_stale``)
-        self.started: dict[tuple[int, int, int], int] = {}  # program -> its place in the order the programs started
 
     def resume(self, g: Any, idx: tuple[int, int, int]) -> None:
         """Run program ``idx`` (greenlet ``g``) until it pauses or ends; an exception it raises propagates."""
@@ -95,6 +94,8 @@ class Grid:
         shuffled launch, every one by priority: ``_by_priority``)."""
         import greenlet
 
+        from ktui.worker import interp_waits
+
         idx = tuple(self.builder.grid_idx)
         self.pending.append((idx, args))
         last = tuple(d - 1 for d in self.builder.grid_dim)
@@ -108,7 +109,7 @@ class Grid:
                 for i, a in reversed(pending) if self.reverse else pending:
                     g = greenlet.greenlet(lambda a=a: fn(**a))
                     self.programs.add(g)
-                    self.started[i] = len(self.started)
+                    interp_waits.started(i)
                     self.resume(g, i)
                 while self.live:
                     self.resume(*self._next())
@@ -155,7 +156,7 @@ class Grid:
             if pick in todo:
                 g = greenlet.greenlet(lambda a=todo.pop(pick): fn(**a))
                 self.programs.add(g)
-                self.started[pick] = len(self.started)
+                interp_waits.started(pick)
             else:
                 g = started.pop(pick)
             self.builder.set_grid_idx(*pick)
@@ -201,17 +202,6 @@ def shuffled_order(n: int) -> int | None:
 def next_shuffled_seed() -> int | None:
     """The seed the next launch resumes its programs in a random order from (``shuffled_order``), or None."""
     return shuffled_order(_ORDER[0])
-
-
-def started_index(idx: tuple[int, ...]) -> int | None:
-    """Program ``idx``'s place in the order the launch under way started its programs (None: not started, or no
-    launch under way)."""
-    return _GRIDS[-1].started.get(tuple(idx)) if _GRIDS else None  # type: ignore[arg-type]
-
-
-def started_count() -> int:
-    """How many programs of the launch under way have started."""
-    return len(_GRIDS[-1].started) if _GRIDS else 0
 
 
 def note_stale(idx: tuple[int, int, int]) -> None:

@@ -51,6 +51,7 @@ class WaitWatch:
         self._keys: np.ndarray | None = None  # the index's addresses, sorted (None: to rebuild)
         self.last: dict[tuple[int, ...], bytes] = {}  # each program's last read (the same again: it blocks)
         self.blocked_when: dict[tuple[int, ...], int] = {}  # program -> how many programs had started when it blocked
+        self.started: dict[tuple[int, ...], int] = {}  # program -> its place in the order they started (``started``)
         self.kernel = ""  # the launch's kernel (``new_launch``)
         self.constexprs: dict[str, Any] = {}  # ... and its constexpr arguments given by name
 
@@ -63,10 +64,8 @@ class WaitWatch:
         watched = self.blocked.pop(program, None)
         if watched is None:
             return
-        from ktui.worker import interp_sched
-
         when = self.blocked_when.pop(program, None)
-        start = interp_sched.started_index(by) if by is not None and by != program else None
+        start = self.started.get(tuple(by)) if by is not None and by != program else None
         if when is not None and start is not None and start >= when and self.kernel:
             # ended by a program that started after it began to wait: on a GPU, only if that one can be resident
             # at once with it (a grid-wide barrier over more CTAs than fit: red team round 32b, #4)
@@ -134,11 +133,9 @@ class WaitWatch:
             self.idle += 1
         if repeat:
             if addresses is not None and addresses.size <= MAX_WATCHED:
-                from ktui.worker import interp_sched
-
                 watched = np.unique(np.asarray(addresses, dtype=np.uint64).reshape(-1))
                 if program not in self.blocked:
-                    self.blocked_when[program] = interp_sched.started_count()
+                    self.blocked_when[program] = len(self.started)
                 self.blocked[program] = watched
                 for a in watched.tolist():
                     self._index.setdefault(a, set()).add(program)
@@ -156,6 +153,11 @@ def new_launch(kernel: str = "", constexprs: dict[str, Any] | None = None) -> No
     """Forget the reads of the launch before (``interp_sched``, at each launch of ``kernel`` with the constexpr
     arguments ``constexprs``, those given by name)."""
     _WATCH.reset(kernel, constexprs)
+
+
+def started(program: tuple[int, ...]) -> None:
+    """Program ``program`` of the launch under way starts (``interp_sched``): its place in the starting order."""
+    _WATCH.started.setdefault(tuple(program), len(_WATCH.started))
 
 
 def take_waited_on_later() -> list[WaitedLaunch]:
