@@ -136,9 +136,12 @@ def test_a_backward_reading_a_gradient_with_padded_rows_as_packed_fails(make_ws,
     it fails on the gradient; the twin making it contiguous whatever its layout passes."""
     ref = R / "rt32b_silu2d.py"
     bad = run(make_ws, ladder_for, "silu", K / "rt32b_silu2d_padded_grad_bad.py", reference=ref, **QUICK)
-    c = bad.rung("correctness")
-    assert c is not None and c.status is Status.FAILED, [x.line() for x in bad.rungs]
-    assert "grad=requires_grad" in c.summary and "the gradient of in" in c.summary, c.summary
+    # it fails on a gradient case: the padded one's values (correctness), or, since round 33's per_column cotangent
+    # (stride (0, 1), one row of storage), reading it as packed runs past its storage (the run rung, first)
+    failed = [x for x in bad.rungs if x.status is Status.FAILED]
+    assert failed and failed[0].name in ("run", "correctness"), [x.line() for x in bad.rungs]
+    text = failed[0].summary + (failed[0].error.message if failed[0].error else "")
+    assert "grad=requires_grad" in text and ("the gradient of in" in text or "g_ptr" in text), text
     _ok(run(make_ws, ladder_for, "silu", K / "rt32b_silu2d_contig_good.py", reference=ref, **QUICK))
 
 
