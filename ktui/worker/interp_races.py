@@ -251,7 +251,10 @@ class Launch:
         lanes = np.nonzero(racy & (writer >= 0) & ((writer != program) | own))[0]
         if not lanes.size or values.dtype.itemsize != size:
             return 0
-        first = (int(p[lanes[0]]), program, int(writer[lanes[0]]), bool(by_atomic[lanes[0]]), False)
+
+        def race_at(lane: int, stale: bool) -> tuple[int, int, int, bool, bool]:  # (``read_race``)
+            return int(p[lane]), program, int(writer[lane]), bool(by_atomic[lane]), stale
+
         flat = values.reshape(-1) if values.flags.c_contiguous else None
         if volatile:  # once per element: the next read of it sees the write
             fresh = np.array([(program, int(a)) not in self._volatile for a in p[lanes]], dtype=bool)
@@ -259,7 +262,7 @@ class Launch:
             self._volatile.update((program, int(a)) for a in p[lanes])
             if not lanes.size:
                 return 0
-            first = (int(p[lanes[0]]), program, int(writer[lanes[0]]), bool(by_atomic[lanes[0]]), False)
+        first = race_at(int(lanes[0]), False)
         if self._rng is not None:  # each lane before or after the write (a seeded draw)
             lanes = lanes[self._rng.random(lanes.size) < self.stale_share]
         if self.stale_share <= 0 or flat is None or not lanes.size:
@@ -268,7 +271,7 @@ class Launch:
             return 0
         flat[lanes] = before[lanes].astype(_UINT[size]).view(values.dtype)
         if self.read_race is None or not self.read_race[4]:
-            self.read_race = (int(p[lanes[0]]), program, int(writer[lanes[0]]), bool(by_atomic[lanes[0]]), True)
+            self.read_race = race_at(int(lanes[0]), True)
         if volatile or own[lanes].all():  # never hoisted, or within one program: no wait (``PlainWait``)
             return int(lanes.size)
         key = (program, int(p[lanes[0]]))
@@ -279,7 +282,8 @@ class Launch:
         return int(lanes.size)
 
     def note_barrier(self, program: int) -> None:
-        """``program`` passed a ``tl.debug_barrier()``: its threads' earlier stores are seen by its later loads."""
+        """``program`` passed a barrier (``tl.debug_barrier()``, or a reduction, scan, dot or scalar atomic, which
+        Triton lowers through fenced shared memory): its threads' earlier stores are seen by its later loads."""
         self.barrier[program] = self.seq
         self.seq += 1
 
@@ -585,12 +589,10 @@ def install(builder_cls: Any, executor_cls: Any) -> None:
                 if launch is not None and acquire:
                     launch.sync(program(self, launch), acquire=True, release=False)
             out = load(self, ptrs, mask, other, cache_policy, is_volatile, *rest)
-            if launch is not None and is_volatile and isinstance(out.data, np.ndarray):
-                launch.read(program(self, launch), ptrs.data, None if mask is None else mask.data, out.data, True)
-            if launch is not None and not is_volatile and isinstance(out.data, np.ndarray):
+            if launch is not None and isinstance(out.data, np.ndarray):
                 m = None if mask is None else mask.data
-                launch.read(program(self, launch), ptrs.data, m, out.data)
-                if out.data.size <= 16 and interp_waits.polled(self, ptrs.data, m, out.data):
+                launch.read(program(self, launch), ptrs.data, m, out.data, bool(is_volatile))
+                if not is_volatile and out.data.size <= 16 and interp_waits.polled(self, ptrs.data, m, out.data):
                     interp_sched.pause()  # a flag polled with a plain load: the other programs run first
             return out
 

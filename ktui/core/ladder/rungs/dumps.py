@@ -14,6 +14,7 @@ launches no kernel at all fails "times torch, not a kernel" (unless the referenc
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -206,9 +207,7 @@ def resident_limits(
         if not waited_here(entry, waited) or name in said or not grid:
             continue
         fit = resident_ctas(entry, arch)
-        ctas = 1
-        for d in grid:
-            ctas *= int(d)
+        ctas = math.prod(int(d) for d in grid)
         if fit is None or ctas <= fit[0]:
             continue
         said.add(name)
