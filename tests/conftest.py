@@ -19,6 +19,20 @@ ROOT = Path(__file__).resolve().parents[1]
 BAD = Path(__file__).resolve().parent / "kernels"
 
 
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored():
+    """A test that runs ktui's CLI in this process (``cli.main``) leaves ``stop_on_signals``'s SIGTERM and SIGHUP
+    handlers behind: the pytest-xdist worker then raised ``Signalled`` in whatever it ran when CI ended it. Each test
+    gets the handlers it found back."""
+    import signal
+
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    yield
+    for sig, handler in kept.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
+
+
 def cuda_available() -> bool:
     from ktui.core.device import cuda_available as probe
 

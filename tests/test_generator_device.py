@@ -81,6 +81,30 @@ def test_the_float64_truth_keeps_float64_through_a_references_float32_casts():
     assert [t.dtype for t in cast] == [torch.float16, torch.float32, torch.float32, torch.int32]
 
 
+def test_a_float32_buffer_the_reference_makes_holds_the_float64_truth():
+    """``torch.zeros(V, D, dtype=torch.float32).index_add_(0, ids, g.float())`` (round 31's embedding backward): the
+    float64 run raised "self (Float) and source (Double) must have the same scalar type", the truth fell back to
+    torch's float32 order, and an honest kernel adding in another order failed by one ulp of a cancelling partial sum
+    (1.2e-4 at 1e-5). Factories make float32 as written, then float64."""
+    import hashlib
+
+    from ktui.worker.problem import Problem
+
+    ref = K.parent / "references" / "rt31_embbwd.py"
+    problem = Problem(ref, "rt31_embbwd", hashlib.sha256(ref.read_bytes()).hexdigest())
+    data = problem.generate(3, {"n": 129, "vocab": 17, "d": 33, "dtype": "float32"}, "cpu")
+    truth, precision = problem.reference(data)
+    exact = torch.zeros(17, 33, dtype=torch.float64).index_add_(0, data[1], data[0].double())
+    assert precision == "float64" and truth.dtype == torch.float64 and torch.equal(truth, exact)
+    with Float64Kept():
+        made = [torch.zeros(2, dtype=torch.float32), torch.zeros(2), torch.full((2,), 0.1), torch.tensor([0.1])]
+        made += [torch.ones(2, dtype=torch.float64).new_zeros(2, dtype=torch.float32), torch.zeros_like(made[0])]
+        kept = [torch.zeros(2, dtype=torch.float16), torch.arange(3), torch.zeros(2, dtype=torch.int32)]
+    assert all(t.dtype == torch.float64 for t in made), [t.dtype for t in made]
+    assert float(made[2][0]) == float(torch.tensor(0.1, dtype=torch.float32))  # the float32 value, made float64
+    assert [t.dtype for t in kept] == [torch.float16, torch.int64, torch.int32]
+
+
 def test_a_reference_reading_a_float32_casts_bits_runs_its_casts_as_written(tmp_path):
     """``x.float().view(torch.int32)`` in ``ref_kernel``: the float64 run falls back to the casts as written."""
     import hashlib

@@ -328,3 +328,48 @@ def test_an_honest_tanh_gelu_with_libdevice_passes(make_ws, ladder_for, kernel):
 
 def test_an_honest_erf_gelu_importing_erf_by_name_in_a_helper_passes(make_ws, ladder_for):
     good(run(make_ws, ladder_for, "gelu_erf", K / "rt14_gelu_erf_good.py", reference=R / "rt14_gelu_erf.py", **FAST))
+
+
+PATCH_SCRIPT = textwrap.dedent(
+    """
+    import torch, triton, triton.language as tl
+    import triton.runtime.interpreter as interp
+    from triton.language.extra import libdevice as stub
+    from ktui.worker import interp_fixes
+    interp_fixes.install()
+    calls = []
+    orig = interp._patch_builtin
+    interp._patch_builtin = lambda *a, **k: (calls.append(1), orig(*a, **k))[1]
+
+    @triton.jit
+    def helper(x):
+        return stub.tanh(x) * 2
+
+    @triton.jit
+    def kernel(x_ptr, y_ptr):
+        p = tl.program_id(0)
+        tl.store(y_ptr + p, helper(tl.load(x_ptr + p)) + helper(tl.load(x_ptr + p)))
+
+    x = torch.linspace(-2, 2, 64)
+    for _ in range(2):  # a second launch patches again: the first one's patches were restored
+        y = torch.empty_like(x)
+        before = len(calls)
+        kernel[(64,)](x, y)
+        assert torch.allclose(y, 4 * torch.tanh(x), rtol=1e-6), y
+        per = len(calls) - before
+        assert 0 < per <= 2 * 8, per  # the kernel once and the helper once, not once a program (128 helper calls)
+    assert stub.tanh(1.0) is None and tl.load is tl.core.load  # the stubs and the language restored
+    print("ok", per)
+    """
+)
+
+
+def test_a_device_function_patches_the_language_once_a_launch():
+    """``InterpretedFunction.__call__`` patched the whole language at every call of a @triton.jit helper (5-8 ms a
+    call: half of a CPU softmax's time with ``kt.region``'s markers). ``interp_libdevice`` patches each function once a
+    launch; the helper still computes with libdevice, a second launch patches again, and the launch restores all."""
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    p = subprocess.run(
+        [sys.executable, "-c", PATCH_SCRIPT], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
+    assert p.returncode == 0 and p.stdout.startswith("ok"), p.stderr[-3000:]

@@ -140,6 +140,9 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
     not reach the input). Reading a float64 tensor's bits (``x.float().view(torch.int32)``, ``amax.view(torch.int32)``
     of upcast inputs) raises ``BitView``: the caller runs the reference again with its casts as written (a
     float32 cast's bits), or natively (the reference reads its inputs' bits: an E8M0 scale's exponent field).
+    A float32 tensor a factory makes (``FACTORIES``: ``torch.zeros(..., dtype=torch.float32)``, ``torch.zeros(n)`` at
+    the default dtype, ``x.new_zeros``) is made as written, then float64: an accumulator the reference makes for
+    ``index_add_`` or ``+=`` holds the truth too.
     """
 
     def __init__(self, keep_casts: bool = True) -> None:
@@ -158,12 +161,31 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
             # an integer made float (RoPE's ``pos.float()``): float32 rounds it past 2**24 and its products past
             # float32's precision; the truth computes in float64 (new-user trial 22 F9)
             return first.to(torch.float64)
+        if self.keep_casts and name in FACTORIES and "out" not in kwargs:
+            # a float32 buffer the reference makes (``torch.zeros(V, D, dtype=torch.float32)`` for an
+            # ``index_add_``, ``torch.zeros(n)`` at the default dtype): made as written (its values rounded to
+            # float32, as the native run's are), then float64, so the truth accumulates in float64 too. Kept
+            # float32, an ``index_add_`` of the kept float64 source raised and the truth fell back to the native
+            # run: an honest kernel adding in another order was held to 1e-5 of torch's order (an fp32 sum that
+            # cancels, one ulp of its partial sum off: 1.2e-4; round 31's work-queue embedding backward)
+            made = func(*args, **kwargs)
+            return made.to(torch.float64) if isinstance(made, torch.Tensor) and made.dtype == torch.float32 else made
         if first is not None and name == "view" and first.dtype == torch.float64:
             # any float64 tensor's bits (an upcast input's, or one computed from them: ``amax.view(torch.int32)``,
             # red team round 19 F1) are not the bits the native run reads
             if any(isinstance(a, torch.dtype) and a != torch.float64 for a in (*args[1:], *kwargs.values())):
                 raise BitView("a float64 tensor's bits are read")
         return func(*args, **kwargs)
+
+
+# The factories whose float32 result the float64 run keeps in float64 (``Float64Kept``): torch's and a tensor's.
+FACTORIES = frozenset(
+    {
+        "zeros", "ones", "empty", "full", "tensor", "as_tensor", "arange", "linspace", "logspace", "eye",
+        "zeros_like", "ones_like", "empty_like", "full_like", "new_zeros", "new_ones", "new_empty", "new_full",
+        "new_tensor", "empty_strided",
+    }
+)  # fmt: skip
 
 
 def _integer(t: torch.Tensor) -> bool:
