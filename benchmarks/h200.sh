@@ -227,7 +227,7 @@ PY
           quant16:quant16_reciprocal_good; do
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
-        (cd "$W" && timeout 120 python3 -m ktui run kernels/$p/$k.py --device cuda --seed 3 --rungs correctness,benchmark --json --no-record) > "$OUT/f24_$k.json" 2>"$OUT/f24_$k.err"
+        (cd "$W" && timeout ${ROUNDS_TIMEOUT:-120} python3 -m ktui run kernels/$p/$k.py --device cuda --seed 3 --rungs correctness,benchmark --json --no-record) > "$OUT/f24_$k.json" 2>"$OUT/f24_$k.err"
         python3 - "$OUT/f24_$k.json" "$p/$k" <<'PY'
 import json, sys
 try:
@@ -287,7 +287,8 @@ PY
       done ;;
     rounds16-19|rounds16-20|rounds16-21|rounds16-23)  # red teams 16-25 and new-user trials 20-25 on the GPU (seed ${ROUNDS_SEED:-3}):
       # each bad kernel FAILED at correctness or
-      # benchmark, each honest twin ok on every rung. ROUNDS_ONLY=regex (grep -E) keeps the matching pairs only
+      # benchmark, each honest twin ok on every rung. ROUNDS_ONLY=regex (grep -E) keeps the matching pairs only;
+      # ROUNDS_TIMEOUT (seconds, default 120) bounds each ktui run
       W=$(mktemp -d) && mkdir -p "$W/references" "$W/kernels"
       for pk in rt16_softmax:rt16_persistent_waves_floor_bad rt16_softmax:rt16_persistent_waves_good \
           rt16_matmul:rt16_persistent_gemm_acc_bad rt16_matmul:rt16_persistent_gemm_good \
@@ -378,12 +379,17 @@ PY
           rt32_sumamax:rt32_sumamax_ticket_first_bad rt32_sumamax:rt32_sumamax_ticket_good \
           rt28_scan1d:rt32_scan_cta_scope_bad nu32_xent:nu32_xent_lse_nan_bad nu32_xent:nu32_xent_chunked_good \
           rt32b_push:rt32b_push_inplace_bad rt32b_push:rt32b_push_copy_good rt32b_rollamax:rt32b_rollamax_inplace_bad \
-          rt32b_rollamax:rt32b_rollamax_copy_good; do
+          rt32b_rollamax:rt32b_rollamax_copy_good rt33_gelusmooth:rt33_gelusmooth_nobarrier_bad \
+          rt33_gelusmooth:rt33_gelusmooth_barrier_good rt32b_silu2d:rt33_silu2d_stride0_scalar_bad \
+          rt32b_silu2d:rt32b_silu2d_contig_good rt28_scan1d:rt33_scan_poll_relaxed_bad \
+          rt28_scan1d:rt33_scan_poll_acquire_good rt28_scan1d:rt33_scan_volatile_spin_bad \
+          rt28_scan1d:rt33b_scan_volatile_data_bad rt33_l2norm:rt33_l2norm_barrier_bad \
+          rt33_l2norm:rt33_l2norm_persistent_good rt33_l2norm:rt33b_l2norm_fused_small_good; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
         t0=$SECONDS
-        (cd "$W" && timeout 120 python3 -m ktui run kernels/$p/$k.py --device cuda --seed ${ROUNDS_SEED:-3} \
+        (cd "$W" && timeout ${ROUNDS_TIMEOUT:-120} python3 -m ktui run kernels/$p/$k.py --device cuda --seed ${ROUNDS_SEED:-3} \
           --rungs compile,run,correctness,benchmark --json --no-record) > "$OUT/r16_$k.json" 2>"$OUT/r16_$k.err"
         python3 benchmarks/rung_cells.py "$OUT/r16_$k.json" "$k ($((SECONDS - t0)) s)" run correctness benchmark
       done 2>&1 | tee "$OUT/rounds16-20.log" ;;

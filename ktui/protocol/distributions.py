@@ -17,6 +17,8 @@ INPUT_DISTRIBUTIONS: dict[str, str] = {
     "masked": "masked rows: chunks of -inf, rows at -1e9",
     "large": "magnitudes past fp16's range",
     "extreme": "values near the dtype's max, subnormals, and rows of tiny values",
+    "tiny": "extreme without the values near the max: subnormals, small normals and rows of tiny values, for an op "
+    "whose own precision overflows on the max (a norm squares it: the extreme case is then not judged)",
     "nonfinite": "+-inf (NaN where the reference allows it)",
     "nan": "1% NaN among normal values, where the reference's float outputs stay free of NaN (a nansum, a "
     "nan_to_num, a where(isnan(x), ...)): a kernel that lets a NaN through fails",
@@ -37,6 +39,7 @@ SPECIAL_DISTRIBUTIONS: tuple[str, ...] = (
     "masked",
     "large",
     "extreme",
+    "tiny",
     "nonfinite",
     "nan",
     "intrange",

@@ -10,11 +10,11 @@ import triton.language as tl
 
 
 @triton.jit
-def gelu_smooth_kernel(x_ptr, s_ptr, out_ptr, cols, sx, BLOCK: tl.constexpr, BARRIER: tl.constexpr):
+def gelu_smooth_kernel(x_ptr, s_ptr, out_ptr, cols, sx, sxc, BLOCK: tl.constexpr, BARRIER: tl.constexpr):
     row = tl.program_id(0)
     c = tl.arange(0, BLOCK)
     m = c < cols
-    x = tl.load(x_ptr + row * sx + c, mask=m, other=0.0)
+    x = tl.load(x_ptr + row * sx + c * sxc, mask=m, other=0.0)
     y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
     tl.store(s_ptr + row * BLOCK + c, y, mask=m)
     if BARRIER:
@@ -34,5 +34,5 @@ def custom_kernel(x):
         return out
     block = triton.next_power_of_2(cols)
     scratch = torch.empty(rows, block, dtype=torch.float32, device=x.device)
-    gelu_smooth_kernel[(rows,)](x, scratch, out, cols, x.stride(0), BLOCK=block, BARRIER=BARRIER)
+    gelu_smooth_kernel[(rows,)](x, scratch, out, cols, x.stride(0), x.stride(1), BLOCK=block, BARRIER=BARRIER)
     return out
