@@ -290,7 +290,7 @@ def correctness_result(
     # (``compare.undetermined_truth``: new-user trial 22 F9), and those the reference is no valid target on (it
     # gives NaN there, or its own precision is wrong as a whole: an L2 norm's square overflowing on the extreme
     # family's max, which silently took the family's small rows along; 2026-12-07)
-    by_dist: dict[str, list[dict[str, Any]]] = {}
+    by_dist: dict[str, list[Mapping[str, Any]]] = {}
     for c in cases:
         if c.get("skipped"):
             by_dist.setdefault(str(c.get("dist")), []).append(c)
