@@ -4,9 +4,11 @@ the case kernels; these tests pin that the shortcuts compute the same digests as
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 
-from ktui.core.workers.client import MALLOC_TUNABLES, malloc_env
+from ktui.core.workers.client import MALLOC_TUNABLES, blas_env, malloc_env
 from ktui.worker.tensors import bytes_digest, hash_data, host_buffer, leaf_digest, save_inputs, save_outputs
 
 
@@ -65,6 +67,27 @@ def test_the_judge_and_gpu_workers_get_the_malloc_settings_unless_the_user_set_t
     assert "glibc.malloc.mmap_threshold=4294967296" in MALLOC_TUNABLES
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
     assert malloc_env("judge", "cpu") == {}
+
+
+def test_the_interpreters_workers_get_one_blas_thread_and_a_spawned_candidate_has_it(monkeypatch, tmp_path):
+    """The interpreter's ``tl.dot`` is numpy's BLAS on small blocks: two threads beside busy processes made a block
+    wait up to 44 ms (0.06 ms at the median). The CPU's candidate and compiler get one BLAS thread; the judge and GPU
+    workers keep the default; a user's own setting stands. A candidate worker started for real has it."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert blas_env("candidate", "cpu") == blas_env("compiler", "cpu") == {"OPENBLAS_NUM_THREADS": "1"}
+    assert blas_env("judge", "cpu") == blas_env("candidate", "cuda") == blas_env("judge", "cuda") == {}
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    assert blas_env("candidate", "cpu") == {}
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    from ktui.core.workers.client import WorkerProcess
+
+    w = WorkerProcess("candidate", "cpu", tmp_path / "logs")
+    try:
+        w.start()
+        env = (Path(f"/proc/{w._proc.pid}/environ")).read_bytes().split(b"\0")
+        assert b"OPENBLAS_NUM_THREADS=1" in env, [e for e in env if b"BLAS" in e]
+    finally:
+        w.stop()
 
 
 def test_prepare_calls_hold_at_most_16_cases_and_2_22_elements_and_a_huge_case_goes_alone():

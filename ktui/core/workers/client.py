@@ -126,6 +126,18 @@ def malloc_env(role: str, device: str) -> dict[str, str]:
     return {"GLIBC_TUNABLES": MALLOC_TUNABLES}
 
 
+def blas_env(role: str, device: str) -> dict[str, str]:
+    """``{"OPENBLAS_NUM_THREADS": "1"}`` for a worker that runs the Triton interpreter (the candidate and the
+    compiler off a GPU), else {}; {} too when ktui's own environment sets it (the user's setting stands). The
+    interpreter's ``tl.dot`` is numpy's BLAS on blocks of ~128x64: a second BLAS thread gains nothing there, and beside
+    other busy processes (the judge, a test run) each call waits for it: a 128x64 @ 64x256 float32 block took 0.06 ms
+    at the median and up to 44 ms with two threads on the 2-core CPU machine under load, 0.15 ms at most with one
+    (measured 2026-12-07)."""
+    if "OPENBLAS_NUM_THREADS" in os.environ or role == "judge" or device.startswith("cuda"):
+        return {}
+    return {"OPENBLAS_NUM_THREADS": "1"}
+
+
 def _where(proc: WorkerHandle) -> str:
     """Where the worker runs, for its states and its log's header: ``pid 123``, or the transport's own words
     (``proc.where``: ``gpu1 pid 4567``)."""
@@ -223,7 +235,13 @@ class WorkerProcess:
             if self._closed:
                 raise WorkerStartError(f"the {self.role} worker was stopped")
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            env = {**malloc_env(self.role, self.device), **self.env, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
+            env = {
+                **malloc_env(self.role, self.device),
+                **blas_env(self.role, self.device),
+                **self.env,
+                "PYTHONUNBUFFERED": "1",
+                "PYTHONFAULTHANDLER": "1",
+            }
             read_fd, write_fd = open_pipe()
             try:
                 with orphans.spawning(), os.fdopen(write_fd, "wb", buffering=0) as stderr:
