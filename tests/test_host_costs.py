@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from ktui.core.workers.client import MALLOC_TUNABLES, blas_env, malloc_env
+from ktui.core.workers.client import MALLOC_TUNABLES, malloc_env, threads_env
 from ktui.worker.tensors import bytes_digest, hash_data, host_buffer, leaf_digest, save_inputs, save_outputs
 
 
@@ -69,15 +69,22 @@ def test_the_judge_and_gpu_workers_get_the_malloc_settings_unless_the_user_set_t
     assert malloc_env("judge", "cpu") == {}
 
 
-def test_the_interpreters_workers_get_one_blas_thread_and_a_spawned_candidate_has_it(monkeypatch, tmp_path):
-    """The interpreter's ``tl.dot`` is numpy's BLAS on small blocks: two threads beside busy processes made a block
-    wait up to 44 ms (0.06 ms at the median). The CPU's candidate and compiler get one BLAS thread; the judge and GPU
-    workers keep the default; a user's own setting stands. A candidate worker started for real has it."""
-    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
-    assert blas_env("candidate", "cpu") == blas_env("compiler", "cpu") == {"OPENBLAS_NUM_THREADS": "1"}
-    assert blas_env("judge", "cpu") == blas_env("candidate", "cuda") == blas_env("judge", "cuda") == {}
+def test_the_cpu_workers_math_pools_fit_the_machine_and_a_spawned_candidate_has_them(monkeypatch, tmp_path):
+    """torch's and BLAS's thread pools spin for their threads: beside busy processes a 2-thread pool made the judge's
+    figures on 1M elements 7x slower at the median and an interpreted dot's block wait up to 44 ms. The CPU's
+    candidate and compiler take one thread, the judge half the cores; GPU workers and a user's own setting are left
+    alone. A candidate worker started for real has them."""
+    import os
+
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.delenv(k, raising=False)
+    one = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    assert threads_env("candidate", "cpu") == threads_env("compiler", "cpu") == one
+    half = str(max(1, (os.cpu_count() or 2) // 2))
+    assert threads_env("judge", "cpu") == {"OMP_NUM_THREADS": half, "OPENBLAS_NUM_THREADS": half}
+    assert threads_env("candidate", "cuda") == threads_env("judge", "cuda") == {}
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
-    assert blas_env("candidate", "cpu") == {}
+    assert threads_env("candidate", "cpu") == {"OMP_NUM_THREADS": "1"}
     monkeypatch.delenv("OPENBLAS_NUM_THREADS")
     from ktui.core.workers.client import WorkerProcess
 
@@ -85,7 +92,7 @@ def test_the_interpreters_workers_get_one_blas_thread_and_a_spawned_candidate_ha
     try:
         w.start()
         env = (Path(f"/proc/{w._proc.pid}/environ")).read_bytes().split(b"\0")
-        assert b"OPENBLAS_NUM_THREADS=1" in env, [e for e in env if b"BLAS" in e]
+        assert b"OPENBLAS_NUM_THREADS=1" in env and b"OMP_NUM_THREADS=1" in env, [e for e in env if b"THREADS" in e]
     finally:
         w.stop()
 

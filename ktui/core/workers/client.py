@@ -126,16 +126,20 @@ def malloc_env(role: str, device: str) -> dict[str, str]:
     return {"GLIBC_TUNABLES": MALLOC_TUNABLES}
 
 
-def blas_env(role: str, device: str) -> dict[str, str]:
-    """``{"OPENBLAS_NUM_THREADS": "1"}`` for a worker that runs the Triton interpreter (the candidate and the
-    compiler off a GPU), else {}; {} too when ktui's own environment sets it (the user's setting stands). The
-    interpreter's ``tl.dot`` is numpy's BLAS on blocks of ~128x64: a second BLAS thread gains nothing there, and beside
-    other busy processes (the judge, a test run) each call waits for it: a 128x64 @ 64x256 float32 block took 0.06 ms
-    at the median and up to 44 ms with two threads on the 2-core CPU machine under load, 0.15 ms at most with one
-    (measured 2026-12-07)."""
-    if "OPENBLAS_NUM_THREADS" in os.environ or role == "judge" or device.startswith("cuda"):
+def threads_env(role: str, device: str) -> dict[str, str]:
+    """How many threads the CPU workers' math libraries take: ``OMP_NUM_THREADS`` (torch's intra-op pool) and
+    ``OPENBLAS_NUM_THREADS`` (numpy's BLAS), each unless ktui's own environment sets it (the user's setting stands);
+    {} for workers on a GPU. The candidate and the compiler run the Triton interpreter (Python, one op at a time on
+    blocks of ~128x64): one thread. The judge runs beside the candidate: half the machine's cores (at least one).
+
+    Both pools spin and wait for their threads: beside other busy processes, 2-thread pools made the judge's
+    elementwise figures on 1M float64 elements take 237 ms at the median against 33 ms with one thread, and an
+    interpreted dot's 128x64 @ 64x256 block up to 44 ms against 0.15 ms (the 2-core CPU machine beside a test run,
+    2026-12-07)."""
+    if device.startswith("cuda"):
         return {}
-    return {"OPENBLAS_NUM_THREADS": "1"}
+    n = "1" if role != "judge" else str(max(1, (os.cpu_count() or 2) // 2))
+    return {k: n for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS") if k not in os.environ}
 
 
 def _where(proc: WorkerHandle) -> str:
@@ -237,7 +241,7 @@ class WorkerProcess:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             env = {
                 **malloc_env(self.role, self.device),
-                **blas_env(self.role, self.device),
+                **threads_env(self.role, self.device),
                 **self.env,
                 "PYTHONUNBUFFERED": "1",
                 "PYTHONFAULTHANDLER": "1",
