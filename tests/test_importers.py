@@ -814,6 +814,11 @@ def test_eval_best_version_is_a_verified_one_never_one_that_needs_a_gpu(make_ws,
     code, out, _ = cli(["eval", "--workspace", str(ws.root), "--device", "cpu", "--all-versions", "--json"], capsys)
     data = json.loads(out)
     assert (code, data["exit_code"], data["data"]["correct"], data["data"]["needs_gpu"]) == (0, 0, 2, 1)
+    # the header comes first, before the stored results' lines (new-user trial 33, F5)
+    code, out, _ = cli(["eval", "--workspace", str(ws.root), "--device", "cpu", "--all-versions"], capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("ktui eval: every problem in ") and " on cpu " in lines[0], lines[:3]
+    assert lines[1] == "[1/3] vector_add/v1: ✓ ok (stored result)", lines[:3]
     # on a GPU the fastest verified version wins, a slower newer one does not
     _store_verdict(ws, "v1", "ok", speedup=2.0, device="cuda")
     _store_verdict(ws, "v2", "ok", speedup=1.5, device="cuda")

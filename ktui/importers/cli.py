@@ -330,6 +330,10 @@ def eval_cli(argv: list[str]) -> int:
             print(f"ktui eval: {s.engine.describe()}", file=out, flush=True)
         return s
 
+    # the header first: a stored result's line came before "ktui eval: device ..." (printed when a version must run)
+    # and read as output of no run (new-user trial 33, F5)
+    which = ", ".join(args.problems) if args.problems else "every problem"
+    print(f"ktui eval: {which} in {ws.root} on {device} (stored results of that device reused)", file=out, flush=True)
     try:
         table = evaluate(
             ws,
