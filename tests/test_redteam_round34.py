@@ -3,6 +3,8 @@ kernel, its honest twin and a test asserting the verdict and its message (docs/c
 
 from __future__ import annotations
 
+import contextlib
+
 from ktui.core.results import Status
 
 from .test_cases import CHECKED, K, run
@@ -36,3 +38,35 @@ def test_rows_of_small_values_are_judged_where_the_extreme_family_is_not(make_ws
     skipped = [w for w in c.warnings if "dist=extreme" in w and "not judged" in w]
     assert skipped, c.warnings
     _ok(run(make_ws, ladder_for, "l2", K / "rt27_l2norm_good.py", reference=ref, **opts))
+
+
+def test_a_random_fill_of_a_float32_buffer_draws_what_the_native_run_draws(make_ws, ladder_for):
+    """Red team round 34, #1: the float64 run kept a float32 buffer the reference made in float64 (this stop's fix for
+    round 31's embedding backward), and ``torch.empty(n).uniform_(generator=g)`` on it drew another random sequence:
+    the truth of an honest dropout returning its keep mask failed on 50 of 127 elements, and its float output's every
+    special-values case went unjudged. A random fill (and a random factory's ``out=``) of such a buffer draws in
+    float32, then widens: the twin passes, a dropout whose blocks all read block 0's uniforms fails."""
+    import torch
+
+    from ktui.worker.problem import Float64Kept
+
+    def draws(mode: bool) -> list[torch.Tensor]:
+        g = torch.Generator().manual_seed(7)
+        ctx = Float64Kept() if mode else contextlib.nullcontext()
+        with ctx:
+            u = torch.empty(5, dtype=torch.float32).uniform_(generator=g)
+            v = torch.zeros(5).normal_(generator=g)
+            w = torch.zeros_like(u).exponential_(generator=g)
+            x = torch.zeros(5)
+            torch.rand(5, generator=g, out=x)
+        return [u, v, w, x]
+
+    kept, native = draws(True), draws(False)
+    assert [t.dtype for t in kept] == [torch.float64] * 4, [t.dtype for t in kept]
+    assert all(torch.equal(k, n.double()) for k, n in zip(kept, native, strict=True)), (kept, native)
+    ref = R / "rt34_dropmask.py"
+    opts = dict(layouts=False, seeds=1, seed=3, rungs=CHECKED)
+    _ok(run(make_ws, ladder_for, "drop", K / "rt34_dropmask_good.py", reference=ref, **opts))
+    bad = run(make_ws, ladder_for, "drop", K / "rt34_dropmask_block0_bad.py", reference=ref, **opts)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED and "out[" in c.summary, c.line()

@@ -33,6 +33,7 @@ import hashlib
 import importlib.util
 import sys
 import traceback
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -148,6 +149,17 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
     def __init__(self, keep_casts: bool = True) -> None:
         super().__init__()
         self.keep_casts = keep_casts  # False: casts run as written, a float64 tensor's bits still raise BitView
+        # the float64 tensors that factories made float32 (id -> weak reference): a random fill draws in float32
+        self.made: dict[int, weakref.ref[torch.Tensor]] = {}
+
+    def _was_float32(self, t: Any) -> bool:
+        """Whether ``t`` is a float64 tensor a factory made float32 in the native run (``made``)."""
+        ref = self.made.get(id(t)) if isinstance(t, torch.Tensor) else None
+        return ref is not None and ref() is t
+
+    def _keep(self, t: torch.Tensor) -> torch.Tensor:
+        self.made[id(t)] = weakref.ref(t)
+        return t
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
@@ -161,6 +173,20 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
             # an integer made float (RoPE's ``pos.float()``): float32 rounds it past 2**24 and its products past
             # float32's precision; the truth computes in float64 (new-user trial 22 F9)
             return first.to(torch.float64)
+        if self.keep_casts and name in RANDOM_FILLS and self._was_float32(first):
+            # a random fill of such a buffer (dropout's ``torch.empty(x.shape).uniform_(generator=g)``) draws what the
+            # native run draws: float64 takes another sequence from the same generator (seed 0: 0.970, 0.708...
+            # against float32's 0.496, 0.768...), and a truth of other random numbers failed an honest dropout's keep
+            # mask on 50 of 127 elements (red team round 34, #1)
+            assert first is not None
+            drawn = torch.empty_like(first, dtype=torch.float32)
+            func(drawn, *args[1:], **kwargs)
+            return first.copy_(drawn)
+        if self.keep_casts and name in RANDOM_FACTORIES and self._was_float32(kwargs.get("out")):
+            out = kwargs["out"]
+            drawn = torch.empty_like(out, dtype=torch.float32)
+            func(*args, **{**kwargs, "out": drawn})
+            return out.copy_(drawn)
         if self.keep_casts and name in FACTORIES and "out" not in kwargs:
             # a float32 buffer the reference makes (``torch.zeros(V, D, dtype=torch.float32)`` for an
             # ``index_add_``, ``torch.zeros(n)`` at the default dtype): made as written (its values rounded to
@@ -169,7 +195,12 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
             # run: an honest kernel adding in another order was held to 1e-5 of torch's order (an fp32 sum that
             # cancels, one ulp of its partial sum off: 1.2e-4; round 31's work-queue embedding backward)
             made = func(*args, **kwargs)
-            return made.to(torch.float64) if isinstance(made, torch.Tensor) and made.dtype == torch.float32 else made
+            if isinstance(made, torch.Tensor) and made.dtype == torch.float32:
+                return self._keep(made.to(torch.float64))
+            if name.endswith("_like") or name.startswith("new_"):  # like a kept buffer, at its dtype: kept too
+                if self._was_float32(first) and isinstance(made, torch.Tensor) and made.dtype == torch.float64:
+                    return self._keep(made) if "dtype" not in kwargs else made
+            return made
         if first is not None and name == "view" and first.dtype == torch.float64:
             # any float64 tensor's bits (an upcast input's, or one computed from them: ``amax.view(torch.int32)``,
             # red team round 19 F1) are not the bits the native run reads
@@ -177,6 +208,12 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
                 raise BitView("a float64 tensor's bits are read")
         return func(*args, **kwargs)
 
+
+# The in-place random fills and the random factories (with ``out=``) that draw into a kept buffer in float32.
+RANDOM_FILLS = frozenset(
+    {"uniform_", "normal_", "exponential_", "cauchy_", "log_normal_", "geometric_", "random_", "bernoulli_"}
+)
+RANDOM_FACTORIES = frozenset({"rand", "randn", "randint", "bernoulli", "normal", "randperm", "rand_like", "randn_like"})
 
 # The factories whose float32 result the float64 run keeps in float64 (``Float64Kept``): torch's and a tensor's.
 FACTORIES = frozenset(
