@@ -70,3 +70,20 @@ def test_a_random_fill_of_a_float32_buffer_draws_what_the_native_run_draws(make_
     bad = run(make_ws, ladder_for, "drop", K / "rt34_dropmask_block0_bad.py", reference=ref, **opts)
     c = bad.rung("correctness")
     assert c is not None and c.status is Status.FAILED and "out[" in c.summary, c.line()
+
+
+def test_an_output_the_native_reference_cannot_compute_leaves_the_others_judged(make_ws, ladder_for):
+    """Red team round 34, #2: a special-values case went unjudged whole when one output's native reference was no bar
+    (a row's sum of squares overflowing in float32 on the extreme family's values near the max), and every other
+    output with it. That output alone is left out now, and said so: a y = 2x computed as (x * 1024) / 512, inf where
+    |x| > max/1024, fails on the extreme case; the honest twin passes with the note."""
+    ref = R / "rt34_twoout.py"
+    opts = dict(layouts=False, seeds=1, seed=2, rungs=CHECKED, fuzz=False)
+    bad = run(make_ws, ladder_for, "two", K / "rt34_twoout_scale_overflow_bad.py", reference=ref, **opts)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED and "dist=extreme" in c.summary, c.line()
+    assert "output out[0]" in c.summary, c.summary
+    good = run(make_ws, ladder_for, "two", K / "rt34_twoout_good.py", reference=ref, **opts)
+    _ok(good)
+    notes = [w for w in good.rung("correctness").warnings if "output out[1] not judged on this case" in w]
+    assert notes, good.rung("correctness").warnings

@@ -248,7 +248,11 @@ def judge_outputs(
             canonical_files(unordered, case["repeat_outputs"], folder / case["repeat_dir"], prep["expected"])
     tol = resolve(prep["policy_dtype"], problem.tolerance)
     leaves: list[dict[str, Any]] = []
+    unjudged = prep.get("skip_outputs") or {}  # special values on which that output's reference is no valid target
+    notes = [f"output {p or 'out'} not judged on this case: {why}" for p, why in unjudged.items()]
     for path, exp in want:  # matched by path, not by order: swapped dict entries compare with their names' values
+        if path in unjudged:
+            continue
         g = by_path[path]
         # An integer or bool output compares exactly, whatever precision its inputs have (an index is right or
         # wrong); a float output by its own dtype's policy: an fp32 log-sum-exp returned beside a bf16 softmax is
@@ -277,7 +281,7 @@ def judge_outputs(
     # a topk(sorted=False)'s leaves are told compared in sorted order; an unstable sort's are sorted already (only
     # its ties are put in order) and unique(sorted=False)'s are a set by its contract: nothing to say
     told = [u for u in unordered if u.get("kind") not in ("sort", "set")]
-    warnings = [w for m in leaves for w in m.get("warnings", [])] + ([described(told)] if told else [])
+    warnings = notes + [w for m in leaves for w in m.get("warnings", [])] + ([described(told)] if told else [])
     # cast: the worst leaf's figures are metrics.verdict's, CaseVerdict's keys (a chunked verdict adds ``chunked``).
     return cast(
         CaseVerdict,

@@ -641,14 +641,23 @@ def valid_reference(ref: Any, expected: Any, allow_nan: bool, nan_only: bool = F
     output (unless ``allow_nan``), or the native-precision output (``expected``) non-finite where the float64 truth
     is finite, or the truth beyond the output dtype's range (an honest kernel in that precision overflows too).
     ``nan_only``: the NaN alone (an ordinary refill, ``fuzz.ORDINARY_TRIED``, left the reference's domain; an
-    overflow in its native precision is judged against its own error there, ``compare.native_fails_too``)."""
+    overflow in its native precision is judged against its own error there, ``compare.native_fails_too``). The
+    first output's reason of ``invalid_outputs``."""
+    return next(iter(invalid_outputs(ref, expected, allow_nan, nan_only).values()), "")
+
+
+def invalid_outputs(ref: Any, expected: Any, allow_nan: bool, nan_only: bool = False) -> dict[str, str]:
+    """``valid_reference``'s reason for each float output path the reference is no valid target at ({} when none),
+    in the outputs' order."""
     exp = dict(flatten(expected))
+    out: dict[str, str] = {}
     for path, r in flatten(ref):
         r = torch.tensor(r, dtype=torch.float64) if isinstance(r, float) else r  # a Python float output too
         if not isinstance(r, torch.Tensor) or not r.is_floating_point():
             continue
         if not allow_nan and bool(torch.isnan(r).any()):
-            return f"the reference gives NaN at {path or 'out'}"
+            out[path] = f"the reference gives NaN at {path or 'out'}"
+            continue
         if nan_only:
             continue
         e = exp.get(path)
@@ -660,7 +669,14 @@ def valid_reference(ref: Any, expected: Any, allow_nan: bool, nan_only: bool = F
             r64 = r.to(e.device, torch.float64)
             fin = torch.isfinite(r64)
             if bool((fin & ~torch.isfinite(e.to(torch.float64))).any()):
-                return f"the reference in native precision overflows at {path or 'out'}"
-            if bool((fin & (r64.abs() > torch.finfo(e.dtype).max)).any()):
-                return f"the reference's values exceed {e.dtype}'s range at {path or 'out'}"
-    return ""
+                out[path] = f"the reference in native precision overflows at {path or 'out'}"
+            elif bool((fin & (r64.abs() > torch.finfo(e.dtype).max)).any()):
+                out[path] = f"the reference's values exceed {e.dtype}'s range at {path or 'out'}"
+    return out
+
+
+def float_outputs(ref: Any) -> set[str]:
+    """The paths of the float outputs of ``ref`` (tensors and Python floats)."""
+    return {
+        p for p, r in flatten(ref) if isinstance(r, float) or (isinstance(r, torch.Tensor) and r.is_floating_point())
+    }

@@ -368,6 +368,16 @@ def resolve(policy_dtype: str, overrides: dict[str, Any] | None) -> Tolerance:
     return replace(base, mode=mode, explicit=True, **values)
 
 
+def native_unusable_paths(native_err: dict[str, dict[str, float]] | None) -> dict[str, str]:
+    """``native_unusable``'s reason for each output path on which the native reference is no bar ({} when none)."""
+    out: dict[str, str] = {}
+    for path, err in (native_err or {}).items():
+        why = native_unusable({path: err})
+        if why:
+            out[path] = why
+    return out
+
+
 def native_unusable(native_err: dict[str, dict[str, float]] | None) -> str:
     """Why the native-precision reference is no bar on a case ('' when it is): on some output its relative L2 error
     against the float64 truth (``ktui.worker.native.native_errors``: ``{path: {"max_abs", "rel_l2"}}``) is above
