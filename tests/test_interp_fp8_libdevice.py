@@ -341,9 +341,19 @@ PATCH_SCRIPT = textwrap.dedent(
     orig = interp._patch_builtin
     interp._patch_builtin = lambda *a, **k: (calls.append(1), orig(*a, **k))[1]
 
-    @triton.jit
-    def helper(x):
-        return stub.tanh(x) * 2
+    import sys, tempfile, pathlib
+    where = pathlib.Path(tempfile.mkdtemp())
+    (where / "helpers_mod.py").write_text(
+        "import triton\\n"
+        "import triton.language as tl\\n"
+        "from triton.language.extra.libdevice import tanh as lib_tanh\\n"
+        "@triton.jit\\n"
+        "def helper(x):\\n"
+        "    return lib_tanh(x) * 2\\n"
+    )
+    sys.path.insert(0, str(where))
+    import helpers_mod
+    helper = helpers_mod.helper
 
     @triton.jit
     def kernel(x_ptr, y_ptr):
@@ -359,6 +369,7 @@ PATCH_SCRIPT = textwrap.dedent(
         per = len(calls) - before
         assert 0 < per <= 2 * 8, per  # the kernel once and the helper once, not once a program (128 helper calls)
     assert stub.tanh(1.0) is None and tl.load is tl.core.load  # the stubs and the language restored
+    assert helpers_mod.lib_tanh is stub.tanh  # and the helper's module's names as they were (red team round 34)
     print("ok", per)
     """
 )

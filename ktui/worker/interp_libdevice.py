@@ -687,6 +687,15 @@ def install() -> None:
             return patched[id(fn)]
         scope = orig_patch_lang(fn)
         if launches[0]:
+            if not patched:  # the launch's own scope (made first): it restores the helpers' too, the last made first
+                own_restore = scope.restore
+
+                def restore_all() -> None:
+                    for other in reversed(list(patched.values())[1:]):
+                        other.restore()
+                    own_restore()
+
+                scope.restore = restore_all
             patched[id(fn)] = scope
         for name, w in wrapped.items():
             scope.set_attr(cuda_ld, name, w)
