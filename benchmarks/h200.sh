@@ -384,7 +384,9 @@ PY
           rt32b_silu2d:rt32b_silu2d_contig_good rt28_scan1d:rt33_scan_poll_relaxed_bad \
           rt28_scan1d:rt33_scan_poll_acquire_good rt28_scan1d:rt33_scan_volatile_spin_bad \
           rt28_scan1d:rt33b_scan_volatile_data_bad rt33_l2norm:rt33_l2norm_barrier_bad \
-          rt33_l2norm:rt33_l2norm_persistent_good rt33_l2norm:rt33b_l2norm_fused_small_good; do
+          rt33_l2norm:rt33_l2norm_persistent_good rt33_l2norm:rt33b_l2norm_fused_small_good \
+          rt34_dropmask:rt34_dropmask_good rt34_dropmask:rt34_dropmask_block0_bad rt34_twoout:rt34_twoout_good \
+          rt34_twoout:rt34_twoout_scale_overflow_bad; do
         echo "$pk" | grep -Eq "${ROUNDS_ONLY:-.}" || continue
         p=${pk%%:*}; k=${pk##*:}
         cp tests/cases/references/$p.py "$W/references/$p.py" && mkdir -p "$W/kernels/$p" && cp tests/cases/kernels/$k.py "$W/kernels/$p/$k.py"
