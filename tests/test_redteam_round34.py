@@ -64,6 +64,18 @@ def test_a_random_fill_of_a_float32_buffer_draws_what_the_native_run_draws(make_
     kept, native = draws(True), draws(False)
     assert [t.dtype for t in kept] == [torch.float64] * 4, [t.dtype for t in kept]
     assert all(torch.equal(k, n.double()) for k, n in zip(kept, native, strict=True)), (kept, native)
+    # and like an input the float64 run upcast (``torch.rand_like(x)``, ``torch.empty_like(x).uniform_()``): drawn at
+    # the input's own dtype, bf16 too
+    for dtype in (torch.float32, torch.bfloat16):
+        x = torch.randn(6, dtype=dtype)
+        mode = Float64Kept()
+        up = mode.upcast(x)
+        torch.manual_seed(11)
+        with mode:
+            a, b = torch.rand_like(up), torch.empty_like(up).normal_()
+        torch.manual_seed(11)
+        a0, b0 = torch.rand_like(x), torch.empty_like(x).normal_()
+        assert a.dtype == b.dtype == torch.float64 and torch.equal(a, a0.double()) and torch.equal(b, b0.double())
     ref = R / "rt34_dropmask.py"
     opts = dict(layouts=False, seeds=1, seed=3, rungs=CHECKED)
     _ok(run(make_ws, ladder_for, "drop", K / "rt34_dropmask_good.py", reference=ref, **opts))

@@ -149,17 +149,26 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
     def __init__(self, keep_casts: bool = True) -> None:
         super().__init__()
         self.keep_casts = keep_casts  # False: casts run as written, a float64 tensor's bits still raise BitView
-        # the float64 tensors that factories made float32 (id -> weak reference): a random fill draws in float32
-        self.made: dict[int, weakref.ref[torch.Tensor]] = {}
+        # the float64 tensors of this run that the native run has at a lower precision (the upcast inputs, the kept
+        # casts, the factories' float32 buffers): id -> (weak reference, that dtype). A random draw into one, or
+        # like one, draws at that dtype: float64 takes another sequence from the same generator
+        self.made: dict[int, tuple[weakref.ref[torch.Tensor], torch.dtype]] = {}
 
-    def _was_float32(self, t: Any) -> bool:
-        """Whether ``t`` is a float64 tensor a factory made float32 in the native run (``made``)."""
-        ref = self.made.get(id(t)) if isinstance(t, torch.Tensor) else None
-        return ref is not None and ref() is t
+    def native_dtype(self, t: Any) -> torch.dtype | None:
+        """The dtype the native run has for the float64 tensor ``t`` of this run (``made``), or None."""
+        entry = self.made.get(id(t)) if isinstance(t, torch.Tensor) else None
+        return entry[1] if entry is not None and entry[0]() is t else None
 
-    def _keep(self, t: torch.Tensor) -> torch.Tensor:
-        self.made[id(t)] = weakref.ref(t)
+    def _keep(self, t: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        self.made[id(t)] = (weakref.ref(t), dtype)
         return t
+
+    def upcast(self, x: Any) -> Any:
+        """An input of the float64 run: ``x`` as ``_upcast`` makes it, a float tensor's own dtype kept (``made``)."""
+        up = _upcast(x)
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64:
+            self._keep(up, x.dtype)
+        return up
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
@@ -168,23 +177,30 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
         first = args[0] if args and isinstance(args[0], torch.Tensor) else None
         name = getattr(func, "__name__", "")
         if self.keep_casts and first is not None and first.dtype == torch.float64 and _to_float32(func, args, kwargs):
-            return first.clone()
+            return self._keep(first.clone())
         if self.keep_casts and first is not None and _integer(first) and _to_float32(func, args, kwargs):
             # an integer made float (RoPE's ``pos.float()``): float32 rounds it past 2**24 and its products past
             # float32's precision; the truth computes in float64 (new-user trial 22 F9)
-            return first.to(torch.float64)
-        if self.keep_casts and name in RANDOM_FILLS and self._was_float32(first):
-            # a random fill of such a buffer (dropout's ``torch.empty(x.shape).uniform_(generator=g)``) draws what the
+            return self._keep(first.to(torch.float64))
+        native = self.native_dtype(first) if self.keep_casts else None
+        if native is not None and name in RANDOM_FILLS:
+            # a random fill of such a tensor (dropout's ``torch.empty(x.shape).uniform_(generator=g)``) draws what the
             # native run draws: float64 takes another sequence from the same generator (seed 0: 0.970, 0.708...
             # against float32's 0.496, 0.768...), and a truth of other random numbers failed an honest dropout's keep
             # mask on 50 of 127 elements (red team round 34, #1)
             assert first is not None
-            drawn = torch.empty_like(first, dtype=torch.float32)
+            drawn = torch.empty_like(first, dtype=native)
             func(drawn, *args[1:], **kwargs)
             return first.copy_(drawn)
-        if self.keep_casts and name in RANDOM_FACTORIES and self._was_float32(kwargs.get("out")):
+        if native is not None and name in RANDOM_LIKE and kwargs.get("dtype") is None:  # ``torch.rand_like(x)``
+            assert first is not None
+            return self._keep(
+                func(torch.empty_like(first, dtype=native), *args[1:], **kwargs).to(torch.float64), native
+            )
+        out_native = self.native_dtype(kwargs.get("out")) if self.keep_casts else None
+        if out_native is not None and name in RANDOM_FACTORIES:
             out = kwargs["out"]
-            drawn = torch.empty_like(out, dtype=torch.float32)
+            drawn = torch.empty_like(out, dtype=out_native)
             func(*args, **{**kwargs, "out": drawn})
             return out.copy_(drawn)
         if self.keep_casts and name in FACTORIES and "out" not in kwargs:
@@ -197,9 +213,9 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
             made = func(*args, **kwargs)
             if isinstance(made, torch.Tensor) and made.dtype == torch.float32:
                 return self._keep(made.to(torch.float64))
-            if name.endswith("_like") or name.startswith("new_"):  # like a kept buffer, at its dtype: kept too
-                if self._was_float32(first) and isinstance(made, torch.Tensor) and made.dtype == torch.float64:
-                    return self._keep(made) if "dtype" not in kwargs else made
+            if native is not None and (name.endswith("_like") or name.startswith("new_")) and "dtype" not in kwargs:
+                if isinstance(made, torch.Tensor) and made.dtype == torch.float64:  # like a kept tensor: kept too
+                    return self._keep(made, native)
             return made
         if first is not None and name == "view" and first.dtype == torch.float64:
             # any float64 tensor's bits (an upcast input's, or one computed from them: ``amax.view(torch.int32)``,
@@ -209,11 +225,12 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-# The in-place random fills and the random factories (with ``out=``) that draw into a kept buffer in float32.
+# The in-place random fills and the random factories (with ``out=``) that draw into a kept tensor at its native dtype.
 RANDOM_FILLS = frozenset(
     {"uniform_", "normal_", "exponential_", "cauchy_", "log_normal_", "geometric_", "random_", "bernoulli_"}
 )
-RANDOM_FACTORIES = frozenset({"rand", "randn", "randint", "bernoulli", "normal", "randperm", "rand_like", "randn_like"})
+RANDOM_FACTORIES = frozenset({"rand", "randn", "randint", "bernoulli", "normal", "randperm"})
+RANDOM_LIKE = frozenset({"rand_like", "randn_like", "randint_like"})  # drawn at the native dtype of the tensor given
 
 # The factories whose float32 result the float64 run keeps in float64 (``Float64Kept``): torch's and a tensor's.
 FACTORIES = frozenset(
@@ -559,10 +576,11 @@ class Problem:
         float64 was tried and raised). Inputs are cloned first: the reference never writes the caller's data.
         """
         if self.float64 and _has_float(data):
-            up = _map(data, _upcast)
+            kept = Float64Kept()
+            up = _map(data, kept.upcast)
             try:
                 try:
-                    with Float64Kept():
+                    with kept:
                         out = self.module.ref_kernel(up)
                 except BitView:  # the reference reads a float32 cast's bits: its casts run as written, on inputs
                     up = _map(data, _upcast)  # upcast again (the first run may have written ``up``)
