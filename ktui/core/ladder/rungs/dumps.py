@@ -156,6 +156,12 @@ SMEM_PER_SM = {"sm_90": 233_472}
 SMEM_RESERVED = 1_024
 
 
+def shared_bytes(resources: dict[str, Any]) -> int:
+    """A compiled kernel's shared memory per block, bytes: its static and dynamic shared memory (``resources`` from
+    the SASS: ``shared``, ``dynamic_shared``; 0 where absent)."""
+    return int(resources.get("shared", 0)) + int(resources.get("dynamic_shared", 0))
+
+
 def resident_ctas(entry: dict[str, Any], arch: str) -> tuple[int, int] | None:
     """How many CTAs of the compiled kernel ``entry`` (its ``resources`` from the SASS: registers per thread, static
     and dynamic shared bytes; its ``num_warps``) can be resident at once on one GPU of ``arch``, and per SM: the
@@ -168,7 +174,7 @@ def resident_ctas(entry: dict[str, Any], arch: str) -> tuple[int, int] | None:
         return None
     warps = max(1, int(entry.get("num_warps") or 4))
     per_warp = -(-int(r["registers"]) * 32 // REG_UNIT) * REG_UNIT
-    smem = int(r.get("shared", 0)) + int(r.get("dynamic_shared", 0))
+    smem = shared_bytes(r)
     per_sm = min(
         BLOCKS_PER_SM,
         WARPS_PER_SM // warps,
@@ -212,7 +218,7 @@ def resident_limits(
             continue
         said.add(name)
         r = entry.get("resources") or {}
-        smem = int(r.get("shared", 0)) + int(r.get("dynamic_shared", 0))
+        smem = shared_bytes(r)
         found.append(
             f"{name} waited, under the interpreter, for a program that started after it began waiting (a grid-wide "
             f"barrier, or a wait on the previous program by id), and its launch at spec={spec_label(spec)} has "
@@ -245,7 +251,7 @@ def launch_limits(kernels: list[dict[str, Any]], launches: list[Any], arch: str)
                         f"of {most:,} (a launch the GPU refuses; put the large count on x or loop inside the kernel)"
                     )
         r = entry.get("resources") or {}
-        smem = int(r.get("shared", 0)) + int(r.get("dynamic_shared", 0))
+        smem = shared_bytes(r)
         if limit is not None and smem > limit:
             found.append(
                 f"{name} needs {smem:,} B of shared memory per block, past {arch}'s {limit:,} B ({limit // 1024} KiB): "
@@ -306,7 +312,7 @@ def launch_line(kernel: str | None, r: dict[str, Any], m: dict[str, int]) -> str
         and v
         and (k in sass.TENSOR or k.startswith(("LDG", "STG")) or k in ("LDL", "STL", "LDGSTS", "UTMALDG"))
     ]
-    smem = r.get("shared", 0) + r.get("dynamic_shared", 0)
+    smem = shared_bytes(r)
     return (
         f"{kernel}: {r.get('registers')} regs, {r.get('local', 0)} B local, "
         f"{smem} B smem; {', '.join(notable[:5]) or 'no memory ops'}"
