@@ -99,3 +99,18 @@ def test_an_output_the_native_reference_cannot_compute_leaves_the_others_judged(
     _ok(good)
     notes = [w for w in good.rung("correctness").warnings if "output out[1] not judged on this case" in w]
     assert notes, good.rung("correctness").warnings
+
+
+def test_a_bf16_sum_under_the_interpreter_is_said_to_round_once(make_ws, ladder_for):
+    """New-user trial 34, F2: an RMSNorm whose sum of squares is a bf16 ``tl.sum`` passed on the CPU: Triton reduces
+    bf16 in bf16 (each combine step rounds on the GPU, ``HADD2.BF16``), the interpreter in float32 rounded once. The
+    run rung now says so (``interp_fixes.note``); the twin summing in float32 passes without it."""
+    ref = R / "nu34_add_rmsnorm.py"
+    opts = dict(layouts=False, seeds=1, seed=4, rungs=("compile", "run"), fuzz=False, distributions=False)
+    warned = run(make_ws, ladder_for, "rms", K / "nu34_add_rmsnorm_bf16_sum_warned.py", reference=ref, **opts)
+    said = [w for r in warned.rungs for w in r.warnings if w.startswith("bf16 reduced or scanned with _sum_combine")]
+    assert said and "each combine step rounds to bf16" in said[0], [r.warnings for r in warned.rungs]
+    good = run(make_ws, ladder_for, "rms", K / "nu34_add_rmsnorm_f32_good.py", reference=ref, **opts)
+    assert good.ok and not [w for r in good.rungs for w in r.warnings if w.startswith("bf16 reduced")], [
+        r.line() for r in good.rungs
+    ]

@@ -144,6 +144,9 @@ class ExecuteReply(TypedDict):
     needs_gpu: NotRequired[str]
     # under the Triton interpreter: programs of one launch that wrote one element unordered (``worker.interp_races``)
     races: NotRequired[list[str]]
+    # under the Triton interpreter: what its verdict does not show (``candidate.interpreter_notes``: libdevice's
+    # approximate functions, bf16 reductions rounded once), said once each
+    interpreter_notes: NotRequired[list[str]]
     # under the Triton interpreter: kernels a program of which waited until a program that started after it began
     # waiting wrote (``worker.interp_waits``): a grid-wide barrier, which needs every CTA resident at once on a GPU
     waited_on_later: NotRequired[list[WaitedLaunch]]

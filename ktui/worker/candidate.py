@@ -37,6 +37,9 @@ from ktui.worker.artifacts import launch_label, public_launch, write_artifacts
 from ktui.worker.checked import CheckedCalls
 from ktui.worker.errors import CaseFailed, KernelError, reraise_as_case
 from ktui.worker.grad_modes import input_grads, requires_grad_again
+from ktui.worker.interp_fixes import note as bf16_reduce_note
+from ktui.worker.interp_fixes import rounded_once
+from ktui.worker.interp_libdevice import approximated
 from ktui.worker.interp_libdevice import note as libdevice_note
 from ktui.worker.problem import ProblemCache, load_module, read_snapshot
 from ktui.worker.timed import TimedCalls
@@ -50,6 +53,13 @@ def is_compile_error(exc: BaseException) -> bool:
         if cls.__module__.startswith(COMPILER_MODULES) or cls.__name__ in ("CompilationError", "PTXASError"):
             return True
     return "ptxas" in str(exc).lower()
+
+
+def interpreter_notes() -> list[str]:
+    """What a CPU verdict does not show, said once each: the stand-in device's answers, libdevice's approximate
+    functions, bf16 reductions rounded once (``target_device.note``, ``interp_libdevice.note``,
+    ``interp_fixes.note``)."""
+    return target_device.note() + libdevice_note() + bf16_reduce_note()
 
 
 class Candidate(CheckedCalls, TimedCalls):
@@ -78,6 +88,10 @@ class Candidate(CheckedCalls, TimedCalls):
             integrity.settle_torch()
         self.baseline = integrity.fingerprint()
 
+    def interpreter_notes(self) -> list[str]:
+        """What the interpreter's verdict does not show (``interpreter_notes``), for an execute reply."""
+        return interpreter_notes()
+
     def _sync(self) -> None:
         if self.device == "cuda":
             torch.cuda.synchronize()
@@ -89,6 +103,8 @@ class Candidate(CheckedCalls, TimedCalls):
         search = Path(k["search_dir"]) if k.get("search_dir") else None
         # imported where its calls run (the main thread, ``invoke``): its top-level code sees what they see
         name = f"ktui_candidate_{k['sha'][:16]}"
+        rounded_once.clear()  # the interpreter's notes are the version's own: another version starts with none
+        approximated.clear()
         self.module = invoke.run(functools.partial(load_module, Path(k["path"]), name, search, "the kernel version"))
         self.kernel_sha = k["sha"]
         fn: object = getattr(self.module, "custom_kernel", None)
@@ -141,7 +157,7 @@ class Candidate(CheckedCalls, TimedCalls):
         self._sync()
         if changed:  # put back already, so the checked calls start from ktui's settings and judge their own
             raise CaseFailed(f"the dry call on spec={spec_label(spec)}: {changed}")
-        warnings = list(cap.warnings) + ([host_error] if host_error else []) + target_device.note() + libdevice_note()
+        warnings = list(cap.warnings) + ([host_error] if host_error else []) + interpreter_notes()
         if not cap.launches and not host_error:
             warnings.append("no Triton or CuTeDSL launch recorded: custom_kernel runs host code only")
         reply: CompileReply = {
@@ -186,7 +202,7 @@ class Candidate(CheckedCalls, TimedCalls):
             "languages": cap.languages,
             "launches": [public_launch(rec) for rec in cap.launches],
             "autotune_configs": 0,
-            "warnings": warnings + list(cap.warnings) + target_device.note() + libdevice_note(),
+            "warnings": warnings + list(cap.warnings) + interpreter_notes(),
         }
 
     def do_dumps(self, params: DumpsRequest, progress: OnProgress) -> DumpsReply:

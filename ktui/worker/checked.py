@@ -419,7 +419,14 @@ class CheckedCalls:
         later = interp_waits.take_waited_on_later()  # a wait a later-started program ended (a grid barrier)
         if later:
             reply["waited_on_later"] = later
+        notes = self.interpreter_notes()
+        if notes:
+            reply["interpreter_notes"] = notes
         return reply
+
+    def interpreter_notes(self) -> list[str]:
+        """What the interpreter's verdict does not show (the candidate's ``interpreter_notes``); [] here."""
+        return []
 
 
 def _crash_note(exc: BaseException, fn: Any, case: Mapping[str, Any], problem: Problem) -> str:

@@ -182,6 +182,10 @@ def refill(ctx: RunContext, res: ExecuteReply, steps: StepTimer | None = None) -
         races = [*res.get("races", []), *(r for r in more.get("races", []) if r not in res.get("races", []))]
         if races:
             res["races"] = races
+        notes = [*res.get("interpreter_notes", [])]
+        notes += [n for n in more.get("interpreter_notes", []) if n not in notes]
+        if notes:
+            res["interpreter_notes"] = notes
         later = [*res.get("waited_on_later", [])]
         later += [w for w in more.get("waited_on_later", []) if w not in later]
         if later:
@@ -420,6 +424,7 @@ def run_result(res: ExecuteReply, planned: list[Case], n_specs: int) -> RungResu
             "(work after custom_kernel returned is not checked)"
         )
     warnings.extend(res.get("races", []))  # (the CPU's: a GPU runs the programs at once and shows the race itself)
+    warnings.extend(res.get("interpreter_notes", []))  # what the CPU's verdict does not show (bf16 sums rounded once)
     if tampered:
         warnings.append(
             f"this version patched {', '.join(tampered[:5])} in its worker (replaced after "
