@@ -114,3 +114,23 @@ def test_a_bf16_sum_under_the_interpreter_is_said_to_round_once(make_ws, ladder_
     assert good.ok and not [w for r in good.rungs for w in r.warnings if w.startswith("bf16 reduced")], [
         r.line() for r in good.rungs
     ]
+
+
+def test_a_reference_writing_an_undeclared_input_is_the_references_error(make_ws, ladder_for, tmp_path):
+    """New-user trial 34, F13: a residual-add RMSNorm reference doing ``residual.add_(x)`` without declaring
+    ``inplace = (1,)`` got the honest kernel (which updates the residual too) failed as "input modified: in[1] ...
+    the kernel wrote into its input tensors". The describe step compares the inputs the reference ran on with the
+    inputs it was given: the compile rung names the reference and the fix; declared, the kernel passes."""
+    text = (R / "nu34_add_rmsnorm.py").read_text()
+    assert "\ninplace = (1,)\n" in text
+    ref = tmp_path / "rms_undeclared.py"
+    ref.write_text(text.replace("\ninplace = (1,)\n", "\n"))
+    opts = dict(layouts=False, seeds=1, seed=4, rungs=CHECKED, fuzz=False, distributions=False)
+    res = run(make_ws, ladder_for, "rms", K / "nu34_add_rmsnorm_f32_good.py", reference=ref, **opts)
+    c = res.rung("compile")
+    assert c is not None and c.status is Status.FAILED, [r.line() for r in res.rungs]
+    said = c.line()
+    assert "ref_kernel writes into in[1] (its input), which the reference does not declare" in said, said
+    assert "`inplace = (...)`" in said and "reference error" in said, said
+    declared = R / "nu34_add_rmsnorm.py"
+    _ok(run(make_ws, ladder_for, "rms", K / "nu34_add_rmsnorm_f32_good.py", reference=declared, **opts))

@@ -872,6 +872,25 @@ def _special_trials(problem: Problem, device: str) -> Trials:
     return trials
 
 
+def reference_writes(problem: Problem, before: Any, after: Any) -> str:
+    """The first input (``in[1]``, ``in['x']``) that ``ref_kernel`` changed, comparing the inputs it was given
+    (``before``, untouched: it ran on a copy) with that copy after the call (``after``), among the inputs the
+    reference does not declare as outputs or in-place (``inputs_only``); '' when none. NaN equals NaN."""
+    from ktui.worker.problem import inputs_only
+    from ktui.worker.tensors import flatten
+
+    was = dict(flatten(inputs_only(problem, before)))
+    for path, t in flatten(inputs_only(problem, after)):
+        old = was.get(path)
+        if not (isinstance(t, torch.Tensor) and isinstance(old, torch.Tensor) and t.shape == old.shape):
+            continue
+        nan = t.is_floating_point() and torch.equal(t.isnan(), old.isnan())
+        same = torch.equal(t, old) or (nan and torch.equal(t.nan_to_num(), old.nan_to_num()))
+        if not same:
+            return "in" + path[3:] if path.startswith("out") else path
+    return ""
+
+
 def _attempt(
     problem: Problem, dist: str, device: str, where: str, i: int, only: list[str] | None = None
 ) -> tuple[str, bool]:
@@ -1100,8 +1119,17 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
         problem.check_structured(first)
     # and a ref_kernel that raises on the smallest test spec (a typo: new-user trial 23, F7, reported only after a
     # whole run rung of every version): ReferenceRaised, the compile rung's reference error
-    problem.reference_native(first)
-    del first
+    ran: list[Any] = []
+    problem.reference_native(first, ran)
+    written = reference_writes(problem, first, ran[0])
+    if written:  # the kernel would be blamed for what the reference does (new-user trial 34, F13)
+        raise ProblemError(
+            f"references/{problem.name}.py: ref_kernel writes into {written} (its input), which the reference does not "
+            "declare: a version that does the same fails as 'input modified'. Declare it, `inplace = (...)` with its "
+            "index or key, if the op updates it in place (as vLLM's fused_add_rms_norm does its residual), or "
+            "clone it in ref_kernel"
+        )
+    del first, ran
     trials, only = _special_trials(problem, device)
     info["distributions"] = [d for d in info["distributions"] if not trials.get(d)]
     notes = [
