@@ -134,3 +134,23 @@ def test_a_reference_writing_an_undeclared_input_is_the_references_error(make_ws
     assert "`inplace = (...)`" in said and "reference error" in said, said
     declared = R / "nu34_add_rmsnorm.py"
     _ok(run(make_ws, ladder_for, "rms", K / "nu34_add_rmsnorm_f32_good.py", reference=declared, **opts))
+
+
+def test_zeros_the_references_own_precision_gives_too_are_not_warned():
+    """New-user trial 34, F1: every honest RMSNorm run warned "N elements are 0 where the reference is not ... never
+    written, or zeroed?" on the extreme family, where the float32 sum of squares overflows and torch's own bf16 run
+    gives 0 too. The warning is dropped where the native reference is 0 at every zeroed element, kept elsewhere."""
+    import torch
+
+    from ktui.worker import metrics
+    from ktui.worker.compare import native_zeros_too
+
+    ref = torch.tensor([3e37, -2e37, 1.0, 2.0], dtype=torch.float64)
+    out = torch.tensor([0.0, 0.0, 1.0, 2.0])
+    note = f"2 of 4 elements {metrics.FLUSHED} (up to |ref| = 3e+37): never written, or zeroed?"
+    m = {"ok": True, "warnings": [note, "another"]}
+    native_zeros_too(m, out, torch.tensor([0.0, 0.0, 1.0, 2.0]), ref)
+    assert m["warnings"] == ["another"], m
+    m = {"ok": True, "warnings": [note]}
+    native_zeros_too(m, out, torch.tensor([0.0, -2e37, 1.0, 2.0]), ref)  # the native run kept one of them
+    assert m["warnings"] == [note], m

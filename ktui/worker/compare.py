@@ -621,6 +621,7 @@ def judge_leaf(
     else:
         m = metrics.verdict(out, ref, tol, unwritten=unwritten_mask(out, exp), allow_nan=problem.allow_nan)
         m["baseline_psnr_db"] = metrics.error_metrics(exp, ref)["psnr_db"] if prep["precision"] != "native" else None
+        native_zeros_too(m, out, exp, ref)
     m["path"] = path
     if type_note:
         m.setdefault("warnings", []).append(type_note)
@@ -676,6 +677,20 @@ def judge_leaf(
             folder / case["repeat_dir"], case["repeat_outputs"], g, out, ref, tol, m, problem.allow_nan, device
         )
     return m
+
+
+def native_zeros_too(m: dict[str, Any], out: torch.Tensor, exp: Any, ref: torch.Tensor) -> None:
+    """Drop the zeros warning (``metrics.FLUSHED``) from the leaf's verdict ``m`` (in place) where the reference in its
+    own precision (``exp``) is 0 too at every element the kernel zeroed (``out`` 0, the truth ``ref`` not): an RMSNorm
+    whose float32 sum of squares overflows on the extreme family's values near the max gives 0 there in torch's own
+    bf16 run as in any honest kernel's, and "never written, or zeroed?" on every honest version's run read as an alarm
+    (new-user trial 34, F1). The verdict is not changed; a kernel zeroing anywhere else keeps the warning."""
+    said = [w for w in m.get("warnings") or [] if metrics.FLUSHED in w]
+    if not said or not isinstance(exp, torch.Tensor) or exp.shape != out.shape or out.is_complex():
+        return
+    zeroed = (out == 0) & (ref != 0)
+    if bool(zeroed.any()) and bool((exp.detach().cpu().to(torch.float64)[zeroed.cpu()] == 0).all()):
+        m["warnings"] = [w for w in m["warnings"] if metrics.FLUSHED not in w]
 
 
 def empty_size_allowance(m: dict[str, Any], out: Any, ref: Any, tol: Tolerance, path: str, allow_nan: bool) -> None:
