@@ -51,6 +51,13 @@ def test_instruction_mix_counts_families_and_load_widths():
     assert mix == {"FFMA": 1, "HGMMA": 1, "LDG.128": 1, "LDG.32": 1, "LDL": 1, "STG.16": 1, "STL": 1, "total": 9}
 
 
+def test_instruction_mix_counts_packed_half_precision_by_type():
+    """New-user trial 34, F12: a variance summed in bf16 showed as FADD 12 -> 0 and no row for what replaced it."""
+    ops = ["HADD2.BF16_V2", "HADD2.BF16_V2", "HFMA2.MMA.BF16_V2", "HMUL2", "HFMA2", "DFMA", "FADD"]
+    mix = sass.instruction_mix([sass.Instr(16 * i, op, "R0, R1, R2") for i, op in enumerate(ops)])
+    assert mix == {"DFMA": 1, "FADD": 1, "HADD2.BF16": 2, "HFMA2": 1, "HFMA2.BF16": 1, "HMUL2": 1, "total": 7}, mix
+
+
 def test_red_flags():
     mix = sass.instruction_mix(sass.parse(SASS)[0].instrs)
     flags = sass.red_flags(mix, {"local": 8}, uses_dot=True)

@@ -139,10 +139,14 @@ def _width(opcode: str) -> int:
 
 
 TENSOR = ("HGMMA", "QGMMA", "IGMMA", "BGMMA", "HMMA", "IMMA", "DMMA", "BMMA")
+# packed half-precision arithmetic (two fp16 or bf16 values a register): counted apart, by type (new-user trial 34,
+# F12: a variance summed in bf16 showed as FADD 12 -> 0 and no row for the HADD2.BF16_V2 that replaced them)
+PACKED = ("HADD2", "HMUL2", "HFMA2", "HMNMX2")
 
 
 def instruction_mix(instrs: list[Instr]) -> dict[str, int]:
-    """Counts by family: tensor-core ops (HGMMA wgmma, HMMA mma.sync...), FFMA/FMUL/FADD/MUFU, global loads and stores
+    """Counts by family: tensor-core ops (HGMMA wgmma, HMMA mma.sync...), FFMA/FMUL/FADD/MUFU, packed fp16 and bf16
+    arithmetic (``HADD2``, ``HFMA2.BF16``...), float64 (DFMA/DMUL/DADD), global loads and stores
     by width (``LDG.128``), shared and local memory (LDS/STS/LDSM, LDL/STL: local traffic is usually spills),
     async copies (LDGSTS, UTMALDG TMA), barriers, shuffles, and ``total``."""
     c: Counter[str] = Counter()
@@ -150,10 +154,15 @@ def instruction_mix(instrs: list[Instr]) -> dict[str, int]:
         b = ins.base
         if b in ("LDG", "STG"):
             c[f"{b}.{_width(ins.opcode)}"] += 1
+        elif b in PACKED:  # fp16 pairs, or bf16 ones (``HADD2.BF16_V2``): arithmetic in half precision
+            c[f"{b}.BF16" if ".BF16" in ins.opcode else b] += 1
         elif b in TENSOR or b in (
             "FFMA",
             "FMUL",
             "FADD",
+            "DFMA",
+            "DMUL",
+            "DADD",
             "MUFU",
             "LDS",
             "STS",
