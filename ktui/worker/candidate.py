@@ -89,8 +89,9 @@ class Candidate(CheckedCalls, TimedCalls):
         self.baseline = integrity.fingerprint()
 
     def interpreter_notes(self) -> list[str]:
-        """What the interpreter's verdict does not show (``interpreter_notes``), for an execute reply."""
-        return interpreter_notes()
+        """What the interpreter's verdict does not show, for an execute reply: libdevice's approximate functions and
+        bf16 reductions rounded once (the stand-in device's answers are the compile rung's to say)."""
+        return libdevice_note() + bf16_reduce_note()
 
     def _sync(self) -> None:
         if self.device == "cuda":
