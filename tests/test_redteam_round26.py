@@ -279,7 +279,7 @@ def test_an_ordinary_refill_outside_the_inputs_domain_is_left_out_not_failed(mak
     ref = R / "rt27_adam.py"
     checked = dict(layouts=False, seeds=1, seed=1, rungs=("compile", "run", "correctness"))
     ok = good(run(make_ws, ladder_for, "adam", K / "rt27_adam_good.py", reference=ref, **checked))
-    notes = [w for r in ok.rungs for w in r.warnings if "left out" in w]
+    notes = [w for r in ok.rungs for w in r.warnings if "left out" in w and "special float values" not in w]
     assert len(notes) == 1 and "'normal', 'heavy', 'shifted' distributions are left out" in notes[0], notes
     bad = run(make_ws, ladder_for, "adam", K / "rt27_adam_eps_inside_bad.py", reference=ref, **checked)
     corr_rung = bad.rung("correctness")

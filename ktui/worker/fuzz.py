@@ -934,7 +934,9 @@ def _attempt(
         # valid where some float output is: the others are left out case by case (``judge``: ``skip_outputs``; red
         # team round 34, #2: a row's sum of squares overflowing in float32 took the extreme family from y = 2x too)
         invalid = invalid_outputs(ref, native, problem.allow_nan, nan_only=dist in ORDINARY_TRIED)
-        everywhere = bool(invalid) and set(invalid) >= float_outputs(ref)
+        # (NaN and inf inputs: left out where any output cannot take them, as before; an output's inf beside another
+        # one's NaN is no bar for the kernel's NaN handling: an honest online log-sum-exp gives NaN on +inf)
+        everywhere = bool(invalid) and (set(invalid) >= float_outputs(ref) or dist in NAN_INF)
         reason = (next(iter(invalid.values())) if everywhere else "") or casts.seen
         if dist == "nan" and not reason and not _nan_judged(data, native, problem):
             reason = "no float input takes a NaN, or no float output would show one"
@@ -993,6 +995,7 @@ TRIAL_CHILD_S = 120.0  # ``_in_child``: a trial's child past this many seconds i
 # a special distribution that has nothing to refill (no integer inputs, no float arguments...): no note
 NOT_APPLICABLE = ("no ", "the problem allows")
 FLOAT_VALUES = ("zeros", "masked", "large", "extreme", "tiny")  # the special float values left out with a note
+NAN_INF = ("nonfinite", "nan")  # left out, or a case skipped, where any one output cannot take them
 CHILD_REASONS = ("the reference crashed", "the reference did not finish", "the reference's trial gave no answer")
 
 
@@ -1160,8 +1163,12 @@ def describe_for_run(problem: Problem, device: str, fuzz_seed: int | None) -> Pr
         for d, why in trials.items()
         if why and d in FLOAT_VALUES and not why.startswith((*CHILD_REASONS, *NOT_APPLICABLE))
     }
-    for d, why in values.items():
-        notes.append(f"the '{d}' distribution is left out: {why} on it ({INPUT_DISTRIBUTIONS[d]})")
+    if values:
+        names = ", ".join(f"'{d}'" for d in values)
+        notes.append(
+            f"the {names} distribution{'s are' if len(values) > 1 else ' is'} left out: {next(iter(values.values()))} "
+            f"on {'them' if len(values) > 1 else 'it'} (special float values: their cases would not be judged)"
+        )
     # and NaN and inf inputs left out altogether (the reference gives NaN on both: a softmax carries a NaN logit into
     # its weights), so a kernel's handling of them is known unchecked (new-user trial 33, F8: `nan` and `nonfinite`
     # left out of every run without a word; `nan` alone is for outputs that stay free of NaN, a nansum's)

@@ -52,7 +52,7 @@ from ktui.worker.cases import (
 )
 from ktui.worker.compare import buffer_mismatch, judge_burst, judge_case, judge_outputs, overlaps
 from ktui.worker.errors import ProblemError
-from ktui.worker.fuzz import describe_for_run
+from ktui.worker.fuzz import NAN_INF, describe_for_run
 from ktui.worker.indices import IndexOps, IndexSource
 from ktui.worker.native import native_errors, truncate_to_tf32
 from ktui.worker.problem import (
@@ -416,7 +416,7 @@ class Judge:
             # near-duplicate's swaps: ktui's inputs, not the reference's own) the describe trial let it through;
             # this case's own reference may still not
             invalid = invalid_outputs(ref, expected, problem.allow_nan, nan_only=case.get("dist") not in SPECIAL)
-            if invalid and set(invalid) >= float_outputs(ref):  # no float output left to judge: the case is not
+            if invalid and (set(invalid) >= float_outputs(ref) or case.get("dist") in NAN_INF):  # no output left
                 entry["skip"] = next(iter(invalid.values()))
             elif invalid:  # an output at a time: the others are still judged (red team round 34, #2)
                 entry["skip_outputs"] = invalid
