@@ -55,10 +55,10 @@ def is_compile_error(exc: BaseException) -> bool:
     return "ptxas" in str(exc).lower()
 
 
-def interpreter_notes() -> list[str]:
-    """What a CPU verdict does not show, said once each: the stand-in device's answers, libdevice's approximate
-    functions, bf16 reductions rounded once (``target_device.note``, ``interp_libdevice.note``,
-    ``interp_fixes.note``)."""
+def compile_notes() -> list[str]:
+    """What a CPU verdict does not show, for a compile reply (the dry call): the stand-in device's answers,
+    libdevice's approximate functions, bf16 reductions rounded once (``target_device.note``, ``interp_libdevice.note``,
+    ``interp_fixes.note``); an execute reply says the last two (``Candidate.interpreter_notes``)."""
     return target_device.note() + libdevice_note() + bf16_reduce_note()
 
 
@@ -158,7 +158,7 @@ class Candidate(CheckedCalls, TimedCalls):
         self._sync()
         if changed:  # put back already, so the checked calls start from ktui's settings and judge their own
             raise CaseFailed(f"the dry call on spec={spec_label(spec)}: {changed}")
-        warnings = list(cap.warnings) + ([host_error] if host_error else []) + interpreter_notes()
+        warnings = list(cap.warnings) + ([host_error] if host_error else []) + compile_notes()
         if not cap.launches and not host_error:
             warnings.append("no Triton or CuTeDSL launch recorded: custom_kernel runs host code only")
         reply: CompileReply = {
@@ -203,7 +203,7 @@ class Candidate(CheckedCalls, TimedCalls):
             "languages": cap.languages,
             "launches": [public_launch(rec) for rec in cap.launches],
             "autotune_configs": 0,
-            "warnings": warnings + list(cap.warnings) + interpreter_notes(),
+            "warnings": warnings + list(cap.warnings) + compile_notes(),
         }
 
     def do_dumps(self, params: DumpsRequest, progress: OnProgress) -> DumpsReply:

@@ -874,21 +874,16 @@ def _special_trials(problem: Problem, device: str) -> Trials:
 
 def reference_writes(problem: Problem, before: Any, after: Any) -> str:
     """The first input (``in[1]``, ``in['x']``) that ``ref_kernel`` changed, comparing the inputs it was given
-    (``before``, untouched: it ran on a copy) with that copy after the call (``after``), among the inputs the
-    reference does not declare as outputs or in-place (``inputs_only``); '' when none. NaN equals NaN."""
+    (``before``, untouched: it ran on a copy) with that copy after the call (``after``) by the judge's own digests of
+    their bytes (``tensors.input_facts``, as a version's inputs are checked), among the inputs the reference does not
+    declare as outputs or in-place (``inputs_only``); '' when none."""
     from ktui.worker.problem import inputs_only
-    from ktui.worker.tensors import flatten
+    from ktui.worker.tensors import input_facts
 
-    was = dict(flatten(inputs_only(problem, before)))
-    for path, t in flatten(inputs_only(problem, after)):
-        old = was.get(path)
-        if not (isinstance(t, torch.Tensor) and isinstance(old, torch.Tensor) and t.shape == old.shape):
-            continue
-        nan = t.is_floating_point() and torch.equal(t.isnan(), old.isnan())
-        same = torch.equal(t, old) or (nan and torch.equal(t.nan_to_num(), old.nan_to_num()))
-        if not same:
-            return "in" + path[3:] if path.startswith("out") else path
-    return ""
+    was = input_facts(inputs_only(problem, before))
+    now = input_facts(inputs_only(problem, after))
+    changed = (path for path, (_, digest) in now.items() if digest and was.get(path, (None, digest))[1] != digest)
+    return next(changed, "")
 
 
 def _attempt(

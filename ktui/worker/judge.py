@@ -84,7 +84,7 @@ from ktui.worker.tensors import (
     shared_outputs,
 )
 from ktui.worker.timing import bench, measure_bandwidth, measure_peak_tflops
-from ktui.worker.tolerance import native_unusable, native_unusable_paths, resolve
+from ktui.worker.tolerance import native_unusable_paths, resolve
 from ktui.worker.unordered import UnorderedGroup, UnorderedOps, canonical_
 
 
@@ -244,6 +244,17 @@ def negated_domain(problem: Problem, case: ExecutedCase, verdict: CaseVerdict, d
         "generate_input draw both"
     )
     return cast(CaseVerdict, {**verdict, "ok": True, "score": 0.0, "reason": "", "warnings": [warning]})
+
+
+def _leave_out(entry: dict[str, Any], reasons: dict[str, str], whole: bool) -> None:
+    """Leave out of a special-values case's verdict the outputs ``reasons`` names (path -> why the reference is no
+    target there; red team round 34, #2: one output overflowing in float32 took every output of the case along):
+    the whole case (``entry["skip"]``, the first reason) when ``whole``, else those outputs alone
+    (``entry["skip_outputs"]``, ``compare.judge_outputs`` judges the others). Nothing when ``reasons`` is empty."""
+    if reasons and whole:
+        entry["skip"] = next(iter(reasons.values()))
+    elif reasons:
+        entry["skip_outputs"] = {**reasons, **entry.get("skip_outputs", {})}
 
 
 def _reference_grads(problem: Problem, case: Case, device: str) -> dict[str, Any]:
@@ -416,10 +427,7 @@ class Judge:
             # near-duplicate's swaps: ktui's inputs, not the reference's own) the describe trial let it through;
             # this case's own reference may still not
             invalid = invalid_outputs(ref, expected, problem.allow_nan, nan_only=case.get("dist") not in SPECIAL)
-            if invalid and (set(invalid) >= float_outputs(ref) or case.get("dist") in NAN_INF):  # no output left
-                entry["skip"] = next(iter(invalid.values()))
-            elif invalid:  # an output at a time: the others are still judged (red team round 34, #2)
-                entry["skip_outputs"] = invalid
+            _leave_out(entry, invalid, set(invalid) >= float_outputs(ref) or case.get("dist") in NAN_INF)
             # or the reference cast NaN or inf to an integer on them: its value there is undefined, not the truth
             entry["skip"] = entry.get("skip", "") or nonfinite_cast
         if entry["policy_dtype"] == "float32" and precision == "float64":
@@ -469,10 +477,7 @@ class Judge:
             # an output at a time: the others are still judged (red team round 34: one output overflowing in float32
             # took every output of the case along)
             unusable = native_unusable_paths(entry.get("native_err"))
-            if unusable and set(unusable) >= {p for p, _ in flatten(entry["expected"])}:
-                entry["skip"] = native_unusable(entry.get("native_err"))
-            elif unusable:
-                entry["skip_outputs"] = {**unusable, **entry.get("skip_outputs", {})}
+            _leave_out(entry, unusable, set(unusable) >= {p for p, _ in flatten(entry["expected"])})
         return entry
 
     def do_prepare(self, params: PrepareRequest, progress: OnProgress) -> PrepareReply:
