@@ -480,3 +480,27 @@ def test_status_says_in_one_short_line_why_a_version_failed():
         "(300, 17, 129, fp16) shifted transposed: 10 NaN/inf where the reference differs, first at [0]"
     )
     assert short_reason(failure_reason(wrong)).startswith("(300, 17, 129, fp16) shifted transposed: 10 NaN/inf")
+
+
+def test_a_reference_restored_while_ktui_was_closed_takes_back_the_verdict_on_that_content(make_ws):
+    """New-user trial 35, F9: v1 passed against the reference, failed against an edit of it, and the reference was
+    restored byte for byte while ktui was closed: ``ktui status`` showed the failure, stale, and the TUI queued the
+    version, where its verdict on exactly those files was kept (``ResultStore.judged`` by content). The stored
+    result is now read through ``status.current_result``."""
+    from ktui.core.status import current_result, workspace_status
+
+    ws = make_ws(["vector_add"], {"vector_add/v1": ROOT / "kernels/vector_add/v1.py"})
+    k = ws.versions("vector_add")[0]
+    store = ResultStore(ws)
+    store.save(_result(ws, "v1"))  # ok against the reference as it is
+    ref = ws.reference_path("vector_add")
+    original = ref.read_bytes()
+    ref.write_bytes(original + b"\nallow_nan = True\n")
+    store.save(_result(ws, "v1", ok=False))  # failed against the edit
+    assert current_result(ws, store, k).rungs[-1].status is Status.FAILED  # about the files now
+    ref.write_bytes(original)  # restored, ktui closed
+    assert store.load("vector_add", "v1").rungs[-1].status is Status.FAILED  # (the last stored: stale)
+    r = current_result(ws, store, k)
+    assert r is not None and r.rungs[-1].status is Status.OK and not staleness(ws, k, r)
+    [problem] = workspace_status(ws)
+    assert problem.versions[0].ok is True and not problem.versions[0].stale, problem.versions[0]

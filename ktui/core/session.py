@@ -32,6 +32,7 @@ from ktui.core.ladder import Ladder, LadderOptions, WorkerPool, merge
 from ktui.core.log import close_log, open_log
 from ktui.core.results import LadderResult, expand_rungs
 from ktui.core.scheduler import Scheduler, Ticket, Why, cancel_notifying, content_of, is_broken, is_cancelled
+from ktui.core.status import current_result
 from ktui.core.store import ResultStore, sha256
 from ktui.core.timeouts import DefaultLimits, ReferenceTimes, TimeoutConfigError, TimeoutPolicy, load_policy
 from ktui.core.watcher import DEFAULT_DEBOUNCE_S, Watcher, release_watch_lock, take_watch_lock
@@ -365,10 +366,11 @@ class Session:
         return [self.scheduler.submit(k) for k in self.ws.versions(problem)]
 
     def latest(self, kernel: KernelRef) -> LadderResult | None:
-        """The latest result of ``kernel``: this session's last run of it, else the stored one."""
+        """The latest result of ``kernel``: this session's last run of it, else the stored one (its verdict on the
+        files now where the stored one is stale and that was kept: ``status.current_result``)."""
         with self._lock:
             r = self._latest.get(kernel.key)
-        return r or self.store.load(kernel.problem, kernel.version)
+        return r or current_result(self.ws, self.store, kernel)
 
     def results(self) -> dict[str, LadderResult]:
         """The latest result of every version (this session's runs first, then the stored ones)."""

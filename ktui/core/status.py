@@ -61,6 +61,23 @@ def staleness(ws: Workspace, kernel: KernelRef, result: LadderResult | None) -> 
     return _changed(ws, kernel, result.source_sha256, result.reference_sha256, result.helpers_sha256)
 
 
+def current_result(ws: Workspace, store: ResultStore, kernel: KernelRef) -> LadderResult | None:
+    """``kernel``'s stored result, or, where that is stale, its judged result on exactly the files on disk now
+    (``ResultStore.judged`` by content: one of the last it had) when there is one: a reference restored byte for
+    byte while ktui was closed showed the failure against the edit, stale, in ``ktui status`` and queued the version
+    at the TUI's start, where its verdict on that content stood (new-user trial 35, F9)."""
+    r = store.load(kernel.problem, kernel.version)
+    if r is None or not staleness(ws, kernel, r):
+        return r
+    source, reference = file_sha(kernel.path), file_sha(ws.reference_path(kernel.problem))
+    if source is None or reference is None:
+        return r
+    kept = store.judged(kernel.problem, kernel.version, (source, reference))
+    if kept is not None and kept.has_verdict and not staleness(ws, kernel, kept):
+        return kept
+    return r
+
+
 def _changed(
     ws: Workspace,
     kernel: KernelRef,
@@ -275,7 +292,7 @@ def workspace_status(ws: Workspace, results: dict[str, LadderResult] | None = No
     for problem in ws.problems():
         versions = []
         for k in ws.versions(problem):
-            result = results.get(k.key) if results is not None else store.load(k.problem, k.version)
+            result = results.get(k.key) if results is not None else current_result(ws, store, k)
             versions.append(version_status(ws, k, result))
         out.append(
             ProblemStatus(

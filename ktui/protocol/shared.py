@@ -165,6 +165,7 @@ class ExecutedCase(Case, total=False):
     repeat_outputs: list[OutputLeaf]  # the second call's outputs (``repeat: 2``)
     repeat_dir: str  # their folder inside the case's folder
     changed_after: bool  # an output changed after its call returned
+    grads_changed_after: bool  # a gradient its backward returned changed later (another backward wrote it)
     inputs_changed_after: bool  # its inputs changed after the call returned and was checked (a thread, a later call)
     unsupported: str  # the layout raised: ``Type: message`` (not a failure)
     # the config each autotuned kernel launched, by kernel name: index into its ``configs`` (``capture.configs_ran``;

@@ -53,7 +53,7 @@ from ktui.core.log import close_log, get_logger, open_log
 from ktui.core.results import LadderResult, RungResult, device_label, fmt_seconds
 from ktui.core.scheduler import is_cancelled
 from ktui.core.session import Session
-from ktui.core.status import stale_policy
+from ktui.core.status import current_result, stale_policy
 from ktui.core.store import LastVersion, ResultStore
 from ktui.core.timeouts import LIMIT_OF, TimeoutPolicy
 from ktui.core.workspace import KernelRef, Workspace
@@ -220,7 +220,7 @@ class KtuiApp(App[None]):
         self.watch(self.screen, "maximized", self._maximized_changed, init=False)
         for k in self.ws.all_versions():
             st = self.states[k.key] = VersionState(k.key)
-            st.result = self.store.load(k.problem, k.version)
+            st.result = current_result(self.ws, self.store, k)  # (its verdict on the files now, where kept)
             st.refresh_stale(self.ws)  # a result of code edited while ktui was closed is marked stale
         self.query_one(KernelTree).rebuild(self.states)
         last = LastVersion(self.ws).get()  # the version last worked on (selected here, or run by ktui run)

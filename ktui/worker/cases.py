@@ -608,10 +608,19 @@ def layout_of(t: torch.Tensor) -> str:
 
 
 def intrange_hint(case: Case, inputs: list[tuple[str, Any]]) -> str:
-    """What a failed ``intrange`` case adds to its message (new-user trial 30, F2; red team round 30, #7: offsets and
+    """What a failed ``relabel:`` scalars case adds to its message (the argument moved with its occurrences), or
+    what a failed ``intrange`` case adds (new-user trial 30, F2; red team round 30, #7: offsets and
     lengths refilled over int64's range, which a reference that masks and clamps takes, failed an honest kernel with
     a bare out-of-bounds access): which integer inputs the distribution refilled, and how a reference says such
     values are outside the problem. '' for another case. ``inputs``: the case's input leaves (``flatten(.., "in")``)."""
+    relabeled = [(p, m) for p, m in (case.get("vary") or {}).items() if relabel_to(m) is not None]
+    if relabeled:  # (new-user trial 35, F5: a hard-coded -100 read class -101; the hint was about strides)
+        p, m = relabeled[0]
+        return (
+            f" [this case moved the int argument in{p} and its occurrences in the integer inputs ({m}): a kernel "
+            "that compares the integer inputs with the argument's usual value as a constant (ignore_index = -100 "
+            "written into the kernel) treats the moved ones as ordinary values: take the argument]"
+        )
     if case.get("dist") != "intrange":
         return ""
     refilled = [

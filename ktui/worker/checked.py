@@ -59,6 +59,10 @@ from ktui.worker.tensors import (
     shared_outputs,
 )
 
+# ``requires_grad`` cases: the other forward call made between a call and its backward takes this case's seed plus
+# this (its own inputs, of the case's shape)
+INTERLEAVED_SEED = 4_099
+
 
 def _out_of_bounds(label: str, found: list[str], out: Any, inputs: Any) -> str:
     """The failure of a call that wrote outside its memory (``found``: the guards' findings), naming first any output
@@ -249,6 +253,7 @@ class CheckedCalls:
                 fn = self._load(params["kernel"])  # a second phase, from a fresh module again
             interp_sched.order_from(base + i)  # the interpreter's program orders, the same on a replay
             label = case_label(label_of(problem, case), case)
+            interp_races.case_label[0] = label  # named in a race warning (new-user trial 35, F7)
             entry = cast(ExecutedCase, dict(case))  # cast: a copy of the Case; ExecutedCase adds only optional keys
             progress({"done": i, "total": len(cases), "case": label})  # what runs now, should the worker die
             if case.get("calls"):  # the burst: many calls in a row, every output kept (issue 9.4)
@@ -326,17 +331,41 @@ class CheckedCalls:
                         raise CaseFailed(f"{label}: {self.state_changed}")
                     grads: list[Any] = []
                     if rep == 0 and case.get("grad") == "requires_grad" and live:
+                        # another forward of the op between this call and its backward, as a model using the op
+                        # twice runs it (two layers): a buffer the forward saves for its backward and reuses per
+                        # shape is overwritten by then (red team round 35, #3: a SiLU keeping sigmoid(x) per shape
+                        # passed, its first layer's gradient 1.75 off)
+                        try:
+                            other = build_input(problem, {**case, "seed": case["seed"] + INTERLEAVED_SEED}, self.device)
+                            requires_grad_again(other, live)
+                            self._sync()
+                            with allocation.poisoned_allocations(None), capture.recording(case, backward=True):
+                                out_other, changed = global_state.settled_call(fn, other, self.device, CallMode(case))
+                            self._sync()
+                        except BaseException as exc:
+                            reraise_as_case(exc, f"{label}: a second forward call before the first one's backward")
+                        if changed:
+                            raise CaseFailed(f"{label}: a second forward call before this one's backward: {changed}")
                         # the version's backward, as a training step runs it, before anything is read: what it
                         # does to the outputs or the inputs is seen (red team round 29, #8)
                         try:
                             with capture.recording(case, backward=True):  # its launches: compiled, dumped too
                                 grads = input_grads(out, data, live, case["seed"])
+                            self._sync()
+                            returned = hash_data(grads)
+                            # and the other call's backward after it: a gradient buffer the backward keeps and
+                            # returns again is overwritten (round 35, #4; later backwards: ``kept`` below)
+                            input_grads(out_other, other, live, case["seed"] + INTERLEAVED_SEED)
+                            self._sync()
+                            if hash_data(grads) != returned:
+                                entry["grads_changed_after"] = True
                         except BaseException as exc:
                             reraise_as_case(
                                 exc,
                                 f"{label}: the backward (autograd.grad of the outputs, seeded cotangents, laid out "
                                 f"{cotangent_layout(case['seed'])})",
                             )
+                        del out_other, other
                     folder = out_dir / f"case{base + i}" / (f"repeat{rep}" if rep else "")
                     out_digests: list[str] = []
                     in_digests: list[str] = []
@@ -359,7 +388,10 @@ class CheckedCalls:
                                 raise KernelError(f"{label}: {exc}") from None
                             kept.append((entry, in_place, hash_data(in_place), "changed_after"))
                         if grads:  # the inputs' gradients, in ``problem.grad_paths``' sorted order: out[0], out[1]...
-                            entry["grad_outputs"] = save_outputs(grads, folder / "grad")
+                            grad_digests: list[str] = []
+                            entry["grad_outputs"] = save_outputs(grads, folder / "grad", None, grad_digests)
+                            # kept alive and hashed again at the end: a later backward must not write them
+                            kept.append((entry, grads, hash_data(grads, grad_digests), "grads_changed_after"))
                         entry.update(
                             {
                                 "seconds": round(seconds, 6),
@@ -413,6 +445,7 @@ class CheckedCalls:
             "threads_left": max(0, threads),
             "launch_table": launch_table,
         }
+        interp_races.case_label[0] = ""
         races = interp_races.take()  # programs of one launch writing one element (the interpreter's record)
         if races:
             reply["races"] = races

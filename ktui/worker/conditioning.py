@@ -96,8 +96,12 @@ class RoundingNoise(TorchDispatchMode):  # type: ignore[no-untyped-call]
     docstring). A fused pointwise op with a decomposition in torch (``F.gelu(approximate="tanh")``) runs as its
     decomposition, each step jittered: its one result would hide the cancellation inside it."""
 
-    def __init__(self, seed: int, parent: RoundingNoise | None = None) -> None:
+    def __init__(self, seed: int, parent: RoundingNoise | None = None, unit: float = 0.0, flip: bool = False) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
+        # ``unit`` > 0: each result moved by ``unit`` relative, up or down (never kept), instead of one float64 ulp: the
+        # roundings of a program computing in that precision; ``flip``: every move the other way (an antithetic run)
+        self.unit: float = parent.unit if parent is not None else unit
+        self.flip: bool = parent.flip if parent is not None else flip
         # inside a decomposition (``parent``): the same draws go on, from the same generators
         self.gen: torch.Generator = parent.gen if parent is not None else torch.Generator().manual_seed(seed)
         self._on: dict[str, torch.Generator] = parent._on if parent is not None else {}  # one per device, from gen
@@ -112,6 +116,12 @@ class RoundingNoise(TorchDispatchMode):  # type: ignore[no-untyped-call]
         return self._on[key]
 
     def _jitter(self, t: torch.Tensor) -> None:
+        if self.unit:
+            pick = torch.randint(0, 2, t.shape, generator=self._generator(t.device), device=t.device, dtype=torch.uint8)
+            sign = (pick.to(torch.float64) * 2 - 1) * (-1.0 if self.flip else 1.0)
+            moved = t * (1 + self.unit * sign)
+            t.copy_(torch.where(torch.isfinite(t) & ~_float32_exact(t), moved, t))
+            return
         pick = torch.randint(0, 3, t.shape, generator=self._generator(t.device), device=t.device, dtype=torch.uint8)
         up, down = torch.nextafter(t, torch.full_like(t, math.inf)), torch.nextafter(t, torch.full_like(t, -math.inf))
         moved = torch.where(pick == 0, down, torch.where(pick == 2, up, t))
@@ -222,6 +232,7 @@ def _decompositions() -> dict[Any, Callable[..., Any]]:
 
 
 NOISE_RUNS = 2  # runs of the float64 reference under ``RoundingNoise`` per ``truth_slack`` (seeds SEED + 1, + 2)
+NATIVE_NOISE_PAIRS = 2  # ``native_rounding_moves``: antithetic pairs of runs at a kernel's unit roundoff
 
 
 def _truth_move(
@@ -252,6 +263,41 @@ def _truth_move(
     d = (leaf.detach().to("cpu", torch.float64).reshape(-1) - r).abs()
     d = torch.where(torch.isfinite(d), d, torch.full_like(d, math.inf))  # NaN: moved without bound
     return torch.where(torch.isfinite(r), d, torch.zeros_like(d))
+
+
+def native_rounding_moves(
+    problem: Problem,
+    inputs_of: Callable[[], Any],
+    path: str,
+    ref: torch.Tensor,
+    unit: float,
+    seed: int,
+    order: list[UnorderedGroup] | None = None,
+) -> torch.Tensor | None:
+    """Per element of output ``path`` (``ref``: its float64 truth), flat on the CPU: how far the truth moves over
+    ``NATIVE_NOISE_PAIRS`` antithetic pairs of runs of the reference on the case's inputs under
+    ``RoundingNoise(unit=unit)``: every inexact result of its ops moved by ``unit`` relative (a program computing in
+    that precision rounds each step by up to that much; the pair moves each result both ways). None when the
+    reference does not run in float64 or fails under the noise."""
+    if not problem.float64:
+        return None
+    r = ref.detach().to("cpu", torch.float64).reshape(-1)
+    moves = torch.zeros_like(r)
+    for k in range(NATIVE_NOISE_PAIRS):
+        for flip in (False, True):
+            try:
+                with RoundingNoise(seed * NATIVE_NOISE_PAIRS + k + 1, unit=unit, flip=flip):
+                    out, precision = problem.reference(inputs_of())
+                if order:
+                    canonical_(out, order)
+            except Exception:
+                return None
+            leaf = dict(flatten(out)).get(path)
+            if precision != "float64" or not isinstance(leaf, torch.Tensor) or leaf.numel() != r.numel():
+                return None
+            d = (leaf.detach().to("cpu", torch.float64).reshape(-1) - r).abs()
+            moves = torch.maximum(moves, torch.where(torch.isfinite(d), d, torch.zeros_like(d)))
+    return moves
 
 
 def rounding_slack(

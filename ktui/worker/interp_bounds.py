@@ -148,8 +148,9 @@ def _check(ptrs: Any, mask: Any, what: str) -> None:
     if ok.all():
         return
     bad = int(p[~ok][0])
-    below = [a for a in r.args if a.data_ptr <= bad]
-    arg = max(below, key=lambda a: a.data_ptr) if below else min(r.args, key=lambda a: a.data_ptr, default=None)
+    # the argument nearest the address, before or after it (new-user trial 35, F3: a load 100 elements before x_ptr,
+    # a label of -100 used as an index, was named by the nearest argument below, 470,200 bytes away)
+    arg = min(r.args, key=lambda a: a.lo - bad if bad < a.lo else max(0, bad - a.hi + 1), default=None)
     n_bad = int((~ok).sum())
     lanes = f"{n_bad} of {p.size} active lane{'s' if p.size != 1 else ''} outside every tensor argument"
     if arg is None:
@@ -175,6 +176,12 @@ def _check(ptrs: Any, mask: Any, what: str) -> None:
             f"out-of-bounds {what} at address {bad:#x}, far outside every tensor argument (the nearest, "
             f"{arg.name}, is {abs(bad - arg.data_ptr):,} bytes away){_kernel_line()}: {lanes}; an index computed "
             f"from a wrong value (a misread stride or an unmasked load's garbage); {hint}"
+        )
+    if bad < arg.lo:
+        raise OutOfBoundsAccess(
+            f"out-of-bounds {what} at offset {offset} of {arg.name} ({arg.dtype}, {-offset:,} element"
+            f"{'s' if offset != -1 else ''} before its first: a negative index){_kernel_line()}: {lanes}; an index "
+            f"that can be negative (a label such as ignore_index = -100, a padding id) needs its own mask; {hint}"
         )
     raise OutOfBoundsAccess(
         f"out-of-bounds {what} at offset {offset} of {arg.name} ({arg.dtype}, {held} element{'s' if held != 1 else ''}"

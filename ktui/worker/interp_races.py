@@ -394,6 +394,17 @@ def other_order_(race: Race) -> int:
 
 _STACK: list[Launch] = []
 found: list[str] = []  # this request's warnings (``take``)
+# the case the calls now running belong to (``checked``: its label, "spec=(2, 32000) seed=5 layout=expanded"), named
+# in a warning: a race only an expanded layout's stride-0 rows make read as one on ordinary inputs without it
+# (new-user trial 35, F7)
+case_label: list[str] = [""]
+
+
+def _on_case(text: str) -> str:
+    """``text`` after the running case's label (``case_label``), when one is set."""
+    return f"{case_label[0]}: {text}" if case_label[0] else text
+
+
 _SAID: set[tuple[str, str]] = set()  # (kernel, kind) already in ``found``
 
 
@@ -440,7 +451,7 @@ def _report(launch: Launch) -> None:
         )
         how = "with an atomic (relaxed, or releasing nothing after it)" if atomic else "with a plain store"
         if reader == writer:  # one program's threads: a global store seen by another thread needs a barrier
-            found.append(
+            found_line = (
                 f"program {launch.index(reader)} of {launch.name} read {_where(address)}, which it {wrote} itself "
                 f"({how}) from another element of the block (another thread on a GPU) with no barrier between "
                 "(tl.debug_barrier(), or a reduction, scan or dot, whose shared memory Triton fences): "
@@ -449,13 +460,14 @@ def _report(launch: Launch) -> None:
                 f"{other}: the verdict judges that output"
             )
         else:
-            found.append(
+            found_line = (
                 f"program {launch.index(reader)} of {launch.name} read {_where(address)}, which program "
                 f"{launch.index(writer)} {wrote} in the same launch {how}, nothing ordering them (no release "
                 f"after the {write} and acquire before the load, as a flag set with tl.atomic_xchg and polled with "
                 "an acquire atomic gives): on a GPU, where programs run at once, the load can run before or after "
                 f"the {write} (a race); {other}: the verdict judges that output"
             )
+        found.append(_on_case(found_line))
     race = launch.race()
     if race is None:
         return
@@ -482,7 +494,7 @@ def _report(launch: Launch) -> None:
     )
     if (launch.name, race.kind) not in _SAID:
         _SAID.add((launch.name, race.kind))
-        found.append(line)
+        found.append(_on_case(line))
 
 
 def take() -> list[str]:

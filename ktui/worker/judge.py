@@ -454,7 +454,7 @@ class Judge:
             del tf32_data, tf32_out, rz_data, rz_out
         if precision == "float64" and any(  # some output's own dtype allows a multiple of the native error
             resolve(output_dtype(e, entry["policy_dtype"]), problem.tolerance).native_factor
-            or (isinstance(e, torch.Tensor) and not e.is_floating_point() and e.dtype != torch.bool)
+            or (isinstance(e, torch.Tensor) and not e.is_floating_point() and not e.is_complex())
             for _, e in flatten(entry["expected"])
         ):
             # What the reference computed in the native precision achieves (cases.md honest-fp32): the default
@@ -522,8 +522,9 @@ class Judge:
                 verdict = negated_domain(
                     problem, case, judge_case(problem, prep, case, folder, self.device), self.device
                 )
-                if not verdict["ok"] and case.get("dist") == "intrange":  # where its integer values came from
-                    leaves = flatten(inputs_only(problem, prep["inputs_of"]()), "in")
+                if not verdict["ok"] and (case.get("dist") == "intrange" or case.get("vary")):
+                    # where its integer values came from (a relabel: the argument moved with its occurrences)
+                    leaves = flatten(inputs_only(problem, prep["inputs_of"]()), "in") if not case.get("vary") else []
                     verdict["reason"] = f"{verdict.get('reason', '')}{intrange_hint(case, leaves)}"
                 if upstream.checker(problem) is not None and upstream.eligible(case):
                     # the problem's own checker beside ktui's verdict (shown with it, never instead of it)
@@ -606,7 +607,7 @@ class Judge:
             entry["buffer_leaves"] = buffers
         if precision == "float64" and any(
             resolve(output_dtype(e, entry["policy_dtype"]), problem.tolerance).native_factor
-            or (isinstance(e, torch.Tensor) and not e.is_floating_point() and e.dtype != torch.bool)
+            or (isinstance(e, torch.Tensor) and not e.is_floating_point() and not e.is_complex())
             for _, e in flatten(entry["expected"])
         ):
             entry["native_local"] = {}

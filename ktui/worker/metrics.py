@@ -371,9 +371,13 @@ def _rules(
             f"{a.unwritten} element{'s' * (a.unwritten != 1)} unwritten at {index_of(a.first_unwritten or 0, shape)}"
         )
     elif a.nonfinite:
+        # the values at the first (new-user trial 35, F8: a log-sum-exp giving NaN on a row holding +inf, where
+        # torch gives inf, read "2 NaN/inf where the reference differs" with no value)
+        i = a.first_nonfinite or 0
+        got, want = (float(of[i]), float(rf[i])) if 0 <= i < of.numel() else (math.nan, math.nan)
         reasons.append(
             f"{a.nonfinite} NaN/inf where the reference differs (NaN positions must match the "
-            f"reference's), first at {index_of(a.first_nonfinite or 0, shape)}"
+            f"reference's), first at {index_of(i, shape)}: got {got:g}, expected {want:g}"
         )
     m["outside_tol"] = a.outside if tol.mode != "psnr" else 0
     psnr, cos, rel_l2 = m["psnr_db"], m["cosine"], m["rel_l2_err"]

@@ -146,13 +146,18 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
     ``index_add_`` or ``+=`` holds the truth too.
     """
 
-    def __init__(self, keep_casts: bool = True) -> None:
+    def __init__(self, keep_casts: bool = True, replay: list[tuple[str, torch.dtype | None]] | None = None) -> None:
         super().__init__()
         self.keep_casts = keep_casts  # False: casts run as written, a float64 tensor's bits still raise BitView
         # the float64 tensors of this run that the native run has at a lower precision (the upcast inputs, the kept
         # casts, the factories' float32 buffers): id -> (weak reference, that dtype). A random draw into one, or
         # like one, draws at that dtype: float64 takes another sequence from the same generator
         self.made: dict[int, tuple[weakref.ref[torch.Tensor], torch.dtype]] = {}
+        self.lowest: torch.dtype | None = None  # the lowest precision among the upcast inputs (``upcast``)
+        # the random ops of this run in order, each with the dtype it drew at (``_random``), and those of the native
+        # run to draw at (``RandomDraws.drew``), None before it is known
+        self.drew: list[tuple[str, torch.dtype | None]] = []
+        self.replay = replay
 
     def native_dtype(self, t: Any) -> torch.dtype | None:
         """The dtype the native run has for the float64 tensor ``t`` of this run (``made``), or None."""
@@ -168,6 +173,8 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
         up = _upcast(x)
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64:
             self._keep(up, x.dtype)
+            if self.lowest is None or torch.finfo(x.dtype).bits < torch.finfo(self.lowest).bits:
+                self.lowest = x.dtype
         return up
 
     def __torch_function__(
@@ -182,27 +189,11 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
             # an integer made float (RoPE's ``pos.float()``): float32 rounds it past 2**24 and its products past
             # float32's precision; the truth computes in float64 (new-user trial 22 F9)
             return self._keep(first.to(torch.float64))
+        if name == "rms_norm" and first is not None and first.dtype == torch.float64:
+            args, kwargs = self._native_eps(first, args, kwargs)
+        if name in RANDOM_OPS:
+            return self._random(func, name, first, args, kwargs)
         native = self.native_dtype(first) if self.keep_casts else None
-        if native is not None and name in RANDOM_FILLS:
-            # a random fill of such a tensor (dropout's ``torch.empty(x.shape).uniform_(generator=g)``) draws what the
-            # native run draws: float64 takes another sequence from the same generator (seed 0: 0.970, 0.708...
-            # against float32's 0.496, 0.768...), and a truth of other random numbers failed an honest dropout's keep
-            # mask on 50 of 127 elements (red team round 34, #1)
-            assert first is not None
-            drawn = torch.empty_like(first, dtype=native)
-            func(drawn, *args[1:], **kwargs)
-            return first.copy_(drawn)
-        if native is not None and name in RANDOM_LIKE and kwargs.get("dtype") is None:  # ``torch.rand_like(x)``
-            assert first is not None
-            return self._keep(
-                func(torch.empty_like(first, dtype=native), *args[1:], **kwargs).to(torch.float64), native
-            )
-        out_native = self.native_dtype(kwargs.get("out")) if self.keep_casts else None
-        if out_native is not None and name in RANDOM_FACTORIES:
-            out = kwargs["out"]
-            drawn = torch.empty_like(out, dtype=out_native)
-            func(*args, **{**kwargs, "out": drawn})
-            return out.copy_(drawn)
         if self.keep_casts and name in FACTORIES and "out" not in kwargs:
             # a float32 buffer the reference makes (``torch.zeros(V, D, dtype=torch.float32)`` for an
             # ``index_add_``, ``torch.zeros(n)`` at the default dtype): made as written (its values rounded to
@@ -224,6 +215,81 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
                 raise BitView("a float64 tensor's bits are read")
         return func(*args, **kwargs)
 
+    def _random(
+        self, func: Any, name: str, first: torch.Tensor | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """A random op (``RANDOM_OPS``) of the float64 run, drawn at the dtype the native run draws it at: float64
+        takes another sequence from the same generator (seed 0: 0.970, 0.708... against float32's 0.496, 0.768...),
+        and a truth of other random numbers fails an honest dropout's keep mask. The n-th random op draws at the
+        dtype of the native run's n-th (``replay``, ``RandomDraws``), where it is the same op; else a fill of, a
+        ``*_like`` of or an ``out=`` into a tensor the native run has at a lower precision (``made``) draws at that
+        one. Each draw is noted (``drew``: op name, dtype drawn)."""
+        i = len(self.drew)
+        want = self.replay[i] if self.replay is not None and i < len(self.replay) else None
+        if want is not None and want[0] == name and want[1] is not None and want[1] != torch.float64:
+            self.drew.append(want)
+            return self._draw_at(func, name, first, args, kwargs, want[1])
+        native = self.native_dtype(first) if self.keep_casts else None
+        out_native = self.native_dtype(kwargs.get("out")) if self.keep_casts else None
+        if native is not None and name in RANDOM_FILLS:
+            # a random fill of such a tensor (dropout's ``torch.empty(x.shape).uniform_(generator=g)``: red team
+            # round 34, #1, 50 of 127 elements of an honest keep mask failed)
+            self.drew.append((name, native))
+            return self._draw_at(func, name, first, args, kwargs, native)
+        if native is not None and name in RANDOM_LIKE and kwargs.get("dtype") is None:  # ``torch.rand_like(x)``
+            self.drew.append((name, native))
+            return self._draw_at(func, name, first, args, kwargs, native)
+        if out_native is not None and name in RANDOM_FACTORIES:
+            self.drew.append((name, out_native))
+            return self._draw_at(func, name, first, args, kwargs, out_native)
+        out = func(*args, **kwargs)
+        self.drew.append((name, _drawn_dtype(out, first, name)))
+        return out
+
+    def _draw_at(
+        self,
+        func: Any,
+        name: str,
+        first: torch.Tensor | None,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        dtype: torch.dtype,
+    ) -> Any:
+        """``func`` run with its float64 tensors at ``dtype`` (an in-place fill into a copy of ``first`` there, an
+        ``out=`` into a buffer there; ``dtype=torch.float64`` asked as ``dtype``), the result widened to float64 and
+        noted as the native run's ``dtype`` (``made``)."""
+
+        def narrow(x: Any) -> Any:
+            return x.to(dtype) if isinstance(x, torch.Tensor) and x.dtype == torch.float64 else x
+
+        if name.endswith("_") and first is not None:  # in place: ``x.uniform_()``, ``x.bernoulli_(p)``
+            drawn = first.to(dtype)
+            func(drawn, *[narrow(a) for a in args[1:]], **{k: narrow(v) for k, v in kwargs.items()})
+            return first.copy_(drawn)
+        out = kwargs.get("out")
+        given = {k: (dtype if k == "dtype" and v == torch.float64 else narrow(v)) for k, v in kwargs.items()}
+        if isinstance(out, torch.Tensor):
+            buffer = given["out"] = torch.empty_like(out, dtype=dtype)
+            func(*[narrow(a) for a in args], **given)
+            return out.copy_(buffer)
+        made = func(*[narrow(a) for a in args], **given)
+        if isinstance(made, torch.Tensor) and made.dtype == dtype:
+            return self._keep(made.to(torch.float64), dtype)
+        return made
+
+    def _native_eps(
+        self, first: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``F.rms_norm``'s arguments with ``eps`` left at its default (None: ``torch.finfo(input.dtype).eps``) set
+        to the eps of the dtype the native run has for ``first`` (``native_dtype``, else the inputs' lowest
+        precision): a float64 input's default is float64's 2.2e-16, and the truth became the norm without an eps,
+        which let a kernel dropping the eps pass, 300x off on rows of 1e-6 (red team round 35, #5)."""
+        eps = args[3] if len(args) > 3 else kwargs.get("eps")
+        native = self.native_dtype(first) or self.lowest
+        if eps is not None or native is None:
+            return args, kwargs
+        return args[:3], {**kwargs, "eps": torch.finfo(native).eps}
+
 
 # The in-place random fills and the random factories (with ``out=``) that draw into a kept tensor at its native dtype.
 RANDOM_FILLS = frozenset(
@@ -231,6 +297,44 @@ RANDOM_FILLS = frozenset(
 )
 RANDOM_FACTORIES = frozenset({"rand", "randn", "randint", "bernoulli", "normal", "randperm"})
 RANDOM_LIKE = frozenset({"rand_like", "randn_like", "randint_like"})  # drawn at the native dtype of the tensor given
+# Every op that draws random numbers, as a torch function mode sees it (composites such as F.dropout are seen whole:
+# the ops they call inside run with the mode off).
+RANDOM_OPS = RANDOM_FILLS | RANDOM_FACTORIES | RANDOM_LIKE | frozenset(
+    {
+        "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "multinomial",
+        "poisson", "binomial", "rrelu", "gumbel_softmax", "bernoulli", "normal", "uniform", "native_dropout",
+    }
+)  # fmt: skip
+
+
+def _drawn_dtype(out: Any, first: torch.Tensor | None, name: str) -> torch.dtype | None:
+    """The dtype a random op drew at: the tensor an in-place fill wrote (``first``), else its result's (the first
+    tensor of a tuple: ``native_dropout``'s output), None when it made no tensor."""
+    if name.endswith("_") and first is not None:
+        return first.dtype
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
+        out = out[0]
+    return out.dtype if isinstance(out, torch.Tensor) else None
+
+
+class RandomDraws(torch.overrides.TorchFunctionMode):
+    """Inside a native run of ``ref_kernel``: each random op (``RANDOM_OPS``) in order, with the dtype it drew at
+    (``drew``), for the float64 run to draw each at the same (``Float64Kept(replay=...)``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.drew: list[tuple[str, torch.dtype | None]] = []
+
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
+        out = func(*args, **(kwargs or {}))
+        name = getattr(func, "__name__", "")
+        if name in RANDOM_OPS:
+            first = args[0] if args and isinstance(args[0], torch.Tensor) else None
+            self.drew.append((name, _drawn_dtype(out, first, name)))
+        return out
+
 
 # The factories whose float32 result the float64 run keeps in float64 (``Float64Kept``): torch's and a tensor's.
 FACTORIES = frozenset(
@@ -582,6 +686,18 @@ class Problem:
                 try:
                     with kept:
                         out = self.module.ref_kernel(up)
+                    if any(d == torch.float64 for _, d in kept.drew):
+                        # a random op drew at float64 (``torch.rand(x.shape, dtype=x.dtype, generator=g)``,
+                        # ``F.dropout(x)``: red team round 35, #1): the native run's dtypes are read and the float64
+                        # run draws each random op at its own (another sequence from the same generator otherwise)
+                        draws = RandomDraws()
+                        with draws:
+                            self.module.ref_kernel(_map(data, _clone))
+                        if draws.drew != kept.drew:
+                            kept = Float64Kept(replay=draws.drew)
+                            up = _map(data, kept.upcast)
+                            with kept:
+                                out = self.module.ref_kernel(up)
                 except BitView:  # the reference reads a float32 cast's bits: its casts run as written, on inputs
                     up = _map(data, _upcast)  # upcast again (the first run may have written ``up``)
                     with Float64Kept(keep_casts=False):

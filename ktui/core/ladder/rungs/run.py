@@ -179,7 +179,9 @@ def refill(ctx: RunContext, res: ExecuteReply, steps: StepTimer | None = None) -
             "threads_left": res["threads_left"] + more["threads_left"],
             "launch_table": {**(res.get("launch_table") or {}), **(more.get("launch_table") or {})},
         }
-        races = [*res.get("races", []), *(r for r in more.get("races", []) if r not in res.get("races", []))]
+        # (each warning names the case it was met on first: the same race on another case is no new one)
+        seen = {r[r.find("program") :] for r in res.get("races", [])}
+        races = [*res.get("races", []), *(r for r in more.get("races", []) if r[r.find("program") :] not in seen)]
         if races:
             res["races"] = races
         notes = [*res.get("interpreter_notes", [])]
