@@ -191,3 +191,16 @@ def test_a_nonfinite_mismatch_says_what_the_kernel_gave_and_what_the_reference_d
     ref = torch.tensor([1.0, float("inf"), 2.0], dtype=torch.float64)
     m = metrics.verdict(out, ref, resolve("float32", None))
     assert not m["ok"] and "first at [1]: got nan, expected inf" in m["reason"], m["reason"]
+
+
+def test_a_failure_on_a_special_distribution_says_what_its_inputs_held(make_ws, ladder_for):
+    """New-user trial 35, F2: "FAILED ... dist=masked: output out[0]: ... got 0, expected 10.3735" sent a user to
+    ktui's source to learn that masked rows are all -1e9, where Liger's ``lse - x_t`` cancels to 0 in float32. A
+    failed case of any distribution but the native one ends with what the distribution draws."""
+    opts = dict(QUICK, distributions=True, fuzz=False)
+    bad = run(make_ws, ladder_for, "xent", K / "nu35_xent_lse_minus_xt_bad.py", reference=R / "nu35_xent.py", **opts)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED, c.line()
+    assert "dist=masked" in c.summary and "[dist=masked: masked rows: chunks of -inf, rows at -1e9]" in c.summary, (
+        c.summary
+    )

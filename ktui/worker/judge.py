@@ -38,6 +38,7 @@ from ktui.protocol import (
     TimeReferenceRequest,
     spec_label,
 )
+from ktui.protocol.distributions import INPUT_DISTRIBUTIONS
 from ktui.worker import upstream
 from ktui.worker.arguments import positive_only
 from ktui.worker.baselines import time_baselines
@@ -526,6 +527,11 @@ class Judge:
                     # where its integer values came from (a relabel: the argument moved with its occurrences)
                     leaves = flatten(inputs_only(problem, prep["inputs_of"]()), "in") if not case.get("vary") else []
                     verdict["reason"] = f"{verdict.get('reason', '')}{intrange_hint(case, leaves)}"
+                elif not verdict["ok"] and case.get("dist") in INPUT_DISTRIBUTIONS and case.get("dist") != "native":
+                    # what the case's inputs held (new-user trial 35, F2: "dist=masked" sent a user to special.py
+                    # to learn that a row of all -1e9 had cancelled his lse - x_t to 0)
+                    dist = str(case["dist"])
+                    verdict["reason"] = f"{verdict.get('reason', '')} [dist={dist}: {INPUT_DISTRIBUTIONS[dist]}]"
                 if upstream.checker(problem) is not None and upstream.eligible(case):
                     # the problem's own checker beside ktui's verdict (shown with it, never instead of it)
                     verdict.update(upstream.check(problem, case, folder, self.device))
