@@ -191,6 +191,10 @@ def test_a_nonfinite_mismatch_says_what_the_kernel_gave_and_what_the_reference_d
     ref = torch.tensor([1.0, float("inf"), 2.0], dtype=torch.float64)
     m = metrics.verdict(out, ref, resolve("float32", None))
     assert not m["ok"] and "first at [1]: got nan, expected inf" in m["reason"], m["reason"]
+    assert "read of scratch" not in m["reason"]  # (the reference is not finite there)
+    # F14: a NaN where the truth is finite names what gives one under ktui (scratch no program wrote)
+    m = metrics.verdict(out, torch.tensor([1.0, 3.0, 2.0], dtype=torch.float64), resolve("float32", None))
+    assert "got nan, expected 3" in m["reason"] and "a read of scratch no program wrote gives NaN" in m["reason"]
 
 
 def test_a_failure_on_a_special_distribution_says_what_its_inputs_held(make_ws, ladder_for):

@@ -375,9 +375,18 @@ def _rules(
         # torch gives inf, read "2 NaN/inf where the reference differs" with no value)
         i = a.first_nonfinite or 0
         got, want = (float(of[i]), float(rf[i])) if 0 <= i < of.numel() else (math.nan, math.nan)
+        # a NaN where the truth is finite: what a read of scratch no program wrote gives under ktui, whose poison
+        # fills the call's torch.empty memory with NaN (new-user trial 35, F14: a combine pass reading partials of
+        # splits never launched read "1 NaN/inf where the reference differs" and nothing more)
+        scratch = (
+            " (NaN where the reference is finite: memory the call allocates with torch.empty* holds NaN under ktui, "
+            "so a read of scratch no program wrote gives NaN; so do 0/0, inf - inf and an exp that overflows)"
+            if math.isnan(got) and math.isfinite(want)
+            else ""
+        )
         reasons.append(
             f"{a.nonfinite} NaN/inf where the reference differs (NaN positions must match the "
-            f"reference's), first at {index_of(i, shape)}: got {got:g}, expected {want:g}"
+            f"reference's), first at {index_of(i, shape)}: got {got:g}, expected {want:g}{scratch}"
         )
     m["outside_tol"] = a.outside if tol.mode != "psnr" else 0
     psnr, cos, rel_l2 = m["psnr_db"], m["cosine"], m["rel_l2_err"]
