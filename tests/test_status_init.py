@@ -461,6 +461,13 @@ def test_status_says_in_one_short_line_why_a_version_failed():
     assert len(short_reason(failure_reason(oob))) <= 90
     # whole in --json (new-user trial 25, F20: a script reading ``reason`` got a fragment ending in "...")
     assert failure_reason(oob).endswith("up to the end of its storage), v1.py line 17"), failure_reason(oob)
+    # new-user trial 35, F12: a message giving its type after the case does not get it twice
+    twice = RungResult(
+        "run",
+        Status.FAILED,
+        error=ErrorInfo("OutOfBoundsAccess", "spec=(2, 32000) seed=3: OutOfBoundsAccess: out-of-bounds load at x"),
+    )
+    assert failure_reason(twice) == "(2, 32000): OutOfBoundsAccess: out-of-bounds load at x", failure_reason(twice)
     hang = RungResult("run", Status.FAILED, error=ErrorInfo("WorkerTimeout", "timed out: nothing finished for 120 s"))
     assert failure_reason(hang) == "WorkerTimeout: timed out: nothing finished for 120 s"
     assert failure_reason(None) == ""

@@ -252,8 +252,10 @@ def failure_reason(rung: RungResult | None) -> str:
     text = " ".join(text.split())
     if case:  # the case in short, first (new-user trial 26, F5: three bugs read alike, their specs cut off)
         text = f"{case}: {text}"
-    if rung.error and rung.error.type not in ("", "CorrectnessError") and not text.startswith(rung.error.type):
-        text = f"{rung.error.type}: {text}"  # (a correctness failure: the rung's name says it)
+    if rung.error and rung.error.type not in ("", "CorrectnessError") and f"{rung.error.type}:" not in text:
+        # (a correctness failure: the rung's name says it; a type the message gives after its case is not said twice:
+        # new-user trial 35, F12, "OutOfBoundsAccess: (2, 32000): OutOfBoundsAccess: out-of-bounds load")
+        text = f"{rung.error.type}: {text}"
     return text
 
 
