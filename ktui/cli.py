@@ -679,7 +679,8 @@ def cmd_run(argv: list[str]) -> int:
                 f"{kernel.key}: stopped at a failed first verdict (--fail-fast; {first.cases} native cases): "
                 f"{first.result.summary}"
             )
-            print(f"[correctness] FAILED  first verdict: {first.result.summary}", file=shown, flush=True)
+            # (the ladder's own line said it: "[correctness] FAILED first verdict (16 cases; the full run was
+            # cancelled): ...", new-user trial 35, F15)
             end = "stopped at a failed first verdict"
             if args.json:
                 print(envelope.dumps(envelope.failure("run", "failed", message, envelope.FAILED)))
