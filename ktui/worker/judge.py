@@ -251,7 +251,13 @@ def _leave_out(entry: dict[str, Any], reasons: dict[str, str], whole: bool) -> N
     """Leave out of a special-values case's verdict the outputs ``reasons`` names (path -> why the reference is no
     target there; red team round 34, #2: one output overflowing in float32 took every output of the case along):
     the whole case (``entry["skip"]``, the first reason) when ``whole``, else those outputs alone
-    (``entry["skip_outputs"]``, ``compare.judge_outputs`` judges the others). Nothing when ``reasons`` is empty."""
+    (``entry["skip_outputs"]``, ``compare.judge_outputs`` judges the others). Nothing when ``reasons`` is empty.
+
+    The two callers mean different things by ``whole``, on purpose: where the float64 reference itself is invalid
+    (``special.invalid_outputs``: NaN, an overflow) the case goes whole once no float output is left, since an
+    integer output computed from those values (an argmax of a NaN row) has no truth either; where only the native
+    reference is no bar (``native_unusable_paths``) the float64 truth stands, so an integer output is still judged
+    and the case goes whole only when every output is named."""
     if reasons and whole:
         entry["skip"] = next(iter(reasons.values()))
     elif reasons:
