@@ -108,8 +108,8 @@ DOCS: dict[str, tuple[str, str, str]] = {
         "a version defines (custom_kernel): the workspace layout",
     ),
     "ktui://docs/checks": (
-        "README.md",
-        "## What the checks catch",
+        "docs/checks.md",
+        "",
         "The rules the ladder's checks follow: what each rung verifies, the tolerances, what fails a version",
     ),
     "ktui://docs/cases": (
