@@ -197,6 +197,28 @@ async def test_a_stale_result_is_marked_in_the_tree_and_queued_at_start_up(stale
 
 
 @pytest.mark.anyio
+async def test_the_timings_verdict_follows_the_queue_as_the_tree_does(stale_ws):
+    """New-user trial 35, F11: after X withdrew the queued runs the tree read "✗ correctness (stale)" and the Timings
+    tab's verdict column still what it showed before: a queue change refreshes the Timings tab too."""
+    from ktui.core.events import QueueChanged
+    from ktui.tui.widgets import TimingsTable
+
+    app = KtuiApp(stale_ws, start_session=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.1)
+        app.select(stale_ws.versions("vector_add")[1])
+        await pilot.pause(0.1)
+        timings = app.query_one(TimingsTable)
+        app._queue(QueueChanged(running=None, rung=None, waiting=("vector_add/v2",)))
+        await pilot.pause(0.1)
+        assert str(timings.get_cell("v2", "verdict")) == "… queued"
+        app._queue(QueueChanged(running=None, rung=None, waiting=()))  # withdrawn
+        await pilot.pause(0.1)
+        assert str(timings.get_cell("v2", "verdict")) == "✓ ok (stale)"
+        assert app.query_one(KernelTree).label_of("vector_add/v2") == "v2   ✓ ok (stale)"
+
+
+@pytest.mark.anyio
 async def test_with_stale_mark_nothing_runs_at_start_up_and_u_runs_the_stale(stale_ws):
     ws = stale_ws
     (ws.root / "ktui.toml").write_text('[tui]\nstale = "mark"\n')

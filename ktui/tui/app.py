@@ -489,11 +489,15 @@ class KtuiApp(App[None]):
 
     def _queue(self, ev: QueueChanged) -> None:
         tree = self.query_one(KernelTree)
+        changed = False
         for key, st in self.states.items():
             queued = key in ev.waiting
             if st.queued != queued:
                 st.queued = queued
                 tree.update_version(self._ref(key), st)
+                changed = True
+        if changed:  # the Timings tab's verdict column is the tree's badge (new-user trial 35, F11: "✗ correctness"
+            self._show_timings()  # there after X withdrew the queue, "(stale)" in the tree)
         if (ev.running is None) != (self._queue_state[0] is None):
             self.refresh_bindings()  # the cancel key shows in the footer only while a ladder runs
         self._queue_state = (ev.running, ev.rung, ev.waiting)
