@@ -335,6 +335,7 @@ class CheckedCalls:
                         # twice runs it (two layers): a buffer the forward saves for its backward and reuses per
                         # shape is overwritten by then (red team round 35, #3: a SiLU keeping sigmoid(x) per shape
                         # passed, its first layer's gradient 1.75 off)
+                        before_other = hash_data(out)  # (an output buffer the second call writes: said as such)
                         try:
                             other = build_input(problem, {**case, "seed": case["seed"] + INTERLEAVED_SEED}, self.device)
                             requires_grad_again(other, live)
@@ -346,6 +347,8 @@ class CheckedCalls:
                             reraise_as_case(exc, f"{label}: a second forward call before the first one's backward")
                         if changed:
                             raise CaseFailed(f"{label}: a second forward call before this one's backward: {changed}")
+                        if hash_data(out) != before_other:
+                            entry["changed_after"] = True
                         # the version's backward, as a training step runs it, before anything is read: what it
                         # does to the outputs or the inputs is seen (red team round 29, #8)
                         try:
