@@ -208,3 +208,47 @@ def test_a_failure_on_a_special_distribution_says_what_its_inputs_held(make_ws, 
     assert "dist=masked" in c.summary and "[dist=masked: masked rows: chunks of -inf, rows at -1e9]" in c.summary, (
         c.summary
     )
+
+
+def test_a_random_training_ops_gradient_truth_draws_what_the_native_run_draws(make_ws, ladder_for):
+    """Red team round 35b, #1: a dropout training op whose backward drew its mask again from the generator's state
+    saved after the draw (another mask) passed, and so did one returning zeros: the float64 gradient truth ran
+    without round 35's replay of the native run's draws, its mask was another, the native gradient looked 100% off
+    and its allowance let any gradient through. The gradients' truth runs through ``Problem.run_float64`` now: both
+    fail, the honest twin (the state saved before the draw) passes."""
+    ref = R / "rt35b_droptrain.py"
+    opts = dict(QUICK, distributions=True)
+    bad = run(make_ws, ladder_for, "drop", K / "rt35b_droptrain_state_after_bad.py", reference=ref, **opts)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED and "the gradient of in" in c.summary, c.line()
+    good = run(make_ws, ladder_for, "drop", K / "rt35b_droptrain_good.py", reference=ref, **opts)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()
+
+
+def test_a_gradient_is_held_to_the_native_error_near_each_element(make_ws, ladder_for):
+    """Red team round 35b, #5 (#2): ``log(x + finfo(x.dtype).eps)`` on ReLU features as a training op, whose backward
+    keeps 1/(x + eps) in bf16 (a gradient 2.4e4x float32's error) passed: the float64 run reads float64's eps, the
+    native gradient is far off at the zeros, and gradients had only the allowance of the largest native error
+    anywhere. Gradients get the per-element bar outputs have (``native_local``, the largest native error within
+    ``LOCAL_WINDOW`` elements; round 25, #2), and the float64 run reads ``torch.finfo(float64)`` as the native run's
+    one float dtype (``Float64Kept.sole_native_dtype``: with half the elements zeros the native error near every
+    element was large): the bf16 backward fails, the float32 one passes."""
+    import torch
+
+    from ktui.worker.problem import Float64Kept, _map
+
+    kept = Float64Kept()
+    up = _map(torch.zeros(4), kept.upcast)
+    with kept:
+        assert torch.finfo(up.dtype).eps == torch.finfo(torch.float32).eps
+    assert torch.finfo(torch.float64).eps < 1e-15  # restored
+    mixed = Float64Kept()
+    ups = _map((torch.zeros(4), torch.zeros(4, dtype=torch.bfloat16)), mixed.upcast)
+    with mixed:  # two native dtypes: which one is unknown, float64's as written
+        assert torch.finfo(ups[1].dtype).eps < 1e-15 and len(mixed.made) == 2
+    ref = R / "rt35b_logeps.py"
+    bad = run(make_ws, ladder_for, "logeps", K / "rt35b_logeps_bf16_saved_bad.py", reference=ref, **QUICK)
+    c = bad.rung("correctness")
+    assert c is not None and c.status is Status.FAILED and "the gradient of in" in c.summary, c.line()
+    good = run(make_ws, ladder_for, "logeps", K / "rt35b_logeps_good.py", reference=ref, **QUICK)
+    assert good.rung("correctness").status is Status.OK, good.rung("correctness").line()

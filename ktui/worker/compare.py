@@ -375,7 +375,7 @@ def judge_grads(
     sub_prep = {
         **prep,
         "native_err": prep.get("grad_native_err") or {},
-        "native_local": {},
+        "native_local": prep.get("grad_native_local") or {},  # (red team round 35b, #2)
         "expected_rel_l2": {},
         "precision": prep["grad_precision"],
         "flags": {},

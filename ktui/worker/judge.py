@@ -57,12 +57,10 @@ from ktui.worker.fuzz import NAN_INF, describe_for_run
 from ktui.worker.indices import IndexOps, IndexSource
 from ktui.worker.native import native_errors, truncate_to_tf32
 from ktui.worker.problem import (
-    Float64Kept,
     Problem,
     ProblemCache,
     _clone,
     _map,
-    _upcast,
     inputs_only,
     output_dtype,
     policy_dtype,
@@ -317,11 +315,13 @@ def _reference_grads(problem: Problem, case: Case, device: str) -> dict[str, Any
     truth, precision = expected, "native"
     if problem.float64:
         try:
-            up = _map(data, _upcast)  # float64 leaves of their own
-            requires_grad_again(up, paths)
-            with torch.enable_grad(), Float64Kept():
-                out64 = problem.module.ref_kernel(_map(up, _clone))
-            truth, precision = input_grads(out64, up, paths, seed, dtypes), "float64"
+            with torch.enable_grad():  # float64 leaves of their own, requiring grad; random ops replayed
+                out64, up = problem.run_float64(
+                    data,
+                    prepare=lambda u: requires_grad_again(u, paths),
+                    call=lambda u: problem.module.ref_kernel(_map(u, _clone)),
+                )
+                truth, precision = input_grads(out64, up, paths, seed, dtypes), "float64"
             del out64, up
         except Exception as exc:  # (BitView: the reference reads its inputs' bits) the native gradients are the truth
             precision = f"native (float64 raised {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]})"
@@ -333,8 +333,10 @@ def _reference_grads(problem: Problem, case: Case, device: str) -> dict[str, Any
         "grad_precision": precision,
     }
     if precision == "float64":
-        errs = native_errors(native, _map, data, expected, truth, seed)  # keyed out[0], out[1]...: by index
+        local: dict[str, torch.Tensor] = {}  # each element's own bar (round 35b, #2: one element's lent to all)
+        errs = native_errors(native, _map, data, expected, truth, seed, local=local)  # keyed out[0]...: by index
         entry["grad_native_err"] = {names[int(k[4:-1])]: v for k, v in errs.items()}
+        entry["grad_native_local"] = {names[int(k[4:-1])]: v for k, v in local.items()}
     return entry
 
 

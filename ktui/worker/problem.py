@@ -159,6 +159,36 @@ class Float64Kept(torch.overrides.TorchFunctionMode):
         self.drew: list[tuple[str, torch.dtype | None]] = []
         self.replay = replay
 
+    def __enter__(self) -> Float64Kept:
+        # ``torch.finfo(x.dtype)`` reads float64's for an upcast x: an eps or tiny the reference adds (``log(x +
+        # finfo(x.dtype).eps)``, a clamp at ``finfo(x.dtype).tiny``) read as float64's made a truth the native run
+        # is far from wherever it matters (red team round 35b, #5: with half the elements exact zeros, the native
+        # error near every element lent a bf16-saved backward a pass); where the native run's float tensors so far
+        # have one dtype, float64's finfo is that dtype's (mixed: unknown which one, float64's as written)
+        self._finfo = torch.finfo
+        kept = self
+
+        def finfo(dtype: Any = None) -> Any:
+            if dtype is torch.float64:
+                native = kept.sole_native_dtype()
+                if native is not None:
+                    return kept._finfo(native)
+            return kept._finfo() if dtype is None else kept._finfo(dtype)
+
+        torch.finfo = finfo  # type: ignore[assignment,misc]
+        super().__enter__()  # type: ignore[no-untyped-call]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        super().__exit__(*exc)  # type: ignore[no-untyped-call]
+        torch.finfo = self._finfo  # type: ignore[misc]
+
+    def sole_native_dtype(self) -> torch.dtype | None:
+        """The one dtype the native run has for every float64 tensor of this run it has at a lower precision
+        (``made``, those still alive), or None when there are none or several."""
+        dtypes = {d for ref, d in self.made.values() if ref() is not None}
+        return next(iter(dtypes)) if len(dtypes) == 1 else None
+
     def native_dtype(self, t: Any) -> torch.dtype | None:
         """The dtype the native run has for the float64 tensor ``t`` of this run (``made``), or None."""
         entry = self.made.get(id(t)) if isinstance(t, torch.Tensor) else None
@@ -680,24 +710,9 @@ class Problem:
         float64 was tried and raised). Inputs are cloned first: the reference never writes the caller's data.
         """
         if self.float64 and _has_float(data):
-            kept = Float64Kept()
-            up = _map(data, kept.upcast)
             try:
                 try:
-                    with kept:
-                        out = self.module.ref_kernel(up)
-                    if any(d == torch.float64 for _, d in kept.drew):
-                        # a random op drew at float64 (``torch.rand(x.shape, dtype=x.dtype, generator=g)``,
-                        # ``F.dropout(x)``: red team round 35, #1): the native run's dtypes are read and the float64
-                        # run draws each random op at its own (another sequence from the same generator otherwise)
-                        draws = RandomDraws()
-                        with draws:
-                            self.module.ref_kernel(_map(data, _clone))
-                        if draws.drew != kept.drew:
-                            kept = Float64Kept(replay=draws.drew)
-                            up = _map(data, kept.upcast)
-                            with kept:
-                                out = self.module.ref_kernel(up)
+                    out, up = self.run_float64(data)
                 except BitView:  # the reference reads a float32 cast's bits: its casts run as written, on inputs
                     up = _map(data, _upcast)  # upcast again (the first run may have written ``up``)
                     with Float64Kept(keep_casts=False):
@@ -711,6 +726,39 @@ class Problem:
                 keep.append(up)
             return out, "float64"
         return self.reference_native(data, keep), "native"
+
+    def run_float64(
+        self, data: Any, prepare: Callable[[Any], object] | None = None, call: Callable[[Any], Any] | None = None
+    ) -> tuple[Any, Any]:
+        """``ref_kernel`` on ``data`` upcast to float64 under ``Float64Kept`` (the float64 truth's run; ``prepare``
+        is given the upcast data first: the training ops' gradients make its leaves require grad; ``call`` runs the
+        reference on it, ``ref_kernel`` by default); returns (output, the upcast data). Where a random op drew at
+        float64 there (``torch.rand(x.shape, dtype=x.dtype, generator=g)``, ``F.dropout(x)``: red team round 35, #1),
+        the native run's draws are read (``RandomDraws``) and the run made again drawing each random op at its own
+        dtype: float64 takes another sequence from the same generator. The gradients' truth runs here too (round
+        35b, #1: without the replay a dropout's float64 gradient used another mask, the native one looked 100% off
+        and its allowance let any gradient pass).
+
+        Raises:
+            BitView: the reference reads a float64 tensor's bits; and what ``ref_kernel`` raises."""
+        run = call if call is not None else self.module.ref_kernel
+
+        def once(replay: list[tuple[str, torch.dtype | None]] | None) -> tuple[Any, Any, Float64Kept]:
+            kept = Float64Kept(replay=replay)
+            up = _map(data, kept.upcast)
+            if prepare is not None:
+                prepare(up)
+            with kept:
+                return run(up), up, kept
+
+        out, up, kept = once(None)
+        if any(d == torch.float64 for _, d in kept.drew):
+            draws = RandomDraws()
+            with draws:
+                self.module.ref_kernel(_map(data, _clone))
+            if draws.drew != kept.drew:
+                out, up, _ = once(draws.drew)
+        return out, up
 
     def reference_native(self, data: Any, keep: list[Any] | None = None) -> Any:
         """``ref_kernel`` on a copy of ``data`` at its own precision (the expected dtypes and shapes); with ``keep``
