@@ -23,6 +23,10 @@ def test_a_training_op_is_called_twice_before_either_backward(make_ws, ladder_fo
     c = ws.rung("correctness")
     assert c is not None and c.status is Status.FAILED, [r.line() for r in ws.rungs]
     assert "grad=requires_grad" in c.summary and "the gradient of in (the backward" in c.summary, c.summary
+    # red team round 35b, #4: two buffers per shape used in turn passed one other call; 1 to 3 of them now
+    ring = run(make_ws, ladder_for, "silu", K / "rt35b_silu_double_buffer_bad.py", reference=ref, **QUICK)
+    c = ring.rung("correctness")
+    assert c is not None and c.status is Status.FAILED and "the gradient of in" in c.summary, c.line()
     dx = run(make_ws, ladder_for, "silu", K / "rt35_silu_dx_buffer_bad.py", reference=ref, **QUICK)
     c = dx.rung("correctness")
     assert c is not None and c.status is Status.FAILED, [r.line() for r in dx.rungs]

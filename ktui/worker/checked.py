@@ -62,6 +62,14 @@ from ktui.worker.tensors import (
 # ``requires_grad`` cases: the other forward call made between a call and its backward takes this case's seed plus
 # this (its own inputs, of the case's shape)
 INTERLEAVED_SEED = 4_099
+INTERLEAVED_CALLS = 3  # ``requires_grad`` cases: at most this many other forward calls before a call's backward
+
+
+def interleaved_calls(seed: int) -> int:
+    """How many other forward calls a ``requires_grad`` case of ``seed`` makes before its own backward: 1 to
+    ``INTERLEAVED_CALLS``, by the seed (a run's grad cases take each: a ring of k buffers per shape is overwritten
+    where k or more other calls come between)."""
+    return 1 + seed % INTERLEAVED_CALLS
 
 
 def _out_of_bounds(label: str, found: list[str], out: Any, inputs: Any) -> str:
@@ -331,22 +339,29 @@ class CheckedCalls:
                         raise CaseFailed(f"{label}: {self.state_changed}")
                     grads: list[Any] = []
                     if rep == 0 and case.get("grad") == "requires_grad" and live:
-                        # another forward of the op between this call and its backward, as a model using the op
-                        # twice runs it (two layers): a buffer the forward saves for its backward and reuses per
-                        # shape is overwritten by then (red team round 35, #3: a SiLU keeping sigmoid(x) per shape
-                        # passed, its first layer's gradient 1.75 off)
-                        before_other = hash_data(out)  # (an output buffer the second call writes: said as such)
-                        try:
-                            other = build_input(problem, {**case, "seed": case["seed"] + INTERLEAVED_SEED}, self.device)
-                            requires_grad_again(other, live)
-                            self._sync()
-                            with allocation.poisoned_allocations(None), capture.recording(case, backward=True):
-                                out_other, changed = global_state.settled_call(fn, other, self.device, CallMode(case))
-                            self._sync()
-                        except BaseException as exc:
-                            reraise_as_case(exc, f"{label}: a second forward call before the first one's backward")
-                        if changed:
-                            raise CaseFailed(f"{label}: a second forward call before this one's backward: {changed}")
+                        # other forwards of the op between this call and its backward, as a model using the op in
+                        # several layers runs it: a buffer the forward saves for its backward and reuses per shape is
+                        # overwritten by then (red team round 35, #3: a SiLU keeping sigmoid(x) per shape passed, its
+                        # first layer's gradient 1.75 off), a ring of them too (round 35b, #4: two per shape passed
+                        # one other call): 1 to ``INTERLEAVED_CALLS`` of them, by the case's seed
+                        before_other = hash_data(out)  # (an output buffer another call writes: said as such)
+                        others: list[tuple[Any, Any, int]] = []  # (inputs, outputs, seed) of each other call
+                        for j in range(1, 1 + interleaved_calls(case["seed"])):
+                            seed_j = case["seed"] + INTERLEAVED_SEED * j
+                            try:
+                                other = build_input(problem, {**case, "seed": seed_j}, self.device)
+                                requires_grad_again(other, live)
+                                self._sync()
+                                with allocation.poisoned_allocations(None), capture.recording(case, backward=True):
+                                    out_other, changed = global_state.settled_call(
+                                        fn, other, self.device, CallMode(case)
+                                    )
+                                self._sync()
+                            except BaseException as exc:
+                                reraise_as_case(exc, f"{label}: another forward call before this one's backward")
+                            if changed:
+                                raise CaseFailed(f"{label}: another forward call before this one's backward: {changed}")
+                            others.append((other, out_other, seed_j))
                         if hash_data(out) != before_other:
                             entry["changed_after"] = True
                         # the version's backward, as a training step runs it, before anything is read: what it
@@ -356,9 +371,10 @@ class CheckedCalls:
                                 grads = input_grads(out, data, live, case["seed"])
                             self._sync()
                             returned = hash_data(grads)
-                            # and the other call's backward after it: a gradient buffer the backward keeps and
-                            # returns again is overwritten (round 35, #4; later backwards: ``kept`` below)
-                            input_grads(out_other, other, live, case["seed"] + INTERLEAVED_SEED)
+                            # and the other calls' backwards after it, the last made first: a gradient buffer the
+                            # backward keeps and returns again is overwritten (round 35, #4; later: ``kept`` below)
+                            for other, out_other, seed_j in reversed(others):
+                                input_grads(out_other, other, live, seed_j)
                             self._sync()
                             if hash_data(grads) != returned:
                                 entry["grads_changed_after"] = True
@@ -368,7 +384,7 @@ class CheckedCalls:
                                 f"{label}: the backward (autograd.grad of the outputs, seeded cotangents, laid out "
                                 f"{cotangent_layout(case['seed'])})",
                             )
-                        del out_other, other
+                        del others
                     folder = out_dir / f"case{base + i}" / (f"repeat{rep}" if rep else "")
                     out_digests: list[str] = []
                     in_digests: list[str] = []
