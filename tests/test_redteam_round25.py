@@ -259,8 +259,10 @@ def test_one_elements_large_native_error_no_longer_sets_the_bar_for_every_elemen
     corr_rung = bad.rung("correctness")
     assert corr_rung is not None and corr_rung.status is Status.FAILED, [r.line() for r in bad.rungs]
     text = corr_rung.summary + (corr_rung.error.message if corr_rung.error else "")
-    assert "further off than 8x the error of the reference computed in float32 near them (within 128 elements)" in text
-    assert "(its largest, 20, is elsewhere and sets no bar here)" in text, text
+    # since stop 42 the float64 run reads finfo(float64) as the native run's float32 (``Float64Kept.sole_native_dtype``,
+    # red team round 35b, #5): the truth adds float32's eps too, the native error is ~4e-7 everywhere, and the fast
+    # log fails the plain bound; the per-element bar is the next test's (and the gradients', round 35b, #2)
+    assert "outside atol=1e-05 rtol=1e-05 or 8x float32's own error" in text, text
 
 
 def test_local_errors_are_the_largest_native_error_within_the_window():
