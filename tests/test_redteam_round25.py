@@ -446,3 +446,26 @@ def test_moved_flips_a_numpy_bool_and_moves_a_complex():
     assert moved(np.True_, "flip") is np.False_ and is_moved_arg(np.True_)
     assert moved(0.5 + 1j, "neg") == -0.5 - 1j and moved(np.complex64(1j), "x8") == np.complex64(8j)
     assert is_moved_arg(0.5 + 1j) and not is_moved_arg("name")
+
+
+def test_the_per_element_bar_fails_what_one_elements_native_error_let_through():
+    """``compare.local_native_check`` as a unit (its end-to-end case above now fails earlier): an output 0.06 off
+    everywhere but where the native reference is off by 20 passes the allowance of 8x the largest native error, and
+    fails the bar of 8x the native error near each element."""
+    from ktui.worker.compare import local_native_check
+    from ktui.worker.native import LOCAL_WINDOW, local_errors
+    from ktui.worker.tolerance import resolve
+
+    n = 4 * LOCAL_WINDOW
+    truth = torch.linspace(1.0, 2.0, n, dtype=torch.float64)
+    err = torch.full((n,), 4e-7, dtype=torch.float64)
+    err[:8] = 20.0  # the black pixels
+    tol = resolve("float32", None).with_native(20.0, 1e-3, "float32")
+    out = (truth + 0.06).float()
+    m = {"ok": True, "reason": "", "score": 0.1}
+    local_native_check({"native_local": {"out": local_errors([err])}}, m, out, truth, tol, "out")
+    assert not m["ok"] and "further off than 8x the error of the reference computed in float32 near them" in m["reason"]
+    assert "(its largest, 20, is elsewhere and sets no bar here)" in m["reason"], m["reason"]
+    m = {"ok": True, "reason": "", "score": 0.1}
+    local_native_check({"native_local": {"out": local_errors([err])}}, m, truth.float(), truth, tol, "out")
+    assert m["ok"], m
