@@ -59,8 +59,8 @@ from ktui.worker.tensors import (
     shared_outputs,
 )
 
-# ``requires_grad`` cases: the other forward call made between a call and its backward takes this case's seed plus
-# this (its own inputs, of the case's shape)
+# ``requires_grad`` cases: the j-th other forward call made between a call and its backward takes this case's seed
+# plus j times this (its own inputs, of the case's shape)
 INTERLEAVED_SEED = 4_099
 INTERLEAVED_CALLS = 3  # ``requires_grad`` cases: at most this many other forward calls before a call's backward
 

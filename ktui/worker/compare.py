@@ -1081,8 +1081,8 @@ def count_native_check(
     ``x == hi`` (a count lost where no rounding decides) pass (red team round 30, #9, open since stop 41). A count
     is a decision, not a rounding: the output is judged as an integer output of float math is
     (``integer_native_allowance``): each element off by more than the tolerance's own allowance only where, and by
-    as much as, the native reference is off there, or the truth itself moves when the inputs (and the float
-    arguments) move by a few roundings (``near()``, computed only then; None: where the native reference is off).
+    as much as, the native reference is off there, or the truth itself moves under a few roundings (``near()``:
+    ``rounding_allowance``, computed only then; None: where the native reference is off).
 
     Applies where the native allowance is on and in use (``tol.native_atol`` > 0), and the truth and the native
     reference are finite whole numbers that the output's dtype holds exactly (at most 2**(mantissa + 1)): an
@@ -1105,11 +1105,7 @@ def count_native_check(
     o = out.detach().to("cpu", torch.float64).reshape(-1)
     d = (o - r).abs()
     fixed = tol.elementwise(r.abs(), torch.finfo(out.dtype).tiny)
-    allow = fixed + own
-    if bool((d > allow).any()):
-        moved = near()
-        if moved is not None and tuple(moved.shape) == tuple(out.shape):
-            allow = fixed + torch.maximum(own, moved.detach().to("cpu", torch.float64).reshape(-1))
+    allow = fixed + _with_moves(own, bool((d > fixed + own).any()), near, tuple(out.shape))
     beyond = torch.isfinite(o) & (d > allow)
     n = int(beyond.sum())
     if not n:
@@ -1127,6 +1123,20 @@ def count_native_check(
             f"own error of {tol.native_err:g} elsewhere sets no bar here) ({where_bad(beyond.reshape(shape))})"
         ),
     )
+
+
+def _with_moves(
+    own: torch.Tensor, beyond_own: bool, near: Callable[[], torch.Tensor | None], shape: tuple[int, ...]
+) -> torch.Tensor:
+    """The allowance of an integer output of float math (flat, float64): the native reference's own error at each
+    element (``own``), raised to how far the truth moves there (``near()``, of ``shape``; computed only when some
+    element is further off than ``own`` allows, ``beyond_own``, and left out when it is None or of another shape)."""
+    if not beyond_own:
+        return own
+    moved = near()
+    if moved is None or tuple(moved.shape) != shape:
+        return own
+    return torch.maximum(own, moved.detach().to("cpu", torch.float64).reshape(-1))
 
 
 def _mantissa_bits(dtype: torch.dtype) -> int:
@@ -1294,11 +1304,7 @@ def integer_native_allowance(
     d = (o - r).abs()
     own = (native.detach().to("cpu", torch.float64).reshape(-1) - r).abs()
     own = torch.where(torch.isfinite(own), own, torch.zeros_like(own))
-    allow = own
-    if bool((d > own).any()):
-        moved = near()
-        if moved is not None and tuple(moved.shape) == tuple(out.shape):
-            allow = torch.maximum(own, moved.detach().to("cpu", torch.float64).reshape(-1))
+    allow = _with_moves(own, bool((d > own).any()), near, tuple(out.shape))
     beyond = ~(d <= allow)  # NaN (a float compared with the truth) is beyond
     n_off = int((d > 0).sum())
     if bool(beyond.any()):

@@ -116,15 +116,14 @@ class RoundingNoise(TorchDispatchMode):  # type: ignore[no-untyped-call]
         return self._on[key]
 
     def _jitter(self, t: torch.Tensor) -> None:
-        if self.unit:
+        if self.unit:  # up or down by ``unit`` relative (``flip``: the other way)
             pick = torch.randint(0, 2, t.shape, generator=self._generator(t.device), device=t.device, dtype=torch.uint8)
-            sign = (pick.to(torch.float64) * 2 - 1) * (-1.0 if self.flip else 1.0)
-            moved = t * (1 + self.unit * sign)
-            t.copy_(torch.where(torch.isfinite(t) & ~_float32_exact(t), moved, t))
-            return
-        pick = torch.randint(0, 3, t.shape, generator=self._generator(t.device), device=t.device, dtype=torch.uint8)
-        up, down = torch.nextafter(t, torch.full_like(t, math.inf)), torch.nextafter(t, torch.full_like(t, -math.inf))
-        moved = torch.where(pick == 0, down, torch.where(pick == 2, up, t))
+            moved = t * (1 + self.unit * (pick.to(torch.float64) * 2 - 1) * (-1.0 if self.flip else 1.0))
+        else:  # one float64 ulp down, kept or up
+            pick = torch.randint(0, 3, t.shape, generator=self._generator(t.device), device=t.device, dtype=torch.uint8)
+            up = torch.nextafter(t, torch.full_like(t, math.inf))
+            down = torch.nextafter(t, torch.full_like(t, -math.inf))
+            moved = torch.where(pick == 0, down, torch.where(pick == 2, up, t))
         # an exact result is not moved (MCA's random rounding leaves exact operations exact): a float64 result that
         # float32 holds has 29 trailing zero bits, which a rounded one has with probability 2**-29 (red team 21b F1:
         # exp2(k) and x / 2**k jittered put every exact tie of a fake quantization a step away)

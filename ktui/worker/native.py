@@ -26,8 +26,6 @@ import torch
 from ktui.worker.float32_scans import SEQUENTIAL, run_in_float32
 from ktui.worker.tensors import flatten
 
-MOVED = (torch.float32, torch.float64)  # ``native_errors``: the input dtypes moved one ulp (``one_ulp_away``)
-
 
 def float_arguments(map_data: Callable[[Any, Callable[[Any], Any]], Any], data: Any) -> tuple[float, ...]:
     """The finite Python float values among the leaves of ``data`` (a histogram's bounds, a clamp's limits, a
@@ -50,8 +48,8 @@ def held(x: torch.Tensor, moved: torch.Tensor, edges: tuple[float, ...]) -> torc
     sample of the reference's rounding on such inputs, which a bound planted here and there does not need."""
     if not edges:
         return moved
-    keep = torch.isin(x, torch.tensor(edges, dtype=torch.float64, device=x.device).to(x.dtype))
-    keep &= torch.isin(x.to(torch.float64), torch.tensor(edges, dtype=torch.float64, device=x.device))
+    # (an element whose float64 value is an edge holds it exactly, in its own dtype too)
+    keep = torch.isin(x.to(torch.float64), torch.tensor(edges, dtype=torch.float64, device=x.device))
     if not bool(keep.any()) or 2 * int(keep.sum()) > keep.numel():
         return moved
     return torch.where(keep, x.to(moved.dtype), moved)
@@ -166,7 +164,7 @@ def native_errors(
         case unjudged: red team round 30, #9)."""
 
         def move(x: Any) -> Any:
-            if not isinstance(x, torch.Tensor) or x.dtype not in MOVED or x.numel() == 0:
+            if not isinstance(x, torch.Tensor) or x.dtype not in (torch.float32, torch.float64) or x.numel() == 0:
                 return x
             return held(x, one_ulp_away(x, key), edges)
 

@@ -140,6 +140,13 @@ class StepTimer:
             self._last = None
 
 
+def _race_text(warning: str) -> str:
+    """A race warning without the case label it starts with (``spec=(...) seed=5: program (1, 0, 0) of ...``): from
+    its first "program", the whole warning where there is none."""
+    i = warning.find("program")
+    return warning[i:] if i >= 0 else warning
+
+
 def refill(ctx: RunContext, res: ExecuteReply, steps: StepTimer | None = None) -> tuple[ExecuteReply, int]:
     """The run's reply with the cases put in place of those the kernel refused (cases.md uncovered, refused): a
     refused case checked nothing, so the covering design's pairs only it held are run again on contiguous cases
@@ -180,8 +187,8 @@ def refill(ctx: RunContext, res: ExecuteReply, steps: StepTimer | None = None) -
             "launch_table": {**(res.get("launch_table") or {}), **(more.get("launch_table") or {})},
         }
         # (each warning names the case it was met on first: the same race on another case is no new one)
-        seen = {r[r.find("program") :] for r in res.get("races", [])}
-        races = [*res.get("races", []), *(r for r in more.get("races", []) if r[r.find("program") :] not in seen)]
+        seen = {_race_text(r) for r in res.get("races", [])}
+        races = [*res.get("races", []), *(r for r in more.get("races", []) if _race_text(r) not in seen)]
         if races:
             res["races"] = races
         notes = [*res.get("interpreter_notes", [])]
